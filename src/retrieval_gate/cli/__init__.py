@@ -1,0 +1,46 @@
+"""The shell: the ``retrieval-gate`` console script. Parses flags, calls the core, turns named
+errors into messages and exit codes (0 ok, 1 gate failed, 2 bad input or usage)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+
+from retrieval_gate.cli.app import app, err_console
+from retrieval_gate.errors import InputError, RetrievalGateError
+
+# Each command lives in its own module and registers itself on ``app``.
+from retrieval_gate.cli import score as _score  # noqa: F401  isort: skip
+from retrieval_gate.cli import validate as _validate  # noqa: F401  isort: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point. Never shows a traceback for a user mistake."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except RetrievalGateError as exc:
+        _report(exc)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show(file=sys.stderr)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    sys.exit(0)
+
+
+def _report(exc: RetrievalGateError) -> None:
+    if isinstance(exc, InputError):
+        for problem in exc.problems:
+            err_console.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
+        if len(exc.problems) > 1:
+            err_console.print(f"{len(exc.problems)} problems", markup=False, highlight=False)
+    else:
+        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)

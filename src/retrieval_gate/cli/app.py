@@ -1,0 +1,29 @@
+"""The typer application object and the consoles shared by every command."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="retrieval-gate",
+    help="Measure the retrieval step of a RAG system: hit@k, recall@k, nDCG@k per slice, "
+    "against a versioned baseline.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+@app.callback()
+def _root() -> None:
+    """retrieval-gate: measure retrieval on every pull request."""
+
+
+def version_string() -> str:
+    from retrieval_gate import __version__
+
+    return __version__

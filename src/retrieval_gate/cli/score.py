@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from retrieval_gate.cli.app import app, console
+from retrieval_gate.errors import InputError
+from retrieval_gate.files import write_json_atomic
+from retrieval_gate.load.cases import load_cases
+from retrieval_gate.load.integrity import integrity_problems
+from retrieval_gate.load.kb import load_kb
+from retrieval_gate.load.runs import load_run
+from retrieval_gate.metrics import MEASURES_ALL, metric_grid
+from retrieval_gate.pipeline import assemble_results
+from retrieval_gate.render.terminal import print_results
+from retrieval_gate.score.results import InputInfo
+from retrieval_gate.settings import SuiteConfig
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+@app.command()
+def score(
+    run: Path = typer.Option(..., "--run", help="Run to score: TREC run file or JSONL {id, retrieved}."),
+    cases: Path = typer.Option(..., "--cases", help="Golden set: JSONL cases or a BEIR folder."),
+    kb: Path | None = typer.Option(None, "--kb", help="Knowledge base: maps chunk ids to cards and checks gold ids."),
+    k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
+    metrics: str | None = typer.Option(None, "--metrics", help="Measures to compute (default: all of hit,recall,ndcg,mrr,precision,map)."),
+    headline_k: int | None = typer.Option(None, "--headline-k", help="The k shown first in reports (default 5 if measured, else the largest)."),
+    suite: str = typer.Option("default", "--suite", help="Suite name recorded in the results."),
+    abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when nothing scores ≥ this."),
+    out: Path = typer.Option(..., "--out", help="Where to write results JSON."),
+) -> None:
+    """Score a precomputed run against the golden set."""
+    cfg = SuiteConfig.model_validate({"k": k, "metrics": metrics, "headline_k": headline_k})
+    case_set = load_cases(cases)
+    loaded_kb = load_kb(kb) if kb is not None else None
+    if loaded_kb is not None:
+        problems = integrity_problems(cases=case_set, kb=loaded_kb)
+        if problems:
+            raise InputError(problems)
+    loaded_run = load_run(run)
+    grid = metric_grid(cfg.k, cfg.metrics or MEASURES_ALL)
+    results = assemble_results(
+        case_set=case_set,
+        rankings=loaded_run.rankings,
+        metrics=grid,
+        ks=cfg.k,
+        kb=loaded_kb,
+        suite=suite,
+        config={"retriever": f"run:{loaded_run.format}", "k": list(cfg.k)},
+        inputs={"run": InputInfo(path=loaded_run.path, sha256=loaded_run.sha256,
+                                 format=loaded_run.format, count=len(loaded_run.rankings))},
+        headline_k=cfg.headline_k,
+        created_at=now_iso(),
+        abstain_threshold=abstain_threshold,
+    )
+    write_json_atomic(out, results.to_json_data())
+    print_results(results, console)
+    console.print(f"wrote {out}")

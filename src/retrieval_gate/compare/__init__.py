@@ -1,0 +1,1 @@
+"""Baseline and comparison: versioned baseline files, paired deltas with uncertainty, the gate."""

@@ -1,0 +1,112 @@
+"""The shapes of the baseline file and of a comparison. Pure data; see docs/formats.md.
+
+These two models are the contract between ``compare`` (which fills them), ``render`` (which
+shows them) and ``publish`` (which posts them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrieval_gate.score.results import Completeness, MetricCell
+
+BASELINE_SCHEMA_VERSION = 2  # 1 was the pre-release layout without history (migrated on load)
+COMPARISON_SCHEMA_VERSION = 1
+
+RowStatus = Literal["ok", "improved", "regressed", "inconclusive", "below_floor", "new", "missing"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HistoryEntry(_Strict):
+    """Headline numbers of one baseline refresh, for trend charts."""
+
+    sha: str | None = None
+    ref: str | None = None
+    timestamp: str | None = None
+    headline: dict[str, float] = Field(default_factory=dict)  # metric → overall value
+    n: int = 0
+
+
+class BaselineCase(_Strict):
+    """Per-case scores, so that deltas can be paired case by case. No text, no embeddings."""
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    status: str = "scored"
+    slices: list[str] = Field(default_factory=list)
+
+
+class Baseline(_Strict):
+    schema_version: Literal[2] = BASELINE_SCHEMA_VERSION
+    suite: str = "default"
+    tool_version: str
+    sha: str | None = None
+    ref: str | None = None
+    updated_at: str | None = None
+    k: list[int]
+    headline_k: int
+    metrics: list[str]
+    fingerprint: dict[str, Any] = Field(default_factory=dict)
+    completeness: Completeness
+    aggregates: dict[str, dict[str, MetricCell]]
+    cases: dict[str, BaselineCase]
+    history: list[HistoryEntry] = Field(default_factory=list)
+
+
+class ComparisonRow(_Strict):
+    slice: str
+    metric: str
+    baseline: float | None
+    current: float | None
+    delta: float | None  # paired mean difference, current − baseline, over common cases
+    n: int  # cases paired (present in both with this score key)
+    n_baseline: int = 0
+    n_current: int = 0
+    ci: tuple[float, float] | None = None  # paired bootstrap CI of the delta
+    p_value: float | None = None  # paired sign-flip permutation test, two-sided
+    floor: float | None = None
+    max_drop: float | None = None
+    status: RowStatus = "ok"
+
+
+class CaseChange(_Strict):
+    id: str
+    query: str = ""
+    metric: str
+    baseline: float
+    current: float
+    delta: float
+    slices: list[str] = Field(default_factory=list)
+
+
+class ConfigChange(_Strict):
+    key: str
+    baseline: Any = None
+    current: Any = None
+
+
+class Comparison(_Strict):
+    schema_version: Literal[1] = COMPARISON_SCHEMA_VERSION
+    suite: str = "default"
+    headline_k: int
+    metrics: list[str]
+    baseline_sha: str | None = None
+    baseline_ref: str | None = None
+    baseline_updated_at: str | None = None
+    like_for_like: bool = True
+    config_changes: list[ConfigChange] = Field(default_factory=list)
+    cases_added: list[str] = Field(default_factory=list)
+    cases_removed: list[str] = Field(default_factory=list)
+    n_paired: int = 0
+    rows: list[ComparisonRow] = Field(default_factory=list)
+    lost_hits: list[CaseChange] = Field(default_factory=list)  # most impactful first
+    gained_hits: list[CaseChange] = Field(default_factory=list)
+    gate: dict[str, Any] = Field(default_factory=dict)  # the knobs in force
+    stats: dict[str, Any] = Field(default_factory=dict)  # method, resamples, seed, alpha
+    regressed: bool = False  # any row regressed / below floor, gate on or not
+    failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
+    verdict: Literal["pass", "fail"] = "pass"

@@ -1,0 +1,61 @@
+"""Named errors. Adapters and loaders raise these; the shell (CLI / action) turns them
+into messages and exit codes. Nothing here prints or exits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with one input, located as precisely as we can."""
+
+    path: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.message}"
+
+
+class RetrievalGateError(Exception):
+    """Base of every error a user can cause. Exit code 2 unless a subclass says otherwise."""
+
+    exit_code = 2
+
+
+class InputError(RetrievalGateError):
+    """One or more problems in the user's files. Carries every problem found, not just the first."""
+
+    def __init__(self, problems: list[Problem] | Problem | str):
+        if isinstance(problems, str):
+            problems = [Problem(path="", line=None, message=problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class UsageError(RetrievalGateError):
+    """A bad flag, option value or combination of them."""
+
+
+class EmbedderError(RetrievalGateError):
+    """The embedding model could not be loaded or used."""
+
+
+class StoreError(RetrievalGateError):
+    """The vector store could not be opened, built or queried."""
+
+
+class RetrieverError(RetrievalGateError):
+    """A retriever could not be built (per-query failures are counted, not raised)."""
+
+
+class BaselineError(RetrievalGateError):
+    """A baseline file that cannot be read, migrated or written."""
+
+
+class GitHubError(RetrievalGateError):
+    """The GitHub API refused or failed. Messages never contain the token."""

@@ -1,0 +1,1 @@
+"""Load: files → plain models. Every loader reports all problems it finds as ``file:line``."""

@@ -1,0 +1,150 @@
+"""Golden sets: a JSONL file of cases, or a BEIR folder (``queries.jsonl`` + ``qrels.tsv``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.files import sha256_bytes, sha256_path
+from retrieval_gate.load.textfile import (
+    display,
+    iter_json_objects,
+    iter_lines,
+    raise_if,
+    validation_problems,
+)
+from retrieval_gate.models import Case
+
+# Fields of the seeds' golden-set format that are documentation or slicing, not scoring.
+_TAGGED_FIELDS = ("type", "difficulty")
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    cases: tuple[Case, ...]
+    path: str
+    sha256: str
+    format: str
+    lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ids(self) -> list[str]:
+        return [c.id for c in self.cases]
+
+
+def load_cases(path: Path) -> CaseSet:
+    """Load cases from a JSONL file or a BEIR folder; raise InputError listing every problem."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(Problem(display(path), None, "cases not found"))
+    if path.is_dir():
+        return _load_beir(path)
+    return _load_jsonl(path)
+
+
+def _load_jsonl(path: Path) -> CaseSet:
+    problems: list[Problem] = []
+    cases: list[Case] = []
+    lines: dict[str, int] = {}
+    for number, obj in iter_json_objects(path, problems):
+        obj = dict(obj)
+        tags = obj.get("tags")
+        for name in _TAGGED_FIELDS:
+            if name in obj and isinstance(obj[name], str):
+                value = obj.pop(name)
+                if isinstance(tags, dict):
+                    tags.setdefault(name, value)
+                elif tags is None:
+                    tags = obj["tags"] = {name: value}
+        try:
+            case = Case.model_validate(obj)
+        except ValidationError as exc:
+            problems.extend(validation_problems(path, number, exc))
+            continue
+        if case.id in lines:
+            problems.append(
+                Problem(display(path), number,
+                        f"duplicate case id {case.id!r} (first at line {lines[case.id]})")
+            )
+            continue
+        lines[case.id] = number
+        cases.append(case)
+    raise_if(problems)
+    if not cases:
+        raise InputError(Problem(display(path), None, "no cases: the file is empty"))
+    return CaseSet(tuple(cases), display(path), sha256_path(path), "jsonl", lines)
+
+
+def _qrels_file(folder: Path) -> Path:
+    for candidate in (folder / "qrels.tsv", folder / "qrels" / "test.tsv"):
+        if candidate.is_file():
+            return candidate
+    raise InputError(Problem(display(folder), None, "BEIR folder has no qrels.tsv (or qrels/test.tsv)"))
+
+
+def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """BEIR/TREC qrels → ``{query_id: [relevant ids]}`` (score ≥ 1 is relevant, as trec_eval)."""
+    gold: dict[str, list[str]] = {}
+    first_line: dict[str, int] = {}
+    for number, text in iter_lines(path, problems):
+        cols = text.split("\t") if "\t" in text else text.split()
+        if number == 1 and cols[:2] == ["query-id", "corpus-id"]:
+            continue
+        if len(cols) == 4:  # TREC qrels: qid iter docid rel
+            cols = [cols[0], cols[2], cols[3]]
+        if len(cols) != 3:
+            problems.append(Problem(display(path), number,
+                                    f"expected 3 columns (query-id corpus-id score), got {len(cols)}"))
+            continue
+        qid, doc, score = (c.strip() for c in cols)
+        try:
+            relevance = int(float(score))
+        except ValueError:
+            problems.append(Problem(display(path), number, f"score {score!r} is not a number"))
+            continue
+        first_line.setdefault(qid, number)
+        ids = gold.setdefault(qid, [])
+        if relevance >= 1 and doc not in ids:
+            ids.append(doc)
+    return gold, first_line
+
+
+def _load_beir(folder: Path) -> CaseSet:
+    queries = folder / "queries.jsonl"
+    if not queries.is_file():
+        raise InputError(Problem(display(folder), None,
+                                 "not a BEIR folder: queries.jsonl is missing"))
+    qrels_path = _qrels_file(folder)
+    problems: list[Problem] = []
+    gold, qrel_lines = load_qrels(qrels_path, problems)
+    cases: list[Case] = []
+    lines: dict[str, int] = {}
+    for number, obj in iter_json_objects(queries, problems):
+        qid = obj.get("_id", obj.get("id"))
+        if qid is None:
+            problems.append(Problem(display(queries), number, "missing required field '_id'"))
+            continue
+        qid = str(qid)
+        try:
+            case = Case(id=qid, query=obj.get("text", ""), gold=tuple(gold.get(qid, ())))
+        except ValidationError as exc:
+            problems.extend(validation_problems(queries, number, exc))
+            continue
+        if qid in lines:
+            problems.append(Problem(display(queries), number,
+                                    f"duplicate query id {qid!r} (first at line {lines[qid]})"))
+            continue
+        lines[qid] = number
+        cases.append(case)
+    for qid, number in qrel_lines.items():
+        if qid not in lines:
+            problems.append(Problem(display(qrels_path), number,
+                                    f"query id {qid!r} is not in queries.jsonl"))
+    raise_if(problems)
+    if not cases:
+        raise InputError(Problem(display(queries), None, "no queries: the file is empty"))
+    digest = sha256_path(queries) + sha256_path(qrels_path)
+    return CaseSet(tuple(cases), display(folder), sha256_bytes(digest.encode()), "beir", lines)

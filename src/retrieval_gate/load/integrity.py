@@ -1,0 +1,28 @@
+"""Dataset integrity (ADR-0023 (D)): every gold id must resolve to a real KB card, so a labelling
+bug can never pass as a retrieval failure."""
+
+from __future__ import annotations
+
+from retrieval_gate.errors import Problem
+from retrieval_gate.load.cases import CaseSet
+from retrieval_gate.load.kb import KnowledgeBase
+
+
+def integrity_problems(*, cases: CaseSet, kb: KnowledgeBase) -> list[Problem]:
+    """One problem per gold id that names no card, located at the case's line."""
+    card_ids = kb.card_ids
+    chunk_to_card = kb.chunk_to_card
+    problems = []
+    where = cases.path if cases.format == "jsonl" else f"{cases.path}/queries.jsonl"
+    for case in cases.cases:
+        for gold in case.gold:
+            if gold in card_ids:
+                continue
+            parent = chunk_to_card.get(gold)
+            if parent is not None:
+                message = (f"case {case.id!r}: gold id {gold!r} is a chunk of card {parent!r}; "
+                           f"label the card id (card identity is parent_id)")
+            else:
+                message = f"case {case.id!r}: gold id {gold!r} is not a card in {kb.path}"
+            problems.append(Problem(where, cases.lines.get(case.id), message))
+    return problems

@@ -1,0 +1,90 @@
+"""Reading user files line by line, collecting every problem instead of stopping at the first."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from retrieval_gate.errors import InputError, Problem
+
+
+def display(path: Path) -> str:
+    """How a path is named in messages: as the user gave it."""
+    return str(path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """Read a whole file, or raise a one-line InputError naming it."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(Problem(display(path), None, "file not found")) from None
+    except IsADirectoryError:
+        raise InputError(Problem(display(path), None, "is a directory, expected a file")) from None
+    except OSError as exc:
+        raise InputError(Problem(display(path), None, f"cannot read: {exc.strerror}")) from None
+
+
+def iter_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each non-blank line; undecodable lines become problems."""
+    data = read_bytes(path)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(
+                Problem(display(path), number, f"invalid UTF-8 (byte {exc.start + 1} of the line)")
+            )
+            continue
+        yield number, text
+
+
+def iter_json_objects(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each JSONL line that parses to an object."""
+    for number, text in iter_lines(path, problems):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(
+                Problem(display(path), number, f"JSON syntax error: {exc.msg} (column {exc.colno})")
+            )
+            continue
+        if not isinstance(value, dict):
+            problems.append(
+                Problem(display(path), number, f"expected a JSON object, got {type(value).__name__}")
+            )
+            continue
+        yield number, value
+
+
+def validation_problems(path: Path, line: int, exc: ValidationError) -> list[Problem]:
+    """Turn a pydantic ValidationError into one readable problem per field."""
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(part) for part in err["loc"])
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            message = f"unknown field {loc!r}"
+        elif kind == "missing":
+            message = f"missing required field {loc!r}"
+        else:
+            msg = err["msg"]
+            if msg.startswith("Value error, "):
+                msg = msg[len("Value error, ") :]
+            message = f"field {loc!r}: {msg}" if loc else msg
+        out.append(Problem(display(path), line, message))
+    return out
+
+
+def raise_if(problems: list[Problem]) -> None:
+    if problems:
+        raise InputError(sorted(set(problems), key=lambda p: (p.path, p.line or 0, p.message)))

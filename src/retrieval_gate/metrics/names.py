@@ -1,0 +1,71 @@
+"""Metric names, parsed in one place: ``"nDCG@10"`` → ``MetricSpec("ndcg", 10)``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from retrieval_gate.errors import UsageError
+
+MEASURES = ("hit", "recall", "ndcg", "mrr", "precision", "map")
+DISPLAY = {"hit": "hit", "recall": "recall", "ndcg": "nDCG", "mrr": "MRR",
+           "precision": "precision", "map": "MAP"}
+_ALIASES = {"hit": "hit", "hits": "hit", "hit_rate": "hit", "success": "hit",
+            "recall": "recall", "r": "recall",
+            "ndcg": "ndcg", "ndcg_cut": "ndcg",
+            "mrr": "mrr", "rr": "mrr", "recip_rank": "mrr",
+            "precision": "precision", "p": "precision",
+            "map": "map", "map_cut": "map", "ap": "map"}
+_PATTERN = re.compile(r"^\s*([A-Za-z_]+?)\s*(?:@|_)\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True, order=True)
+class MetricSpec:
+    measure: str
+    k: int
+
+    @property
+    def name(self) -> str:
+        """Canonical key used in every file: ``ndcg@10``."""
+        return f"{self.measure}@{self.k}"
+
+    @property
+    def display(self) -> str:
+        """Human label: ``nDCG@10``."""
+        return f"{DISPLAY[self.measure]}@{self.k}"
+
+
+def parse_metric(text: str) -> MetricSpec:
+    """Parse ``nDCG@10``, ``ndcg_cut_10``, ``P@5``, ``hit@3``… (case-insensitive)."""
+    match = _PATTERN.match(text)
+    if not match:
+        raise UsageError(f"metric {text!r}: expected NAME@K, e.g. ndcg@10 (names: {', '.join(MEASURES)})")
+    measure = _ALIASES.get(match.group(1).lower().rstrip("_"))
+    if measure is None:
+        raise UsageError(f"metric {text!r}: unknown measure (known: {', '.join(MEASURES)})")
+    k = int(match.group(2))
+    if k < 1:
+        raise UsageError(f"metric {text!r}: k must be ≥ 1")
+    return MetricSpec(measure, k)
+
+
+def parse_k_list(text: str | list[int] | tuple[int, ...]) -> tuple[int, ...]:
+    """``"1,3,5,10"`` → ``(1, 3, 5, 10)``: sorted, unique, each ≥ 1."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    out = set()
+    for item in items:
+        try:
+            k = int(str(item).strip())
+        except ValueError:
+            raise UsageError(f"k list {text!r}: {item!r} is not an integer") from None
+        if k < 1:
+            raise UsageError(f"k list {text!r}: every k must be ≥ 1")
+        out.add(k)
+    if not out:
+        raise UsageError("k list is empty")
+    return tuple(sorted(out))
+
+
+def metric_grid(ks: tuple[int, ...], measures: tuple[str, ...] = MEASURES) -> tuple[MetricSpec, ...]:
+    """Every measure at every cutoff, in a stable order (measure order, then k)."""
+    return tuple(MetricSpec(m, k) for m in measures for k in ks)

@@ -1,0 +1,72 @@
+"""The orchestrator: rankings (from a run file or a retriever) → scored results.
+
+It receives plain data and adapters; it never reads the environment or parses flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from retrieval_gate import __version__
+from retrieval_gate.load.cases import CaseSet
+from retrieval_gate.load.kb import KnowledgeBase
+from retrieval_gate.metrics import MetricSpec
+from retrieval_gate.models import RankedList
+from retrieval_gate.score.aggregate import aggregate, completeness, latency_summary
+from retrieval_gate.score.results import InputInfo, Results
+from retrieval_gate.score.scoring import score_case
+
+
+def default_headline_k(ks: Sequence[int]) -> int:
+    """The k shown first in reports: 5 when measured (the reference article's cut), else the
+    largest k."""
+    return 5 if 5 in ks else max(ks)
+
+
+def assemble_results(
+    *,
+    case_set: CaseSet,
+    rankings: Mapping[str, RankedList],
+    metrics: Sequence[MetricSpec],
+    ks: Sequence[int],
+    kb: KnowledgeBase | None = None,
+    suite: str = "default",
+    config: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, InputInfo] | None = None,
+    headline_k: int | None = None,
+    created_at: str | None = None,
+    abstain_threshold: float | None = None,
+    extras: Mapping[str, Any] | None = None,
+) -> Results:
+    """Score every expected case (missing rankings count as failed), aggregate per slice."""
+    chunk_to_card = kb.chunk_to_card if kb is not None else None
+    keep = max(ks)
+    cases = [
+        score_case(case=case, ranking=rankings.get(case.id), metrics=metrics,
+                   chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold)
+        for case in case_set.cases
+    ]
+    expected = set(case_set.ids)
+    unknown = [qid for qid in rankings if qid not in expected]
+    all_inputs = {"cases": InputInfo(path=case_set.path, sha256=case_set.sha256,
+                                     format=case_set.format, count=len(case_set.cases))}
+    if kb is not None:
+        all_inputs["kb"] = InputInfo(path=kb.path, sha256=kb.sha256, format=kb.format,
+                                     count=len(kb.card_ids))
+    all_inputs.update(inputs or {})
+    return Results(
+        tool_version=__version__,
+        suite=suite,
+        created_at=created_at,
+        k=sorted(ks),
+        headline_k=headline_k if headline_k is not None else default_headline_k(ks),
+        metrics=[m.name for m in metrics],
+        config=dict(config or {}),
+        inputs=all_inputs,
+        completeness=completeness(cases, unknown),
+        aggregates=aggregate(cases),
+        latency=latency_summary(cases),
+        extras=dict(extras or {}),
+        cases=cases,
+    )

@@ -1,0 +1,1 @@
+"""Render: results / comparisons → terminal tables, Markdown (PR comment, job summary), HTML."""

@@ -1,0 +1,1 @@
+"""Retrieve: retrievers behind one small contract (ADR-072 §2)."""

@@ -1,0 +1,1 @@
+"""Score → aggregate → results: pure functions over plain data."""

@@ -1,0 +1,54 @@
+"""Aggregation: the mean of each score key over the cases that carry it, per slice, with n."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from retrieval_gate.score.results import CaseResult, Completeness, Latency, MetricCell
+
+
+def aggregate(cases: Iterable[CaseResult]) -> dict[str, dict[str, MetricCell]]:
+    """``{slice: {metric: MetricCell(value=mean, n)}}`` — averages over present keys only, so
+    cases without gold never dilute a mean and n is honest (ADR-0023 (B))."""
+    sums: dict[str, dict[str, list[float]]] = {}
+    for case in cases:
+        for name in case.slices:
+            bucket = sums.setdefault(name, {})
+            for metric, value in case.scores.items():
+                bucket.setdefault(metric, []).append(value)
+    return {
+        name: {m: MetricCell(value=math.fsum(v) / len(v), n=len(v)) for m, v in sorted(cells.items())}
+        for name, cells in sorted(sums.items(), key=lambda kv: _slice_order(kv[0]))
+    }
+
+
+def _slice_order(name: str) -> tuple[int, str]:
+    return (0, "") if name == "overall" else (1, name)
+
+
+def completeness(cases: Sequence[CaseResult], unknown_run_ids: Iterable[str] = ()) -> Completeness:
+    failed = [c.id for c in cases if c.status == "failed"]
+    return Completeness(
+        expected=len(cases),
+        scored=sum(1 for c in cases if c.status == "scored"),
+        no_gold=sum(1 for c in cases if c.status == "no_gold"),
+        failed=len(failed),
+        failed_ids=failed,
+        unknown_run_ids=sorted(set(unknown_run_ids)),
+    )
+
+
+def latency_summary(cases: Sequence[CaseResult]) -> Latency | None:
+    values = [c.latency_ms for c in cases if c.latency_ms is not None]
+    if not values:
+        return None
+    arr = np.asarray(values, dtype=float)
+    return Latency(
+        n=len(values),
+        p50_ms=round(float(np.percentile(arr, 50)), 3),
+        p95_ms=round(float(np.percentile(arr, 95)), 3),
+        mean_ms=round(float(arr.mean()), 3),
+    )

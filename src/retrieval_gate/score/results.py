@@ -1,0 +1,93 @@
+"""The results file (schema_version 1): what ``score`` and ``eval`` write and every later step reads.
+
+See docs/formats.md for the field-by-field description.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESULTS_SCHEMA_VERSION = 1
+
+CaseStatus = Literal["scored", "no_gold", "failed"]
+
+
+class CaseResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    query: str
+    kind: str = "golden"
+    locale: str | None = None
+    form: str | None = None
+    hard_class: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    gold: list[str] = Field(default_factory=list)
+    retrieved: list[str] = Field(default_factory=list)
+    scores: dict[str, float] = Field(default_factory=dict)
+    status: CaseStatus = "scored"
+    error: str | None = None
+    latency_ms: float | None = None
+    slices: list[str] = Field(default_factory=list)
+
+
+class MetricCell(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    n: int
+
+
+class Completeness(BaseModel):
+    """Every expected case is accounted for: expected = scored + no_gold + failed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expected: int
+    scored: int
+    no_gold: int
+    failed: int
+    failed_ids: list[str] = Field(default_factory=list)
+    unknown_run_ids: list[str] = Field(default_factory=list)
+
+
+class InputInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    sha256: str
+    format: str
+    count: int
+
+
+class Latency(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    p50_ms: float
+    p95_ms: float
+    mean_ms: float
+
+
+class Results(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    tool_version: str
+    suite: str = "default"
+    created_at: str | None = None
+    k: list[int]
+    headline_k: int
+    metrics: list[str]
+    config: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, InputInfo] = Field(default_factory=dict)
+    completeness: Completeness
+    aggregates: dict[str, dict[str, MetricCell]]
+    latency: Latency | None = None
+    extras: dict[str, Any] = Field(default_factory=dict)
+    cases: list[CaseResult]
+
+    def to_json_data(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

@@ -53,9 +53,22 @@ class RetrieverError(RetrievalGateError):
     """A retriever could not be built (per-query failures are counted, not raised)."""
 
 
+class MeasurementError(RetrievalGateError):
+    """A measure that cannot be computed on this input (e.g. its denominator is empty). Raised
+    instead of reporting a reassuring 0."""
+
+
 class BaselineError(RetrievalGateError):
     """A baseline file that cannot be read, migrated or written."""
 
 
 class GitHubError(RetrievalGateError):
     """The GitHub API refused or failed. Messages never contain the token."""
+
+
+class ConflictError(GitHubError):
+    """A contents write was rejected because the file changed since it was read (HTTP 409/422)."""
+
+
+class PermissionDenied(GitHubError):
+    """The token may not do this (HTTP 403 that is not a rate limit), e.g. a fork PR's read-only token."""

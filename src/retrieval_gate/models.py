@@ -11,6 +11,9 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SLICE_FIELDS = ("kind", "locale", "form", "hard_class")
+# Names the seeds use for the same field; a case may give each field under one name only.
+GOLD_FIELDS = ("gold", "must_cite_one_of", "relevant_doc_ids", "expected_document_ids")
+ANSWER_FIELDS = ("answer", "ground_truth_answer")
 
 
 class Case(BaseModel):
@@ -22,9 +25,7 @@ class Case(BaseModel):
     query: str
     gold: tuple[str, ...] = Field(
         default=(),
-        validation_alias=AliasChoices(
-            "gold", "must_cite_one_of", "relevant_doc_ids", "expected_document_ids"
-        ),
+        validation_alias=AliasChoices(*GOLD_FIELDS),
     )
     kind: Literal["golden", "adversarial"] = "golden"
     locale: str | None = None
@@ -33,7 +34,7 @@ class Case(BaseModel):
     tags: dict[str, str] = Field(default_factory=dict)
     should_refuse: bool | None = None
     answer: str | None = Field(
-        default=None, validation_alias=AliasChoices("answer", "ground_truth_answer")
+        default=None, validation_alias=AliasChoices(*ANSWER_FIELDS)
     )
     filter: dict[str, Any] | None = None
 

@@ -12,6 +12,7 @@ from retrieval_gate import __version__
 from retrieval_gate.load.cases import CaseSet
 from retrieval_gate.load.kb import KnowledgeBase
 from retrieval_gate.metrics import MetricSpec
+from retrieval_gate.metrics.grid import compile_grid
 from retrieval_gate.models import RankedList
 from retrieval_gate.score.aggregate import aggregate, completeness, latency_summary
 from retrieval_gate.score.results import InputInfo, Results
@@ -42,6 +43,7 @@ def assemble_results(
     """Score every expected case (missing rankings count as failed), aggregate per slice."""
     chunk_to_card = kb.chunk_to_card if kb is not None else None
     keep = max(ks)
+    metrics = compile_grid(metrics)
     cases = [
         score_case(case=case, ranking=rankings.get(case.id), metrics=metrics,
                    chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold)

@@ -14,18 +14,25 @@ from retrieval_gate.errors import InputError, RetrievalGateError
 # Each command lives in its own module and registers itself on ``app``.
 from retrieval_gate.cli import score as _score  # noqa: F401  isort: skip
 from retrieval_gate.cli import validate as _validate  # noqa: F401  isort: skip
+from retrieval_gate.cli import eval as _eval  # noqa: F401  isort: skip
+from retrieval_gate.cli import baseline as _baseline  # noqa: F401  isort: skip
+from retrieval_gate.cli import compare as _compare  # noqa: F401  isort: skip
+from retrieval_gate.cli import action as _action  # noqa: F401  isort: skip
+from retrieval_gate.cli import report as _report_cmd  # noqa: F401  isort: skip
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Never shows a traceback for a user mistake."""
     try:
-        app(args=argv, standalone_mode=False)
+        # With standalone_mode=False click *returns* a typer.Exit's code instead of exiting.
+        code = app(args=argv, standalone_mode=False)
     except RetrievalGateError as exc:
         _report(exc)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
+    except (click.ClickException, typer.TyperException) as exc:
+        # typer ≥ 0.25 vendors click (typer._click): its usage errors are TyperExceptions.
         exc.show(file=sys.stderr)
         sys.exit(2)
     except click.exceptions.Abort:
@@ -33,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _report(exc: RetrievalGateError) -> None:

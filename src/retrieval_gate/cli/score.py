@@ -6,11 +6,9 @@ from pathlib import Path
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.errors import InputError
+from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_json_atomic
-from retrieval_gate.load.cases import load_cases
-from retrieval_gate.load.integrity import integrity_problems
-from retrieval_gate.load.kb import load_kb
+from retrieval_gate.load.dataset import load_dataset
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import MEASURES_ALL, metric_grid
 from retrieval_gate.pipeline import assemble_results
@@ -37,12 +35,9 @@ def score(
 ) -> None:
     """Score a precomputed run against the golden set."""
     cfg = SuiteConfig.model_validate({"k": k, "metrics": metrics, "headline_k": headline_k})
-    case_set = load_cases(cases)
-    loaded_kb = load_kb(kb) if kb is not None else None
-    if loaded_kb is not None:
-        problems = integrity_problems(cases=case_set, kb=loaded_kb)
-        if problems:
-            raise InputError(problems)
+    if cfg.headline_k is not None and cfg.headline_k not in cfg.k:
+        raise UsageError(f"--headline-k {cfg.headline_k} is not one of the cutoffs --k {k}")
+    case_set, loaded_kb = load_dataset(cases=cases, kb=kb)
     loaded_run = load_run(run)
     grid = metric_grid(cfg.k, cfg.metrics or MEASURES_ALL)
     results = assemble_results(

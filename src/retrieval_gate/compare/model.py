@@ -71,6 +71,7 @@ class ComparisonRow(_Strict):
     floor: float | None = None
     max_drop: float | None = None
     status: RowStatus = "ok"
+    gated: bool = False  # the gate judges this row (headline metrics on overall, or named by a knob)
 
 
 class CaseChange(_Strict):

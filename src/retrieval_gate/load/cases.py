@@ -16,7 +16,7 @@ from retrieval_gate.load.textfile import (
     raise_if,
     validation_problems,
 )
-from retrieval_gate.models import Case
+from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case
 
 # Fields of the seeds' golden-set format that are documentation or slicing, not scoring.
 _TAGGED_FIELDS = ("type", "difficulty")
@@ -37,20 +37,43 @@ class CaseSet:
 
 def load_cases(path: Path) -> CaseSet:
     """Load cases from a JSONL file or a BEIR folder; raise InputError listing every problem."""
+    case_set, problems = read_cases(path)
+    raise_if(problems)
+    assert case_set is not None
+    return case_set
+
+
+def read_cases(path: Path) -> tuple[CaseSet | None, list[Problem]]:
+    """Every case that loads, and every problem found (not just the first). The case set is None
+    when nothing loads; the cases of a file with problems are there for further checks only."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(Problem(display(path), None, "cases not found"))
-    if path.is_dir():
-        return _load_beir(path)
-    return _load_jsonl(path)
+    try:
+        if not path.exists():
+            raise InputError(Problem(display(path), None, "cases not found"))
+        return _load_beir(path) if path.is_dir() else _load_jsonl(path)
+    except InputError as exc:
+        return None, exc.problems
 
 
-def _load_jsonl(path: Path) -> CaseSet:
+def _alias_clash(obj: dict, number: int, path: Path) -> Problem | None:
+    for names in (GOLD_FIELDS, ANSWER_FIELDS):
+        given = [n for n in names if n in obj]
+        if len(given) > 1:
+            listed = " and ".join(repr(n) for n in given)
+            return Problem(display(path), number, f"{listed} name the same field: give only one")
+    return None
+
+
+def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
     problems: list[Problem] = []
     cases: list[Case] = []
     lines: dict[str, int] = {}
     for number, obj in iter_json_objects(path, problems):
         obj = dict(obj)
+        clash = _alias_clash(obj, number, path)
+        if clash is not None:
+            problems.append(clash)
+            continue
         tags = obj.get("tags")
         for name in _TAGGED_FIELDS:
             if name in obj and isinstance(obj[name], str):
@@ -72,10 +95,11 @@ def _load_jsonl(path: Path) -> CaseSet:
             continue
         lines[case.id] = number
         cases.append(case)
-    raise_if(problems)
     if not cases:
-        raise InputError(Problem(display(path), None, "no cases: the file is empty"))
-    return CaseSet(tuple(cases), display(path), sha256_path(path), "jsonl", lines)
+        if not problems:
+            problems.append(Problem(display(path), None, "no cases: the file is empty"))
+        return None, problems
+    return CaseSet(tuple(cases), display(path), sha256_path(path), "jsonl", lines), problems
 
 
 def _qrels_file(folder: Path) -> Path:
@@ -112,7 +136,7 @@ def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, list[str]
     return gold, first_line
 
 
-def _load_beir(folder: Path) -> CaseSet:
+def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
     queries = folder / "queries.jsonl"
     if not queries.is_file():
         raise InputError(Problem(display(folder), None,
@@ -143,8 +167,9 @@ def _load_beir(folder: Path) -> CaseSet:
         if qid not in lines:
             problems.append(Problem(display(qrels_path), number,
                                     f"query id {qid!r} is not in queries.jsonl"))
-    raise_if(problems)
     if not cases:
-        raise InputError(Problem(display(queries), None, "no queries: the file is empty"))
+        if not problems:
+            problems.append(Problem(display(queries), None, "no queries: the file is empty"))
+        return None, problems
     digest = sha256_path(queries) + sha256_path(qrels_path)
-    return CaseSet(tuple(cases), display(folder), sha256_bytes(digest.encode()), "beir", lines)
+    return CaseSet(tuple(cases), display(folder), sha256_bytes(digest.encode()), "beir", lines), problems

@@ -4,6 +4,7 @@ cards (one card per file; optional YAML front matter with ``id``, ``title`` and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,19 +45,34 @@ class KnowledgeBase:
 
 
 def load_kb(path: Path) -> KnowledgeBase:
+    """Load a KB (JSONL cards, BEIR folder, Markdown/text folder); raise InputError listing every
+    problem."""
+    kb, problems = read_kb(path)
+    raise_if(problems)
+    assert kb is not None
+    return kb
+
+
+def read_kb(path: Path) -> tuple[KnowledgeBase | None, list[Problem]]:
+    """Every card that loads, and every problem found. None when nothing loads."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(Problem(display(path), None, "knowledge base not found"))
-    if path.is_dir():
-        corpus = path / "corpus.jsonl"
-        if corpus.is_file():
-            kb = _load_jsonl(corpus, fmt="beir")
-            return KnowledgeBase(kb.cards, display(path), kb.sha256, "beir", kb.lines)
-        return _load_folder(path)
-    return _load_jsonl(path, fmt="jsonl")
+    try:
+        if not path.exists():
+            raise InputError(Problem(display(path), None, "knowledge base not found"))
+        if path.is_dir():
+            corpus = path / "corpus.jsonl"
+            if corpus.is_file():
+                kb, problems = _load_jsonl(corpus, fmt="beir")
+                if kb is not None:
+                    kb = KnowledgeBase(kb.cards, display(path), kb.sha256, "beir", kb.lines)
+                return kb, problems
+            return _load_folder(path)
+        return _load_jsonl(path, fmt="jsonl")
+    except InputError as exc:
+        return None, exc.problems
 
 
-def _load_jsonl(path: Path, fmt: str) -> KnowledgeBase:
+def _load_jsonl(path: Path, fmt: str) -> tuple[KnowledgeBase | None, list[Problem]]:
     problems: list[Problem] = []
     cards: list[Card] = []
     lines: dict[str, int] = {}
@@ -77,27 +93,40 @@ def _load_jsonl(path: Path, fmt: str) -> KnowledgeBase:
             continue
         lines[card.id] = number
         cards.append(card)
-    raise_if(problems)
     if not cards:
-        raise InputError(Problem(display(path), None, "knowledge base is empty: no cards"))
-    return KnowledgeBase(tuple(cards), display(path), sha256_path(path), fmt, lines)
+        if not problems:
+            problems.append(Problem(display(path), None, "knowledge base is empty: no cards"))
+        return None, problems
+    return KnowledgeBase(tuple(cards), display(path), sha256_path(path), fmt, lines), problems
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
-    """Split ``---\\nyaml\\n---\\nbody`` → (front matter or None, body, lines consumed)."""
-    if not text.startswith("---\n") and not text.startswith("---\r\n"):
+    """Split ``---\\n<yaml>\\n---\\n<body>`` → (front matter or None, body, lines consumed).
+
+    The block opens with a first line ``---`` and closes at the next line that is exactly
+    ``---`` (or ``...``); an empty block is an empty mapping."""
+    lines = text.split("\n")
+    if lines[0].rstrip("\r") != "---":
         return None, text, 0
-    rest = text.split("\n", 1)[1]
-    end = rest.find("\n---")
-    if end < 0:
-        raise ValueError("front matter opened with '---' is never closed")
-    block = rest[:end]
-    after = rest[end + 4 :]
-    after = after.split("\n", 1)[1] if "\n" in after else ""
-    data = yaml.safe_load(block) if block.strip() else {}
-    if not isinstance(data, dict):
-        raise ValueError("front matter must be a YAML mapping")
-    return data, after, block.count("\n") + 3
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            block = "\n".join(lines[1:i])
+            data = yaml.safe_load(block) if block.strip() else {}
+            if not isinstance(data, dict):
+                raise ValueError("front matter must be a YAML mapping")
+            return data, "\n".join(lines[i + 1 :]), i + 1
+    raise ValueError("front matter opened with '---' is never closed")
+
+
+def _plain(value: Any) -> Any:
+    """YAML dates and times become ISO strings, so metadata stays JSON (and store) friendly."""
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
 
 
 def _first_heading(body: str) -> str:
@@ -107,7 +136,7 @@ def _first_heading(body: str) -> str:
     return ""
 
 
-def _load_folder(folder: Path) -> KnowledgeBase:
+def _load_folder(folder: Path) -> tuple[KnowledgeBase | None, list[Problem]]:
     problems: list[Problem] = []
     cards: list[Card] = []
     seen: dict[str, str] = {}
@@ -127,17 +156,23 @@ def _load_folder(folder: Path) -> KnowledgeBase:
             continue
         try:
             meta, body, _ = split_front_matter(text.replace("\r\n", "\n"))
-        except (ValueError, yaml.YAMLError) as exc:
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 2 if mark is not None else 1  # +1 for 1-based, +1 for the '---'
+            problems.append(Problem(name, line, f"front matter: {getattr(exc, 'problem', None) or exc}"))
+            continue
+        except ValueError as exc:
             problems.append(Problem(name, 1, f"front matter: {exc}"))
             continue
-        meta = dict(meta or {})
+        meta = {str(k): _plain(v) for k, v in (meta or {}).items()}
         card_id = str(meta.pop("id", file.relative_to(folder).with_suffix("").as_posix()))
+        parent_id = meta.pop("parent_id", None)
         title = str(meta.pop("title", "") or _first_heading(body))
         extra = meta.pop("metadata", {})
         if not isinstance(extra, dict):
             problems.append(Problem(name, 1, "front matter 'metadata' must be a mapping"))
             continue
-        metadata = {**{k: v for k, v in meta.items() if k != "parent_id"}, **extra}
+        metadata = {**meta, **{str(k): _plain(v) for k, v in extra.items()}}
         if not body.strip():
             problems.append(Problem(name, 1, "card has no text"))
             continue
@@ -145,13 +180,15 @@ def _load_folder(folder: Path) -> KnowledgeBase:
             problems.append(Problem(name, 1, f"duplicate card id {card_id!r} (also {seen[card_id]})"))
             continue
         try:
-            cards.append(Card(id=card_id, text=body, title=title, metadata=metadata))
+            cards.append(Card(id=card_id, text=body, title=title, metadata=metadata,
+                              parent_id=None if parent_id is None else str(parent_id)))
         except ValidationError as exc:
             problems.extend(validation_problems(file, 1, exc))
             continue
         seen[card_id] = name
-    raise_if(problems)
     if not cards:
-        raise InputError(Problem(display(folder), None,
-                                 "knowledge base is empty: no .md, .markdown or .txt cards"))
-    return KnowledgeBase(tuple(cards), display(folder), sha256_path(folder), "markdown")
+        if not problems:
+            problems.append(Problem(display(folder), None,
+                                    "knowledge base is empty: no .md, .markdown or .txt cards"))
+        return None, problems
+    return KnowledgeBase(tuple(cards), display(folder), sha256_path(folder), "markdown"), problems

@@ -2,31 +2,56 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
+from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.score.results import Results
 
 HEADLINE_MEASURES = ("hit", "recall", "ndcg")
 
 
+def _slice_sort_key(name: str) -> tuple[int, int, str, str]:
+    """overall first, then kind, locale, form, hard class, tags, others; values alphabetically
+    (results files store aggregates with sorted keys, so their order is not the display order)."""
+    from retrieval_gate.render.context import slice_order, split_slice
+
+    if name == "overall":
+        return (0, 0, "", "")
+    return (1, *slice_order(*split_slice(name)))
+
+
 def results_table(results: Results) -> Table:
+    """overall and every slice with its n and the headline metrics; slices with n < 30 are dimmed
+    and marked "indicative" (n < 30; colours only on a TTY: rich drops styles elsewhere)."""
+    from retrieval_gate.render.context import INDICATIVE_N
+
     k = results.headline_k
     names = [f"{m}@{k}" for m in HEADLINE_MEASURES if f"{m}@{k}" in results.metrics]
-    table = Table(title=f"retrieval-gate · suite {results.suite} · k={k}", title_justify="left")
-    table.add_column("slice")
+    table = Table(title=f"retrieval-gate · suite {results.suite} · k={k}", title_justify="left",
+                  title_style="bold")
+    table.add_column("slice", overflow="fold")
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(parse_metric(name).display, justify="right")
-    for slice_name, cells in results.aggregates.items():
-        n = max((cell.n for cell in cells.values()), default=0)
-        row = [slice_name, str(n)]
+    table.add_column("", no_wrap=True)
+    for slice_name in sorted(results.aggregates, key=_slice_sort_key):
+        cells = results.aggregates[slice_name]
+        if not any(cells.get(n_) is not None for n_ in names):
+            continue
+        lead = cells.get(names[0]) if names else None
+        n = lead.n if lead is not None else max((cell.n for cell in cells.values()), default=0)
+        row: list[Text | str] = [Text(slice_name), str(n)]  # Text: user data is never rich markup
         for name in names:
             cell = cells.get(name)
             row.append(f"{cell.value:.3f}" if cell else "–")
-        if any(cell is not None for cell in (cells.get(n_) for n_ in names)):
-            table.add_row(*row)
+        small = slice_name != "overall" and n < INDICATIVE_N
+        row.append("indicative" if small else "")
+        table.add_row(*row, style="dim" if small else ("bold" if slice_name == "overall" else None))
     return table
 
 
@@ -45,6 +70,106 @@ def print_results(results: Results, console: Console) -> None:
     if "recall" in {parse_metric(m).measure for m in results.metrics}:
         console.print("recall@k is a lower bound under disjunctive gold; hit@k is the success signal.",
                       style="dim")
+    abstention = results.aggregates.get("no-answer", {}).get("abstention")
+    if abstention is not None:
+        console.print(f"no-answer: abstention {abstention.value:.3f} (n={abstention.n})")
     if results.latency is not None:
         lat = results.latency
         console.print(f"latency: p50 {lat.p50_ms:.1f} ms · p95 {lat.p95_ms:.1f} ms (n={lat.n})")
+
+
+# --- comparison with a baseline (compare command) --------------------------------------------
+
+_STATUS_STYLE = {"regressed": "bold red", "below_floor": "bold red", "improved": "green",
+                 "inconclusive": "yellow", "new": "cyan", "missing": "magenta", "ok": ""}
+_CHANGE_LINES = 10
+_LOG_WIDTH = 120
+
+
+def _signed(value: float | None) -> str:
+    if value is None:
+        return "–"
+    text = f"{abs(value):.3f}"
+    return "±" + text if float(text) == 0 else ("+" if value > 0 else "−") + text
+
+
+def _fixed(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _metric_label(metric: str) -> str:
+    return parse_metric(metric).display if "@" in metric else metric
+
+
+def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple[Table, int]:
+    """The rows worth a glance — hit/recall/nDCG at the headline k on every slice, every row the
+    gate judges, every row below a floor — or all rows; and how many were left out."""
+    k = comparison.headline_k
+    headline = {f"{m}@{k}" for m in HEADLINE_MEASURES}
+    table = Table(title=f"retrieval-gate compare · suite {comparison.suite} · k={k}", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("slice", overflow="fold")
+    table.add_column("metric", no_wrap=True)
+    for name in ("baseline", "current", "Δ", "CI", "p", "n"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    shown = [row for row in comparison.rows
+             if all_rows or row.gated or row.metric in headline or row.status == "below_floor"]
+    for i, row in enumerate(shown):
+        first = i == 0 or shown[i - 1].slice != row.slice
+        last = i == len(shown) - 1 or shown[i + 1].slice != row.slice
+        ci = "–" if row.ci is None else f"{_signed(row.ci[0])}…{_signed(row.ci[1])}"
+        status = row.status.replace("_", " ") + (" *" if row.gated else "")
+        table.add_row(row.slice if first else "", _metric_label(row.metric), _fixed(row.baseline),
+                      _fixed(row.current), _signed(row.delta), ci, _p(row.p_value), str(row.n), status,
+                      style=_STATUS_STYLE.get(row.status, ""), end_section=last)
+    return table, len(comparison.rows) - len(shown)
+
+
+def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool = False) -> None:
+    """Verdict, what changed in the set-up, the table, lost/gained hits, the gate's reasons."""
+    base = comparison.baseline_sha[:7] if comparison.baseline_sha else "(no commit)"
+    when = f" ({comparison.baseline_updated_at[:10]})" if comparison.baseline_updated_at else ""
+    console.print(f"baseline {base}{' on ' + comparison.baseline_ref if comparison.baseline_ref else ''}{when}"
+                  f" · {comparison.n_paired} cases paired · {len(comparison.cases_added)} added · "
+                  f"{len(comparison.cases_removed)} removed", markup=False, soft_wrap=True)
+    if not comparison.like_for_like:
+        console.print("not like-for-like: the configuration changed since the baseline", style="bold yellow")
+        for change in comparison.config_changes:
+            console.print(f"  {change.key}: {change.baseline!r} → {change.current!r}", markup=False, soft_wrap=True)
+    table, hidden = comparison_table(comparison, all_rows=all_rows)
+    # Logs and files have no width: do not squeeze the table into rich's 80-column default there.
+    if not console.is_terminal:
+        options = console.options.update(width=max(console.width, _LOG_WIDTH))
+        table.width = Measurement.get(console, options, table).maximum
+    console.print(table, crop=console.is_terminal)
+    notes = "* judged by the gate. Δ: paired mean difference over the n cases in both runs; "
+    notes += f"CI {comparison.stats.get('ci_level', 0.95):.0%} paired bootstrap; p: sign-flip test."
+    if hidden:
+        notes += f" {hidden} more rows (other metrics): --all, or the comparison JSON."
+    console.print(notes, style="dim", markup=False, soft_wrap=True)
+    for label, changes in (("lost a hit", comparison.lost_hits), ("gained a hit", comparison.gained_hits)):
+        if not changes:
+            continue
+        console.print(f"{len(changes)} case(s) {label} at k={comparison.headline_k}:", markup=False)
+        for change in changes[:_CHANGE_LINES]:
+            console.print(f"  {change.id}  {_metric_label(change.metric)} {change.baseline:.3f} → "
+                          f"{change.current:.3f}  {change.query[:80]}", markup=False, soft_wrap=True)
+        if len(changes) > _CHANGE_LINES:
+            console.print(f"  … and {len(changes) - _CHANGE_LINES} more", markup=False)
+    for reason in comparison.failures:
+        console.print(f"gate: {reason}", style="bold red", markup=False, soft_wrap=True)
+    gate_on = comparison.gate.get("fail_on_regression") or comparison.gate.get("floors")
+    verdict = comparison.verdict.upper()
+    if comparison.verdict == "pass" and comparison.regressed and not gate_on:
+        verdict += " (regressed, report only: no gate is on)"
+    elif comparison.verdict == "pass" and not gate_on:
+        verdict += " (report only: no gate is on)"
+    console.print(f"verdict: {verdict}", style="bold red" if comparison.verdict == "fail" else "bold",
+                  markup=False)

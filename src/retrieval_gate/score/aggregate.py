@@ -13,15 +13,23 @@ from retrieval_gate.score.results import CaseResult, Completeness, Latency, Metr
 def aggregate(cases: Iterable[CaseResult]) -> dict[str, dict[str, MetricCell]]:
     """``{slice: {metric: MetricCell(value=mean, n)}}`` — averages over present keys only, so
     cases without gold never dilute a mean and n is honest (ADR-0023 (B))."""
-    sums: dict[str, dict[str, list[float]]] = {}
+    # Cases with the same slices and the same score keys (in the same order: one grid) form a
+    # group whose rows are transposed once with zip; each slice then concatenates the columns
+    # of the groups it appears in. math.fsum is exact, so the order of values does not matter.
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[float, ...]]] = {}
     for case in cases:
-        for name in case.slices:
-            bucket = sums.setdefault(name, {})
-            for metric, value in case.scores.items():
-                bucket.setdefault(metric, []).append(value)
+        scores = case.scores
+        groups.setdefault((tuple(case.slices), tuple(scores)), []).append(tuple(scores.values()))
+    columns: dict[str, dict[str, list[float]]] = {}
+    for (slices, keys), rows in groups.items():
+        transposed = list(zip(*rows, strict=True)) if keys else []
+        for name in slices:
+            cells = columns.setdefault(name, {})
+            for metric, column in zip(keys, transposed, strict=True):
+                cells.setdefault(metric, []).extend(column)
     return {
-        name: {m: MetricCell(value=math.fsum(v) / len(v), n=len(v)) for m, v in sorted(cells.items())}
-        for name, cells in sorted(sums.items(), key=lambda kv: _slice_order(kv[0]))
+        name: {m: MetricCell(value=math.fsum(v) / len(v), n=len(v)) for m, v in sorted(columns[name].items())}
+        for name in sorted(columns, key=_slice_order)
     }
 
 

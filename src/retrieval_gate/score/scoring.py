@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from retrieval_gate.metrics import FUNCTIONS, MetricSpec, to_cards
+from retrieval_gate.metrics import MetricSpec, to_cards
+from retrieval_gate.metrics.grid import compile_grid, grid_scores
 from retrieval_gate.models import Case, RankedList
 from retrieval_gate.score.results import CaseResult
 
@@ -12,11 +13,13 @@ NO_ANSWER_SLICE = "no-answer"
 
 
 def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[MetricSpec]) -> dict[str, float]:
-    """Score one de-duplicated card ranking. Empty gold → no keys at all (ADR-0023 (B))."""
-    if not gold:
+    """Score one de-duplicated card ranking. Empty gold → no keys at all (ADR-0023 (B)).
+
+    Values equal ``metrics.FUNCTIONS[measure](ranked, set(gold), k)`` exactly; they are computed
+    in one pass by ``metrics.grid.grid_scores``."""
+    if not gold or not metrics:
         return {}
-    gold_set = frozenset(gold)
-    return {spec.name: FUNCTIONS[spec.measure](ranked, gold_set, spec.k) for spec in metrics}
+    return grid_scores(ranked, frozenset(gold), metrics)
 
 
 def slice_names(case: Case) -> list[str]:
@@ -38,17 +41,20 @@ def score_case(
 ) -> CaseResult:
     """Score one case. A missing ranking or one carrying an error counts as *failed* and is
     scored as an empty ranking: never silently dropped. ``keep`` bounds the stored ranking."""
+    metrics = compile_grid(metrics)
+    depth = metrics.depth
     if ranking is None:
         error: str | None = "missing from the run"
         ids: tuple[str, ...] = ()
     else:
         error = ranking.error
-        ids = () if error else to_cards(ranking.ids, chunk_to_card)
+        ids = () if error else to_cards(ranking.ids, chunk_to_card, limit=max(keep, depth))
     scores = case_scores(ids, case.gold, metrics)
     if not case.gold and abstain_threshold is not None and error is None and ranking is not None:
         scores = {"abstention": abstention(ranking, abstain_threshold)}
     status = "failed" if error else ("scored" if case.gold else "no_gold")
-    return CaseResult(
+    # Every field below comes from validated models or from this module: skip re-validation.
+    return CaseResult.model_construct(
         id=case.id, query=case.query, kind=case.kind, locale=case.locale, form=case.form,
         hard_class=case.hard_class, tags=dict(case.tags), gold=list(case.gold),
         retrieved=list(ids[:keep]), scores=scores, status=status, error=error,

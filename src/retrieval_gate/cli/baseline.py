@@ -1,0 +1,48 @@
+"""``retrieval-gate baseline update``: create or refresh a baseline file from a results file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from retrieval_gate.cli.app import app, console
+from retrieval_gate.compare.baseline_io import read_baseline, write_baseline
+from retrieval_gate.compare.baseline_update import DEFAULT_HISTORY_LIMIT, update_baseline
+from retrieval_gate.compare.results_io import read_results
+
+baseline_app = typer.Typer(
+    name="baseline",
+    help="Baseline files: one JSON per suite (baselines/<suite>.json) with per-case scores and history.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+app.add_typer(baseline_app, name="baseline")
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+@baseline_app.command("update")
+def update(
+    results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
+    baseline: Path = typer.Option(..., "--baseline", help="Baseline file to create or refresh, e.g. baselines/default.json."),
+    sha: str | None = typer.Option(None, "--sha", help="Commit the results were measured on (recorded in the history)."),
+    ref: str | None = typer.Option(None, "--ref", help="Branch or ref (recorded in the history)."),
+    timestamp: str | None = typer.Option(None, "--timestamp", help="When (ISO 8601); default now, UTC."),
+    history_limit: int = typer.Option(DEFAULT_HISTORY_LIMIT, "--history-limit", help="Keep the last N history entries."),
+) -> None:
+    """Create the baseline, or refresh it and append this run's headline numbers to its history.
+    An existing file that cannot be read is never overwritten (exit 2, file untouched)."""
+    loaded = read_results(results)
+    old = read_baseline(baseline) if baseline.exists() else None
+    new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=timestamp or _now(),
+                          history_limit=history_limit)
+    write_baseline(baseline, new)
+    verb = "created" if old is None else "updated"
+    console.print(f"{verb} {baseline}: suite {new.suite}, {len(new.cases)} cases, "
+                  f"history {len(new.history)} entr{'y' if len(new.history) == 1 else 'ies'} "
+                  f"(limit {history_limit})", markup=False, soft_wrap=True)

@@ -1,0 +1,79 @@
+"""``retrieval-gate compare``: a results file against a baseline, with the gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from retrieval_gate.cli.app import app, console
+from retrieval_gate.compare.baseline_io import read_baseline
+from retrieval_gate.compare.comparison import compare
+from retrieval_gate.compare.gate import parse_assignment
+from retrieval_gate.compare.results_io import read_results
+from retrieval_gate.compare.stats import DEFAULT_RESAMPLES
+from retrieval_gate.errors import UsageError
+from retrieval_gate.files import write_json_atomic
+from retrieval_gate.render.terminal import print_comparison
+from retrieval_gate.settings import GateSettings, load_config, resolve_suite
+
+
+def gate_overrides(
+    *, fail_on_regression: bool | None, floor: list[str], max_drop: list[str], alpha: float | None,
+    require_significance: bool | None,
+) -> dict[str, Any]:
+    """Flags → a partial ``gate`` mapping laid over the config file's (None = not given)."""
+    floors = dict(parse_assignment(text, flag="--floor") for text in floor)
+    drops: dict[str, float] = {}
+    default_drop = None
+    for text in max_drop:
+        if "=" in text:
+            key, value = parse_assignment(text, flag="--max-drop")
+            drops[key] = value
+        else:
+            try:
+                default_drop = float(text)
+            except ValueError:
+                raise UsageError(f"--max-drop {text!r}: expected VALUE, METRIC=VALUE or METRIC:SLICE=VALUE") from None
+    return {"fail_on_regression": fail_on_regression, "floors": floors, "max_drop": drops,
+            "default_max_drop": default_drop, "alpha": alpha, "require_significance": require_significance}
+
+
+@app.command("compare")
+def compare_command(
+    results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON (default: the suite's 'baseline' in the config file)."),
+    fail_on_regression: bool | None = typer.Option(None, "--fail-on-regression/--no-fail-on-regression", help="Exit 1 when a judged metric drops by more than its max drop (and significantly)."),
+    floor: list[str] = typer.Option([], "--floor", help="Absolute floor, METRIC=V or METRIC:SLICE=V (e.g. hit@5=0.8, hit@5:locale=pt-BR=0.7); exit 1 when not met. Repeatable."),
+    max_drop: list[str] = typer.Option([], "--max-drop", help="Tolerated drop: V (every metric), METRIC=V or METRIC:SLICE=V (default 0.02). Repeatable."),
+    alpha: float | None = typer.Option(None, "--alpha", help="Significance level of the p-value (default 0.05); the CI level is 1 − alpha."),
+    require_significance: bool | None = typer.Option(None, "--require-significance/--no-require-significance", help="A drop fails only when significant (default on)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and sign-flip draws."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1000, help="Bootstrap resamples and random sign flips."),
+    config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
+    suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
+    out: Path | None = typer.Option(None, "--out", help="Write the comparison JSON here."),
+    all_rows: bool = typer.Option(False, "--all", help="Print every metric × slice row, not only the notable ones."),
+) -> None:
+    """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
+    Exit 0 unless a gate is on and fails (1); 2 on bad input."""
+    loaded = read_results(results)
+    config_file, config_path = load_config(config, required=config is not None)
+    name = suite or (loaded.suite if loaded.suite in config_file.suites else "default")
+    overrides = {"gate": gate_overrides(fail_on_regression=fail_on_regression, floor=floor, max_drop=max_drop,
+                                        alpha=alpha, require_significance=require_significance)}
+    settings = resolve_suite(config_file, suite=name, overrides=overrides, config_path=config_path)
+    baseline_path = baseline if baseline is not None else (Path(settings.baseline) if settings.baseline else None)
+    if baseline_path is None:
+        raise UsageError("no baseline: pass --baseline FILE (or set 'baseline' for the suite in the config file)")
+    gate: GateSettings = settings.gate
+    comparison = compare(results=loaded, baseline=read_baseline(baseline_path), gate=gate, seed=seed,
+                         resamples=resamples)
+    if out is not None:
+        write_json_atomic(out, comparison.model_dump(mode="json"))
+    print_comparison(comparison, console, all_rows=all_rows)
+    if out is not None:
+        console.print(f"wrote {out}", markup=False)
+    if comparison.verdict == "fail":
+        raise typer.Exit(1)

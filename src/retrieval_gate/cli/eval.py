@@ -1,0 +1,206 @@
+"""``retrieval-gate eval``: KB → chunks → embeddings → Chroma → dense retrieval → results JSON.
+
+Heavy imports (chromadb, sentence-transformers, torch) happen inside the command, and torch only
+when something has to be embedded."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.errors import UsageError
+from retrieval_gate.files import write_json_atomic
+from retrieval_gate.render.terminal import print_results
+from retrieval_gate.score.results import Results
+from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
+
+_PLAIN = {"embedding passages": ("embedded", "passages"), "embedding queries": ("embedded", "queries"),
+          "indexing": ("indexed", "chunks")}
+
+
+class CliProgress:
+    """A rich progress bar on a terminal; plain ``embedded N/M passages`` lines otherwise (CI
+    logs). Both on stderr."""
+
+    def __init__(self, out: Console):
+        self.out = out
+        self.tty = out.is_terminal
+        self._bar: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def step(self, stage: str, done: int, total: int) -> None:
+        if not self.tty:
+            if done > 0:
+                verb, noun = _PLAIN.get(stage, (stage, "items"))
+                self.out.print(f"{verb} {done}/{total} {noun}", markup=False, highlight=False)
+            return
+        if self._bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeRemainingColumn(), console=self.out, transient=True)
+            self._bar.start()
+        task = self._tasks.get(stage)
+        if task is None:
+            task = self._tasks[stage] = self._bar.add_task(stage, total=total)
+        self._bar.update(task, completed=done, total=total)
+
+    def note(self, message: str) -> None:
+        self.out.print(f"note: {message}", markup=False, highlight=False, soft_wrap=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def eval_overrides(**flags: Any) -> dict[str, Any]:
+    """Flags → a partial suite mapping laid over the config file's (None = not given)."""
+    store: dict[str, Any] = {"exact": flags["exact"], "ann_check": flags["ann_check"]}
+    modes = [name for name, on in (("--store", flags["store"] is not None), ("--ephemeral", bool(flags["ephemeral"])),
+                                   ("--chroma-host", flags["chroma_host"] is not None)) if on]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} exclude each other: choose one store")
+    if flags["chroma_port"] is not None and flags["chroma_host"] is None:
+        raise UsageError("--chroma-port needs --chroma-host")
+    if flags["store"] is not None:
+        store.update(mode="persistent", path=str(flags["store"]))
+    elif flags["ephemeral"]:
+        store["mode"] = "ephemeral"
+    elif flags["chroma_host"] is not None:
+        store.update(mode="http", host=flags["chroma_host"], port=flags["chroma_port"])
+    return {
+        "kb": str(flags["kb"]) if flags["kb"] is not None else None,
+        "cases": str(flags["cases"]) if flags["cases"] is not None else None,
+        "k": flags["k"], "metrics": flags["metrics"], "headline_k": flags["headline_k"], "model": flags["model"],
+        "retriever": flags["retriever"], "overfetch": flags["overfetch"], "batch_size": flags["batch_size"],
+        "abstain_threshold": flags["abstain_threshold"],
+        "chunking": {"size": flags["chunk_size"], "overlap": flags["chunk_overlap"]},
+        "store": store,
+    }
+
+
+def output_path(out: Path, slug: str, many: bool) -> Path:
+    """``--out results.json`` for one retriever; ``results.<slug>.json`` for each of several."""
+    return out.with_name(f"{out.stem}.{slug}{out.suffix or '.json'}") if many else out
+
+
+def summary_lines(results: Results) -> list[str]:
+    lines = []
+    emb = results.extras.get("embedding")
+    store = results.extras.get("store")
+    if emb:
+        lines.append(f"embedding: {emb['passages_embedded']} passages embedded ({emb['passages_cached']} from the "
+                     f"cache); {emb['queries_embedded']} of {emb['queries']} queries embedded")
+    if store:
+        lines.append(f"store: {store['chunks']} chunks · {store['added']} written · {store['deleted']} deleted · "
+                     f"{store['unchanged']} unchanged" + (f" · rebuilt ({store['rebuilt']})" if store["rebuilt"] else ""))
+    ann = results.extras.get("ann_check")
+    if ann and ann.get("recall") is not None:
+        deltas = ", ".join(f"{m} {d:+.4f}" for m, d in ann["delta"].items())
+        lines.append(f"ANN check: HNSW returned {ann['recall']:.4f} of the exact top-{ann['k']} cards; "
+                     f"{ann['queries_differing']} of {ann['queries']} rankings differ; HNSW − exact: {deltas}")
+    return lines
+
+
+@app.command("eval")
+def eval_command(
+    kb: Path | None = typer.Option(None, "--kb", help="Knowledge base: folder of Markdown/text cards, JSONL cards, or a BEIR folder."),
+    cases: Path | None = typer.Option(None, "--cases", help="Golden set: JSONL cases or a BEIR folder."),
+    k: str | None = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10)."),
+    metrics: str | None = typer.Option(None, "--metrics", help="Measures (default: hit,recall,ndcg,mrr,precision,map)."),
+    headline_k: int | None = typer.Option(None, "--headline-k", help="The k shown first (default 5 if measured, else the largest)."),
+    model: str | None = typer.Option(None, "--model", help="sentence-transformers model: name or local folder (default: the bundled all-MiniLM-L6-v2, offline)."),
+    retriever: str | None = typer.Option(None, "--retriever", help="dense (default), bm25, hybrid, X+rerank, python:module:function, http(s)://URL, run:FILE; comma-separated to run several side by side (the first is the reference for paired deltas)."),
+    option: list[str] | None = typer.Option(None, "--option", help="Retriever option KEY=VALUE (repeatable), e.g. bm25_k1=1.2, rrf_k=60, rerank_model=PATH; see docs/retrievers.md."),
+    reference: str | None = typer.Option(None, "--reference", help="With several retrievers: the one the others are compared with (default: the first)."),
+    store: Path | None = typer.Option(None, "--store", help="Persistent store folder (default .retrieval-gate/store); reruns reuse it."),
+    ephemeral: bool = typer.Option(False, "--ephemeral", help="An in-memory store and cache: nothing is kept."),
+    chroma_host: str | None = typer.Option(None, "--chroma-host", help="Use a Chroma server at this host."),
+    chroma_port: int | None = typer.Option(None, "--chroma-port", help="Port of the Chroma server (default 8000)."),
+    chunk_size: int | None = typer.Option(None, "--chunk-size", help="Markdown/text cards: max characters per chunk (default 1200)."),
+    chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", help="Characters shared by consecutive chunks of a section (default 150)."),
+    overfetch: int | None = typer.Option(None, "--overfetch", help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
+    batch_size: int | None = typer.Option(None, "--batch-size", help="Embedding batch size (default 64)."),
+    exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Exact (brute-force) search instead of the HNSW index."),
+    ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
+    abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
+    config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
+    suite: str = typer.Option("default", "--suite", help="Suite of the config file; also names the store collection."),
+    out: Path = typer.Option(..., "--out", help="Where to write the results JSON."),
+) -> None:
+    """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
+    Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
+    from retrieval_gate.evaluate import run_evals
+    from retrieval_gate.retrieve.factory import parse_retrievers
+
+    overrides = eval_overrides(kb=kb, cases=cases, k=k, metrics=metrics, headline_k=headline_k, model=model,
+                               retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
+                               chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
+                               overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
+                               abstain_threshold=abstain_threshold)
+    overrides["options"] = parse_options(option or [])
+    config_file, config_path = load_config(config, required=config is not None)
+    settings: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
+    if settings.headline_k is not None and settings.headline_k not in settings.k:
+        raise UsageError(f"--headline-k {settings.headline_k} is not one of the cutoffs {list(settings.k)}")
+    specs = parse_retrievers(settings.retriever)
+    if reference is not None and reference not in [s.name for s in specs]:
+        raise UsageError(f"--reference {reference!r} is not one of the retrievers ({', '.join(s.name for s in specs)})")
+    progress = CliProgress(err_console)
+    try:
+        all_results = run_evals(config=settings, suite=suite, progress=progress, created_at=_now_iso())
+    finally:
+        progress.close()
+    many = len(all_results) > 1
+    for spec in specs:
+        results = all_results[spec.name]
+        path = output_path(out, spec.slug, many)
+        write_json_atomic(path, results.to_json_data())
+        if many:
+            console.print(f"retriever {spec.name}", markup=False)
+        print_results(results, console)
+        for line in summary_lines(results):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(f"wrote {path}", markup=False)
+    if many:
+        write_side_by_side(all_results, out=out, reference=reference)
+
+
+def parse_options(items: list[str]) -> dict[str, Any] | None:
+    """``--option KEY=VALUE`` → ``{KEY: VALUE}``, the value read as a YAML scalar (numbers,
+    booleans, lists like ``[a, b]``) so flags and the config file's ``options:`` agree."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = raw
+    return out or None
+
+
+def write_side_by_side(all_results: dict[str, Results], *, out: Path, reference: str | None) -> None:
+    """Several retrievers: one table with paired deltas vs the reference, and its JSON
+    (``<out stem>.side_by_side.json``)."""
+    from retrieval_gate.render.side_by_side import side_by_side_table
+    from retrieval_gate.retrieve.side_by_side import side_by_side
+
+    sbs = side_by_side(results=all_results, reference=reference)
+    console.print(side_by_side_table(sbs))
+    path = out.with_name(f"{out.stem}.side_by_side.json")
+    write_json_atomic(path, sbs.to_json_data())
+    console.print(f"wrote {path}", markup=False)
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()

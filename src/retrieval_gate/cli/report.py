@@ -1,0 +1,125 @@
+"""``retrieval-gate report``: results (+ baseline / comparison) → PR comment Markdown, HTML report
+or terminal tables."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from retrieval_gate.cli.app import app, console
+from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_text_atomic
+from retrieval_gate.score.results import Results
+
+FORMATS = ("markdown", "html", "terminal")
+
+
+def parse_links(items: list[str]) -> dict[str, str]:
+    """``["run=https://…", …]`` → ``{"run": "https://…"}``; only http(s) URLs."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, url = item.partition("=")
+        if not sep or not key.strip() or not url.strip().lower().startswith(("http://", "https://")):
+            raise UsageError(f"--link {item!r}: expected NAME=URL with an http(s) URL (e.g. run=https://…)")
+        out[key.strip()] = url.strip()
+    return out
+
+
+def read_comparison(path: Path) -> Comparison:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise InputError(Problem(str(path), None, "comparison file not found")) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(str(path), exc.lineno, f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    try:
+        return Comparison.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InputError(Problem(str(path), None, f"not a comparison file (from `compare --out`): {loc}: {first['msg']}")) from None
+
+
+def load_inputs(*, results: Path, baseline: Path | None, comparison: Path | None) -> tuple[Results, Baseline | None, Comparison | None]:
+    """Read the files; with a baseline and no comparison, compare now (default gate settings)."""
+    from retrieval_gate.compare.results_io import read_results
+
+    loaded = read_results(results)
+    base = None
+    if baseline is not None:
+        from retrieval_gate.compare.baseline_io import read_baseline
+
+        base = read_baseline(baseline)
+    comp = read_comparison(comparison) if comparison is not None else None
+    if comp is None and base is not None:
+        from retrieval_gate.compare.comparison import compare
+        from retrieval_gate.settings import GateSettings
+
+        comp = compare(results=loaded, baseline=base, gate=GateSettings())
+    return loaded, base, comp
+
+
+def terminal_text(*, results: Results, comparison: Comparison | None, target: Console) -> None:
+    from retrieval_gate.render import terminal
+
+    terminal.print_results(results, target)
+    printer = getattr(terminal, "print_comparison", None)
+    if comparison is not None and printer is not None:
+        printer(comparison, target)
+
+
+@app.command("report")
+def report_command(
+    results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON: adds the trend and, without --comparison, a comparison (default gate settings)."),
+    comparison: Path | None = typer.Option(None, "--comparison", help="Comparison JSON written by `compare --out`."),
+    fmt: str = typer.Option("markdown", "--format", help="markdown (the PR comment), html (self-contained report) or terminal."),
+    template: Path | None = typer.Option(None, "--template", help="Custom Jinja template for markdown; may {% extends \"comment.md.j2\" %} and must keep {{ marker }}."),
+    out: Path | None = typer.Option(None, "--out", help="Write here instead of standard output."),
+    link: list[str] = typer.Option([], "--link", help="NAME=URL shown in the comment (run, artifact, summary, report or any name). Repeatable."),
+    max_chars: int = typer.Option(65_000, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
+) -> None:
+    """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
+    terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if template is not None and fmt != "markdown":
+        raise UsageError("--template applies to --format markdown only")
+    links = parse_links(link)
+    loaded, base, comp = load_inputs(results=results, baseline=baseline, comparison=comparison)
+    if fmt == "markdown":
+        from retrieval_gate.render.markdown import render_comment, render_summary
+
+        if max_chars == 0:
+            text = render_summary(results=loaded, comparison=comp, baseline=base, links=links, template=template)
+        else:
+            text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
+                                  max_chars=max_chars)
+    elif fmt == "html":
+        from retrieval_gate.render.html import render_html
+
+        text = render_html(results=loaded, comparison=comp, baseline=base)
+    else:
+        if out is None:
+            terminal_text(results=loaded, comparison=comp, target=console)
+            return
+        buffer = io.StringIO()
+        terminal_text(results=loaded, comparison=comp,
+                      target=Console(file=buffer, width=120, no_color=True, highlight=False))
+        text = buffer.getvalue()
+    if out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_text_atomic(out, text)
+        console.print(f"wrote {out}", markup=False, highlight=False)

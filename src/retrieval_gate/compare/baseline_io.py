@@ -1,0 +1,137 @@
+"""Baseline files (adapter): read (with migration), write atomically, stable and small text.
+
+Refusals raise ``BaselineError`` naming the file (exit 2): not JSON, not an object, no or a
+non-integer ``schema_version``, a version newer than this tool knows, or content that does not
+validate. Reading never writes; ``baseline update`` reads first and so never overwrites a file it
+could not read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from retrieval_gate.compare.headline import DECIMALS
+from retrieval_gate.compare.migrate import migrate
+from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION, Baseline
+from retrieval_gate.errors import BaselineError
+from retrieval_gate.files import write_text_atomic
+
+_MAX_ERRORS = 3
+
+
+def read_baseline(path: Path) -> Baseline:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: baseline not found") from None
+    except IsADirectoryError:
+        raise BaselineError(f"{path}: is a directory, expected a baseline JSON file") from None
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{path}: not a baseline: invalid UTF-8 at byte {exc.start + 1}") from None
+    return parse_baseline(text, source=str(path))
+
+
+def parse_baseline(text: str, *, source: str) -> Baseline:
+    """Parse, migrate (older schema versions) and validate a baseline document."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"{source}:{exc.lineno}: not a baseline: JSON syntax error: {exc.msg} "
+                            f"(column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise BaselineError(f"{source}: not a baseline: expected a JSON object, got {type(data).__name__}")
+    version = data.get("schema_version")
+    if _looks_like_results(data):
+        raise BaselineError(f"{source}: this is a results file (from score/eval), not a baseline; "
+                            "create a baseline from it with `retrieval-gate baseline update`")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BaselineError(f"{source}: not a baseline: missing or invalid 'schema_version'")
+    if version > BASELINE_SCHEMA_VERSION:
+        raise BaselineError(f"{source}: baseline schema_version {version} is newer than this tool reads "
+                            f"({BASELINE_SCHEMA_VERSION}); upgrade retrieval-gate")
+    data = migrate(data)
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as exc:
+        raise BaselineError(f"{source}: not a valid baseline (schema_version {version}): "
+                            f"{_describe(exc)}") from None
+
+
+def _looks_like_results(data: dict[str, Any]) -> bool:
+    return isinstance(data.get("cases"), list) and "inputs" in data
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    errors = exc.errors(include_url=False)
+    for err in errors[:_MAX_ERRORS]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(document)"
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        parts.append(f"{loc}: {msg}")
+    if len(errors) > _MAX_ERRORS:
+        parts.append(f"and {len(errors) - _MAX_ERRORS} more")
+    return "; ".join(parts)
+
+
+def _round(value: float) -> float:
+    return round(value, DECIMALS)
+
+
+def baseline_data(baseline: Baseline) -> dict[str, Any]:
+    """The JSON data written for a baseline: numbers rounded, case defaults omitted."""
+    data = baseline.model_dump(mode="json")
+    for cells in data["aggregates"].values():
+        for cell in cells.values():
+            cell["value"] = _round(cell["value"])
+    for entry in data["history"]:
+        entry["headline"] = {m: _round(v) for m, v in entry["headline"].items()}
+    cases = {}
+    for case_id, case in data["cases"].items():
+        item: dict[str, Any] = {"scores": {m: _round(v) for m, v in case["scores"].items()}}
+        if case["status"] != "scored":
+            item["status"] = case["status"]
+        if case["slices"]:
+            item["slices"] = case["slices"]
+        cases[case_id] = item
+    data["cases"] = cases
+    return data
+
+
+def _json(value: Any, **kwargs: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, **kwargs)
+
+
+def dumps_baseline(baseline: Baseline) -> str:
+    """Stable text: sorted keys, two-space indent, one line per case (small, line-wise diffs in
+    git), per-case scores rounded to 6 decimals, trailing newline."""
+    data = baseline_data(baseline)
+    lines = ["{"]
+    items = sorted(data.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if key == "cases" and value:
+            lines.append('  "cases": {')
+            cases = sorted(value.items())
+            for j, (case_id, case) in enumerate(cases):
+                sep = "," if j < len(cases) - 1 else ""
+                lines.append(f"    {_json(case_id)}: {_json(case, separators=(', ', ': '))}{sep}")
+            lines.append("  }" + comma)
+        else:
+            body = _json(value, indent=2).replace("\n", "\n  ")
+            lines.append(f"  {_json(key)}: {body}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_baseline(path: Path, baseline: Baseline) -> None:
+    """Atomic: a temporary file in the same folder, then a rename."""
+    write_text_atomic(Path(path), dumps_baseline(baseline))

@@ -1,0 +1,191 @@
+"""Compare a run with a baseline: one row per metric × slice, paired uncertainty, the gate. Pure.
+
+Per row (metric m, slice s):
+
+- ``baseline`` / ``current``: the full-set means, as each file's aggregates report them, with
+  ``n_baseline`` / ``n_current`` — what a reader sees in each run's own report;
+- ``delta`` = ``(1/n) Σ_i (current_i − baseline_i)`` over the n *paired* cases: present in both
+  runs with a score for m, and in slice s in the current run. Per-case scores are rounded to 6
+  decimals on both sides first, so an unchanged case contributes exactly 0. When no case was
+  added or removed, ``delta == current − baseline`` (up to that rounding); otherwise the paired
+  delta is the honest change (the same cases before and after) and the two means are context;
+- ``ci``: paired percentile bootstrap CI of delta at level ``1 − alpha``; ``p_value``: paired
+  sign-flip test, two-sided (``compare.stats``);
+- ``status`` and the verdict: ``compare.gate``.
+
+Lost / gained hits: paired cases whose hit at the headline k went 1 → 0 (0 → 1), most impactful
+first: the largest nDCG@k drop (gain) first, then the id. Each entry carries nDCG@k (or hit@k
+when nDCG is not measured) before and after.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrieval_gate.compare.fingerprint import config_changes, fingerprint
+from retrieval_gate.compare.gate import OVERALL, RowView, failures, gate_rules, row_status
+from retrieval_gate.compare.headline import DECIMALS
+from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
+from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, EXACT_MAX_NONZERO, paired_stats
+from retrieval_gate.metrics import parse_metric
+from retrieval_gate.score.results import CaseResult, Results
+from retrieval_gate.settings import GateSettings
+
+RowKey = tuple[str, str]
+
+
+def compare(
+    *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> Comparison:
+    metrics = _metric_order(results, baseline)
+    known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
+    rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
+    current = {case.id: case for case in results.cases}
+    paired_ids = sorted(set(current) & set(baseline.cases))
+    stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
+                          level=1 - gate.alpha, seed=seed, resamples=resamples)
+    rows: list[ComparisonRow] = []
+    views: dict[RowKey, RowView] = {}
+    for slice_name in _slice_order(results, baseline):
+        for metric in metrics:
+            old = baseline.aggregates.get(slice_name, {}).get(metric)
+            new = results.aggregates.get(slice_name, {}).get(metric)
+            if old is None and new is None:
+                continue
+            key = (metric, slice_name)
+            stat = stats.get(key)
+            tolerance, floor = rules.tolerance(key), rules.floor(key)
+            status = row_status(
+                baseline=None if old is None else old.value, current=None if new is None else new.value,
+                n=0 if stat is None else stat[0], delta=None if stat is None else stat[1],
+                p_value=None if stat is None else stat[3], tolerance=tolerance, floor=floor,
+                alpha=rules.alpha, require_significance=rules.require_significance,
+            )
+            row = ComparisonRow(
+                slice=slice_name, metric=metric,
+                baseline=None if old is None else old.value, current=None if new is None else new.value,
+                delta=None if stat is None else stat[1], n=0 if stat is None else stat[0],
+                n_baseline=0 if old is None else old.n, n_current=0 if new is None else new.n,
+                ci=None if stat is None else stat[2], p_value=None if stat is None else stat[3],
+                floor=floor, max_drop=tolerance, status=status, gated=rules.gated(key),
+            )
+            rows.append(row)
+            views[key] = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
+                                 n_current=row.n_current, delta=row.delta, p_value=row.p_value,
+                                 tolerance=tolerance, floor=floor)
+    reasons = failures(rules=rules, rows=views, display={m: _display(m) for m in metrics})
+    changes = config_changes(baseline=baseline.fingerprint, current=fingerprint(results))
+    if baseline.suite != results.suite:
+        changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
+    lost, gained = _hit_changes(results=results, baseline=baseline, paired_ids=paired_ids, current=current)
+    return Comparison(
+        suite=results.suite,
+        headline_k=results.headline_k,
+        metrics=list(results.metrics),
+        baseline_sha=baseline.sha,
+        baseline_ref=baseline.ref,
+        baseline_updated_at=baseline.updated_at,
+        like_for_like=not changes,
+        config_changes=changes,
+        cases_added=sorted(set(current) - set(baseline.cases)),
+        cases_removed=sorted(set(baseline.cases) - set(current)),
+        n_paired=len(paired_ids),
+        rows=rows,
+        lost_hits=lost,
+        gained_hits=gained,
+        gate=gate.model_dump(mode="json"),
+        stats={
+            "delta": "paired mean of current − baseline over the cases scored in both",
+            "ci": "paired percentile bootstrap", "ci_level": 1 - gate.alpha,
+            "p_value": "paired sign-flip permutation test, two-sided "
+                       f"(exact up to {EXACT_MAX_NONZERO} non-zero differences or when all are ±c)",
+            "resamples": resamples, "seed": seed, "alpha": gate.alpha,
+        },
+        regressed=any(r.status in ("regressed", "below_floor") for r in rows if r.gated),
+        failures=reasons,
+        verdict="fail" if reasons else "pass",
+    )
+
+
+def _display(metric: str) -> str:
+    return parse_metric(metric).display if "@" in metric else metric
+
+
+def _metric_order(results: Results, baseline: Baseline) -> list[str]:
+    """The results' metric list, then other score keys of the current run, then baseline-only."""
+    out = dict.fromkeys(results.metrics)
+    for aggregates in (results.aggregates, baseline.aggregates):
+        extra = sorted({m for cells in aggregates.values() for m in cells} - set(out))
+        out.update(dict.fromkeys(extra))
+    return list(out)
+
+
+def _slice_order(results: Results, baseline: Baseline) -> list[str]:
+    names = list(results.aggregates)
+    names += sorted(set(baseline.aggregates) - set(names))
+    return sorted(names, key=lambda s: (s != OVERALL, names.index(s)))
+
+
+def _paired_stats(
+    *, results: Results, baseline: Baseline, paired_ids: list[str], metrics: list[str], level: float,
+    seed: int, resamples: int,
+) -> dict[RowKey, tuple[int, float, tuple[float, float], float]]:
+    """``{(metric, slice): (n, delta, ci, p)}`` for every row with at least one paired case.
+
+    Per slice, metrics paired over the same cases are computed together (shared draws)."""
+    if not paired_ids:
+        return {}
+    column = {m: j for j, m in enumerate(metrics)}
+    cur = np.full((len(paired_ids), len(metrics)), np.nan)
+    base = np.full_like(cur, np.nan)
+    current = {case.id: case for case in results.cases}
+    slices: dict[str, list[int]] = {}
+    for i, case_id in enumerate(paired_ids):
+        case = current[case_id]
+        for metric, value in case.scores.items():
+            if metric in column:
+                cur[i, column[metric]] = round(value, DECIMALS)
+        for metric, value in baseline.cases[case_id].scores.items():
+            if metric in column:
+                base[i, column[metric]] = round(value, DECIMALS)
+        for name in case.slices:
+            slices.setdefault(name, []).append(i)
+    both = ~np.isnan(cur) & ~np.isnan(base)
+    diffs = np.where(both, cur - base, 0.0)
+    out: dict[RowKey, tuple[int, float, tuple[float, float], float]] = {}
+    for slice_name, members in slices.items():
+        rows = np.asarray(members)
+        present = both[rows]
+        groups: dict[bytes, list[int]] = {}
+        for j in range(len(metrics)):
+            if present[:, j].any():
+                groups.setdefault(present[:, j].tobytes(), []).append(j)
+        for cols in groups.values():
+            chosen = rows[present[:, cols[0]]]
+            for j, stat in zip(cols, paired_stats(diffs[np.ix_(chosen, cols)], level=level,
+                                                  resamples=resamples, seed=seed), strict=True):
+                out[(metrics[j], slice_name)] = (stat.n, stat.delta, stat.ci, stat.p_value)
+    return out
+
+
+def _hit_changes(
+    *, results: Results, baseline: Baseline, paired_ids: list[str], current: dict[str, CaseResult],
+) -> tuple[list[CaseChange], list[CaseChange]]:
+    hit = f"hit@{results.headline_k}"
+    ndcg = f"ndcg@{results.headline_k}"
+    lost: list[CaseChange] = []
+    gained: list[CaseChange] = []
+    for case_id in paired_ids:
+        new, old = current[case_id].scores, baseline.cases[case_id].scores
+        if hit not in new or hit not in old or round(new[hit]) == round(old[hit]):
+            continue
+        measure = ndcg if ndcg in new and ndcg in old else hit
+        before, after = round(old[measure], DECIMALS), round(new[measure], DECIMALS)
+        change = CaseChange(id=case_id, query=current[case_id].query, metric=measure, baseline=before,
+                            current=after, delta=round(after - before, DECIMALS),
+                            slices=list(current[case_id].slices))
+        (gained if new[hit] > old[hit] else lost).append(change)
+    lost.sort(key=lambda c: (c.delta, c.id))
+    gained.sort(key=lambda c: (-c.delta, c.id))
+    return lost, gained

@@ -1,0 +1,60 @@
+"""The configuration fingerprint of a run, and what changed between two. Pure.
+
+``fingerprint(results)`` = ``{"config": results.config (minus keys that do not change what is
+retrieved), "k": the cutoffs, "inputs": {name: sha256} of every input except the run being
+measured}``. Two runs are *like for like* when their fingerprints are equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from retrieval_gate.compare.model import ConfigChange
+from retrieval_gate.score.results import Results
+
+# Settings that do not change a single ranking (where the store lives, how big a batch is).
+VOLATILE_CONFIG_KEYS = frozenset({
+    "batch_size", "progress", "store.path", "store.host", "store.port", "store.mode",
+})
+# Inputs that are the thing measured, not its configuration: a scored run file changes with
+# every retrieval change, so it is never part of the fingerprint.
+MEASURED_INPUTS = frozenset({"run"})
+
+
+def fingerprint(results: Results) -> dict[str, Any]:
+    return {
+        "config": _drop(results.config, VOLATILE_CONFIG_KEYS),
+        "k": list(results.k),
+        "inputs": {name: info.sha256 for name, info in sorted(results.inputs.items())
+                   if name not in MEASURED_INPUTS},
+    }
+
+
+def _drop(data: Mapping[str, Any], keys: frozenset[str], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if path in keys:
+            continue
+        out[key] = _drop(value, keys, f"{path}.") if isinstance(value, Mapping) else value
+    return out
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"config": {"model": "m"}}`` → ``{"config.model": "m"}`` (lists stay values)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flatten(value, f"{path}."))
+        else:
+            out[path] = value
+    return out
+
+
+def config_changes(*, baseline: Mapping[str, Any], current: Mapping[str, Any]) -> list[ConfigChange]:
+    """Every flattened key whose value differs (absent on one side = None there), sorted."""
+    old, new = flatten(baseline), flatten(current)
+    return [ConfigChange(key=key, baseline=old.get(key), current=new.get(key))
+            for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]

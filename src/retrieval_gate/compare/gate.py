@@ -1,0 +1,190 @@
+"""The gate: which rows it judges, the status of a row, and the verdict. Pure.
+
+Keys of ``floors`` and ``max_drop`` are ``metric`` (the ``overall`` slice) or ``metric:slice``
+(``hit@5:locale=pt-BR``). Metric names are normalised (``nDCG@10`` → ``ndcg@10``).
+
+Row status (Δ = paired mean difference, tol = the row's max drop, p = sign-flip p-value):
+
+- ``new`` / ``missing``: the metric × slice exists only in the current run / only in the baseline;
+- ``inconclusive``: both exist but no case is paired, or ``|Δ| > tol`` with ``p ≥ alpha``
+  (while significance is required): a move larger than the tolerance that the data cannot tell
+  apart from noise — e.g. 1 or 2 of 29 cases flipping;
+- ``regressed``: ``Δ < −tol`` and (``p < alpha`` or significance not required);
+- ``improved``: ``Δ > tol`` and (``p < alpha`` or significance not required);
+- ``ok``: ``|Δ| ≤ tol``;
+- ``below_floor`` (overrides the above): a floor is configured for the row and current < floor.
+
+Judged ("gated") rows: hit/recall/nDCG at the headline k on ``overall``, plus every row named by a
+``max_drop`` or ``floors`` key. Other slices and metrics are reported, never judged, unless named.
+Floors are judged whenever given; regressions only with ``fail_on_regression``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from retrieval_gate.errors import UsageError
+from retrieval_gate.metrics import parse_metric
+from retrieval_gate.settings import GateSettings
+
+OVERALL = "overall"
+HEADLINE_MEASURES = ("hit", "recall", "ndcg")
+PLAIN_METRICS = ("abstention",)  # score keys without @k
+_EPS = 1e-12
+
+RowKey = tuple[str, str]  # (metric, slice)
+
+
+def normalise_metric(name: str) -> str:
+    text = name.strip()
+    if text.lower() in PLAIN_METRICS:
+        return text.lower()
+    return parse_metric(text).name
+
+
+def parse_key(key: str) -> RowKey:
+    """``"hit@5"`` → ``("hit@5", "overall")``; ``"nDCG@10:locale=pt-BR"`` → ``("ndcg@10", "locale=pt-BR")``."""
+    metric, sep, slice_name = key.partition(":")
+    slice_name = slice_name.strip()
+    if sep and not slice_name:
+        raise UsageError(f"gate key {key!r}: empty slice name after ':'")
+    return normalise_metric(metric), slice_name or OVERALL
+
+
+def parse_assignment(text: str, *, flag: str) -> tuple[str, float]:
+    """``"hit@5:locale=pt-BR=0.7"`` → ``("hit@5:locale=pt-BR", 0.7)`` (the value follows the last '=')."""
+    key, sep, value = text.rpartition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"{flag} {text!r}: expected METRIC=VALUE or METRIC:SLICE=VALUE, e.g. hit@5=0.8")
+    try:
+        number = float(value)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: {value!r} is not a number") from None
+    return key.strip(), number
+
+
+@dataclass(frozen=True)
+class GateRules:
+    """GateSettings with parsed keys, checked against the metrics that exist."""
+
+    fail_on_regression: bool
+    default_max_drop: float
+    max_drop: dict[RowKey, float]
+    floors: dict[RowKey, float]
+    alpha: float
+    require_significance: bool
+    headline: frozenset[RowKey]
+
+    def tolerance(self, key: RowKey) -> float:
+        """``metric:slice`` key, else the bare ``metric`` key (any slice), else the default."""
+        metric, _ = key
+        if key in self.max_drop:
+            return self.max_drop[key]
+        return self.max_drop.get((metric, "*"), self.default_max_drop)
+
+    def floor(self, key: RowKey) -> float | None:
+        return self.floors.get(key)
+
+    def gated(self, key: RowKey) -> bool:
+        metric, slice_name = key
+        named = key in self.max_drop or (slice_name == OVERALL and (metric, "*") in self.max_drop)
+        return key in self.headline or named or key in self.floors
+
+
+def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: int) -> GateRules:
+    """Parse and check the knobs. A key naming a metric the results do not have → UsageError."""
+    known = set(known_metrics)
+
+    def check(kind: str, key: str) -> RowKey:
+        parsed = parse_key(key)
+        if parsed[0] not in known:
+            raise UsageError(f"{kind} {key!r}: {parsed[0]} is not measured in these results "
+                             f"(metrics: {', '.join(sorted(known))})")
+        return parsed
+
+    max_drop: dict[RowKey, float] = {}
+    for key, value in gate.max_drop.items():
+        if not value >= 0:
+            raise UsageError(f"max drop {key!r}: {value} must be ≥ 0")
+        metric, slice_name = check("max drop", key)
+        bare = ":" not in key
+        max_drop[(metric, "*") if bare else (metric, slice_name)] = float(value)
+    floors: dict[RowKey, float] = {}
+    for key, value in gate.floors.items():
+        if not 0 <= value <= 1:
+            raise UsageError(f"floor {key!r}: {value} must be between 0 and 1")
+        floors[check("floor", key)] = float(value)
+    if not gate.default_max_drop >= 0:
+        raise UsageError(f"default max drop {gate.default_max_drop} must be ≥ 0")
+    headline = frozenset((f"{m}@{headline_k}", OVERALL) for m in HEADLINE_MEASURES
+                         if f"{m}@{headline_k}" in known)
+    return GateRules(fail_on_regression=gate.fail_on_regression, default_max_drop=gate.default_max_drop,
+                     max_drop=max_drop, floors=floors, alpha=gate.alpha,
+                     require_significance=gate.require_significance, headline=headline)
+
+
+def row_status(
+    *, baseline: float | None, current: float | None, n: int, delta: float | None, p_value: float | None,
+    tolerance: float, floor: float | None, alpha: float, require_significance: bool,
+) -> str:
+    """The status of one metric × slice row (rules in the module docstring)."""
+    if current is not None and floor is not None and current < floor - _EPS:
+        return "below_floor"
+    if baseline is None:
+        return "new"
+    if current is None:
+        return "missing"
+    if n == 0 or delta is None:
+        return "inconclusive"
+    if abs(delta) <= tolerance + _EPS:
+        return "ok"
+    significant = not require_significance or (p_value is not None and p_value < alpha)
+    if not significant:
+        return "inconclusive"
+    return "regressed" if delta < 0 else "improved"
+
+
+@dataclass(frozen=True)
+class RowView:
+    """What the verdict needs to know about a row."""
+
+    metric: str
+    slice: str
+    status: str
+    current: float | None
+    n: int
+    n_current: int
+    delta: float | None
+    p_value: float | None
+    tolerance: float
+    floor: float | None
+
+
+def failures(*, rules: GateRules, rows: Mapping[RowKey, RowView], display: Mapping[str, str]) -> list[str]:
+    """One line per reason the gate fails: unmet floors (always), significant regressions of
+    judged rows (only with ``fail_on_regression``)."""
+    out: list[str] = []
+    for key, floor in sorted(rules.floors.items()):
+        row = rows.get(key)
+        metric, slice_name = key
+        name = display.get(metric, metric)
+        if row is None or row.current is None:
+            out.append(f"{name} on {slice_name}: no value in the results, so the floor {floor:g} is not met")
+        elif row.status == "below_floor":
+            out.append(f"{name} on {slice_name}: {row.current:.3f} is below the floor {floor:g} "
+                       f"(n={row.n_current})")
+    if rules.fail_on_regression:
+        for key, row in rows.items():
+            if row.status == "regressed" and rules.gated(key):
+                assert row.delta is not None
+                p = "not required" if not rules.require_significance else f"p={format_p(row.p_value)}"
+                out.append(f"{display.get(row.metric, row.metric)} on {row.slice}: dropped by {-row.delta:.3f} "
+                           f"(paired n={row.n}, {p}), more than the max drop {row.tolerance:g}")
+    return out
+
+
+def format_p(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"

@@ -1,0 +1,23 @@
+"""Headline numbers of a run: hit / recall / nDCG at the headline k on ``overall``. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from retrieval_gate.compare.gate import HEADLINE_MEASURES, OVERALL
+from retrieval_gate.score.results import MetricCell
+
+DECIMALS = 6  # every number written to a baseline is rounded to this many decimals
+
+
+def headline_numbers(
+    aggregates: Mapping[str, Mapping[str, MetricCell]], headline_k: int
+) -> tuple[dict[str, float], int]:
+    """``({"hit@5": 0.8, "recall@5": …, "ndcg@5": …}, n)`` from the overall slice; n is the
+    largest n among them (the cases with gold)."""
+    overall = aggregates.get(OVERALL, {})
+    cells = {f"{m}@{headline_k}": overall[f"{m}@{headline_k}"] for m in HEADLINE_MEASURES
+             if f"{m}@{headline_k}" in overall}
+    return ({name: round(cell.value, DECIMALS) for name, cell in cells.items()},
+            max((cell.n for cell in cells.values()), default=0))
+

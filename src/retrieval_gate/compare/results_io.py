@@ -1,0 +1,40 @@
+"""Reading a results file (adapter) for the steps after scoring: compare, baseline update."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.load.textfile import display, read_bytes, validation_problems
+from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
+
+
+def read_results(path: Path) -> Results:
+    """Load and validate a results JSON file; every problem is named with the file."""
+    path = Path(path)
+    raw = read_bytes(path)
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(display(path), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(display(path), exc.lineno,
+                                 f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    if not isinstance(data, dict):
+        raise InputError(Problem(display(path), None, "not a results file: expected a JSON object"))
+    version = data.get("schema_version")
+    if isinstance(data.get("cases"), dict) and "history" in data:
+        raise InputError(Problem(display(path), None,
+                                 "this is a baseline file, not a results file (pass it as --baseline)"))
+    if isinstance(version, int) and not isinstance(version, bool) and version > RESULTS_SCHEMA_VERSION:
+        raise InputError(Problem(display(path), None, f"results schema_version {version} is newer than "
+                                 f"this tool reads ({RESULTS_SCHEMA_VERSION}); upgrade retrieval-gate"))
+    try:
+        return Results.model_validate(data)
+    except ValidationError as exc:
+        problems = validation_problems(path, 0, exc)
+        raise InputError([Problem(p.path, None, f"not a valid results file: {p.message}")
+                          for p in problems[:5]]) from None

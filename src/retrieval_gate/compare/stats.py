@@ -1,0 +1,251 @@
+"""Paired uncertainty for a mean difference: bootstrap CI and sign-flip permutation p-value.
+
+Input: paired differences ``d_i = current_i − baseline_i`` over the n cases present in both runs,
+as a vector (one metric) or an ``n × M`` matrix (M metrics over the same n cases; the columns
+share the random draws — cheaper, and each column's statistics keep their meaning).
+
+Estimate: ``Δ = (1/n) Σ d_i``.
+
+**Bootstrap CI** (percentile, paired): R resamples of the n cases with replacement; resample r
+gives ``Δ*_r = (1/n) Σ_i c_ri d_i`` where ``c_ri`` counts how often case i was drawn; the CI at
+level ``1 − a`` is the ``a/2`` and ``1 − a/2`` quantiles of the ``Δ*``. Cases with identical
+difference rows are interchangeable, so when few distinct rows exist (most cases unchanged; hit@k
+has three values) the counts per distinct row are drawn from ``Mult(n, multiplicity/n)`` — the
+same law at a fraction of the cost; otherwise n indices are drawn per resample. Chunked so that
+no chunk holds more than ``CHUNK_ELEMENTS`` numbers.
+
+**Sign-flip p-value** (two-sided paired permutation test): under H0 "the two runs are
+exchangeable for every case", ``d_i`` is as likely as ``−d_i``. With ``S = Σ d_i``,
+``p = P(|Σ s_i |d_i|| ≥ |S|)`` over independent fair signs ``s_i ∈ {−1, +1}``; zero differences
+do not move the sum. Computed
+
+- exactly, enumerating all ``2^m`` sign patterns, when ``m ≤ EXACT_MAX_NONZERO`` differences are
+  non-zero;
+- exactly from the binomial law when all non-zero ``|d_i|`` are equal (hit@k: ``d ∈ {−1, 0, 1}``):
+  the two-sided sign test ``p = min(1, 2·P(B ≤ min(b, m − b)))``, ``B ~ Bin(m, ½)``, b = the
+  number of positive differences;
+- otherwise by Monte Carlo over R random sign vectors (cases with the same ``|d|`` row flip as a
+  group: ``(2·Bin(c, ½) − c)·|d|``), ``p = (1 + #{|S*| ≥ |S|}) / (1 + R)``, which is never 0 and
+  keeps ``P(p ≤ α) ≤ α`` under H0.
+
+Deterministic: the same matrix, ``seed`` and ``resamples`` give the same numbers. The bootstrap
+and the sign flips draw from two independent streams spawned from ``seed``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 10_000
+EXACT_MAX_NONZERO = 16
+CHUNK_ELEMENTS = 1 << 22  # numbers per chunk of the resample matrix (32 MiB of float64)
+MULTINOMIAL_COST = 8  # a multinomial category costs about as much as this many index draws
+BINOMIAL_COST = 16  # a binomial draw per group costs about as much as this many random signs
+GATHER_MAX_COLUMNS = 2  # up to this many metrics, sum the drawn values directly (no count matrix)
+_ZERO = 1e-12  # |d| below this is a tie (scores are stored to 6 decimals)
+
+
+@dataclass(frozen=True)
+class PairedStat:
+    """Δ with its uncertainty for one metric over n paired cases."""
+
+    n: int
+    delta: float
+    ci: tuple[float, float]
+    p_value: float
+    p_method: str  # "exact" | "binomial" | "monte-carlo"
+
+
+def _as_matrix(diffs: np.ndarray | list[float]) -> np.ndarray:
+    arr = np.asarray(diffs, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError("differences must be a vector or an n × M matrix")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("differences must be finite")
+    return arr
+
+
+def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    boot, flip = np.random.SeedSequence(seed).spawn(2)
+    return np.random.default_rng(boot), np.random.default_rng(flip)
+
+
+def _chunk_rows(n: int) -> int:
+    return max(1, CHUNK_ELEMENTS // max(n, 1))
+
+
+def _unique_rows(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``d`` (in sorted order) and how many cases share each."""
+    rows, counts = np.unique(d, axis=0, return_counts=True)
+    return rows, counts
+
+
+def bootstrap_means(diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """``R × M`` matrix of bootstrap means ``Δ*`` (see the module docstring).
+
+    Cases with identical difference rows are interchangeable, so when few distinct rows exist
+    (most cases unchanged, or hit@k's three values) the resample counts are drawn per distinct
+    row from the multinomial law ``Mult(n, counts/n)`` — the same distribution as drawing n
+    case indices, at a fraction of the cost. Otherwise n indices are drawn per resample."""
+    d = _as_matrix(diffs)
+    n, m = d.shape
+    if n == 0:
+        raise ValueError("no paired cases")
+    if resamples < 1:
+        raise ValueError("resamples must be ≥ 1")
+    rng, _ = _streams(seed)
+    rows, multiplicity = _unique_rows(d)
+    out = np.empty((resamples, m))
+    if len(rows) * MULTINOMIAL_COST <= n:
+        chunk = _chunk_rows(len(rows))
+        for start in range(0, resamples, chunk):
+            count = min(chunk, resamples - start)
+            draws = rng.multinomial(n, multiplicity / n, size=count)
+            out[start:start + count] = draws.astype(np.float64) @ rows
+        return out / n
+    chunk = _chunk_rows(n)
+    for start in range(0, resamples, chunk):
+        count = min(chunk, resamples - start)
+        idx = rng.integers(0, n, size=(count, n))
+        if m <= GATHER_MAX_COLUMNS:
+            for j in range(m):
+                out[start:start + count, j] = d[:, j][idx].sum(axis=1)
+            continue
+        idx += (np.arange(count) * n)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=count * n).reshape(count, n)
+        out[start:start + count] = counts.astype(np.float64) @ d
+    return out / n
+
+
+def bootstrap_ci(
+    diffs: np.ndarray, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> np.ndarray:
+    """Percentile bootstrap CI of the mean difference: ``M × 2`` array of ``[low, high]``."""
+    if not 0 < level < 1:
+        raise ValueError("level must be in (0, 1)")
+    means = bootstrap_means(diffs, resamples=resamples, seed=seed)
+    tail = (1 - level) / 2
+    return np.quantile(means, [tail, 1 - tail], axis=0).T
+
+
+def paired_bootstrap_ci(
+    diffs: np.ndarray | list[float], *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> tuple[float, float]:
+    """One metric: ``(low, high)`` of the paired bootstrap CI of mean(d)."""
+    low, high = bootstrap_ci(_as_matrix(diffs), level=level, resamples=resamples, seed=seed)[0]
+    return float(low), float(high)
+
+
+def _exact_enumeration(nonzero: np.ndarray, observed: float, tol: float) -> float:
+    m = len(nonzero)
+    patterns = (np.arange(1 << m)[:, None] >> np.arange(m)) & 1
+    sums = 2.0 * (patterns @ nonzero) - nonzero.sum()
+    return float(np.mean(np.abs(sums) >= observed - tol))
+
+
+def _binomial(column: np.ndarray, nonzero_mask: np.ndarray) -> float:
+    m = int(nonzero_mask.sum())
+    positive = int((column[nonzero_mask] > 0).sum())
+    low = min(positive, m - positive)
+    if 2 * low == m:
+        return 1.0
+    return min(1.0, 2.0 * binomial_lower_tail(low, m))
+
+
+def binomial_lower_tail(low: int, m: int) -> float:
+    """``P(B ≤ low)`` for ``B ~ Bin(m, ½)`` = ``Σ_{i ≤ low} C(m, i) / 2^m``, summed in log space
+    (no overflow for large m)."""
+    if low < 0:
+        return 0.0
+    if low >= m:
+        return 1.0
+    logs = [math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) - m * math.log(2.0)
+            for i in range(low + 1)]
+    top = max(logs)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
+
+
+def sign_flip_p_values(
+    diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> tuple[np.ndarray, list[str]]:
+    """Two-sided paired sign-flip p-value per column, and how each was computed."""
+    d = _as_matrix(diffs)
+    m_cols = d.shape[1]
+    if resamples < 1:
+        raise ValueError("resamples must be ≥ 1")
+    mags = np.abs(d)
+    p = np.ones(m_cols)
+    methods = ["exact"] * m_cols
+    monte_carlo: list[int] = []
+    for j in range(m_cols):
+        mask = mags[:, j] > _ZERO
+        nonzero = mags[mask, j]
+        if len(nonzero) == 0:
+            continue
+        observed = abs(float(d[:, j].sum()))
+        tol = 1e-10 * (1.0 + float(nonzero.sum()))
+        if len(nonzero) <= EXACT_MAX_NONZERO:
+            p[j] = _exact_enumeration(nonzero, observed, tol)
+        elif float(nonzero.max() - nonzero.min()) <= _ZERO * max(1.0, float(nonzero.max())):
+            p[j], methods[j] = _binomial(d[:, j], mask), "binomial"
+        else:
+            monte_carlo.append(j)
+            methods[j] = "monte-carlo"
+    if monte_carlo:
+        p[monte_carlo] = _monte_carlo(d[:, monte_carlo], resamples=resamples, seed=seed)
+    return p, methods
+
+
+def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
+    """``(1 + #{|S*| ≥ |S|}) / (1 + R)`` per column. Cases with the same ``|d|`` row flip as a
+    group: their contribution is ``(2·Bin(c, ½) − c)·|d|``, drawn per group when few distinct
+    rows exist; otherwise one random sign per case."""
+    n = d.shape[0]
+    mags = np.where(np.abs(d) > _ZERO, np.abs(d), 0.0)
+    total = mags.sum(axis=0)
+    observed = np.abs(d.sum(axis=0))
+    tol = 1e-10 * (1.0 + total)
+    _, rng = _streams(seed)
+    extreme = np.zeros(d.shape[1], dtype=np.int64)
+    rows, multiplicity = _unique_rows(mags)
+    keep = rows.any(axis=1)
+    rows, multiplicity = rows[keep], multiplicity[keep]
+    grouped = len(rows) * BINOMIAL_COST <= n
+    chunk = _chunk_rows(len(rows) if grouped else n)
+    for start in range(0, resamples, chunk):
+        count = min(chunk, resamples - start)
+        if grouped:
+            heads = rng.binomial(multiplicity, 0.5, size=(count, len(rows)))
+            sums = (2.0 * heads - multiplicity) @ rows
+        else:
+            raw = rng.integers(0, 256, size=(count, (n + 7) // 8), dtype=np.uint8)
+            bits = np.unpackbits(raw, axis=1, count=n).astype(np.float64)
+            sums = 2.0 * (bits @ mags) - total  # Σ s_i |d_i| with s_i = 2·bit − 1
+        extreme += (np.abs(sums) >= observed - tol).sum(axis=0)
+    return (1.0 + extreme) / (1.0 + resamples)
+
+
+def sign_flip_p_value(diffs: np.ndarray | list[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> float:
+    """One metric: the two-sided paired sign-flip p-value of mean(d) = 0."""
+    p, _ = sign_flip_p_values(_as_matrix(diffs), resamples=resamples, seed=seed)
+    return float(p[0])
+
+
+def paired_stats(
+    diffs: np.ndarray, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> list[PairedStat]:
+    """Δ, CI and p for each column of an ``n × M`` matrix of paired differences (n ≥ 1)."""
+    d = _as_matrix(diffs)
+    n = d.shape[0]
+    ci = bootstrap_ci(d, level=level, resamples=resamples, seed=seed)
+    p, methods = sign_flip_p_values(d, resamples=resamples, seed=seed)
+    deltas = [math.fsum(d[:, j].tolist()) / n for j in range(d.shape[1])]
+    return [
+        PairedStat(n=n, delta=deltas[j], ci=(float(ci[j, 0]), float(ci[j, 1])), p_value=float(p[j]),
+                   p_method=methods[j])
+        for j in range(d.shape[1])
+    ]

@@ -1,0 +1,284 @@
+"""GitHub adapter over PyGithub: the few REST calls the action needs, with retries, named errors
+and the token scrubbed from every message.
+
+Calls used (and nothing else)::
+
+    GET   /user                                   whose comments are ours (403 for GITHUB_TOKEN)
+    GET   /repos/{o}/{r}                          default branch (only when the event lacks it)
+    GET   /repos/{o}/{r}/contents/{path}?ref=R    a file at a branch or commit  (404 → None)
+    GET   /repos/{o}/{r}/git/blobs/{sha}          the same file when it is over the 1 MB contents limit
+    PUT   /repos/{o}/{r}/contents/{path}          create / update with the blob sha (409/422 → ConflictError)
+    GET   /repos/{o}/{r}/issues/{n}/comments      every page (Link headers), to find the sticky comment
+    POST  /repos/{o}/{r}/issues/{n}/comments      create it
+    PATCH /repos/{o}/{r}/issues/comments/{id}     edit it
+    GET   /repos/{o}/{r}/pulls/{n}                head and base sha (dispatch with pr_number; ``comment`` mode)
+
+Retries: 5xx, 429 and rate-limit 403 answers are retried by PyGithub's ``GithubRetry`` (a urllib3
+``Retry``) with exponential backoff — waits 0, 2, 4, 8, 16 s (``backoff_factor`` × 2^(n−1), the
+first retry immediate), honouring ``Retry-After`` and ``X-RateLimit-Reset`` up to
+``max_rate_limit_wait``. A POST that got a 5xx is *not* retried by the transport (the comment may
+have been created); :meth:`GitHubRepo.upsert_comment` looks for it again instead.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry
+from github.Requester import Requester
+from urllib3 import Retry
+from urllib3.exceptions import HTTPError as Urllib3Error
+
+from retrieval_gate.errors import ConflictError, GitHubError, PermissionDenied
+
+ACTIONS_BOT_LOGIN = "github-actions[bot]"
+REDACTED = "***"
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    path: str
+    text: str
+    sha: str  # the blob sha, needed to update the file
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    number: int
+    head_sha: str
+    base_sha: str
+    base_ref: str
+    head_repo: str  # owner/name of the head repository (differs from ours for a fork)
+
+
+@dataclass(frozen=True)
+class PostedComment:
+    id: int
+    url: str  # html_url, for the ``comment_url`` output
+    created: bool  # False when an existing sticky comment was edited
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret (and its base64 form, as in a Basic auth header) replaced by ***."""
+    for secret in secrets:
+        if not secret:
+            continue
+        text = text.replace(secret, REDACTED)
+        encoded = base64.b64encode(secret.encode()).decode()
+        text = text.replace(encoded, REDACTED)
+    return text
+
+
+class _Retry(GithubRetry):
+    """GithubRetry that never re-sends a POST after a 5xx (the server may have acted on it);
+    rate-limit answers to a POST are still retried (GitHub did not act on those)."""
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method.upper() == "POST" and status_code >= 500:
+            return False
+        return super().is_retry(method, status_code, has_retry_after)
+
+
+def default_retry(*, total: int = 5, backoff_factor: float = 1.0, max_rate_limit_wait: float = 300.0) -> _Retry:
+    return _Retry(
+        total=total,
+        backoff_factor=backoff_factor,
+        status_forcelist=[*range(500, 600), 429],
+        # PATCH (editing the comment to the same body) is idempotent; POST is filtered in is_retry.
+        allowed_methods=Retry.DEFAULT_ALLOWED_METHODS | {"GET", "POST", "PATCH"},
+        max_rate_limit_wait=max_rate_limit_wait,
+        secondary_rate_wait=60,
+    )
+
+
+class GitHubRepo:
+    """One repository, through one authenticated PyGithub client."""
+
+    def __init__(
+        self,
+        *,
+        token: str,
+        repository: str,
+        api_url: str = "https://api.github.com",
+        retry: GithubRetry | None = None,
+        timeout: int = 30,
+        seconds_between_writes: float | None = 1.0,
+    ) -> None:
+        if not token:
+            raise GitHubError("no GitHub token: set the action's github_token input")
+        self._secrets = (token,)
+        self._api_url = api_url.rstrip("/")
+        self._gh = Github(
+            auth=Auth.Token(token),
+            base_url=self._api_url,
+            retry=retry if retry is not None else default_retry(),
+            timeout=timeout,
+            lazy=True,
+            seconds_between_requests=None,
+            seconds_between_writes=seconds_between_writes,
+        )
+        self._repo = self._gh.get_repo(repository)
+        self._repository = repository
+        self._login: str | bool | None = False  # False: not asked yet
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    def _message(self, text: str) -> str:
+        return scrub(text, self._secrets)
+
+    @contextmanager
+    def _translate(self, action: str, *, conflict: bool = False) -> Iterator[None]:
+        """Turn PyGithub / transport exceptions into named errors with scrubbed messages."""
+        try:
+            yield
+        except GithubException as exc:
+            raise self._error(exc, action, conflict=conflict) from None
+        except (requests.RequestException, Urllib3Error) as exc:
+            msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
+            raise GitHubError(msg) from None
+
+    def _error(self, exc: GithubException, action: str, *, conflict: bool = False) -> GitHubError:
+        status = exc.status
+        detail = _detail(exc.data)
+        text = self._message(f"{action}: HTTP {status}{': ' + detail if detail else ''}")
+        if status == 403 and not Requester.isRateLimitError(detail):
+            return PermissionDenied(text)
+        if conflict and status in (409, 422):
+            return ConflictError(text)
+        error = GitHubError(text)
+        error.status = status  # type: ignore[attr-defined]
+        return error
+
+    # -- repository -----------------------------------------------------------------------------
+
+    def default_branch(self) -> str:
+        with self._translate(f"read repository {self._repository}"):
+            return str(self._repo.default_branch)
+
+    def get_file(self, *, path: str, ref: str) -> RemoteFile | None:
+        """The file's text and blob sha at ``ref`` (branch, tag or commit sha); None if absent."""
+        action = f"read {path} at {ref}"
+        try:
+            with self._translate(action):
+                content = self._repo.get_contents(path, ref=ref)
+        except GitHubError as exc:
+            if getattr(exc, "status", None) == 404:
+                return None
+            raise
+        if isinstance(content, list):
+            raise GitHubError(self._message(f"{action}: is a folder, not a file"))
+        with self._translate(action):
+            if content.encoding == "base64" and content.content is not None:
+                raw = base64.b64decode(content.content)
+            else:  # over 1 MB: the contents API answers without the content; the blob API has it
+                blob = self._repo.get_git_blob(content.sha)
+                raw = base64.b64decode(blob.content) if blob.encoding == "base64" else blob.content.encode()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise GitHubError(self._message(f"{action}: not UTF-8 text")) from None
+        return RemoteFile(path=path, text=text, sha=str(content.sha))
+
+    def put_file(self, *, path: str, text: str, branch: str, message: str, expected_sha: str | None) -> str:
+        """Create (``expected_sha=None``) or update the file on ``branch``; returns the new commit sha.
+
+        GitHub refuses the write with 409 (sha does not match the file's current blob) or 422 (a
+        create where the file now exists): both raise :class:`ConflictError` — re-read and retry."""
+        with self._translate(f"write {path} to {branch}", conflict=True):
+            if expected_sha is None:
+                out = self._repo.create_file(path, message, text, branch=branch)
+            else:
+                out = self._repo.update_file(path, message, text, expected_sha, branch=branch)
+        commit = out["commit"]
+        return str(getattr(commit, "sha", "") or "")
+
+    def get_pull(self, *, number: int) -> PullInfo:
+        with self._translate(f"read pull request #{number}"):
+            pull = self._repo.get_pull(number)
+            head_repo = pull.head.repo.full_name if pull.head.repo is not None else ""
+            return PullInfo(number=number, head_sha=str(pull.head.sha), base_sha=str(pull.base.sha),
+                            base_ref=str(pull.base.ref), head_repo=str(head_repo))
+
+    # -- comments -------------------------------------------------------------------------------
+
+    def authenticated_login(self) -> str | None:
+        """The token's user (GET /user), or None where the token may not ask: installation tokens
+        (``ghs_…``: the Actions GITHUB_TOKEN and GitHub App tokens) always get 403 there, so they
+        are not asked at all."""
+        if self._login is False and self._secrets[0].startswith("ghs_"):
+            self._login = None
+        if self._login is False:
+            try:
+                with self._translate("read the token's user"):
+                    self._login = str(self._gh.get_user().login)
+            except GitHubError:
+                self._login = None
+        return self._login  # type: ignore[return-value]
+
+    def _is_ours(self, user: Any) -> bool:
+        """A comment is ours when its author is the token's user; where GET /user is refused (the
+        Actions GITHUB_TOKEN), when it is the ``github-actions[bot]`` Bot account."""
+        if user is None:
+            return False
+        login = self.authenticated_login()
+        if login is not None:
+            return str(user.login) == login
+        return str(user.type) == "Bot" and str(user.login) == ACTIONS_BOT_LOGIN
+
+    def find_comment(self, *, issue_number: int, marker: str) -> Any | None:
+        """The oldest comment of ours containing ``marker`` (a PyGithub ``IssueComment``), looking
+        at every page of the issue's comments."""
+        with self._translate(f"list comments of #{issue_number}"):
+            for comment in self._repo.get_issue(issue_number).get_comments():
+                if marker in (comment.body or "") and self._is_ours(comment.user):
+                    return comment
+        return None
+
+    def upsert_comment(self, *, issue_number: int, marker: str, body: str) -> PostedComment:
+        """Edit our sticky comment (found by ``marker``) or create it. A 403 raises
+        :class:`PermissionDenied` (fork PRs: read-only token)."""
+        if marker not in body:
+            raise ValueError("the comment body must contain its marker")
+        found = self.find_comment(issue_number=issue_number, marker=marker)
+        if found is not None:
+            return self._edit(issue_number=issue_number, comment=found, body=body)
+        try:
+            with self._translate(f"comment on #{issue_number}"):
+                comment = self._repo.get_issue(issue_number).create_comment(body)
+        except PermissionDenied:
+            raise
+        except GitHubError as exc:
+            if getattr(exc, "status", 0) < 500:
+                raise
+            # The POST may have landed although the answer was a 5xx: look again before re-posting.
+            found = self.find_comment(issue_number=issue_number, marker=marker)
+            if found is not None:
+                return self._edit(issue_number=issue_number, comment=found, body=body)
+            with self._translate(f"comment on #{issue_number}"):
+                comment = self._repo.get_issue(issue_number).create_comment(body)
+        return PostedComment(id=int(comment.id), url=str(comment.html_url), created=True)
+
+    def _edit(self, *, issue_number: int, comment: Any, body: str) -> PostedComment:
+        with self._translate(f"edit comment {comment.id} on #{issue_number}"):
+            if comment.body != body:
+                comment.edit(body)
+        return PostedComment(id=int(comment.id), url=str(comment.html_url), created=False)
+
+
+def _detail(data: Any) -> str:
+    """GitHub's error message (and the first error detail), from an error body."""
+    if isinstance(data, dict):
+        message = str(data.get("message") or "")
+        errors = data.get("errors")
+        if isinstance(errors, list) and errors:
+            first = errors[0]
+            extra = first.get("message") or first.get("code") if isinstance(first, dict) else first
+            if extra:
+                message = f"{message} ({extra})" if message else str(extra)
+        return message
+    return str(data or "")[:300]

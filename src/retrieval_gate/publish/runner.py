@@ -1,0 +1,98 @@
+"""The runner's file and log protocols: step outputs (``$GITHUB_OUTPUT``), the job summary
+(``$GITHUB_STEP_SUMMARY``) and workflow-command annotations (``::warning``/``::error`` on stdout).
+
+Formatting is pure (``format_output``, ``workflow_command``); :class:`Runner` does the appends.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from retrieval_gate.errors import InputError, Problem
+
+SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub refuses a step summary over 1 MiB
+MAX_ANNOTATIONS = 10  # GitHub shows at most 10 warning and 10 error annotations per step
+
+
+def format_output(name: str, value: str, *, delimiter: str | None = None) -> str:
+    """One ``$GITHUB_OUTPUT`` entry in the multiline-safe heredoc form::
+
+        name<<ghadelimiter_<random>
+        value
+        ghadelimiter_<random>
+
+    The delimiter is random and checked against the value, so no value can end the entry early
+    or smuggle in another output."""
+    if not name or any(c in name for c in "\r\n=<"):
+        raise ValueError(f"bad output name {name!r}")
+    delim = delimiter or f"ghadelimiter_{secrets.token_hex(16)}"
+    if delim in name or delim in value:
+        raise ValueError("output delimiter collides with the output")
+    return f"{name}<<{delim}\n{value}\n{delim}\n"
+
+
+def escape_data(text: str) -> str:
+    """Workflow-command message escaping: % → %25, CR → %0D, LF → %0A."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Workflow-command property escaping: as data, plus : → %3A and , → %2C."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(command: str, message: str, **properties: str) -> str:
+    """``::command key=value,…::message`` with both parts escaped."""
+    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items() if value)
+    return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+@dataclass
+class Runner:
+    """Where this run's outputs, summary and annotations go. Files are appended to (other steps
+    share them); a missing path (running outside Actions) just skips that channel."""
+
+    output_file: Path | None = None
+    summary_file: Path | None = None
+    stream: TextIO = field(default_factory=lambda: sys.stdout)
+    annotations: list[str] = field(default_factory=list)
+
+    def set_outputs(self, outputs: Mapping[str, str]) -> None:
+        if self.output_file is None:
+            return
+        self._append(self.output_file, "".join(format_output(k, v) for k, v in outputs.items()))
+
+    def append_summary(self, markdown: str) -> bool:
+        """Append to the job summary; False (nothing written) when it would exceed GitHub's
+        1 MiB limit, so the caller can write a shorter one."""
+        if self.summary_file is None:
+            return True
+        existing = self.summary_file.stat().st_size if self.summary_file.exists() else 0
+        if existing + len(markdown.encode("utf-8")) > SUMMARY_LIMIT_BYTES:
+            return False
+        self._append(self.summary_file, markdown if markdown.endswith("\n") else markdown + "\n")
+        return True
+
+    def annotate(self, level: str, message: str, *, title: str = "retrieval-gate") -> None:
+        """``::warning`` / ``::error`` / ``::notice``; beyond GitHub's 10 per level, a log line."""
+        shown = sum(1 for a in self.annotations if a.startswith(f"::{level}"))
+        line = workflow_command(level, message, title=title) if shown < MAX_ANNOTATIONS else f"{level}: {message}"
+        self.annotations.append(line)
+        self.log(line)
+
+    def log(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    @staticmethod
+    def _append(path: Path, text: str) -> None:
+        try:
+            with path.open("a", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise InputError(Problem(str(path), None, f"cannot append: {exc.strerror}")) from None

@@ -1,0 +1,106 @@
+"""Escaping of user data (case ids, queries, slice values, card ids, config values) for the
+Markdown comment, and the small sanitisers the charts need. Pure functions.
+
+``md_text`` is the one Markdown escaper: every user string that reaches the comment or the job
+summary goes through it (the templates apply it automatically to every ``{{ … }}`` that is not
+already marked safe). Its output is safe anywhere inline — in a table cell, a list item, a
+heading, inside ``<details>`` — because:
+
+- control characters, bidi overrides and line breaks become one space (no new lines, so no new
+  table rows, list items or headings; no reordered text);
+- characters with Markdown or HTML meaning become numeric character references, which CommonMark
+  treats as literal text, never as syntax: ``& < > | ` * ~ [ ] \\ $``, and ``_`` unless it sits alone between two
+  letters or digits (``q_001``) (and a leading
+  ``# + - =`` or the ``.``/``)`` after leading digits, which would start a block);
+- GitHub's text filters run after Markdown and see decoded text, so entities cannot stop them:
+  ``@name`` (a mention that pings), ``#123`` / ``GH-123`` (issue links that post a back-reference)
+  and bare URLs (``https://…``, ``www.…``) get a zero-width character inserted, which breaks the
+  pattern and reads the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup
+
+ZWJ = "\u200d"  # zero-width joiner: invisible, breaks @mentions and #123 references
+ZWSP = "\u200b"  # zero-width space: breaks bare-URL autolinks
+
+_ENTITIES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "|": "&#124;",
+    "`": "&#96;",
+    "*": "&#42;",
+    "~": "&#126;",
+    "[": "&#91;",
+    "]": "&#93;",
+    "\\": "&#92;",
+    "$": "&#36;",
+}
+_ENTITY_RE = re.compile("[" + re.escape("".join(_ENTITIES)) + "]")
+# A lone underscore between two letters or digits (``q_001``) can neither open nor close emphasis;
+# every other underscore is encoded.
+_UNDERSCORE_RE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# C0/C1 controls, DEL, line/paragraph separators, bidi embeddings/overrides/isolates, BOM.
+_SPACE_RE = re.compile("[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\\s]+")
+_MENTION_RE = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")  # GitHub: ASCII \W before, alnum after
+_ISSUE_RE = re.compile(r"#(?=\d)")
+_GH_RE = re.compile(r"(?i)\b(GH)(?=-\d)")
+_URL_RE = re.compile(r"(?i)(:)(//)|\b(www)(\.)")
+_LEADING_BLOCK_RE = re.compile(r"^([#+\-=])|^(\d+)([.)])(?=\s|$)")
+
+
+def clean_text(text: object, *, max_len: int | None = None) -> str:
+    """Plain text on one line: controls, bidi marks and runs of whitespace → one space, trimmed;
+    cut to ``max_len`` characters (the last one ``…``) when longer. No escaping."""
+    out = _SPACE_RE.sub(" ", "" if text is None else str(text)).strip()
+    if max_len is not None and len(out) > max_len:
+        out = out[: max(max_len - 1, 0)].rstrip() + "…"
+    return out
+
+
+def md_text(text: object, *, max_len: int | None = None) -> Markup:
+    """Escape user data for inline Markdown (see the module docstring). ``max_len`` cuts the
+    plain text before escaping, so an entity is never split."""
+    out = clean_text(text, max_len=max_len)
+    # GitHub's filters first, on plain text (an entity such as &#124; must not be touched).
+    out = _MENTION_RE.sub("@" + ZWJ, out)
+    out = _ISSUE_RE.sub("#" + ZWJ, out)
+    out = _GH_RE.sub(lambda m: m.group(1) + ZWJ, out)
+    out = _URL_RE.sub(_break_url, out)
+    out = _ENTITY_RE.sub(lambda m: _ENTITIES[m.group(0)], out)
+    out = _UNDERSCORE_RE.sub("&#95;", out)
+    out = _LEADING_BLOCK_RE.sub(_leading_block, out, count=1)
+    return Markup(out)
+
+
+def _leading_block(match: re.Match[str]) -> str:
+    if match.group(1):
+        return f"&#{ord(match.group(1))};"
+    return match.group(2) + f"&#{ord(match.group(3))};"
+
+
+def _break_url(match: re.Match[str]) -> str:
+    if match.group(1):
+        return match.group(1) + ZWSP + match.group(2)
+    return match.group(3) + ZWSP + match.group(4)
+
+
+_LABEL_RE = re.compile(r"[^A-Za-z0-9._ -]+")
+
+
+def chart_label(text: object, *, max_len: int = 12) -> str:
+    """A label safe inside a fenced Mermaid block or a quoted string: only ``[A-Za-z0-9._ -]``
+    (entities are not decoded in code blocks, so we restrict instead of escaping)."""
+    out = _LABEL_RE.sub("-", clean_text(text)).strip("- ")
+    return out[:max_len] or "?"
+
+
+def marker_suite(suite: object) -> str:
+    """The suite name as it appears in the hidden marker: ``[A-Za-z0-9._/:-]`` kept, anything
+    else (spaces, ``>``, quotes…) → ``_``, so the marker is one stable HTML comment."""
+    out = re.sub(r"[^A-Za-z0-9._/:-]", "_", clean_text(suite)).replace("--", "-_")
+    return out or "default"

@@ -1,0 +1,137 @@
+"""Number formatting shared by the Markdown and HTML templates (registered as filters). Every
+function returns text built from numbers only, so it is marked safe.
+
+Conventions: values with 3 decimals; deltas signed with a real minus sign (−); a delta that
+rounds to zero shows as ``±0.000``; CIs as ``[lo, hi]``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from urllib.parse import quote, urlsplit
+
+from markupsafe import Markup
+
+from retrieval_gate.render.context import Cell
+
+MINUS = "−"
+SPARK = "▁▂▃▄▅▆▇█"
+STATUS_EMOJI = {
+    "improved": "🟢",
+    "regressed": "🔴",
+    "below_floor": "🔴",
+    "inconclusive": "🟡",
+    "ok": "⚪",
+    "new": "🆕",
+    "missing": "➖",
+}
+STATUS_WORDS = {
+    "improved": "improved",
+    "regressed": "regressed",
+    "below_floor": "below floor",
+    "inconclusive": "inconclusive",
+    "ok": "no significant change",
+    "new": "new",
+    "missing": "missing now",
+    "current": "",
+}
+
+
+def num(value: float | None, digits: int = 3) -> Markup:
+    """``0.7804`` → ``0.780``; None → ``–``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Markup("–")
+    return Markup(f"{value:.{digits}f}")
+
+
+def signed(value: float | None, digits: int = 3) -> Markup:
+    """``+0.040`` / ``−0.040`` / ``±0.000`` (when it rounds to zero); None → ``–``."""
+    if value is None:
+        return Markup("–")
+    text = f"{abs(value):.{digits}f}"
+    if float(text) == 0.0:
+        return Markup("±" + text)
+    return Markup(("+" if value > 0 else MINUS) + text)
+
+
+def arrow(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return ""
+    if round(value, digits) == 0:
+        return "＝"
+    return "▲" if value > 0 else "▼"
+
+
+def delta(cell: Cell) -> Markup:
+    """Status emoji (🟢 improved, 🔴 regressed / below floor, 🟡 inconclusive, ⚪ no significant
+    change), direction arrow, signed paired Δ: ``🔴 ▼ −0.040``."""
+    if not cell.compared:
+        return Markup("–")
+    emoji = STATUS_EMOJI.get(cell.status, "")
+    if cell.delta is None:
+        return Markup(f"{emoji} {STATUS_WORDS.get(cell.status, cell.status)}".strip())
+    return Markup(f"{emoji} {arrow(cell.delta)} {signed(cell.delta)}".strip())
+
+
+def delta_plain(cell: Cell) -> Markup:
+    """Arrow and signed Δ without the emoji (the HTML report colours it by status instead)."""
+    if not cell.compared:
+        return Markup("–")
+    if cell.delta is None:
+        return Markup(STATUS_WORDS.get(cell.status, cell.status))
+    return Markup(f"{arrow(cell.delta)} {signed(cell.delta)}")
+
+
+def ci(cell: Cell) -> Markup:
+    """The paired CI of Δ as ``[−0.070, −0.010]``, else ``p = 0.031``, else ``–``."""
+    if cell.ci is not None:
+        lo, hi = cell.ci
+        return Markup(f"[{signed(lo)}, {signed(hi)}]")
+    if cell.p_value is not None:
+        return Markup(f"p = {cell.p_value:.3g}")
+    return Markup("–")
+
+
+def n_label(cell: Cell) -> Markup:
+    """Paired n; when the runs scored different numbers of cases, both are added:
+    ``195 (200 now, 198 before)``."""
+    if not cell.compared or (cell.n == cell.n_current and cell.n == cell.n_baseline):
+        return Markup(count(cell.n))
+    return Markup(f"{count(cell.n)} ({count(cell.n_current)} now, {count(cell.n_baseline)} before)")
+
+
+def count(value: int) -> Markup:
+    """``12345`` → ``12,345``."""
+    return Markup(f"{int(value):,}")
+
+
+def change(baseline: float, current: float) -> Markup:
+    """A per-case change: ``1 → 0`` for hits, ``0.631 → 0.000`` otherwise."""
+    if baseline in (0.0, 1.0) and current in (0.0, 1.0):
+        return Markup(f"{baseline:g} → {current:g}")
+    return Markup(f"{num(baseline)} → {num(current)}")
+
+
+def sparkline(values: Sequence[float]) -> Markup:
+    """One block per value, height ``round((v − min) / (max − min) × 7)`` of ``▁…█``; a flat series
+    is drawn at mid height (``▄``)."""
+    if not values:
+        return Markup("")
+    lo, hi = min(values), max(values)
+    if hi - lo < 1e-12:
+        return Markup(SPARK[3] * len(values))
+    return Markup("".join(SPARK[round((v - lo) / (hi - lo) * (len(SPARK) - 1))] for v in values))
+
+
+def clamp01(value: float) -> float:
+    return min(1.0, max(0.0, float(value)))
+
+
+def safe_url(url: str) -> Markup | None:
+    """An http(s) URL fit for ``[text](url)`` and ``href``: characters outside RFC 3986's set
+    (spaces, quotes, ``<>()``, backticks, pipes…) percent-encoded; other schemes → None."""
+    parts = urlsplit(str(url).strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return Markup(quote(str(url).strip(), safe=":/?#@!$&*+,;=%-._~[]"))

@@ -1,0 +1,106 @@
+"""The HTML report: one self-contained file (inline CSS, inline SVG charts, a few lines of inline
+JS to sort and filter the per-case table), rendered from ``templates/report.html.j2`` in a
+sandboxed, HTML-autoescaping Jinja environment. No remote URL of any kind, and a
+Content-Security-Policy that forbids loading anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import PackageLoader, StrictUndefined, select_autoescape
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.render import fmt
+from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
+from retrieval_gate.render.context import Cell, SliceRow, build_context, field_label, split_slice
+from retrieval_gate.score.results import CaseResult, Results
+
+HTML_TEMPLATE = "report.html.j2"
+TOP_RETRIEVED = 5
+
+
+@dataclass(frozen=True)
+class CaseLine:
+    """One row of the per-case table. ``deltas`` are per-case (current − baseline) for the
+    headline metrics, when the baseline has the case."""
+
+    id: str
+    query: str
+    status: str
+    error: str | None
+    slices: list[str]
+    values: dict[str, float | None]
+    deltas: dict[str, float | None]
+    gold: list[str]
+    retrieved: list[str]
+    hit_ranks: list[int]  # 1-based ranks of gold cards among the retrieved
+
+
+def case_lines(results: Results, baseline: Baseline | None, metrics: list[str]) -> list[CaseLine]:
+    base = baseline.cases if baseline is not None else {}
+    out = []
+    for case in results.cases:
+        old = base.get(case.id)
+        values = {m: case.scores.get(m) for m in metrics}
+        deltas: dict[str, float | None] = {}
+        for m in metrics:
+            before = old.scores.get(m) if old is not None else None
+            now = case.scores.get(m)
+            deltas[m] = None if before is None or now is None else now - before
+        out.append(CaseLine(
+            id=case.id, query=case.query, status=case.status, error=case.error,
+            slices=[s for s in case.slices if s != "overall"], values=values, deltas=deltas,
+            gold=list(case.gold), retrieved=list(case.retrieved[:TOP_RETRIEVED]),
+            hit_ranks=_hit_ranks(case),
+        ))
+    return out
+
+
+def _hit_ranks(case: CaseResult) -> list[int]:
+    gold = set(case.gold)
+    return [i + 1 for i, card in enumerate(case.retrieved) if card in gold]
+
+
+def chart_rows(overall: Cell | None, rows: list[SliceRow], metric: str) -> list[ChartRow]:
+    out = [ChartRow(label="overall", cell=overall)] if overall is not None else []
+    for row in rows:
+        if metric in row.cells:
+            out.append(ChartRow(label=f"{row.label} = {row.value}", cell=row.cells[metric],
+                                indicative=row.indicative))
+    return out
+
+
+def html_environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=PackageLoader("retrieval_gate", "templates"),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(num=fmt.num, signed=fmt.signed, delta=fmt.delta_plain, ci=fmt.ci, n=fmt.n_label,
+                       count=fmt.count, change=fmt.change, field_label=field_label)
+    env.globals.update(status_words=fmt.STATUS_WORDS, split_slice=split_slice)
+    return env
+
+
+def render_html(*, results: Results, comparison: Comparison | None = None, baseline: Baseline | None = None) -> str:
+    """The full report as one HTML document (a string)."""
+    context: dict[str, Any] = build_context(results=results, comparison=comparison, baseline=baseline)
+    primary = context["primary"]
+    overall = {c.metric: c for c in context["headline"]}
+    compared = comparison is not None
+    context["charts"] = [
+        slice_chart(chart_rows(overall.get(metric), context["slices"], metric),
+                    title=f"{display} by slice", proportion=metric.startswith("hit@"), compared=compared)
+        for metric, display in context["slice_metrics"]
+    ]
+    context["trend_svg"] = trend_chart(context["trend"]) if context["trend"] is not None else None
+    metrics = [c.metric for c in context["headline"]] or [primary]
+    context["case_metrics"] = [(m, c.display) for m, c in overall.items()]
+    context["cases"] = case_lines(results, baseline, metrics)
+    context["case_has_deltas"] = baseline is not None
+    context["top_retrieved"] = TOP_RETRIEVED
+    return html_environment().get_template(HTML_TEMPLATE).render(**context)

@@ -1,0 +1,198 @@
+"""The PR comment and the job summary: Markdown rendered from ``templates/comment.md.j2`` (or a
+user template extending it) in a sandboxed Jinja environment.
+
+Every ``{{ … }}`` is escaped with ``escape.md_text`` unless the value is marked safe (the number
+filters return safe text), so user data cannot break tables, inject HTML or ping people.
+
+Size: GitHub refuses comments over 65,536 characters. ``render_comment`` renders with everything,
+and while the text is longer than ``max_chars`` re-renders with fewer per-case entries (lost /
+gained hits, added / removed / failed ids: 100, 50, 20, 10, 0 each), then fewer slice rows (40,
+20, 10, 0; the regressed and most-changed are kept), saying what was cut and where the full report
+is. If even that is too long (a custom template, a huge config diff) it cuts at a line end and
+appends a notice; the marker is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jinja2 import (
+    ChoiceLoader,
+    FileSystemLoader,
+    PackageLoader,
+    StrictUndefined,
+    Template,
+    TemplateError,
+    TemplateNotFound,
+    TemplateSyntaxError,
+)
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup
+
+from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.render import fmt
+from retrieval_gate.render.context import LINK_LABELS, Limits, build_context
+from retrieval_gate.render.escape import chart_label, marker_suite, md_text
+from retrieval_gate.score.results import Results
+
+GITHUB_COMMENT_LIMIT = 65_536
+COMMENT_TEMPLATE = "comment.md.j2"
+CASE_STEPS = (None, 100, 50, 20, 10, 0)
+SLICE_STEPS = (40, 20, 10, 0)
+
+
+def comment_marker(suite: str) -> str:
+    """The hidden line that identifies this suite's sticky comment: ``<!-- retrieval-gate:<suite> -->``."""
+    return f"<!-- retrieval-gate:{marker_suite(suite)} -->"
+
+
+def _finalize(value: Any) -> Any:
+    """Markdown autoescape: everything printed that is not already safe goes through md_text."""
+    if isinstance(value, Markup):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return str(value)
+    return md_text(value)
+
+
+def _md_filter(value: Any, max_len: int | None = None) -> Markup:
+    return md_text(value, max_len=max_len)
+
+
+def _url_filter(value: Any) -> Markup:
+    return fmt.safe_url(str(value)) or Markup("")
+
+
+def markdown_environment(extra_dir: Path | None = None) -> ImmutableSandboxedEnvironment:
+    """The sandboxed environment: package templates first (so ``{% extends "comment.md.j2" %}``
+    always means ours), then the custom template's folder for its own includes."""
+    loaders: list[Any] = [PackageLoader("retrieval_gate", "templates")]
+    if extra_dir is not None:
+        loaders.append(FileSystemLoader(str(extra_dir)))
+    env = ImmutableSandboxedEnvironment(
+        loader=ChoiceLoader(loaders),
+        autoescape=False,
+        finalize=_finalize,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        md=_md_filter, num=fmt.num, signed=fmt.signed, delta=fmt.delta, ci=fmt.ci, n=fmt.n_label,
+        count=fmt.count, change=fmt.change, sparkline=fmt.sparkline, url=_url_filter,
+        chart_label=chart_label, clamp01=fmt.clamp01,
+    )
+    env.globals.update(status_emoji=fmt.STATUS_EMOJI, status_words=fmt.STATUS_WORDS)
+    return env
+
+
+def _load_template(template: Path | None) -> tuple[Template, str]:
+    if template is None:
+        return markdown_environment().get_template(COMMENT_TEMPLATE), COMMENT_TEMPLATE
+    path = Path(template)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(Problem(str(path), None, f"cannot read template: {exc}")) from None
+    env = markdown_environment(extra_dir=path.parent)
+    try:
+        return env.from_string(source), str(path)
+    except TemplateSyntaxError as exc:
+        raise InputError(Problem(str(path), exc.lineno, f"template syntax error: {exc.message}")) from None
+
+
+def _render(template: Template, where: str, context: Mapping[str, Any]) -> str:
+    try:
+        return template.render(**context)
+    except TemplateSyntaxError as exc:
+        raise InputError(Problem(exc.filename or where, exc.lineno, f"template syntax error: {exc.message}")) from None
+    except TemplateNotFound as exc:
+        raise InputError(Problem(where, None, f"template not found: {exc.name}")) from None
+    except TemplateError as exc:
+        raise InputError(Problem(where, None, f"template error: {exc}")) from None
+
+
+def _check_marker(text: str, marker: str, where: str) -> None:
+    if marker not in text:
+        raise InputError(Problem(where, None, f"the rendered comment lacks the marker {marker!r}: keep "
+                                 "{{ marker }} in the template (or extend comment.md.j2), it is how "
+                                 "the sticky comment is found"))
+
+
+def _context(results: Results, comparison: Comparison | None, baseline: Baseline | None,
+             links: Mapping[str, str] | None, limits: Limits, summary: bool) -> dict[str, Any]:
+    clean_links = {key: str(url) for key, url in (links or {}).items() if fmt.safe_url(str(url))}
+    context = build_context(results=results, comparison=comparison, baseline=baseline, links=clean_links,
+                            limits=limits, marker=Markup(comment_marker(results.suite)))
+    context["summary"] = summary
+    context["limit"] = GITHUB_COMMENT_LIMIT
+    return context
+
+
+def render_summary(
+    *,
+    results: Results,
+    comparison: Comparison | None = None,
+    baseline: Baseline | None = None,
+    links: dict[str, str] | None = None,
+    template: Path | None = None,
+) -> str:
+    """The job summary: the comment's template with nothing cut."""
+    tpl, where = _load_template(template)
+    context = _context(results, comparison, baseline, links, Limits(), summary=True)
+    text = _render(tpl, where, context)
+    _check_marker(text, context["marker"], where)
+    return text
+
+
+def render_comment(
+    *,
+    results: Results,
+    comparison: Comparison | None = None,
+    baseline: Baseline | None = None,
+    links: dict[str, str] | None = None,
+    template: Path | None = None,
+    max_chars: int = 65_000,
+) -> str:
+    """The sticky PR comment, at most ``max_chars`` characters (see the module docstring)."""
+    tpl, where = _load_template(template)
+    text = ""
+    marker = comment_marker(results.suite)
+    for limits in _steps():
+        context = _context(results, comparison, baseline, links, limits, summary=False)
+        text = _render(tpl, where, context)
+        _check_marker(text, marker, where)
+        if len(text) <= max_chars:
+            return text
+    return hard_cut(text, max_chars=max_chars, marker=marker, links=links)
+
+
+def _steps() -> list[Limits]:
+    return [Limits(cases=c) for c in CASE_STEPS] + [Limits(cases=0, slices=s) for s in SLICE_STEPS]
+
+
+def hard_cut(text: str, *, max_chars: int, marker: str, links: Mapping[str, str] | None = None) -> str:
+    """Last resort: keep whole lines up to the limit, then a notice (and the marker, if it was
+    below the cut)."""
+    where = _where_full_report(links)
+    notice = f"\n\n> ✂️ **Cut here** to fit GitHub's comment size limit. {where}\n"
+    budget = max_chars - len(notice) - len(marker) - 1
+    head = text[: max(budget, 0)]
+    head = head[: head.rfind("\n") + 1] if "\n" in head else head
+    if marker not in head:
+        head = marker + "\n" + head
+    return head.rstrip() + notice
+
+
+def _where_full_report(links: Mapping[str, str] | None) -> str:
+    found = [(LINK_LABELS.get(key, key), fmt.safe_url(str(url))) for key, url in (links or {}).items()]
+    parts = [f"[{md_text(label)}]({url})" for label, url in found if url]
+    if parts:
+        return "Full report: " + " · ".join(parts) + "."
+    return "The full report is in the job summary and the HTML report (`retrieval-gate report --format html`)."

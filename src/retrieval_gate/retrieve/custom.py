@@ -1,0 +1,290 @@
+"""Pluggable retrievers (ADR-072 §2: question and limit in, ranked ids out). None of them embeds
+the KB or loads a model.
+
+- ``python:module:function`` (or ``python:path/to/file.py:function``): ``function(query: str,
+  limit: int) -> list[str]`` of card (or chunk) ids, best first. If a case has a ``filter`` the
+  function is called with ``filter=…`` and must accept it (else that case fails).
+- ``http(s)://…``: ``POST {"query", "limit"[, "filter"]}`` → ``{"ids": […][, "scores": […]]}``,
+  with a timeout and bounded retries (connection errors, timeouts, HTTP 429 and 5xx; other 4xx
+  are not retried). A query that still fails becomes that case's error — counted as failed in
+  completeness, never a crash.
+- ``run:path``: a precomputed run file (``load/runs.py``: TREC or JSONL), matched by case id.
+
+Answers are mapped chunk → card, de-duplicated by first occurrence and cut at ``limit``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrieval_gate.errors import RetrieverError
+from retrieval_gate.load.runs import Run
+from retrieval_gate.models import Case, RankedList
+
+
+def _as_ids(value: Any, where: str) -> list[str]:
+    """A returned ranking must be a list of ids (strings, or integers taken as text)."""
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+        raise TypeError(f"{where} must return a list of ids, got {type(value).__name__}")
+    out = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, str | int):
+            raise TypeError(f"{where} returned a non-id item {item!r}")
+        out.append(str(item))
+    return out
+
+
+def cards_with_scores(ids: Sequence[str], scores: Sequence[float] | None, limit: int,
+                      chunk_to_card: Mapping[str, str] | None) -> tuple[tuple[str, ...], tuple[float, ...] | None]:
+    """Map ids to cards keeping each card's first (best) occurrence — and that occurrence's
+    score — then cut at ``limit``."""
+    cards: dict[str, float | None] = {}
+    if limit <= 0:
+        return (), (() if scores is not None else None)
+    for i, raw in enumerate(ids):
+        card = chunk_to_card.get(raw, raw) if chunk_to_card is not None else raw
+        if card not in cards:
+            cards[card] = float(scores[i]) if scores is not None else None
+            if len(cards) == limit:
+                break
+    kept = tuple(cards)
+    return kept, (tuple(cards.values()) if scores is not None else None)  # type: ignore[arg-type]
+
+
+def _finish(ids: Sequence[str], limit: int, chunk_to_card: Mapping[str, str] | None,
+            started: float, scores: Sequence[float] | None = None) -> RankedList:
+    cards, kept_scores = cards_with_scores(ids, scores, limit, chunk_to_card)
+    return RankedList(ids=cards, scores=kept_scores, latency_ms=(time.perf_counter() - started) * 1000.0)
+
+
+# ---- python:module:function -------------------------------------------------------------------
+
+def load_function(target: str) -> Callable[..., Any]:
+    """``module:function`` or ``path/to/file.py:function`` → the callable. Raises RetrieverError."""
+    module_name, sep, func_name = target.rpartition(":")
+    if not sep or not module_name or not func_name:
+        raise RetrieverError(f"python retriever {target!r}: expected python:module:function")
+    try:
+        if module_name.endswith(".py") or "/" in module_name:
+            path = Path(module_name)
+            if not path.is_file():
+                raise RetrieverError(f"python retriever {target!r}: file {module_name} not found")
+            spec = importlib.util.spec_from_file_location(f"_rg_custom_{path.stem}", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            if "" not in sys.path and str(Path.cwd()) not in sys.path:
+                sys.path.insert(0, str(Path.cwd()))
+            module = importlib.import_module(module_name)
+    except RetrieverError:
+        raise
+    except Exception as exc:
+        raise RetrieverError(f"python retriever {target!r}: cannot import {module_name}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise RetrieverError(f"python retriever {target!r}: {module_name} has no function {func_name!r}")
+    return func
+
+
+def _accepts_filter(func: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "filter" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+class PythonRetriever:
+    """Calls a user function once per query."""
+
+    def __init__(self, *, target: str, func: Callable[..., Any] | None = None,
+                 chunk_to_card: Mapping[str, str] | None = None):
+        self.target = target
+        self.func = func if func is not None else load_function(target)
+        self.chunk_to_card = chunk_to_card
+        self.name = f"python:{target}"
+        self._filter_ok = _accepts_filter(self.func)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def _one(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
+        started = time.perf_counter()
+        if where is not None and not self._filter_ok:
+            return RankedList(error=f"{self.name} takes no 'filter' argument but the case has a filter")
+        try:
+            value = self.func(query, limit, filter=where) if where is not None else self.func(query, limit)
+            ids = _as_ids(value, self.name)
+        except Exception as exc:  # the user's code failing on one query fails that case only
+            return RankedList(error=f"{self.name}: {type(exc).__name__}: {exc}")
+        return _finish(ids, limit, self.chunk_to_card, started)
+
+    def search(self, queries: Sequence[str], limit: int,
+               filters: Sequence[dict[str, Any] | None] | None = None) -> list[RankedList]:
+        wheres = list(filters) if filters is not None else [None] * len(queries)
+        return [self._one(q, limit, w) for q, w in zip(queries, wheres, strict=True)]
+
+
+# ---- HTTP endpoint ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HttpOptions:
+    timeout_s: float = 10.0
+    retries: int = 2  # extra attempts after the first
+    backoff_s: float = 0.5  # wait before retry i (0-based): backoff_s · 2^i
+    concurrency: int = 4
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> HttpOptions:
+        """From config ``options``: ``http_timeout_s``, ``http_retries``, ``http_backoff_s``,
+        ``http_concurrency``, ``http_headers``."""
+        kwargs = {key: data[f"http_{key}"] for key in ("timeout_s", "retries", "backoff_s", "concurrency", "headers")
+                  if f"http_{key}" in data}
+        opts = cls(**kwargs)
+        if opts.timeout_s <= 0 or opts.retries < 0 or opts.backoff_s < 0 or opts.concurrency < 1:
+            raise RetrieverError("http options: timeout_s > 0, retries ≥ 0, backoff_s ≥ 0, concurrency ≥ 1")
+        return opts
+
+
+class _Retryable(Exception):
+    pass
+
+
+class HttpRetriever:
+    """POSTs each query to a user's search endpoint."""
+
+    def __init__(self, *, url: str, options: HttpOptions | None = None,
+                 chunk_to_card: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.url = url
+        self.options = options or HttpOptions()
+        self.chunk_to_card = chunk_to_card
+        self.name = url
+        self._sleep = sleep
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"name": "http", "url": self.url}
+
+    def _post(self, payload: dict[str, Any]) -> Any:
+        body = json.dumps(payload).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **self.options.headers}
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.options.timeout_s) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            message = f"HTTP {exc.code} {exc.reason}"
+            if exc.code == 429 or exc.code >= 500:
+                raise _Retryable(message) from None
+            raise ValueError(message) from None
+        except TimeoutError:
+            raise _Retryable(f"timed out after {self.options.timeout_s:g} s") from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise _Retryable(f"timed out after {self.options.timeout_s:g} s") from None
+            raise _Retryable(f"cannot connect: {exc.reason}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise _Retryable(f"connection failed: {type(exc).__name__}: {exc}") from None
+        try:
+            return json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ValueError("response is not JSON") from None
+
+    def _one(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
+        started = time.perf_counter()
+        payload: dict[str, Any] = {"query": query, "limit": limit}
+        if where is not None:
+            payload["filter"] = where
+        attempts = self.options.retries + 1
+        for attempt in range(attempts):
+            try:
+                data = self._post(payload)
+                if not isinstance(data, dict) or "ids" not in data:
+                    raise ValueError('response must be a JSON object with "ids"')
+                ids = _as_ids(data["ids"], "endpoint")
+                scores = data.get("scores")
+                if scores is not None and (not isinstance(scores, list) or len(scores) != len(ids)
+                                           or not all(isinstance(s, int | float) and not isinstance(s, bool)
+                                                      for s in scores)):
+                    raise ValueError('"scores" must be a list of numbers, one per id')
+                return _finish(ids, limit, self.chunk_to_card, started, scores)
+            except _Retryable as exc:
+                if attempt + 1 == attempts:
+                    return RankedList(error=f"{self.url}: {exc} (after {attempts} attempt(s))")
+                self._sleep(self.options.backoff_s * (2 ** attempt))
+            except (ValueError, TypeError) as exc:
+                return RankedList(error=f"{self.url}: {exc}")
+        raise AssertionError("unreachable")
+
+    def search(self, queries: Sequence[str], limit: int,
+               filters: Sequence[dict[str, Any] | None] | None = None) -> list[RankedList]:
+        wheres = list(filters) if filters is not None else [None] * len(queries)
+        if len(wheres) != len(queries):
+            raise ValueError("filters must align with queries")
+        if self.options.concurrency == 1 or len(queries) <= 1:
+            return [self._one(q, limit, w) for q, w in zip(queries, wheres, strict=True)]
+        with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
+            return list(pool.map(lambda qw: self._one(qw[0], limit, qw[1]), zip(queries, wheres, strict=True)))
+
+
+# ---- run:path --------------------------------------------------------------------------------
+
+class RunRetriever:
+    """Answers from a precomputed run, matched by case id (``search_cases``). ``search`` by query
+    text works when the text names one case (or cases with identical rankings). Filters are
+    the run's producer's business and are not applied here."""
+
+    def __init__(self, *, run: Run, cases: Sequence[Case] = (),
+                 chunk_to_card: Mapping[str, str] | None = None):
+        self.run = run
+        self.chunk_to_card = chunk_to_card
+        self.name = f"run:{run.path}"
+        self._by_query: dict[str, list[str]] = {}
+        for case in cases:
+            self._by_query.setdefault(case.query, []).append(case.id)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"name": "run", "format": self.run.format, "sha256": self.run.sha256}
+
+    def _answer(self, case_id: str, limit: int) -> RankedList:
+        ranking = self.run.rankings.get(case_id)
+        if ranking is None:
+            return RankedList(error="missing from the run")
+        if ranking.error:
+            return ranking
+        cards, scores = cards_with_scores(ranking.ids, ranking.scores, limit, self.chunk_to_card)
+        return RankedList(ids=cards, scores=scores, latency_ms=ranking.latency_ms)
+
+    def search_cases(self, case_ids: Sequence[str], limit: int) -> list[RankedList]:
+        return [self._answer(cid, limit) for cid in case_ids]
+
+    def search(self, queries: Sequence[str], limit: int,
+               filters: Sequence[dict[str, Any] | None] | None = None) -> list[RankedList]:
+        out = []
+        for query in queries:
+            ids = self._by_query.get(query, [])
+            answers = {self._answer(cid, limit) for cid in ids}
+            if not ids:
+                out.append(RankedList(error="no case has this query text; run files are matched by case id"))
+            elif len(answers) > 1:
+                out.append(RankedList(error=f"cases {', '.join(ids)} share this query text but differ in the "
+                                            "run; match by case id (search_cases)"))
+            else:
+                out.append(answers.pop())
+        return out

@@ -1,0 +1,219 @@
+"""Retriever specs (``--retriever dense,bm25,hybrid,hybrid+rerank,python:m:f,https://…,run:file``)
+and the builder that turns them into ``Retriever`` objects.
+
+Parsing is pure. ``RetrieverBuilder`` is the shell around the adapters: it builds each part
+once (one BM25 index, one dense retriever, one cross-encoder) and shares it between the specs of
+one eval, so ``dense,bm25,hybrid`` embeds and indexes the KB once. The dense retriever comes from
+a zero-argument callable the caller passes in (it owns the embedder and the store), and is asked
+for only by specs that need it: ``bm25`` and the custom retrievers never load a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from retrieval_gate.errors import UsageError
+from retrieval_gate.load.kb import KnowledgeBase
+from retrieval_gate.models import Case
+from retrieval_gate.retrieve.base import Retriever
+from retrieval_gate.settings import ChunkSettings
+
+Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run"]
+BUILTIN: tuple[Kind, ...] = ("dense", "bm25", "hybrid")
+RERANK_SUFFIX = "+rerank"
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    kind: Kind
+    target: str | None = None  # module:function, URL or run path
+    rerank: bool = False
+
+    @property
+    def name(self) -> str:
+        """The label used in tables and result file names."""
+        base = {"python": f"python:{self.target}", "http": self.target, "run": f"run:{self.target}"}.get(
+            self.kind, self.kind)
+        return f"{base}{RERANK_SUFFIX}" if self.rerank else str(base)
+
+    @property
+    def needs_embedder(self) -> bool:
+        return self.kind in ("dense", "hybrid")
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe label: ``results.<slug>.json``."""
+        keep = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in self.name.replace("+", "_"))
+        return "-".join(part for part in keep.split("-") if part) or self.kind
+
+
+def parse_retriever(text: str) -> RetrieverSpec:
+    """One spec: ``dense`` | ``bm25`` | ``hybrid`` | ``python:MODULE:FUNCTION`` | ``http(s)://URL``
+    | ``run:PATH``, any of them optionally followed by ``+rerank``."""
+    raw = text.strip()
+    rerank = raw.lower().endswith(RERANK_SUFFIX)
+    if rerank:
+        raw = raw[: -len(RERANK_SUFFIX)].strip()
+    lower = raw.lower()
+    if lower in BUILTIN:
+        return RetrieverSpec(kind=lower, rerank=rerank)  # type: ignore[arg-type]
+    if lower.startswith(("http://", "https://")):
+        return RetrieverSpec(kind="http", target=raw, rerank=rerank)
+    if lower.startswith("python:"):
+        target = raw[len("python:"):]
+        if target.count(":") < 1 or not target.rpartition(":")[2] or not target.rpartition(":")[0]:
+            raise UsageError(f"retriever {text!r}: expected python:module:function")
+        return RetrieverSpec(kind="python", target=target, rerank=rerank)
+    if lower.startswith("run:"):
+        target = raw[len("run:"):]
+        if not target:
+            raise UsageError(f"retriever {text!r}: expected run:PATH")
+        return RetrieverSpec(kind="run", target=target, rerank=rerank)
+    raise UsageError(f"retriever {text!r} is unknown (dense, bm25, hybrid, python:module:function, "
+                     "http(s)://…, run:PATH; add +rerank for a cross-encoder)")
+
+
+def parse_retrievers(text: str | Sequence[str]) -> list[RetrieverSpec]:
+    """A comma-separated list (or a list) of specs, in order, without repeats."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    specs: list[RetrieverSpec] = []
+    for item in items:
+        if not item.strip():
+            continue
+        spec = parse_retriever(item)
+        if spec in specs:
+            raise UsageError(f"retriever {spec.name!r} is listed twice")
+        specs.append(spec)
+    if not specs:
+        raise UsageError("no retriever given")
+    return specs
+
+
+KNOWN_OPTIONS = frozenset({
+    "bm25_k1", "bm25_b", "bm25_language", "bm25_stemmer", "bm25_stopwords", "bm25_token_pattern",
+    "rrf_k", "hybrid_depth", "rerank_model", "rerank_top_n", "rerank_batch_size",
+    "http_timeout_s", "http_retries", "http_backoff_s", "http_concurrency", "http_headers",
+})
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """Unknown retriever options are typos: refuse them rather than ignore them."""
+    unknown = sorted(set(options) - KNOWN_OPTIONS)
+    if unknown:
+        raise UsageError(f"unknown retriever option(s) {', '.join(unknown)} "
+                         f"(known: {', '.join(sorted(KNOWN_OPTIONS))})")
+
+
+def _int_option(options: Mapping[str, Any], key: str, default: int) -> int:
+    value = options.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise UsageError(f"options.{key} must be a positive integer, got {value!r}")
+    return value
+
+
+class RetrieverBuilder:
+    """Builds retrievers for one eval, sharing their parts (see the module docstring).
+
+    ``options`` are the suite's retriever options: ``bm25_*`` (see ``bm25.BM25Options``),
+    ``rrf_k`` (60), ``hybrid_depth`` (100), ``rerank_model``, ``rerank_top_n`` (50),
+    ``rerank_batch_size`` (32), ``http_*`` (see ``custom.HttpOptions``).
+    """
+
+    def __init__(self, *, kb: KnowledgeBase | None, options: Mapping[str, Any] | None = None,
+                 overfetch: int = 3, dense: Callable[[], Retriever] | None = None,
+                 cases: Sequence[Case] = (), chunking: ChunkSettings | None = None,
+                 bm25_units: Sequence[Any] | None = None, cross_encoder: Callable[[str], Any] | None = None):
+        self.kb = kb
+        self.options = dict(options or {})
+        check_options(self.options)
+        self.overfetch = overfetch
+        self._dense_factory = dense
+        self._cases = list(cases)
+        self._chunking = chunking
+        self._bm25_units = bm25_units  # the chunks the dense side embeds, when the caller has them
+        self._cross_encoder_loader = cross_encoder
+        self._parts: dict[str, Any] = {}
+
+    # parts, each built once
+    def _dense(self) -> Retriever:
+        if "dense" not in self._parts:
+            if self._dense_factory is None:
+                raise UsageError("the dense retriever is not available here (no embedder/store)")
+            self._parts["dense"] = self._dense_factory()
+        return self._parts["dense"]
+
+    def _require_kb(self, what: str) -> KnowledgeBase:
+        if self.kb is None:
+            raise UsageError(f"{what} needs the knowledge base (--kb)")
+        return self.kb
+
+    def _bm25(self) -> Retriever:
+        if "bm25" not in self._parts:
+            from retrieval_gate.retrieve.bm25 import BM25Options, BM25Retriever, units_from_kb
+
+            kb = self._require_kb("bm25")
+            opts = BM25Options.from_mapping({**self.options, "overfetch": self.overfetch})
+            units = self._bm25_units if self._bm25_units is not None else units_from_kb(kb, self._chunking)
+            self._parts["bm25"] = BM25Retriever(units=units, options=opts)
+        return self._parts["bm25"]
+
+    def _hybrid(self) -> Retriever:
+        if "hybrid" not in self._parts:
+            from retrieval_gate.retrieve.hybrid import DEFAULT_DEPTH, HybridRetriever
+
+            self._parts["hybrid"] = HybridRetriever(
+                lanes=[self._dense(), self._bm25()],
+                k=_int_option(self.options, "rrf_k", 60),
+                depth=_int_option(self.options, "hybrid_depth", DEFAULT_DEPTH),
+            )
+        return self._parts["hybrid"]
+
+    def _cross_encoder(self) -> tuple[Any, str]:
+        from retrieval_gate.retrieve.rerank import DEFAULT_RERANK_MODEL, load_cross_encoder
+
+        name = str(self.options.get("rerank_model") or DEFAULT_RERANK_MODEL)
+        key = f"ce:{name}"
+        if key not in self._parts:
+            loader = self._cross_encoder_loader or load_cross_encoder
+            self._parts[key] = loader(name)
+        return self._parts[key], name
+
+    def _chunk_map(self) -> dict[str, str] | None:
+        return self.kb.chunk_to_card if self.kb is not None else None
+
+    def _base(self, spec: RetrieverSpec) -> Retriever:
+        if spec.kind == "dense":
+            return self._dense()
+        if spec.kind == "bm25":
+            return self._bm25()
+        if spec.kind == "hybrid":
+            return self._hybrid()
+        from retrieval_gate.retrieve import custom
+
+        assert spec.target is not None
+        if spec.kind == "python":
+            return custom.PythonRetriever(target=spec.target, chunk_to_card=self._chunk_map())
+        if spec.kind == "http":
+            return custom.HttpRetriever(url=spec.target, options=custom.HttpOptions.from_mapping(self.options),
+                                        chunk_to_card=self._chunk_map())
+        from retrieval_gate.load.runs import load_run
+
+        return custom.RunRetriever(run=load_run(Path(spec.target)), cases=self._cases,
+                                   chunk_to_card=self._chunk_map())
+
+    def build(self, spec: RetrieverSpec) -> Retriever:
+        base = self._base(spec)
+        if not spec.rerank:
+            return base
+        from retrieval_gate.retrieve.rerank import DEFAULT_TOP_N, RerankRetriever, card_texts
+
+        kb = self._require_kb("+rerank")
+        if "texts" not in self._parts:
+            self._parts["texts"] = card_texts(kb)
+        scorer, model_name = self._cross_encoder()
+        return RerankRetriever(base=base, scorer=scorer, texts=self._parts["texts"], model_name=model_name,
+                               top_n=_int_option(self.options, "rerank_top_n", DEFAULT_TOP_N),
+                               batch_size=_int_option(self.options, "rerank_batch_size", 32))

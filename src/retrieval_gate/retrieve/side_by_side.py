@@ -1,0 +1,121 @@
+"""Several retrievers over the same cases, side by side, with paired deltas against a reference
+(e.g. hybrid vs dense; ``X+rerank`` vs ``X`` is the reranker's ΔnDCG). Pure.
+
+For retriever r, metric m and the reference retriever ref:
+
+- ``value`` = r's mean of m over its cases with gold (its own aggregate), with ``n``;
+- ``delta`` = (1/n_p) Σ_i (m_i(r) − m_i(ref)) over the n_p cases scored by both (per-case
+  scores rounded to 6 decimals first, as ``compare`` does);
+- ``ci`` = paired percentile-bootstrap CI of delta, ``p_value`` = paired sign-flip test, two
+  sided — both from ``compare.stats`` (same seed → same numbers).
+
+Failed cases stay in: they are scored as empty rankings by both, exactly as in each results
+file, so a retriever that fails more often is not flattered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, paired_stats
+from retrieval_gate.errors import UsageError
+from retrieval_gate.score.results import Results
+
+DECIMALS = 6
+SIDE_BY_SIDE_SCHEMA_VERSION = 1
+_HEADLINE = ("hit", "recall", "ndcg", "mrr")
+
+
+class Cell(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    value: float | None = None
+    n: int = 0
+    delta: float | None = None  # vs the reference; None for the reference itself
+    n_paired: int = 0
+    ci: tuple[float, float] | None = None
+    p_value: float | None = None
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    retriever: str
+    cells: dict[str, Cell]
+    scored: int
+    failed: int
+    latency_p50_ms: float | None = None
+    search_s: float | None = None
+
+
+class SideBySide(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SIDE_BY_SIDE_SCHEMA_VERSION
+    suite: str
+    slice: str = "overall"
+    reference: str
+    metrics: list[str]
+    rows: list[Row]
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json_data(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def default_metrics(results: Results) -> list[str]:
+    """hit, recall, nDCG and MRR at the headline k, where measured."""
+    k = results.headline_k
+    return [f"{m}@{k}" for m in _HEADLINE if f"{m}@{k}" in results.metrics]
+
+
+def side_by_side(
+    *, results: Mapping[str, Results], reference: str | None = None, metrics: Sequence[str] | None = None,
+    slice_name: str = "overall", level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+) -> SideBySide:
+    """Compare every run in ``results`` (name → Results, in display order) with ``reference``
+    (default: the first). Raises ``UsageError`` for an unknown reference or runs over different
+    case sets."""
+    if not results:
+        raise UsageError("side by side needs at least one results")
+    names = list(results)
+    ref_name = reference if reference is not None else names[0]
+    if ref_name not in results:
+        raise UsageError(f"reference retriever {ref_name!r} is not among {', '.join(names)}")
+    ref = results[ref_name]
+    ids = [c.id for c in ref.cases]
+    for name, run in results.items():
+        if [c.id for c in run.cases] != ids:
+            raise UsageError(f"{name!r} and {ref_name!r} were not run over the same cases")
+    chosen = list(metrics) if metrics is not None else default_metrics(ref)
+    ref_cases = {c.id: c for c in ref.cases}
+    rows = []
+    for name, run in results.items():
+        aggregate = run.aggregates.get(slice_name, {})
+        cells: dict[str, Cell] = {}
+        for metric in chosen:
+            own = aggregate.get(metric)
+            cell = Cell(value=None if own is None else own.value, n=0 if own is None else own.n)
+            if name != ref_name:
+                diffs = [
+                    round(c.scores[metric], DECIMALS) - round(ref_cases[c.id].scores[metric], DECIMALS)
+                    for c in run.cases
+                    if slice_name in c.slices and metric in c.scores and metric in ref_cases[c.id].scores
+                ]
+                if diffs:
+                    [stat] = paired_stats(np.asarray(diffs), level=level, resamples=resamples, seed=seed)
+                    cell = cell.model_copy(update={"delta": stat.delta, "n_paired": stat.n, "ci": stat.ci,
+                                                   "p_value": stat.p_value})
+            cells[metric] = cell
+        timings = run.extras.get("timings") or {}
+        rows.append(Row(retriever=name, cells=cells, scored=run.completeness.scored,
+                        failed=run.completeness.failed,
+                        latency_p50_ms=run.latency.p50_ms if run.latency is not None else None,
+                        search_s=timings.get("search_s")))
+    return SideBySide(suite=ref.suite, slice=slice_name, reference=ref_name, metrics=chosen, rows=rows,
+                      stats={"method": "paired bootstrap CI + sign-flip test", "level": level,
+                             "resamples": resamples, "seed": seed})

@@ -1,0 +1,1 @@
+"""Store: chunking (pure), the exact in-memory index (pure numpy) and the Chroma adapter."""

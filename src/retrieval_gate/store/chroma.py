@@ -1,0 +1,410 @@
+"""Chroma adapter: an embedded persistent store (default), an ephemeral one, or a Chroma server.
+
+Layout of a persistent store folder (default ``.retrieval-gate/store``)::
+
+    retrieval-gate-store.json   marker: {"schema": 1}; a non-empty folder without it is refused
+    chroma/                     the Chroma database (one collection per suite: ``rg-<suite>``)
+    embeddings.sqlite3          the embedding cache (embed/cache.py)
+
+With a Chroma server the folder holds only the cache; ``--ephemeral`` keeps nothing on disk.
+
+Embeddings are always passed explicitly: collections carry an embedding function that refuses to
+embed, so Chroma's default (which downloads a model) can never run. Space is cosine; HNSW
+``max_neighbors`` (M), ``ef_construction`` and ``ef_search`` come from the settings.
+
+The collection's metadata records the store schema, the model (name + files hash), the chunking
+and the HNSW build settings. On open, a collection built differently is deleted and rebuilt, and
+an unreadable store folder is wiped and rebuilt — each with a note — rather than answering from
+stale vectors. ``sync`` is incremental: chunks whose text hash is unchanged stay, changed ones
+are re-embedded (via the cache) and rewritten, chunks of removed cards are deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval_gate.embed.base import Embedder
+from retrieval_gate.errors import RetrievalGateError, StoreError
+from retrieval_gate.files import write_json_atomic
+from retrieval_gate.retrieve.filters import to_chroma_where
+from retrieval_gate.settings import StoreSettings
+from retrieval_gate.store.base import ChunkIndex, Hit, SyncReport
+from retrieval_gate.store.chunking import Chunk
+from retrieval_gate.store.exact import ExactIndex
+
+STORE_SCHEMA = 1
+DEFAULT_STORE_DIR = ".retrieval-gate/store"
+MARKER = "retrieval-gate-store.json"
+CHROMA_DIR = "chroma"
+CACHE_FILE = "embeddings.sqlite3"
+DEFAULT_CHROMA_PORT = 8000
+EXPLICIT_EF_NAME = "retrieval_gate_explicit"
+_PAGE = 10_000  # rows per collection.get page
+
+Notify = Callable[[str], None]
+Progress = Callable[[str, int, int], None]
+
+
+def collection_name(suite: str) -> str:
+    """``rg-<suite>`` in Chroma's alphabet ([a-zA-Z0-9._-], 3–512 chars, alphanumeric ends)."""
+    slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", suite).strip("-._") or "default"
+    return f"rg-{slug}"[:512].rstrip("-._")
+
+
+def search_fingerprint(settings: StoreSettings) -> dict[str, Any]:
+    """The search settings that can change results (not where the store lives)."""
+    if settings.exact:
+        return {"search": "exact", "space": "cosine"}
+    return {"search": "hnsw", "space": "cosine", "hnsw_m": settings.hnsw_m,
+            "hnsw_construction_ef": settings.hnsw_construction_ef, "hnsw_search_ef": settings.hnsw_search_ef}
+
+
+class ChromaStore:
+    """See the module docstring. ``open`` happens on the first ``sync``."""
+
+    def __init__(self, settings: StoreSettings, *, collection: str = "rg-default",
+                 notify: Notify | None = None, progress: Progress | None = None):
+        self.settings = settings
+        self.collection_name = collection
+        self.notify = notify or (lambda _msg: None)
+        self.progress = progress
+        self.root: Path | None = None
+        self._client: Any = None
+        self._collection: Any = None
+        self._rebuilt: str | None = None
+        if settings.mode != "ephemeral":
+            self.root = Path(settings.path or DEFAULT_STORE_DIR)
+            self._prepare_root(self.root)
+
+    # -- the folder ----------------------------------------------------------------------------
+    @property
+    def cache_file(self) -> Path | None:
+        return self.root / CACHE_FILE if self.root is not None else None
+
+    @property
+    def chroma_path(self) -> Path | None:
+        return self.root / CHROMA_DIR if self.root is not None and self.settings.mode == "persistent" else None
+
+    def _prepare_root(self, root: Path) -> None:
+        if root.exists() and not root.is_dir():
+            raise StoreError(f"store path {root} is a file, not a folder")
+        marker = root / MARKER
+        if root.is_dir() and any(root.iterdir()):
+            if not marker.is_file():
+                raise StoreError(f"store folder {root} is not empty and is not a retrieval-gate store "
+                                 f"(no {MARKER}); pass an empty or new folder with --store")
+            schema = _marker_schema(marker)
+            if schema == STORE_SCHEMA:
+                return
+            self.notify(f"store {root} has schema {schema!r}, this version uses {STORE_SCHEMA}; rebuilding it")
+            self._rebuilt = f"store schema {schema!r}, expected {STORE_SCHEMA}"
+            self._wipe(root, cache_too=True)
+        try:
+            write_json_atomic(marker, {"schema": STORE_SCHEMA, "tool": "retrieval-gate"})
+        except Exception as exc:
+            raise StoreError(f"cannot write to the store folder {root}: {exc}") from None
+
+    @staticmethod
+    def _wipe(root: Path, *, cache_too: bool) -> None:
+        """Remove only what this tool puts in a store folder."""
+        _forget_systems()
+        shutil.rmtree(root / CHROMA_DIR, ignore_errors=True)
+        if cache_too:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{root / CACHE_FILE}{suffix}").unlink(missing_ok=True)
+
+    # -- the client and the collection ------------------------------------------------------------
+    def _new_client(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False)
+        mode = self.settings.mode
+        if mode == "persistent":
+            assert self.chroma_path is not None
+            return chromadb.PersistentClient(path=str(self.chroma_path), settings=settings)
+        if mode == "ephemeral":
+            return chromadb.EphemeralClient(settings=settings)
+        host = self.settings.host or "localhost"
+        port = self.settings.port or DEFAULT_CHROMA_PORT
+        try:
+            return chromadb.HttpClient(host=host, port=port, settings=settings)
+        except Exception as exc:
+            raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {_one_line(exc)}") from None
+
+    def _wanted_metadata(self, embedder: Embedder, chunking: Mapping[str, Any]) -> dict[str, Any]:
+        ident = embedder.identity()
+        return {"rg_schema": STORE_SCHEMA, "rg_model": ident.name, "rg_model_sha256": ident.sha256,
+                "rg_chunking": json.dumps(dict(chunking), sort_keys=True),
+                "rg_hnsw_m": self.settings.hnsw_m, "rg_hnsw_construction_ef": self.settings.hnsw_construction_ef}
+
+    def _configuration(self) -> dict[str, Any]:
+        return {"hnsw": {"space": "cosine", "max_neighbors": self.settings.hnsw_m,
+                         "ef_construction": self.settings.hnsw_construction_ef,
+                         "ef_search": self.settings.hnsw_search_ef},
+                "embedding_function": explicit_embedding_function()}
+
+    def open(self, *, embedder: Embedder, chunking: Mapping[str, Any]) -> Any:
+        """The collection, checked; rebuilt when made differently or unreadable (see module doc)."""
+        if self._collection is not None:
+            return self._collection
+        wanted = self._wanted_metadata(embedder, chunking)
+        try:
+            self._collection = self._open_checked(wanted)
+        except RetrievalGateError:
+            raise
+        except Exception as exc:
+            if self.settings.mode != "persistent":
+                raise StoreError(f"the Chroma store failed: {_one_line(exc)}") from None
+            where = self.chroma_path
+            self.notify(f"store {where} is unreadable ({_one_line(exc)}); rebuilding it")
+            self._rebuilt = f"unreadable: {_one_line(exc)}"
+            self._close_client()
+            assert self.root is not None
+            self._wipe(self.root, cache_too=False)
+            try:
+                self._collection = self._open_checked(wanted)
+            except Exception as again:
+                raise StoreError(f"store {where} cannot be rebuilt: {_one_line(again)}") from None
+        return self._collection
+
+    def _open_checked(self, wanted: dict[str, Any]) -> Any:
+        self._client = self._new_client()
+        client = self._client
+        name = self.collection_name
+        ef = explicit_embedding_function()
+        existing = {c.name if hasattr(c, "name") else str(c) for c in client.list_collections()}
+        collection = None
+        if name in existing:
+            collection = client.get_collection(name, embedding_function=ef)
+            reason = "a fresh ephemeral store" if self.settings.mode == "ephemeral" else _mismatch(
+                collection.metadata or {}, wanted)
+            if reason is not None:
+                if self.settings.mode != "ephemeral":
+                    self.notify(f"store collection {name!r} {reason}; rebuilding it")
+                    self._rebuilt = reason
+                client.delete_collection(name)
+                collection = None
+        if collection is None:
+            return client.create_collection(name, configuration=self._configuration(), metadata=wanted,
+                                            embedding_function=ef)
+        _health_check(collection)
+        hnsw = (collection.configuration or {}).get("hnsw") or {}
+        if hnsw.get("ef_search") != self.settings.hnsw_search_ef:
+            collection.modify(configuration={"hnsw": {"ef_search": self.settings.hnsw_search_ef}})
+        return collection
+
+    def _close_client(self) -> None:
+        client, self._client, self._collection = self._client, None, None
+        if client is not None and hasattr(client, "close"):
+            with contextlib.suppress(Exception):  # closing a broken client: nothing left to release
+                client.close()
+
+    def close(self) -> None:
+        self._close_client()
+
+    # -- sync ----------------------------------------------------------------------------------
+    def existing(self) -> dict[str, str]:
+        """``{chunk id: text sha256}`` of what the collection holds."""
+        assert self._collection is not None, "open() first"
+        out: dict[str, str] = {}
+        offset = 0
+        while True:
+            page = self._collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+            ids = page["ids"]
+            for cid, meta in zip(ids, page["metadatas"] or [{}] * len(ids), strict=True):
+                out[cid] = str((meta or {}).get("rg_sha256", ""))
+            if len(ids) < _PAGE:
+                return out
+            offset += _PAGE
+
+    def sync(self, *, chunks: Sequence[Chunk], embedder: Embedder, chunking: Mapping[str, Any]) -> SyncReport:
+        """Make the collection hold exactly ``chunks`` (see the module docstring)."""
+        began = time.perf_counter()
+        collection = self.open(embedder=embedder, chunking=chunking)
+        report = SyncReport(chunks=len(chunks), rebuilt=self._rebuilt)
+        try:
+            have = self.existing()
+            want = {c.id: c for c in chunks}
+            stale = [cid for cid, sha in have.items() if cid not in want or want[cid].sha256 != sha]
+            todo = [c for c in chunks if have.get(c.id) != c.sha256]
+            report.unchanged = len(chunks) - len(todo)
+            batch = max(1, int(self._client.get_max_batch_size()))
+            for i in range(0, len(stale), batch):
+                collection.delete(ids=stale[i:i + batch])
+            report.deleted = len(stale)
+            if todo:
+                vectors = embedder.embed_documents([c.text for c in todo])
+                for i in range(0, len(todo), batch):
+                    part = todo[i:i + batch]
+                    collection.upsert(ids=[c.id for c in part], embeddings=vectors[i:i + batch],
+                                      metadatas=[chunk_metadata(c) for c in part])
+                    if self.progress is not None:
+                        self.progress("indexing", min(i + batch, len(todo)), len(todo))
+            report.added = len(todo)
+        except RetrievalGateError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"the Chroma store failed while syncing: {_one_line(exc)}") from None
+        report.seconds = time.perf_counter() - began
+        return report
+
+    # -- search --------------------------------------------------------------------------------
+    def index(self, *, exact: bool | None = None) -> ChunkIndex:
+        """The HNSW index of the collection, or an exact index over its stored vectors."""
+        assert self._collection is not None, "sync() first"
+        exact = self.settings.exact if exact is None else exact
+        if exact:
+            return exact_index_from(self._collection)
+        return ChromaIndex(self._collection)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return search_fingerprint(self.settings)
+
+
+class ChromaIndex:
+    """HNSW search through Chroma: ``score = 1 − cosine distance``."""
+
+    name = "hnsw"
+
+    def __init__(self, collection: Any):
+        self.collection = collection
+        self._count = int(collection.count())
+
+    def count(self) -> int:
+        return self._count
+
+    def search(self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None) -> list[Hit]:
+        n = min(n, self._count)
+        if n <= 0:
+            return []
+        res = self.collection.query(query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+                                    n_results=n, where=to_chroma_where(where),
+                                    include=["metadatas", "distances"])
+        ids = res["ids"][0]
+        metas = (res.get("metadatas") or [[{}] * len(ids)])[0]
+        dists = (res.get("distances") or [[0.0] * len(ids)])[0]
+        return [Hit(cid, str((m or {}).get("parent_id", cid)), 1.0 - float(d))
+                for cid, m, d in zip(ids, metas, dists, strict=True)]
+
+
+def exact_index_from(collection: Any) -> ExactIndex:
+    """Every stored vector of the collection in one matrix (exact search over the store)."""
+    ids: list[str] = []
+    metas: list[dict[str, Any]] = []
+    blocks: list[np.ndarray] = []
+    offset = 0
+    while True:
+        page = collection.get(include=["embeddings", "metadatas"], limit=_PAGE, offset=offset)
+        ids.extend(page["ids"])
+        metas.extend(dict(m or {}) for m in (page["metadatas"] or [{}] * len(page["ids"])))
+        if len(page["ids"]):
+            blocks.append(np.asarray(page["embeddings"], dtype=np.float32))
+        if len(page["ids"]) < _PAGE:
+            break
+        offset += _PAGE
+    vectors = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+    return ExactIndex(ids=ids, card_ids=[str(m.get("parent_id", i)) for i, m in zip(ids, metas, strict=True)],
+                      vectors=vectors, metadatas=metas)
+
+
+def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
+    """The card's scalar metadata (for filters) plus ours: ``parent_id``, ``rg_sha256``,
+    ``rg_position``."""
+    return {**chunk.metadata, "parent_id": chunk.parent_id, "rg_sha256": chunk.sha256,
+            "rg_position": chunk.position}
+
+
+def _mismatch(have: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:
+    """Why a collection cannot be reused, in words, or None."""
+    if have.get("rg_schema") != wanted["rg_schema"]:
+        return f"has store schema {have.get('rg_schema')!r}, expected {wanted['rg_schema']}"
+    if have.get("rg_model_sha256") != wanted["rg_model_sha256"]:
+        return (f"was built with model {have.get('rg_model')!r} ({str(have.get('rg_model_sha256'))[:12]}), "
+                f"not {wanted['rg_model']!r} ({wanted['rg_model_sha256'][:12]})")
+    if have.get("rg_chunking") != wanted["rg_chunking"]:
+        return f"was built with chunking {have.get('rg_chunking')}, not {wanted['rg_chunking']}"
+    for key in ("rg_hnsw_m", "rg_hnsw_construction_ef"):
+        if have.get(key) != wanted[key]:
+            return f"was built with {key[3:]} = {have.get(key)!r}, not {wanted[key]!r}"
+    return None
+
+
+def _health_check(collection: Any) -> None:
+    """Touch the index once so a corrupt segment fails here, not in the middle of the search."""
+    if collection.count() > 0:
+        one = collection.get(limit=1, include=["embeddings"])
+        collection.query(query_embeddings=np.asarray(one["embeddings"], dtype=np.float32)[:1], n_results=1,
+                         include=["distances"])
+
+
+def _marker_schema(marker: Path) -> Any:
+    try:
+        return json.loads(marker.read_text(encoding="utf-8")).get("schema")
+    except (OSError, ValueError, AttributeError):
+        return "unreadable"
+
+
+def _forget_systems() -> None:
+    """Drop Chroma's per-process cache of open databases (needed before wiping one)."""
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+    except Exception:  # an older/newer layout: nothing cached to drop
+        pass
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+_EF_CLASS: Any = None
+
+
+def explicit_embedding_function() -> Any:
+    """An embedding function that refuses to embed (registered once with Chroma)."""
+    global _EF_CLASS
+    if _EF_CLASS is None:
+        from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+        from chromadb.utils.embedding_functions import register_embedding_function
+
+        class ExplicitEmbeddingsOnly(EmbeddingFunction[Documents]):
+            """retrieval-gate passes every embedding itself; Chroma must never embed text."""
+
+            def __init__(self) -> None:
+                pass
+
+            def __call__(self, input: Documents) -> Embeddings:
+                raise StoreError("retrieval-gate passes embeddings explicitly; Chroma was asked to embed text")
+
+            @staticmethod
+            def name() -> str:
+                return EXPLICIT_EF_NAME
+
+            def default_space(self) -> Any:
+                return "cosine"
+
+            def supported_spaces(self) -> Any:
+                return ["cosine"]
+
+            @staticmethod
+            def build_from_config(config: dict[str, Any]) -> ExplicitEmbeddingsOnly:
+                return ExplicitEmbeddingsOnly()
+
+            def get_config(self) -> dict[str, Any]:
+                return {}
+
+        register_embedding_function(ExplicitEmbeddingsOnly)
+        _EF_CLASS = ExplicitEmbeddingsOnly
+    return _EF_CLASS()

@@ -1,0 +1,213 @@
+"""Chunking (pure): knowledge-base cards → the passages that get embedded and indexed.
+
+Markdown/text cards (a KB folder, ``kb.format == "markdown"``):
+
+1. split at headings (``#`` … ``######`` at the start of a line, outside fenced code); a section
+   that holds only headings joins the section after it, so a title is never a chunk on its own;
+2. a section longer than ``size`` characters is cut into windows of at most ``size`` characters,
+   cut at a paragraph, line, sentence or word boundary in the window's second half where there
+   is one; the next window starts ``overlap`` characters before the cut (moved forward to a word
+   start), so consecutive windows share at most ``overlap`` characters;
+3. each chunk is embedded as ``title + "\\n\\n" + section`` (the card's title gives every section
+   its context) unless the section already starts with the title.
+
+Chunk ids are ``{card_id}#{n}`` (n = 0, 1, … in reading order); every chunk carries its card id
+as ``parent_id`` (card identity, ADR-0023).
+
+Record cards (JSONL cards, a BEIR ``corpus.jsonl``): one chunk per record, embedded as
+``(title + " " + text).strip()`` — the BEIR convention, so numbers compare with published ones.
+Records are not split: the model truncates them at its ``max_seq_length`` (256 word pieces for
+all-MiniLM-L6-v2). The chunk id is the record id and ``parent_id`` its card (``parent_id`` or id),
+so pre-chunked JSONL KBs keep their own chunks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import sha256_bytes
+from retrieval_gate.load.kb import KnowledgeBase
+from retrieval_gate.settings import ChunkSettings
+
+Scalar = str | int | float | bool
+
+_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_BREAKS = ("\n\n", "\n", ". ", "? ", "! ", " ")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One embedded passage. ``text`` is exactly what the model sees; ``sha256`` is its hash."""
+
+    id: str
+    parent_id: str
+    text: str
+    position: int = 0
+    metadata: dict[str, Scalar] = field(default_factory=dict)
+    sha256: str = ""
+
+    @property
+    def card_id(self) -> str:
+        return self.parent_id
+
+
+def text_sha256(text: str) -> str:
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def make_chunk(*, id: str, parent_id: str, text: str, position: int = 0,
+               metadata: dict[str, Any] | None = None) -> Chunk:
+    return Chunk(id=id, parent_id=parent_id, text=text, position=position,
+                 metadata=scalar_metadata(metadata or {}), sha256=text_sha256(text))
+
+
+def scalar_metadata(metadata: dict[str, Any]) -> dict[str, Scalar]:
+    """The metadata a vector store can filter on: string keys with string/number/bool values."""
+    return {str(k): v for k, v in metadata.items() if isinstance(v, Scalar)}
+
+
+def strategy(kb_format: str) -> str:
+    return "markdown" if kb_format == "markdown" else "record"
+
+
+def chunking_fingerprint(*, kb_format: str, settings: ChunkSettings) -> dict[str, Any]:
+    """What identifies the chunking (goes into the results config and the store's metadata).
+    Sizes only matter for Markdown/text cards, so records record none."""
+    if strategy(kb_format) == "record":
+        return {"strategy": "record", "text": "title + ' ' + text"}
+    return {"strategy": "markdown", "size": settings.size, "overlap": settings.overlap,
+            "by_headings": settings.by_headings}
+
+
+def check_settings(settings: ChunkSettings) -> None:
+    if settings.overlap >= settings.size:
+        raise UsageError(f"chunk overlap ({settings.overlap}) must be smaller than chunk size "
+                         f"({settings.size})")
+
+
+def chunk_kb(kb: KnowledgeBase, settings: ChunkSettings) -> tuple[Chunk, ...]:
+    """Every card of ``kb`` as chunks, in KB order (see the module docstring)."""
+    check_settings(settings)
+    chunks: list[Chunk] = []
+    if strategy(kb.format) == "record":
+        for card in kb.cards:
+            text = f"{card.title} {card.text}".strip() if card.title else card.text.strip()
+            chunks.append(make_chunk(id=card.id, parent_id=card.card_id, text=text,
+                                     metadata=card.metadata))
+    else:
+        for card in kb.cards:
+            for n, text in enumerate(split_card(card.text, title=card.title, settings=settings)):
+                chunks.append(make_chunk(id=f"{card.id}#{n}", parent_id=card.card_id, text=text,
+                                         position=n, metadata=card.metadata))
+    _check_unique(chunks, kb)
+    return tuple(chunks)
+
+
+def _check_unique(chunks: list[Chunk], kb: KnowledgeBase) -> None:
+    cards: dict[str, list[str]] = {}
+    for chunk in chunks:
+        cards.setdefault(chunk.id, []).append(chunk.parent_id)
+    clashes = {cid: parents for cid, parents in cards.items() if len(parents) > 1}
+    if clashes:
+        raise InputError([
+            Problem(kb.path, None, f"chunk id {cid!r} is produced by more than one entry (cards "
+                                   f"{', '.join(repr(p) for p in dict.fromkeys(parents))}); rename one card")
+            for cid, parents in sorted(clashes.items())
+        ])
+
+
+def split_card(body: str, *, title: str, settings: ChunkSettings) -> list[str]:
+    """One card's body → the texts to embed (title-prefixed sections, cut to size)."""
+    sections = split_sections(body) if settings.by_headings else [body.strip()]
+    out = []
+    for section in sections:
+        for piece in split_by_size(section, size=settings.size, overlap=settings.overlap):
+            out.append(with_title(piece, title))
+    return out
+
+
+def with_title(text: str, title: str) -> str:
+    title = title.strip()
+    if not title or text.lstrip("# \t").startswith(title):
+        return text
+    return f"{title}\n\n{text}"
+
+
+def split_sections(body: str) -> list[str]:
+    """Split Markdown at headings outside fenced code; heading-only sections join the next one."""
+    raw: list[list[str]] = [[]]
+    in_fence = False
+    for line in body.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and _HEADING.match(line) and any(s.strip() for s in raw[-1]):
+            raw.append([])
+        raw[-1].append(line)
+    out: list[str] = []
+    carry = ""
+    for lines in raw:
+        text = "\n".join(lines).strip()
+        if not text:
+            continue
+        if carry:
+            text = f"{carry}\n\n{text}"
+            carry = ""
+        if all(_HEADING.match(line) for line in text.split("\n") if line.strip()):
+            carry = text
+            continue
+        out.append(text)
+    if carry:
+        if out:
+            out[-1] = f"{out[-1]}\n\n{carry}"
+        else:
+            out.append(carry)
+    return out
+
+
+def split_by_size(text: str, *, size: int, overlap: int) -> list[str]:
+    """Windows of at most ``size`` characters; consecutive windows share at most ``overlap``.
+
+    A window ends at the last paragraph/line/sentence/word break in its second half (else at
+    ``size``); the next one starts ``overlap`` characters before that end, moved forward to the
+    start of a word, and always after the previous start (so the loop ends)."""
+    text = text.strip()
+    if len(text) <= size:
+        return [text] if text else []
+    pieces: list[str] = []
+    start, n = 0, len(text)
+    while start < n:
+        end = min(start + size, n)
+        if end < n:
+            end = _last_break(text, start + size // 2, end) or end
+        piece = text[start:end].strip()
+        if piece:
+            pieces.append(piece)
+        if end >= n:
+            break
+        nxt = end - overlap
+        if overlap and 0 < nxt < end and not text[nxt - 1].isspace():
+            space = _next_space(text, nxt, end)
+            nxt = space + 1 if space is not None else nxt
+        start = nxt if nxt > start else end
+        while start < n and text[start].isspace():
+            start += 1
+    return pieces
+
+
+def _last_break(text: str, lo: int, hi: int) -> int | None:
+    for brk in _BREAKS:
+        pos = text.rfind(brk, lo, hi)
+        if pos > lo:
+            return pos + (len(brk) - 1 if brk.strip() else 0)
+    return None
+
+
+def _next_space(text: str, lo: int, hi: int) -> int | None:
+    for i in range(lo, hi):
+        if text[i].isspace():
+            return i
+    return None

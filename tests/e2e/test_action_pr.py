@@ -1,0 +1,267 @@
+"""The action on pull_request events (and dispatch / workflow_run comment runs), end to end:
+environment + event payload → ``retrieval-gate action`` → a fake GitHub API over real HTTP.
+The engine is a fake of our interface (fast); test_action_real_engine.py runs the real one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.action_harness import TOKEN, ActionWorld, action_yml
+from tests.e2e.fake_engine import FakeEngine, baseline_text
+from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, OTHER_BOT, FakeGitHub, serve_fake_github
+
+MARKER = "<!-- retrieval-gate:default -->"
+BASELINE = "baselines/default.json"
+ALL_HITS = {f"q{i}": 1.0 for i in range(10)}
+SIX_HITS = {f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}  # hit@5 1.0 → 0.6
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with serve_fake_github(token=TOKEN) as fake:
+        yield fake
+
+
+@pytest.fixture
+def engine() -> FakeEngine:
+    return FakeEngine(scores=dict(SIX_HITS))
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+          github: FakeGitHub, engine: FakeEngine) -> ActionWorld:
+    return ActionWorld(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, github=github, engine=engine)
+
+
+def _base_with_baseline(github: FakeGitHub, engine: FakeEngine, scores: dict[str, float] = ALL_HITS) -> str:
+    return github.commit("main", {BASELINE: baseline_text(engine, scores=scores, sha="b" * 40)},
+                         message="baseline [skip ci]")
+
+
+def _pr(world: ActionWorld, base_sha: str, *, number: int = 7, inputs: dict[str, str] | None = None,
+        fork: bool = False):
+    return world.run(event_name="pull_request", event=world.pr_event(number, base_sha=base_sha, fork=fork),
+                     inputs=inputs, ref=f"refs/pull/{number}/merge", sha="c" * 40)
+
+
+def test_sticky_comment_on_page_two_is_edited_and_never_duplicated(world, github, engine):
+    base = _base_with_baseline(github, engine)
+    for i in range(31):  # page 1 (30) is all someone else's: a human quoting the marker, another bot
+        github.add_comment(7, f"{MARKER} quoted by a human {i}" if i == 3 else f"lgtm {i}", user=HUMAN)
+    github.add_comment(7, f"{MARKER}\nold numbers", user=OTHER_BOT)
+    sticky = github.add_comment(7, f"{MARKER}\nold numbers", user=ACTIONS_BOT)  # 33rd: page 2
+    github.add_comment(7, "later human comment", user=HUMAN)
+    before = [dict(c) for c in github.comments[7]]
+
+    first = _pr(world, base)
+    second = _pr(world, base)
+
+    assert first.exit_code == second.exit_code == 0
+    assert len(github.comments[7]) == len(before)  # edited, not duplicated, on both runs
+    assert github.requests("POST") == []
+    assert [r.path for r in github.requests("PATCH")] == [f"/repos/acme/rag/issues/comments/{sticky['id']}"] * 2
+    pages = [r.query.get("page", ["1"])[0] for r in github.requests("GET", r"/issues/7/comments$")]
+    assert pages == ["1", "2", "1", "2"]
+    edited = next(c for c in github.comments[7] if c["id"] == sticky["id"])
+    assert edited["body"].startswith(MARKER) and "hit@5: 0.6000" in edited["body"]
+    assert "actions/runs/4202" in edited["body"]  # the second run's link: the last edit wins
+    others = [c for c in github.comments[7] if c["id"] != sticky["id"]]
+    assert others == [c for c in before if c["id"] != sticky["id"]]  # nobody else's comment touched
+    assert second.outputs["comment_url"] == sticky["html_url"]
+
+
+def test_first_pr_without_a_baseline_on_the_base_says_so_and_passes(world, github):
+    base = github.branches["main"]
+    run = _pr(world, base, inputs={"fail_on_regression": "true"})
+    assert run.exit_code == 0
+    assert run.outputs["verdict"] == "no-baseline"
+    assert run.outputs["comparison_path"] == "" and run.outputs["delta_hit_at_k"] == ""
+    (post,) = github.requests("POST", r"/issues/7/comments$")
+    assert "First run: no baseline yet." in post.body["body"]
+    assert run.outputs["comment_url"] == github.comments[7][0]["html_url"]
+    assert f"no baseline at {BASELINE}" in run.stdout
+    assert "::error" not in run.stdout and "::warning" not in run.stdout
+
+
+def test_baseline_is_read_at_the_base_sha_never_from_the_checkout(world, github, engine):
+    base = _base_with_baseline(github, engine, scores=ALL_HITS)
+    # Later commits on main change the baseline; the PR's own checkout carries a tampered copy that
+    # would make its regression look like an improvement.
+    github.commit("main", {BASELINE: baseline_text(engine, scores=SIX_HITS, sha="d" * 40)}, message="newer")
+    tampered = world.workspace / BASELINE
+    tampered.parent.mkdir(parents=True)
+    tampered.write_text(baseline_text(engine, scores={k: 0.0 for k in ALL_HITS}, sha="e" * 40), encoding="utf-8")
+
+    run = _pr(world, base)
+
+    (read,) = github.requests("GET", "/contents/baselines/default.json")
+    assert read.query["ref"] == [base]
+    assert ("compare", "b" * 40) in engine.calls  # the base's baseline, not d… (newer) nor e… (tampered)
+    assert run.outputs["delta_hit_at_k"] == "-0.4000"  # 0.6 now vs 1.0 at the base
+    assert run.outputs["regressed"] == "true" and run.outputs["verdict"] == "pass"  # no gate on: passes
+    assert run.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("gate", "scores", "exit_code", "verdict"),
+    [
+        ("", SIX_HITS, 0, "pass"),  # regressed, gate off (the default): report only
+        ("false", SIX_HITS, 0, "pass"),
+        ("true", SIX_HITS, 1, "fail"),
+        ("true", ALL_HITS, 0, "pass"),  # gate on, nothing regressed
+    ],
+)
+def test_exit_code_is_1_only_when_a_gate_is_on_and_fails(world, github, engine, gate, scores, exit_code, verdict):
+    engine.scores = dict(scores)
+    run = _pr(world, _base_with_baseline(github, engine), inputs={"fail_on_regression": gate})
+    assert (run.exit_code, run.outputs["verdict"]) == (exit_code, verdict)
+    regressed = scores is SIX_HITS
+    assert ("::warning title=retrieval-gate%3A hit@5 regressed::hit@5 on overall: 1.0000 → 0.6000" in run.stdout) \
+        == regressed
+    assert ("::error title=retrieval-gate%3A gate failed::hit@5 overall dropped -0.4000 (n=10)" in run.stdout) \
+        == (exit_code == 1)
+
+
+def test_outputs_files_and_summary(world, github, engine):
+    base = _base_with_baseline(github, engine)
+    run = _pr(world, base)
+    o = run.outputs
+    assert set(o) <= set(action_yml()["outputs"])  # every output written is declared
+    assert {k: o[k] for k in ("mode", "verdict", "regressed", "n", "headline_k", "hit_at_k", "recall_at_k",
+                              "ndcg_at_k", "delta_hit_at_k", "delta_recall_at_k", "delta_ndcg_at_k")} == {
+        "mode": "pr", "verdict": "pass", "regressed": "true", "n": "10", "headline_k": "5",
+        "hit_at_k": "0.6000", "recall_at_k": "0.6000", "ndcg_at_k": "0.4500",  # (6 × 0.75) / 10
+        "delta_hit_at_k": "-0.4000", "delta_recall_at_k": "-0.4000", "delta_ndcg_at_k": "-0.3000"}
+    assert (o["baseline_path"], o["baseline_ref"]) == (BASELINE, base)
+    for key in ("results_path", "comparison_path", "html_path", "comment_file"):
+        assert not Path(o[key]).is_absolute() and (world.workspace / o[key]).is_file()
+    assert (world.workspace / o["comment_file"]).read_text(encoding="utf-8") == github.comments[7][0]["body"]
+    metrics = json.loads(o["metrics_json"])
+    assert metrics["hit@5"] == {"value": 0.6, "n": 10, "baseline": 1.0, "delta": pytest.approx(-0.4),
+                                "status": "regressed", "n_paired": 10}
+    # the summary: the full (untruncated) render, appended to the runner's file
+    assert run.summary.startswith("## summary\n" + MARKER)
+    assert "[run](https://github.example/acme/rag/actions/runs/4201)" in run.summary
+    assert "[baseline](https://github.example/acme/rag/blob/" in run.summary
+
+
+def test_multiline_outputs_use_heredoc_delimiters(world, github, engine):
+    run = _pr(world, _base_with_baseline(github, engine))
+    lines = run.output_text.splitlines()
+    starts = [line for line in lines if "<<" in line]
+    assert len(starts) == len(run.outputs)
+    delims = {line.split("<<", 1)[1] for line in starts}
+    assert len(delims) == len(starts) and all(d.startswith("ghadelimiter_") for d in delims)
+
+
+@pytest.mark.parametrize(("gate", "exit_code"), [("", 0), ("true", 1)])
+def test_fork_pr_403_on_comment_does_not_fail_the_job(world, github, engine, gate, exit_code):
+    github.fail("POST", r"/issues/7/comments$", status=403,
+                body={"message": "Resource not accessible by integration"})
+    run = _pr(world, _base_with_baseline(github, engine), fork=True, inputs={"fail_on_regression": gate})
+    assert run.exit_code == exit_code  # per the gate, never because of the 403
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning") and "comment" in line]
+    assert len(warnings) == 1 and "fork" in warnings[0]
+    assert run.outputs["comment_url"] == ""
+    body = (world.workspace / run.outputs["comment_file"]).read_text(encoding="utf-8")
+    assert body.startswith(MARKER) and "hit@5: 0.6000" in body
+    assert "The PR comment could not be posted" in run.summary and body in run.summary
+    assert github.comments.get(7, []) == []
+
+
+def test_server_errors_are_retried_then_succeed(world, github, engine):
+    base = _base_with_baseline(github, engine)
+    github.add_comment(7, f"{MARKER}\nold", user=ACTIONS_BOT)
+    github.fail("GET", "/contents/baselines/default.json", status=502)
+    github.fail("GET", r"/issues/7/comments$", status=503)
+    github.fail("PATCH", r"/issues/comments/\d+$", status=500)
+    run = _pr(world, base)
+    assert run.exit_code == 0
+    assert [r.status for r in github.requests("GET", "/contents/")] == [502, 200]
+    assert [r.status for r in github.requests("GET", r"/issues/7/comments$")] == [503, 200]
+    assert [r.status for r in github.requests("PATCH")] == [500, 200]
+    assert len(github.comments[7]) == 1 and "hit@5: 0.6000" in github.comments[7][0]["body"]
+
+
+def test_a_5xx_on_create_does_not_post_twice(world, github, engine):
+    """The POST may have landed although the answer was 500: look again instead of re-posting."""
+    base = _base_with_baseline(github, engine)
+
+    def lands_then_fails() -> None:
+        github.add_comment(7, f"{MARKER}\nposted by the lost request", user=ACTIONS_BOT)
+
+    github.before("POST", r"/issues/7/comments$", lands_then_fails)
+    github.fail("POST", r"/issues/7/comments$", status=500)
+    run = _pr(world, base)
+    assert run.exit_code == 0
+    assert len(github.comments[7]) == 1 and "hit@5: 0.6000" in github.comments[7][0]["body"]
+
+
+def test_token_never_appears_in_output_even_when_an_error_echoes_it(world, github, engine):
+    base = _base_with_baseline(github, engine)
+    ok = _pr(world, base)
+    github.fail("GET", "/contents/", status=422, body={"message": f"bad ref for token {TOKEN}"})
+    failed = _pr(world, base)
+    assert ok.exit_code == 0 and failed.exit_code == 2
+    assert "error: read baselines/default.json" in failed.stderr and "***" in failed.stderr
+    for run in (ok, failed):
+        assert TOKEN not in run.everything()
+    for path in world.workspace.rglob("*"):
+        if path.is_file():
+            assert TOKEN not in path.read_text(encoding="utf-8", errors="replace")
+
+
+def test_comment_off_posts_nothing_but_writes_the_comment_file(world, github, engine):
+    run = _pr(world, _base_with_baseline(github, engine), inputs={"comment": "false"})
+    assert run.exit_code == 0 and github.requests(path_regex="/comments") == []
+    assert (world.workspace / run.outputs["comment_file"]).read_text(encoding="utf-8").startswith(MARKER)
+
+
+def test_dispatch_with_pr_number_compares_with_that_prs_base_and_comments(world, github, engine):
+    base = _base_with_baseline(github, engine)
+    github.commit("main", {BASELINE: baseline_text(engine, scores=SIX_HITS, sha="d" * 40)}, message="newer")
+    github.add_pull(9, head_sha="9" * 40, base_sha=base)
+    run = world.run(event_name="workflow_dispatch", event=world.push_event(ref="refs/heads/feature"),
+                    inputs={"pr_number": "9"}, ref="refs/heads/feature")
+    assert run.exit_code == 0 and run.outputs["mode"] == "pr"
+    assert run.outputs["baseline_ref"] == base and run.outputs["delta_hit_at_k"] == "-0.4000"
+    assert len(github.comments[9]) == 1
+
+
+def test_dispatch_without_inputs_compares_with_the_default_branch(world, github, engine):
+    _base_with_baseline(github, engine)
+    run = world.run(event_name="workflow_dispatch", event=world.push_event(ref="refs/heads/main"))
+    assert run.exit_code == 0 and run.outputs["baseline_ref"] == "main"
+    assert run.outputs["verdict"] == "pass" and github.requests(path_regex="/comments") == []
+
+
+def _comment_run(world, github, *, head_sha: str, number: int = 7):
+    comment = world.workspace / "artifact" / "comment.md"
+    comment.parent.mkdir(exist_ok=True)
+    comment.write_text("### Retrieval · default\nfrom the fork's run\n", encoding="utf-8")
+    event = {"workflow_run": {"head_sha": head_sha, "event": "pull_request"},
+             "repository": {"full_name": github.repository, "default_branch": "main"}}
+    return world.run(event_name="workflow_run", event=event,
+                     inputs={"pr_number": str(number), "comment_file": "artifact/comment.md"})
+
+
+def test_workflow_run_posts_the_fork_comment_to_the_verified_pr(world, github):
+    github.add_pull(7, head_sha="1" * 40, base_sha=github.branches["main"], head_repo="someone/rag")
+    run = _comment_run(world, github, head_sha="1" * 40)
+    assert run.exit_code == 0 and run.outputs["mode"] == "comment"
+    (comment,) = github.comments[7]
+    assert comment["body"].startswith(MARKER + "\n### Retrieval")
+    assert run.outputs["comment_url"] == comment["html_url"]
+    again = _comment_run(world, github, head_sha="1" * 40)
+    assert again.exit_code == 0 and len(github.comments[7]) == 1
+
+
+def test_workflow_run_refuses_a_pr_whose_head_is_not_the_runs_head(world, github):
+    github.add_pull(7, head_sha="2" * 40, base_sha=github.branches["main"], head_repo="someone/rag")
+    run = _comment_run(world, github, head_sha="1" * 40)
+    assert run.exit_code == 2 and "refusing to post" in run.stderr
+    assert github.requests(path_regex="/comments") == []

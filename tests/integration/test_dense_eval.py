@@ -1,0 +1,151 @@
+"""run_eval end to end over a real embedded Chroma, with a fake of OUR Embedder interface
+(hashed bag of words) so rankings are predictable and embedding calls can be counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.errors import InputError, UsageError
+from retrieval_gate.evaluate import run_eval, run_evals
+from retrieval_gate.settings import StoreSettings, SuiteConfig
+from tests.fake_embedder import HashEmbedder
+
+CARDS = {
+    "refund-card": ("Refund a card payment", "## Card refunds\n\nA card refund reaches the customer in five to ten "
+                    "business days.\n\n## Partial card refunds\n\nYou can refund part of a card payment."),
+    "refund-bank": ("Refund a bank transfer", "## Bank transfer refunds\n\nBank transfer refunds return to the "
+                    "paying account in three to five days."),
+    "invoice-create": ("Create an invoice", "## New invoice\n\nClick New invoice, pick a client and add line items."),
+    "tax-rates": ("Sales tax rates", "## Tax rates\n\nSet sales tax rates per state in Settings, Taxes."),
+    "password": ("Reset your password", "## Forgot password\n\nUse the reset link on the sign in page."),
+}
+
+CASES = [
+    {"id": "q1", "query": "card refund business days", "gold": ["refund-card"], "form": "MATCH", "locale": "en"},
+    {"id": "q2", "query": "bank transfer refund paying account", "gold": ["refund-bank", "refund-card"],
+     "form": "MATCH", "locale": "en"},
+    {"id": "q3", "query": "new invoice line items client", "gold": ["invoice-create"], "form": "GAP", "locale": "pt"},
+    {"id": "q4", "query": "state sales tax", "gold": ["tax-rates"], "kind": "adversarial", "locale": "pt"},
+    {"id": "q5", "query": "quantum chromodynamics lecture", "gold": []},
+]
+
+# Expected top-1 card per gold-bearing case, by inspection of the shared words (bag of words).
+TOP1 = {"q1": "refund-card", "q2": "refund-bank", "q3": "invoice-create", "q4": "tax-rates"}
+
+
+def write_dataset(root: Path, cases: list[dict] | None = None) -> tuple[Path, Path]:
+    kb = root / "kb"
+    kb.mkdir(parents=True, exist_ok=True)
+    for card_id, (title, body) in CARDS.items():
+        (kb / f"{card_id}.md").write_text(f"---\nid: {card_id}\ntitle: {title}\n---\n# {title}\n\n{body}\n")
+    path = root / "cases.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in (cases or CASES)))
+    return kb, path
+
+
+def config_for(root: Path, **over: object) -> SuiteConfig:
+    kb, cases = write_dataset(root)
+    store = over.pop("store", StoreSettings(path=str(root / "store")))
+    return SuiteConfig(kb=str(kb), cases=str(cases), store=store, **over)
+
+
+def test_eval_ranks_every_case_and_scores_it_through_the_shared_path(tmp_path: Path) -> None:
+    emb = HashEmbedder()
+    results = run_eval(config=config_for(tmp_path), suite="t", embedder=emb)
+    by_id = {c.id: c for c in results.cases}
+    assert {cid: by_id[cid].retrieved[0] for cid in TOP1} == TOP1
+    assert all(len(set(c.retrieved)) == len(c.retrieved) == 5 for c in results.cases)  # 5 cards, k=10
+    assert by_id["q1"].scores["hit@1"] == 1.0 and by_id["q2"].scores["recall@1"] == 0.5  # 1 of 2 gold
+    assert by_id["q5"].status == "no_gold" and by_id["q5"].scores == {}
+    c = results.completeness
+    assert (c.expected, c.scored, c.no_gold, c.failed) == (5, 4, 1, 0)
+    assert results.aggregates["overall"]["hit@1"].value == 1.0 and results.aggregates["overall"]["hit@1"].n == 4
+    assert results.aggregates["form=GAP"]["hit@1"].n == 1
+    assert results.latency is not None and results.latency.n == 5
+    assert results.config["retriever"] == "dense" and results.config["model"] == "fake-bow"
+    assert results.config["model_sha256"] == "f" * 64 and results.config["k"] == [1, 3, 5, 10]
+    assert results.config["chunking"]["strategy"] == "markdown"
+    assert results.config["store"]["search"] == "hnsw"
+    assert set(results.inputs) == {"kb", "cases"}
+    emb_stats = results.extras["embedding"]
+    assert emb_stats["passages_embedded"] == len(emb.documents) > 0 and emb_stats["queries_embedded"] == 5
+
+
+def test_a_warm_rerun_embeds_nothing_and_gives_the_same_numbers(tmp_path: Path) -> None:
+    cold = run_eval(config=config_for(tmp_path), suite="t", embedder=HashEmbedder())
+    again = HashEmbedder()
+    warm = run_eval(config=config_for(tmp_path), suite="t", embedder=again)
+    assert again.documents == [] and again.queries == []
+    assert warm.extras["store"]["added"] == 0 and warm.extras["store"]["unchanged"] == cold.extras["store"]["chunks"]
+    assert warm.aggregates == cold.aggregates
+    assert [c.retrieved for c in warm.cases] == [c.retrieved for c in cold.cases]
+
+
+def test_a_bad_gold_id_stops_before_anything_is_embedded_or_stored(tmp_path: Path) -> None:
+    bad = [*CASES[:2], {"id": "q9", "query": "x", "gold": ["no-such-card"]}]
+    kb, cases = write_dataset(tmp_path, bad)
+    emb = HashEmbedder()
+    config = SuiteConfig(kb=str(kb), cases=str(cases), store=StoreSettings(path=str(tmp_path / "store")))
+    with pytest.raises(InputError) as info:
+        run_eval(config=config, suite="t", embedder=emb)
+    (problem,) = info.value.problems
+    assert problem.line == 3 and "q9" in problem.message and "no-such-card" in problem.message
+    assert emb.documents == [] and not (tmp_path / "store").exists()
+
+
+def test_bm25_never_touches_the_embedder_or_the_store(tmp_path: Path) -> None:
+    emb = HashEmbedder()
+    results = run_eval(config=config_for(tmp_path, retriever="bm25"), suite="t", embedder=emb)
+    assert emb.documents == [] and emb.queries == []
+    assert not (tmp_path / "store").exists()
+    assert results.config["retriever"] == "bm25" and "model" not in results.config
+    assert {c.id: c.retrieved[0] for c in results.cases if c.id in TOP1} == TOP1
+
+
+def test_several_retrievers_share_one_sync_and_get_one_results_each(tmp_path: Path) -> None:
+    emb = HashEmbedder()
+    out = run_evals(config=config_for(tmp_path, retriever="dense,bm25,hybrid"), suite="t", embedder=emb)
+    assert list(out) == ["dense", "bm25", "hybrid"]
+    assert sorted(emb.queries) == sorted(c["query"] for c in CASES)  # queries embedded once
+    assert out["hybrid"].config["model"] == "fake-bow" and "details" in out["hybrid"].config
+    with pytest.raises(UsageError, match="run_evals"):
+        run_eval(config=config_for(tmp_path, retriever="dense,bm25"), suite="t", embedder=emb)
+
+
+def test_exact_mode_and_the_ann_check_are_recorded(tmp_path: Path) -> None:
+    store = StoreSettings(path=str(tmp_path / "store"), exact=True, ann_check=True)
+    results = run_eval(config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
+    assert results.config["store"] == {"search": "exact", "space": "cosine"}
+    ann = results.extras["ann_check"]
+    assert ann["k"] == 10 and ann["queries"] == 5
+    assert 0.0 <= ann["recall"] <= 1.0
+    assert set(ann["delta"]) == {"hit@5", "recall@5", "ndcg@5"}
+    for metric, delta in ann["delta"].items():
+        assert delta == pytest.approx(ann["hnsw"][metric] - ann["exact"][metric], abs=1e-6)
+    assert ann["exact"]["hit@5"] == results.aggregates["overall"]["hit@5"].value  # main run is the exact one
+
+
+def test_abstention_scores_no_answer_cases_when_a_threshold_is_set(tmp_path: Path) -> None:
+    results = run_eval(config=config_for(tmp_path, abstain_threshold=0.99), suite="t", embedder=HashEmbedder())
+    (q5,) = [c for c in results.cases if c.id == "q5"]
+    assert q5.scores == {"abstention": 1.0}  # nothing shares a word with it: best cosine 0 < 0.99
+
+
+def test_missing_kb_or_cases_is_a_usage_error_naming_the_flag(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--kb and --cases"):
+        run_eval(config=SuiteConfig(), suite="t", embedder=HashEmbedder())
+    with pytest.raises(UsageError, match="needs --cases"):
+        run_eval(config=SuiteConfig(kb=str(tmp_path)), suite="t", embedder=HashEmbedder())
+
+
+def test_an_ephemeral_store_keeps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    results = run_eval(config=config_for(tmp_path, store=StoreSettings(mode="ephemeral")), suite="t",
+                       embedder=HashEmbedder())
+    assert results.completeness.scored == 4
+    assert list(work.iterdir()) == []

@@ -1,0 +1,141 @@
+"""``retrieval-gate validate`` (and the loading half of ``score``): every problem, file:line,
+exit 2, no traceback; exit 0 on a clean dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.cli import main
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def write_lines(path: Path, *lines: str | bytes) -> Path:
+    path.write_bytes(b"".join((ln if isinstance(ln, bytes) else ln.encode()) + b"\n" for ln in lines))
+    return path
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    return write_lines(
+        tmp_path / "kb.jsonl",
+        json.dumps({"id": "A", "text": "alpha"}),
+        json.dumps({"id": "B#1", "text": "beta", "parent_id": "B"}),
+        json.dumps({"id": "C", "text": "gamma"}),
+    )
+
+
+def test_clean_dataset_exits_0(tmp_path: Path, kb: Path, capsys) -> None:
+    cases = write_lines(tmp_path / "cases.jsonl",
+                        json.dumps({"id": "c1", "query": "q", "must_cite_one_of": ["A", "B"]}),
+                        json.dumps({"id": "c2", "query": "q", "relevant_doc_ids": []}))
+    code, out, err = run_cli(["validate", "--kb", str(kb), "--cases", str(cases)], capsys)
+    assert code == 0, err
+    assert "ok: 2 cases (1 with gold, 1 no-answer), 3 cards" in out
+
+
+def test_every_problem_in_both_files_and_every_unresolved_gold_id(tmp_path: Path, kb: Path, capsys) -> None:
+    cases = write_lines(
+        tmp_path / "cases.jsonl",
+        json.dumps({"id": "c1", "query": "q", "gold": ["A"]}),          # 1 fine
+        json.dumps({"id": "c1", "query": "q", "gold": ["A"]}),          # 2 duplicate id
+        json.dumps({"id": "c2", "query": ""}),                          # 3 empty query
+        json.dumps({"id": "c3", "query": "q", "extra": 1}),             # 4 unknown field
+        json.dumps({"id": "c4", "query": "q", "gold": [["A"]]}),        # 5 wrong type
+        b'{"id": "c5", "query": "\xe9"}',                               # 6 invalid UTF-8
+        '{"id": "c6", "query": "q"',                                    # 7 JSON syntax error
+        json.dumps({"id": "c7", "query": "q", "gold": ["Z"]}),          # 8 gold id not in the KB
+        json.dumps({"id": "c8", "query": "q", "gold": ["B#1"]}),        # 9 gold id that is a chunk
+    )
+    code, out, err = run_cli(["validate", "--kb", str(kb), "--cases", str(cases)], capsys)
+    assert code == 2
+    assert "Traceback" not in err + out
+    lines = [ln for ln in err.splitlines() if ln.startswith("error: ")]
+    assert [ln.split(":")[2] for ln in lines] == ["2", "3", "4", "5", "6", "7", "8", "9"]
+    assert all(ln.startswith(f"error: {cases}:") for ln in lines)
+    assert "gold id 'Z' is not a card" in lines[6]
+    assert "gold id 'B#1' is a chunk of card 'B'" in lines[7]
+    assert err.rstrip().endswith("8 problems")
+
+
+def test_kb_problems_are_reported_together_with_case_problems(tmp_path: Path, capsys) -> None:
+    kb = write_lines(tmp_path / "kb.jsonl", '{"id": "A", "text": "a"}', '{"id": "A", "text": "dup"}')
+    cases = write_lines(tmp_path / "cases.jsonl", '{"id": "c", "query": ""}')
+    code, _, err = run_cli(["validate", "--kb", str(kb), "--cases", str(cases)], capsys)
+    assert code == 2
+    assert f"error: {kb}:2: duplicate card id 'A'" in err
+    assert f"error: {cases}:1: field 'query': query is empty" in err
+
+
+def test_gold_ids_are_checked_against_beir_and_markdown_kbs(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "md"
+    folder.mkdir()
+    (folder / "refunds.md").write_text("---\nid: refunds\n---\nRefund text.\n")
+    cases = write_lines(tmp_path / "cases.jsonl",
+                        json.dumps({"id": "c1", "query": "q", "gold": ["refunds"]}),
+                        json.dumps({"id": "c2", "query": "q", "gold": ["shipping"]}))
+    code, _, err = run_cli(["validate", "--kb", str(folder), "--cases", str(cases)], capsys)
+    assert code == 2
+    assert err.splitlines() == [f"error: {cases}:2: case 'c2': gold id 'shipping' is not a card in {folder}"]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["validate", "--kb", "missing-kb.jsonl", "--cases", "missing-cases.jsonl"], "not found"),
+        (["validate", "--kb", "x"], "Missing option '--cases'"),
+        (["validate", "--nope"], "No such option"),
+        (["no-such-command"], "No such command"),
+    ],
+)
+def test_usage_and_missing_files_exit_2(args: list[str], fragment: str, tmp_path: Path, capsys,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(args, capsys)
+    assert code == 2
+    assert fragment in err and "Traceback" not in err + out
+
+
+def test_score_reports_dataset_and_integrity_problems_before_reading_the_run(tmp_path: Path, kb: Path,
+                                                                             capsys) -> None:
+    cases = write_lines(tmp_path / "cases.jsonl", json.dumps({"id": "c1", "query": "q", "gold": ["nope"]}))
+    run = write_lines(tmp_path / "run.trec", "c1 Q0 A 1 1.0 t")
+    code, _, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--kb", str(kb),
+                            "--out", str(tmp_path / "r.json")], capsys)
+    assert code == 2
+    assert f"error: {cases}:1: case 'c1': gold id 'nope' is not a card" in err
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--k", "1,x"], "k list"),
+        (["--k", "0"], "k must be"),
+        (["--metrics", "foo"], "unknown measure"),
+        (["--k", "1,3", "--headline-k", "5"], "--headline-k 5 is not one of the cutoffs"),
+    ],
+)
+def test_score_bad_options_exit_2(tmp_path: Path, extra: list[str], fragment: str, capsys) -> None:
+    cases = write_lines(tmp_path / "cases.jsonl", json.dumps({"id": "c1", "query": "q", "gold": ["A"]}))
+    run = write_lines(tmp_path / "run.trec", "c1 Q0 A 1 1.0 t")
+    code, _, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--out",
+                            str(tmp_path / "r.json"), *extra], capsys)
+    assert code == 2 and fragment in err
+
+
+def test_score_bad_run_lists_every_line(tmp_path: Path, capsys) -> None:
+    cases = write_lines(tmp_path / "cases.jsonl", json.dumps({"id": "c1", "query": "q", "gold": ["A"]}))
+    run = write_lines(tmp_path / "run.trec", "c1 Q0 A 1 1.0 t", "c1 Q0 B", "c1 Q0 C 3 x t")
+    code, _, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--out",
+                            str(tmp_path / "r.json")], capsys)
+    assert code == 2
+    assert f"error: {run}:2: expected 6 columns" in err and f"error: {run}:3: rank '3'" in err

@@ -1,0 +1,153 @@
+"""Every metric against trec_eval (pytrec_eval) on seeded random runs, to 1e-9.
+
+pytrec_eval gets, per query, the de-duplicated ranking with strictly decreasing scores, so its own
+ordering (score desc, ties by docid desc) reproduces our ranking exactly. MRR@k is trec_eval's
+``recip_rank`` on the run truncated to k; hit@k is trec_eval's ``success_k`` and an independent
+set formula. A separate test feeds tied scores through our TREC loader.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from retrieval_gate.load.runs import load_run
+from retrieval_gate.metrics import FUNCTIONS, dedupe_first, metric_grid
+from retrieval_gate.metrics.grid import compile_grid
+from retrieval_gate.score.scoring import case_scores
+
+CUTOFFS = (1, 3, 5, 10, 100)
+TREC_NAME = {"ndcg": "ndcg_cut", "recall": "recall", "precision": "P", "map": "map_cut", "hit": "success"}
+TOL = 1e-9
+
+Queries = dict[str, tuple[tuple[str, ...], frozenset[str]]]
+
+
+def random_queries(seed: int, n: int = 400) -> Queries:
+    """Many queries: pools of 3–400 docs, 1–30 gold docs (often more than k), rankings of
+    0–250 raw ids with repeats (so shorter than k after de-duplication, or empty), gold
+    over-represented so that hits land at every depth."""
+    rng = random.Random(seed)
+    out: Queries = {}
+    for q in range(n):
+        pool = [f"d{i}" for i in range(rng.randint(3, 400))]
+        gold = frozenset(rng.sample(pool, rng.randint(1, min(len(pool), 30))))
+        gold_list = sorted(gold)
+        length = rng.choice([0, 1, 2, 3, 4, 6, 9, 11, 40, 120, 250])
+        raw = [rng.choice(gold_list) if rng.random() < 0.25 else rng.choice(pool) for _ in range(length)]
+        out[f"q{q}"] = (dedupe_first(raw), gold)
+    return out
+
+
+def trec_inputs(queries: Queries, cut: int | None = None) -> tuple[dict, dict]:
+    qrels = {q: {d: 1 for d in gold} for q, (_, gold) in queries.items()}
+    run = {}
+    for q, (ranked, _) in queries.items():
+        top = ranked[:cut] if cut is not None else ranked
+        run[q] = {d: float(len(top) - i) for i, d in enumerate(top)}  # strictly decreasing
+    return qrels, run
+
+
+def trec_eval(queries: Queries, measures: set[str], cut: int | None = None) -> dict[str, dict[str, float]]:
+    qrels, run = trec_inputs(queries, cut)
+    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+
+
+@pytest.fixture(scope="module", params=[11, 23, 2026])
+def queries(request: pytest.FixtureRequest) -> Queries:
+    return random_queries(request.param)
+
+
+def test_random_runs_cover_the_edge_cases(queries: Queries) -> None:
+    lengths = [len(r) for r, _ in queries.values()]
+    assert min(lengths) == 0 and max(lengths) > 100
+    assert any(len(g) > 10 for _, g in queries.values())
+    assert any(0 < len(r) < 5 for r, _ in queries.values())
+
+
+@pytest.mark.parametrize("measure", ["ndcg", "recall", "precision", "map", "hit"])
+def test_metric_equals_trec_eval(queries: Queries, measure: str) -> None:
+    name = TREC_NAME[measure]
+    expected = trec_eval(queries, {f"{name}.{','.join(map(str, CUTOFFS))}"})
+    fn = FUNCTIONS[measure]
+    for q, (ranked, gold) in queries.items():
+        for k in CUTOFFS:
+            assert fn(ranked, gold, k) == pytest.approx(expected[q][f"{name}_{k}"], abs=TOL, rel=0), (q, k)
+
+
+@pytest.mark.parametrize("k", CUTOFFS)
+def test_mrr_at_k_equals_recip_rank_on_the_run_cut_at_k(queries: Queries, k: int) -> None:
+    expected = trec_eval(queries, {"recip_rank"}, cut=k)
+    for q, (ranked, gold) in queries.items():
+        assert FUNCTIONS["mrr"](ranked, gold, k) == pytest.approx(expected[q]["recip_rank"], abs=TOL, rel=0)
+
+
+def test_hit_equals_the_set_formula(queries: Queries) -> None:
+    for ranked, gold in queries.values():
+        for k in CUTOFFS:
+            assert FUNCTIONS["hit"](ranked, gold, k) == (1.0 if set(ranked[:k]) & gold else 0.0)
+
+
+def test_case_scores_equal_trec_eval_for_the_whole_grid(queries: Queries) -> None:
+    """The hot path used by ``score`` and ``eval`` (one pass per case, one compiled grid with its
+    memo shared by every case), against trec_eval."""
+    grid = compile_grid(metric_grid(CUTOFFS))
+    spec = ",".join(map(str, CUTOFFS))
+    expected = trec_eval(queries, {f"{n}.{spec}" for n in TREC_NAME.values()})
+    recip = {k: trec_eval(queries, {"recip_rank"}, cut=k) for k in CUTOFFS}
+    for q, (ranked, gold) in queries.items():
+        got = case_scores(ranked, sorted(gold), grid)
+        assert len(got) == len(grid)
+        for k in CUTOFFS:
+            for measure, name in TREC_NAME.items():
+                assert got[f"{measure}@{k}"] == pytest.approx(expected[q][f"{name}_{k}"], abs=TOL, rel=0)
+            assert got[f"mrr@{k}"] == pytest.approx(recip[k][q]["recip_rank"], abs=TOL, rel=0)
+
+
+def test_case_scores_are_bit_identical_to_the_reference_functions(queries: Queries) -> None:
+    """The one-pass grid must not change a single float of the per-measure definitions."""
+    grid = compile_grid(metric_grid((1, 2, 3, 5, 7, 10, 20, 100)))
+    for ranked, gold in queries.values():
+        got = case_scores(ranked, sorted(gold), grid)
+        want = {spec.name: FUNCTIONS[spec.measure](ranked, gold, spec.k) for spec in grid}
+        assert got == want
+
+
+def test_ndcg_never_exceeds_one(queries: Queries) -> None:
+    for ranked, gold in queries.values():
+        for k in CUTOFFS:
+            assert 0.0 <= FUNCTIONS["ndcg"](ranked, gold, k) <= 1.0
+
+
+def test_tied_scores_in_a_trec_file_are_ordered_as_trec_eval_orders_them(tmp_path: Path) -> None:
+    """Rows in file order with many tied scores (and docids like d9 / d10, where string order
+    matters); our loader must rank them as trec_eval does, so the numbers agree."""
+    rng = random.Random(5)
+    lines, qrels, run = [], {}, {}
+    for q in range(200):
+        qid = f"q{q}"
+        docs = rng.sample([f"d{i}" for i in range(60)], rng.randint(1, 40))
+        gold = rng.sample([f"d{i}" for i in range(60)], rng.randint(1, 6))
+        qrels[qid] = {g: 1 for g in gold}
+        run[qid] = {}
+        for rank, doc in enumerate(docs, start=1):
+            score = rng.choice([0.5, 1.0, 1.5, 2.0])  # heavy ties; the rank column is ignored
+            run[qid][doc] = score
+            lines.append(f"{qid} Q0 {doc} {rank} {score} tag")
+    path = tmp_path / "run.trec"
+    path.write_text("\n".join(lines) + "\n")
+
+    loaded = load_run(path)
+    grid = compile_grid(metric_grid(CUTOFFS))
+    spec = ",".join(map(str, CUTOFFS))
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {f"{n}.{spec}" for n in TREC_NAME.values()} | {"recip_rank"}
+                                              ).evaluate(run)
+    for qid, gold in qrels.items():
+        got = case_scores(loaded.rankings[qid].ids, list(gold), grid)
+        for k in CUTOFFS:
+            for measure, name in TREC_NAME.items():
+                assert got[f"{measure}@{k}"] == pytest.approx(expected[qid][f"{name}_{k}"], abs=TOL, rel=0)
+        assert got["mrr@100"] == pytest.approx(expected[qid]["recip_rank"], abs=TOL, rel=0)

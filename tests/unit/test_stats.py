@@ -1,0 +1,201 @@
+"""compare.stats: the paired bootstrap CI and the sign-flip p-value, checked against independent
+computations (brute-force enumeration, scipy), and the gate's behaviour in seeded simulations."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest, permutation_test
+
+from retrieval_gate.compare import stats
+from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.compare.comparison import compare
+from retrieval_gate.compare.stats import (
+    bootstrap_ci,
+    bootstrap_means,
+    paired_bootstrap_ci,
+    paired_stats,
+    sign_flip_p_value,
+    sign_flip_p_values,
+)
+from retrieval_gate.settings import GateSettings
+from tests.unit.compare_data import System
+
+
+def brute_force_p(diffs: list[float]) -> float:
+    """Two-sided sign-flip p-value by enumerating every sign vector (independent of the code)."""
+    observed = abs(sum(diffs))
+    total = hits = 0
+    for signs in itertools.product((-1, 1), repeat=len(diffs)):
+        total += 1
+        hits += abs(sum(s * abs(d) for s, d in zip(signs, diffs, strict=True))) >= observed - 1e-12
+    return hits / total
+
+
+@pytest.mark.parametrize("diffs", [
+    [-1.0],
+    [-1.0, -1.0],
+    [-1.0, -1.0, -1.0, 1.0],
+    [-0.5, 0.25, -0.125, -1.0, 0.3, -0.2],
+    [-0.63093, -0.386853, 0.5, -1.0, -0.130930, 0.0, 0.0, -0.2, -0.3, 0.1, -0.05, -0.9],
+])
+def test_exact_p_value_equals_brute_force_enumeration(diffs):
+    p, methods = sign_flip_p_values(np.asarray(diffs))
+    assert methods == ["exact"]
+    assert p[0] == pytest.approx(brute_force_p(diffs), abs=1e-12)
+
+
+@pytest.mark.parametrize(("losses", "gains", "zeros", "method"), [
+    (20, 5, 100, "binomial"), (30, 30, 10, "binomial"), (50, 31, 0, "binomial"), (400, 300, 9000, "binomial"),
+    (12, 0, 300, "exact"), (9, 3, 17, "exact"),
+])
+def test_hit_differences_get_the_exact_sign_test(losses, gains, zeros, method):
+    diffs = [-1.0] * losses + [1.0] * gains + [0.0] * zeros
+    p, methods = sign_flip_p_values(np.asarray(diffs))
+    assert methods == [method]
+    assert p[0] == pytest.approx(binomtest(gains, losses + gains, 0.5).pvalue, rel=1e-9)
+
+
+def test_monte_carlo_p_value_agrees_with_scipy_permutation_test():
+    rng = np.random.default_rng(7)
+    diffs = np.round(rng.normal(0.08, 0.5, size=60), 6)
+    ours, methods = sign_flip_p_values(diffs, resamples=20_000)
+    theirs = permutation_test((diffs,), np.sum, permutation_type="samples", n_resamples=100_000,
+                              alternative="two-sided", random_state=1).pvalue
+    assert methods == ["monte-carlo"]
+    assert ours[0] == pytest.approx(theirs, abs=0.01)
+    assert 0.05 < theirs < 0.95  # the comparison is not decided by a trivial 0 or 1
+
+
+def test_grouped_and_per_case_sign_flips_give_the_same_law():
+    """Repeated magnitudes are flipped per group (binomial draws); the same data with a jitter
+    that makes every magnitude unique is flipped case by case. Same law, same p within MC error."""
+    rng = np.random.default_rng(3)
+    grouped = rng.choice([-0.5, -0.25, 0.25, 0.5, -0.130930, 0.0], size=400, p=[.1, .15, .15, .1, .05, .45])
+    jittered = grouped + np.where(grouped != 0, rng.uniform(0, 1e-7, size=400), 0.0)
+    assert len(np.unique(np.abs(grouped))) * stats.BINOMIAL_COST <= 400
+    assert len(np.unique(np.abs(jittered))) * stats.BINOMIAL_COST > 400
+    p_grouped = sign_flip_p_value(grouped, resamples=20_000)
+    p_cases = sign_flip_p_value(jittered, resamples=20_000)
+    assert 0.01 < p_grouped < 0.9
+    assert p_grouped == pytest.approx(p_cases, abs=0.015)
+
+
+def naive_bootstrap_ci(diffs: np.ndarray, *, resamples: int, level: float, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    means = [rng.choice(diffs, size=len(diffs), replace=True).mean() for _ in range(resamples)]
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+@pytest.mark.parametrize("kind", ["hit", "continuous"])
+def test_bootstrap_ci_agrees_with_a_naive_loop(kind):
+    rng = np.random.default_rng(11)
+    if kind == "hit":  # three distinct values: the multinomial path
+        diffs = rng.choice([-1.0, 0.0, 1.0], size=200, p=[0.15, 0.75, 0.10])
+    else:  # all distinct: the index-draw path
+        diffs = rng.normal(-0.03, 0.2, size=200)
+    ours = paired_bootstrap_ci(diffs, resamples=10_000, level=0.95)
+    theirs = naive_bootstrap_ci(diffs, resamples=10_000, level=0.95, seed=5)
+    assert ours[0] < diffs.mean() < ours[1]
+    assert ours == pytest.approx(theirs, abs=0.006)
+
+
+def test_bootstrap_chunks_cover_every_resample(monkeypatch):
+    monkeypatch.setattr(stats, "CHUNK_ELEMENTS", 1000)  # 1000 // 300 = 3 resamples a chunk
+    diffs = np.random.default_rng(1).normal(size=(300, 3))
+    means = bootstrap_means(diffs, resamples=1001)
+    assert means.shape == (1001, 3)
+    assert np.all(np.isfinite(means)) and np.all(means.std(axis=0) > 0)
+
+
+@pytest.mark.parametrize(("diffs", "p"), [([-1.0] + [0.0] * 28, 1.0), ([-1.0, -1.0] + [0.0] * 27, 0.5)])
+def test_one_or_two_changed_cases_out_of_29_are_not_significant(diffs, p):
+    (stat,) = paired_stats(np.asarray(diffs))
+    assert stat.n == 29
+    assert stat.p_value == p
+    assert stat.delta == pytest.approx(sum(diffs) / 29)
+
+
+def test_no_difference_gives_p_one_and_a_zero_ci():
+    (stat,) = paired_stats(np.zeros(50))
+    assert (stat.delta, stat.ci, stat.p_value) == (0.0, (0.0, 0.0), 1.0)
+
+
+def test_same_inputs_give_the_same_numbers_and_the_seed_matters():
+    rng = np.random.default_rng(2)
+    diffs = np.round(rng.normal(0, 0.3, size=(500, 4)), 6)
+    first = paired_stats(diffs, seed=4)
+    assert paired_stats(diffs.copy(), seed=4) == first
+    other = paired_stats(diffs, seed=5)
+    assert [s.ci for s in other] != [s.ci for s in first]
+    assert [s.p_value for s in other] != [s.p_value for s in first]
+
+
+def test_bootstrap_ci_covers_the_true_mean_at_about_the_nominal_rate():
+    """400 independent data sets of 300 paired cases from a known population (mean 0.02), one per
+    column: the 95% CI should contain 0.02 in about 95% of them."""
+    rng = np.random.default_rng(2024)
+    values, probs = np.array([-1.0, 0.0, 1.0]), np.array([0.10, 0.78, 0.12])
+    true_mean = float(values @ probs)
+    data = rng.choice(values, size=(300, 400), p=probs)
+    ci = bootstrap_ci(data, level=0.95, resamples=10_000)
+    coverage = float(np.mean((ci[:, 0] <= true_mean) & (true_mean <= ci[:, 1])))
+    assert 0.92 <= coverage <= 0.975
+
+
+def test_p_values_are_valid_under_the_null():
+    """Symmetric differences (H0 true): P(p ≤ 0.05) must not exceed 0.05 beyond sampling error."""
+    rng = np.random.default_rng(99)
+    magnitudes = rng.choice([0.0, 0.13093, 0.386853, 0.5, 1.0], size=(80, 2000), p=[.5, .15, .15, .1, .1])
+    data = magnitudes * rng.choice([-1.0, 1.0], size=magnitudes.shape)
+    p, _ = sign_flip_p_values(data, resamples=2_000)
+    rate = float(np.mean(p <= 0.05))
+    assert 0.03 <= rate <= 0.06
+
+
+# --- the gate in simulation --------------------------------------------------------------------
+
+def gate_verdicts(*, n: int, seeds: range, gate: GateSettings, broken: int = 0, noise: float = 0.3) -> list[str]:
+    """For each seed: one system, a baseline run and a current run (of the same system, or with
+    ``broken`` cases that it always found pushed out of the top 10), compared under ``gate``."""
+    verdicts = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        system = System(rng, n)
+        before = system.run(rng, noise=noise)
+        if broken:
+            always_found = np.flatnonzero(system.ranks[:, 0] <= 2)[:broken]
+            assert len(always_found) == broken
+            system = system.broken(always_found)
+        after = system.run(rng, noise=noise)
+        baseline = update_baseline(baseline=None, results=before, sha=None, ref=None, timestamp=None)
+        verdicts.append(compare(results=after, baseline=baseline, gate=gate, resamples=2_000).verdict)
+    return verdicts
+
+
+@pytest.mark.parametrize(("n", "max_drop", "seeds"), [(29, 0.02, 200), (100, 0.0, 200)])
+def test_gate_false_alarm_rate_under_the_null_is_at_most_alpha(n, max_drop, seeds):
+    """Two runs of the same system with case-level noise: the gate (fail on regression, p < 0.05,
+    three headline metrics judged) must fail in no more than 5% of the simulations — with the
+    default max drop at n=29 and with no max drop at all (significance alone) at n=100."""
+    gate = GateSettings(fail_on_regression=True, default_max_drop=max_drop)
+    verdicts = gate_verdicts(n=n, seeds=range(seeds), gate=gate)
+    assert verdicts.count("fail") / len(verdicts) <= gate.alpha
+
+
+def test_without_the_significance_requirement_small_samples_raise_false_alarms():
+    """The control for the test above: at n=29 one case flipping is a 0.034 drop, so a gate that
+    does not ask for significance fails often under the null."""
+    gate = GateSettings(fail_on_regression=True, require_significance=False)
+    verdicts = gate_verdicts(n=29, seeds=range(100), gate=gate)
+    assert verdicts.count("fail") / len(verdicts) > 0.2
+
+
+def test_a_true_five_point_drop_over_300_cases_is_caught():
+    gate = GateSettings(fail_on_regression=True)
+    verdicts = gate_verdicts(n=300, seeds=range(1000, 1020), gate=gate, broken=15)
+    assert verdicts.count("fail") == len(verdicts)

@@ -5,7 +5,9 @@ It receives plain data and adapters; it never reads the environment or parses fl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from retrieval_gate import __version__
@@ -23,6 +25,20 @@ def default_headline_k(ks: Sequence[int]) -> int:
     """The k shown first in reports: 5 when measured (the reference article's cut), else the
     largest k."""
     return 5 if 5 in ks else max(ks)
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector (reference counting still frees everything).
+    Scoring builds a dozen small acyclic containers per case; with the collector running, its
+    repeated scans of the growing heap cost about a third of the time on 10,000 cases."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def assemble_results(
@@ -44,11 +60,13 @@ def assemble_results(
     chunk_to_card = kb.chunk_to_card if kb is not None else None
     keep = max(ks)
     metrics = compile_grid(metrics)
-    cases = [
-        score_case(case=case, ranking=rankings.get(case.id), metrics=metrics,
-                   chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold)
-        for case in case_set.cases
-    ]
+    with cyclic_gc_paused():
+        cases = [
+            score_case(case=case, ranking=rankings.get(case.id), metrics=metrics,
+                       chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold)
+            for case in case_set.cases
+        ]
+        aggregates = aggregate(cases)
     expected = set(case_set.ids)
     unknown = [qid for qid in rankings if qid not in expected]
     all_inputs = {"cases": InputInfo(path=case_set.path, sha256=case_set.sha256,
@@ -67,7 +85,7 @@ def assemble_results(
         config=dict(config or {}),
         inputs=all_inputs,
         completeness=completeness(cases, unknown),
-        aggregates=aggregate(cases),
+        aggregates=aggregates,
         latency=latency_summary(cases),
         extras=dict(extras or {}),
         cases=cases,

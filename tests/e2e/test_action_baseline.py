@@ -90,6 +90,19 @@ def test_concurrent_merge_409_rereads_merges_and_both_history_entries_survive(wo
     assert "re-reading baselines/default.json and merging again" in run.stdout
 
 
+def test_two_first_merges_racing_to_create_the_baseline_422_then_update(world, github, engine):
+    def another_merge_creates_it_first() -> None:
+        github.commit("main", {BASELINE: baseline_text(engine, scores={"q0": 1.0}, sha=THEIRS)}, message="theirs")
+
+    github.before("PUT", f"/contents/{BASELINE}$", another_merge_creates_it_first)
+    run = _push(world)
+    assert run.exit_code == 0
+    first, second = github.requests("PUT")
+    assert (first.status, "sha" in first.body) == (422, False)  # a create, refused: the file exists now
+    assert (second.status, "sha" in second.body) == (200, True)  # an update with the new blob sha
+    assert _history(github) == [THEIRS, OURS]
+
+
 def test_a_conflict_while_the_file_does_not_change_is_not_retried_forever(world, github):
     """E.g. a protected branch: GitHub keeps refusing; the file never moves."""
     github.fail("PUT", f"/contents/{BASELINE}$", status=409, body={"message": "Repository rule violations found"},

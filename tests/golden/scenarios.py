@@ -9,6 +9,8 @@ obvious paired computation, so the renderers are tested without depending on ``c
   renderer shows a CI, it does not compute one);
 - status: improved when the CI is above 0, regressed when below, else ok.
 
+The builders are cached: treat what they return as read-only.
+
 Regenerate the golden files with ``python -m tests.golden.regenerate`` (or
 ``RG_UPDATE_GOLDEN=1 pytest tests/unit/test_render_golden.py``); then READ the diff.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from retrieval_gate.compare.model import (
@@ -175,11 +178,13 @@ LINKS = {"run": "https://github.com/acme/docs/actions/runs/42",
          "artifact": "https://github.com/acme/docs/actions/runs/42/artifacts/7"}
 
 
+@cache
 def first_run() -> Scenario:
     cases = make_cases(40, no_gold_every=10)
     return Scenario("first_run", make_results(cases, make_rankings(cases, quality=0.7, seed=2)))
 
 
+@cache
 def improvement() -> Scenario:
     cases = make_cases(120)
     base = make_results(cases, make_rankings(cases, quality=0.55, seed=3))
@@ -188,6 +193,7 @@ def improvement() -> Scenario:
     return Scenario("improvement", cur, make_comparison(base, cur), baseline, LINKS)
 
 
+@cache
 def regression() -> Scenario:
     cases = make_cases(90, tag_values=2)
     base = make_results(cases, make_rankings(cases, quality=0.85, seed=5))
@@ -198,6 +204,7 @@ def regression() -> Scenario:
     return Scenario("regression", cur, make_comparison(base, cur, gate=gate, fail=True), baseline, LINKS)
 
 
+@cache
 def config_change() -> Scenario:
     cases = make_cases(60)
     base = make_results(cases[:55], make_rankings(cases[:55], quality=0.7, seed=7))
@@ -215,6 +222,7 @@ HUGE_CASES = 3000
 HUGE_TAGS = 40
 
 
+@cache
 def huge() -> Scenario:
     cases = make_cases(HUGE_CASES, tag_values=HUGE_TAGS, locales=tuple(f"l{i}" for i in range(12)),
                        hard_classes=("normal", "near-duplicate", "prose-free", "boilerplate", "specific"),
@@ -231,6 +239,7 @@ HOSTILE_QUERY = "@octocat see #123 | `rm -rf` <img src=x onerror=alert(1)> https
 HOSTILE_TAG = "@team|<b>x</b>"
 
 
+@cache
 def hostile() -> Scenario:
     def id_fn(i: int) -> str:
         return HOSTILE_ID if i == 0 else f"q{i}"

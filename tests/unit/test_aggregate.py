@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 
@@ -12,7 +13,7 @@ from retrieval_gate.files import dumps_json
 from retrieval_gate.load.cases import CaseSet
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Case, RankedList
-from retrieval_gate.pipeline import assemble_results, default_headline_k
+from retrieval_gate.pipeline import assemble_results, cyclic_gc_paused, default_headline_k
 from retrieval_gate.render.terminal import completeness_line, print_results
 from retrieval_gate.score.aggregate import latency_summary
 from retrieval_gate.score.results import Results
@@ -174,3 +175,18 @@ def test_terminal_table_shows_each_slice_with_n(results: Results) -> None:
     assert "tag.team=search" in text
     assert "recall@k is a lower bound" in text
     assert "6 expected" in text
+
+
+def test_the_cyclic_gc_pause_always_restores_the_previous_state() -> None:
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), cyclic_gc_paused():
+        assert not gc.isenabled()
+        raise RuntimeError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with cyclic_gc_paused():
+            pass
+        assert not gc.isenabled()  # was off before: stays off
+    finally:
+        gc.enable()

@@ -26,7 +26,7 @@ from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import OVERALL, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
-from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, EXACT_MAX_NONZERO, paired_stats
+from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, paired_stats
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.settings import GateSettings
@@ -97,9 +97,10 @@ def compare(
         gate=gate.model_dump(mode="json"),
         stats={
             "delta": "paired mean of current − baseline over the cases scored in both",
-            "ci": "paired percentile bootstrap", "ci_level": 1 - gate.alpha,
-            "p_value": "paired sign-flip permutation test, two-sided "
-                       f"(exact up to {EXACT_MAX_NONZERO} non-zero differences or when all are ±c)",
+            "method": "paired bootstrap CI + sign-flip p", "ci": "paired percentile bootstrap",
+            "ci_level": 1 - gate.alpha,
+            "p_value": "paired sign-flip permutation test, two-sided (exact when the permutation law "
+                       "is small, e.g. hit@k; else Monte Carlo)",
             "resamples": resamples, "seed": seed, "alpha": gate.alpha,
         },
         regressed=any(r.status in ("regressed", "below_floor") for r in rows if r.gated),

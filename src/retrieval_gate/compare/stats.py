@@ -19,11 +19,12 @@ exchangeable for every case", ``d_i`` is as likely as ``−d_i``. With ``S = Σ 
 ``p = P(|Σ s_i |d_i|| ≥ |S|)`` over independent fair signs ``s_i ∈ {−1, +1}``; zero differences
 do not move the sum. Computed
 
-- exactly, enumerating all ``2^m`` sign patterns, when ``m ≤ EXACT_MAX_NONZERO`` differences are
-  non-zero;
-- exactly from the binomial law when all non-zero ``|d_i|`` are equal (hit@k: ``d ∈ {−1, 0, 1}``):
-  the two-sided sign test ``p = min(1, 2·P(B ≤ min(b, m − b)))``, ``B ~ Bin(m, ½)``, b = the
-  number of positive differences;
+- exactly when the law is small: cases sharing a magnitude v flip together as
+  ``v·(2·Bin(c, ½) − c)``, and the law of the sum is built group by group (equal sums merged) as
+  long as it has at most ``EXACT_MAX_SUPPORT`` points. With one magnitude (hit@k: ``d ∈ {−1, 0,
+  1}``) this is the two-sided sign test ``p = 2·P(B ≤ (m − |2b − m|)/2)``, ``B ~ Bin(m, ½)``, b =
+  the number of positive differences, for any m; a handful of distinct magnitudes (1 or 2 cases
+  changed out of 29) is enumerated completely;
 - otherwise by Monte Carlo over R random sign vectors (cases with the same ``|d|`` row flip as a
   group: ``(2·Bin(c, ½) − c)·|d|``), ``p = (1 + #{|S*| ≥ |S|}) / (1 + R)``, which is never 0 and
   keeps ``P(p ≤ α) ≤ α`` under H0.
@@ -31,6 +32,7 @@ do not move the sum. Computed
 Deterministic: the same matrix, ``seed`` and ``resamples`` give the same numbers. The bootstrap
 and the sign flips draw from two independent streams spawned from ``seed``.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 DEFAULT_RESAMPLES = 10_000
-EXACT_MAX_NONZERO = 16
+EXACT_MAX_SUPPORT = 1 << 14  # largest exact sign-flip law computed (points, before merging)
 CHUNK_ELEMENTS = 1 << 22  # numbers per chunk of the resample matrix (32 MiB of float64)
 MULTINOMIAL_COST = 8  # a multinomial category costs about as much as this many index draws
 BINOMIAL_COST = 16  # a binomial draw per group costs about as much as this many random signs
@@ -140,20 +142,28 @@ def paired_bootstrap_ci(
     return float(low), float(high)
 
 
-def _exact_enumeration(nonzero: np.ndarray, observed: float, tol: float) -> float:
-    m = len(nonzero)
-    patterns = (np.arange(1 << m)[:, None] >> np.arange(m)) & 1
-    sums = 2.0 * (patterns @ nonzero) - nonzero.sum()
-    return float(np.mean(np.abs(sums) >= observed - tol))
+def _log_binomial_pmf(c: int) -> np.ndarray:
+    """``log P(B = b)`` for ``B ~ Bin(c, ½)``, b = 0…c."""
+    log_factorial = np.array([math.lgamma(x + 1) for x in range(c + 1)])
+    return log_factorial[c] - log_factorial - log_factorial[::-1] - c * math.log(2.0)
 
 
-def _binomial(column: np.ndarray, nonzero_mask: np.ndarray) -> float:
-    m = int(nonzero_mask.sum())
-    positive = int((column[nonzero_mask] > 0).sum())
-    low = min(positive, m - positive)
-    if 2 * low == m:
-        return 1.0
-    return min(1.0, 2.0 * binomial_lower_tail(low, m))
+def _exact_p(magnitudes: np.ndarray, counts: np.ndarray, observed: float, tol: float) -> float | None:
+    """``P(|Σ_g v_g·(2·B_g − c_g)| ≥ observed)`` with independent ``B_g ~ Bin(c_g, ½)``: the exact
+    sign-flip law, built group by group (cases sharing a magnitude v_g flip as a binomial), equal
+    sums merged. None when the support would exceed ``EXACT_MAX_SUPPORT`` points."""
+    if len(magnitudes) == 1:  # the sign test: P(|2B − c| ≥ gap) = 2·P(B ≤ (c − gap)/2)
+        c, gap = int(counts[0]), round(observed / float(magnitudes[0]))  # gap = |2b − c|
+        return 1.0 if gap == 0 else min(1.0, 2.0 * binomial_lower_tail((c - gap) // 2, c))
+    sums, probs = np.zeros(1), np.ones(1)
+    for value, count in zip(magnitudes.tolist(), counts.tolist(), strict=True):
+        if len(sums) * (count + 1) > EXACT_MAX_SUPPORT:
+            return None
+        steps = value * (2.0 * np.arange(count + 1) - count)
+        merged, inverse = np.unique(np.round((sums[:, None] + steps).ravel(), 9), return_inverse=True)
+        probs = np.bincount(inverse, weights=(probs[:, None] * np.exp(_log_binomial_pmf(count))).ravel())
+        sums = merged
+    return float(min(1.0, probs[np.abs(sums) >= observed - tol].sum()))
 
 
 def binomial_lower_tail(low: int, m: int) -> float:
@@ -163,16 +173,16 @@ def binomial_lower_tail(low: int, m: int) -> float:
         return 0.0
     if low >= m:
         return 1.0
-    logs = [math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) - m * math.log(2.0)
-            for i in range(low + 1)]
-    top = max(logs)
-    return min(1.0, math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
+    logs = _log_binomial_pmf(m)[: low + 1]
+    top = float(logs.max())
+    return min(1.0, math.exp(top) * math.fsum(np.exp(logs - top).tolist()))
 
 
 def sign_flip_p_values(
     diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> tuple[np.ndarray, list[str]]:
-    """Two-sided paired sign-flip p-value per column, and how each was computed."""
+    """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
+    "monte-carlo")."""
     d = _as_matrix(diffs)
     m_cols = d.shape[1]
     if resamples < 1:
@@ -182,22 +192,24 @@ def sign_flip_p_values(
     methods = ["exact"] * m_cols
     monte_carlo: list[int] = []
     for j in range(m_cols):
-        mask = mags[:, j] > _ZERO
-        nonzero = mags[mask, j]
+        nonzero = mags[mags[:, j] > _ZERO, j]
         if len(nonzero) == 0:
             continue
-        observed = abs(float(d[:, j].sum()))
-        tol = 1e-10 * (1.0 + float(nonzero.sum()))
-        if len(nonzero) <= EXACT_MAX_NONZERO:
-            p[j] = _exact_enumeration(nonzero, observed, tol)
-        elif float(nonzero.max() - nonzero.min()) <= _ZERO * max(1.0, float(nonzero.max())):
-            p[j], methods[j] = _binomial(d[:, j], mask), "binomial"
-        else:
+        magnitudes, counts = np.unique(np.round(nonzero, 12), return_counts=True)
+        exact = _exact_p(magnitudes, counts, abs(float(d[:, j].sum())), _tolerance(float(nonzero.sum())))
+        if exact is None:
             monte_carlo.append(j)
             methods[j] = "monte-carlo"
+        else:
+            p[j] = exact
     if monte_carlo:
         p[monte_carlo] = _monte_carlo(d[:, monte_carlo], resamples=resamples, seed=seed)
     return p, methods
+
+
+def _tolerance(total: float | np.ndarray) -> float | np.ndarray:
+    """Sums within this of |S| count as ties (sums are formed in different orders)."""
+    return 1e-8 + 1e-10 * total
 
 
 def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
@@ -208,7 +220,7 @@ def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
     mags = np.where(np.abs(d) > _ZERO, np.abs(d), 0.0)
     total = mags.sum(axis=0)
     observed = np.abs(d.sum(axis=0))
-    tol = 1e-10 * (1.0 + total)
+    tol = _tolerance(total)
     _, rng = _streams(seed)
     extreme = np.zeros(d.shape[1], dtype=np.int64)
     rows, multiplicity = _unique_rows(mags)

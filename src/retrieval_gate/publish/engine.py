@@ -7,6 +7,8 @@ Chroma; ``report`` and ``comment`` runs, and the flow tests, do not need them).
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -51,13 +53,38 @@ class Engine(Protocol):
         ...
 
 
+class LogProgress:
+    """Eval progress as plain log lines (Actions logs are not a terminal): each stage at every
+    tenth of the way and when done, and the eval's notes."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self.write = write
+        self._shown: dict[str, int] = {}
+
+    def step(self, stage: str, done: int, total: int) -> None:
+        tenth = max(1, total // 10)
+        if done <= 0 or (done < total and done // tenth == self._shown.get(stage, -1)):
+            return
+        self._shown[stage] = done // tenth
+        self.write(f"{stage}: {done}/{total}")
+
+    def note(self, message: str) -> None:
+        self.write(f"note: {message}")
+
+
 class RealEngine:
     """The package's eval, baseline, compare and render functions."""
 
+    def __init__(self, *, log: Callable[[str], None] | None = None) -> None:
+        self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+
     def evaluate(self, *, config: SuiteConfig, suite: str) -> Results:
+        from datetime import UTC, datetime
+
         from retrieval_gate.evaluate import run_eval
 
-        return run_eval(config=config, suite=suite)
+        created_at = datetime.now(UTC).replace(microsecond=0).isoformat()
+        return run_eval(config=config, suite=suite, progress=LogProgress(self.log), created_at=created_at)
 
     def parse_baseline(self, *, text: str, source: str) -> Baseline:
         from retrieval_gate.compare.baseline_io import parse_baseline

@@ -48,6 +48,13 @@ COMMENT_LIMIT = 65_536  # GitHub's maximum comment body, in characters
 COMMENT_MAX_CHARS = 65_000  # what we ask the renderer for (room for our notes)
 MAX_WRITE_ATTEMPTS = 5
 HEADLINE_MEASURES = ("hit", "recall", "ndcg")
+# Every output any mode writes; action.yml declares exactly these (checked by a test).
+OUTPUT_NAMES = (
+    "mode", "verdict", "regressed", "n", "headline_k",
+    "hit_at_k", "recall_at_k", "ndcg_at_k", "delta_hit_at_k", "delta_recall_at_k", "delta_ndcg_at_k",
+    "metrics_json", "comment_url", "comment_file", "results_path", "comparison_path", "html_path",
+    "baseline_path", "baseline_ref", "baseline_commit", "baseline_file",
+)
 BAD_STATUSES = ("regressed", "below_floor")
 
 

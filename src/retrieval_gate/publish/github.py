@@ -105,7 +105,8 @@ class GitHubRepo:
         token: str,
         repository: str,
         api_url: str = "https://api.github.com",
-        retry: GithubRetry | None = None,
+        retries: int = 5,
+        backoff_factor: float = 1.0,
         timeout: int = 30,
         seconds_between_writes: float | None = 1.0,
     ) -> None:
@@ -116,7 +117,7 @@ class GitHubRepo:
         self._gh = Github(
             auth=Auth.Token(token),
             base_url=self._api_url,
-            retry=retry if retry is not None else default_retry(),
+            retry=default_retry(total=retries, backoff_factor=backoff_factor),
             timeout=timeout,
             lazy=True,
             seconds_between_requests=None,
@@ -138,6 +139,10 @@ class GitHubRepo:
             yield
         except GithubException as exc:
             raise self._error(exc, action, conflict=conflict) from None
+        except requests.exceptions.RetryError as exc:  # retries exhausted on 5xx / 429 answers
+            reason = getattr(getattr(exc.args[0] if exc.args else None, "reason", None), "args", ("",))[0] or exc
+            msg = self._message(f"{action}: the GitHub API kept failing after retries ({reason})")
+            raise GitHubError(msg) from None
         except (requests.RequestException, Urllib3Error) as exc:
             msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
             raise GitHubError(msg) from None

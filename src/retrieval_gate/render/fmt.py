@@ -84,13 +84,20 @@ def delta_plain(cell: Cell) -> Markup:
 
 
 def ci(cell: Cell) -> Markup:
-    """The paired CI of Δ as ``[−0.070, −0.010]``, else ``p = 0.031``, else ``–``."""
+    """The paired CI of Δ as ``[−0.070, −0.010]`` (a bound at zero: ``0.000``), else
+    ``p = 0.031``, else ``–``."""
     if cell.ci is not None:
         lo, hi = cell.ci
-        return Markup(f"[{signed(lo)}, {signed(hi)}]")
+        return Markup(f"[{_bound(lo)}, {_bound(hi)}]")
     if cell.p_value is not None:
         return Markup(f"p = {cell.p_value:.3g}")
     return Markup("–")
+
+
+def _bound(value: float) -> str:
+    """A CI bound: signed, except a bound at zero, which is ``0.000``."""
+    text = signed(value)
+    return text[1:] if text.startswith("±") else text
 
 
 def n_label(cell: Cell) -> Markup:

@@ -12,6 +12,7 @@ from jinja2 import PackageLoader, StrictUndefined, select_autoescape
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt
 from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
 from retrieval_gate.render.context import Cell, SliceRow, build_context, field_label, split_slice
@@ -19,6 +20,7 @@ from retrieval_gate.score.results import CaseResult, Results
 
 HTML_TEMPLATE = "report.html.j2"
 TOP_RETRIEVED = 5
+CHART_MEASURES = ("hit", "ndcg")  # the success signal and the ranking signal; recall is in the table
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,11 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
     context["charts"] = [
         slice_chart(chart_rows(overall.get(metric), context["slices"], metric),
                     title=f"{display} by slice", proportion=metric.startswith("hit@"), compared=compared)
-        for metric, display in context["slice_metrics"]
+        for metric, display in context["slice_metrics"] if parse_metric(metric).measure in CHART_MEASURES
+    ] or [
+        slice_chart(chart_rows(overall.get(metric), context["slices"], metric), title=f"{display} by slice",
+                    proportion=False, compared=compared)
+        for metric, display in context["slice_metrics"][:1]
     ]
     context["trend_svg"] = trend_chart(context["trend"]) if context["trend"] is not None else None
     metrics = [c.metric for c in context["headline"]] or [primary]

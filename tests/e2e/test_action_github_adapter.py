@@ -1,0 +1,125 @@
+"""The PyGithub adapter against the fake GitHub API over HTTP: whose comments count as ours,
+rate-limit retries, named errors, the 422 of a racing create, the token scrubbed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from retrieval_gate.errors import ConflictError, GitHubError, PermissionDenied
+from retrieval_gate.publish.github import GitHubRepo, scrub
+from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, FakeGitHub, serve_fake_github
+
+PAT = "ghp_personalACCESStoken0123456789"
+MARKER = "<!-- retrieval-gate:default -->"
+ME = {"login": "release-bot", "id": 99, "type": "User"}
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with serve_fake_github(token=PAT, user=ME) as fake:
+        yield fake
+
+
+def _repo(github: FakeGitHub, token: str = PAT) -> GitHubRepo:
+    return GitHubRepo(token=token, repository=github.repository, api_url=github.api_url, seconds_between_writes=None)
+
+
+def test_with_a_personal_token_ours_means_the_tokens_user(github):
+    github.add_comment(5, f"{MARKER}\nby the Actions bot", user=ACTIONS_BOT)
+    mine = github.add_comment(5, f"{MARKER}\nby me", user=ME)
+    posted = _repo(github).upsert_comment(issue_number=5, marker=MARKER, body=f"{MARKER}\nnew")
+    assert (posted.id, posted.created) == (mine["id"], False)
+    assert [c["body"] for c in github.comments[5]] == [f"{MARKER}\nby the Actions bot", f"{MARKER}\nnew"]
+    assert len(github.requests("GET", "^/user$")) == 1
+
+
+def test_where_get_user_is_refused_ours_means_the_actions_bot(github):
+    github.user = None  # GET /user → 403, as for installation tokens that do not look like one
+    github.add_comment(5, f"{MARKER}\nby a human", user=HUMAN)
+    bot = github.add_comment(5, f"{MARKER}\nby the Actions bot", user=ACTIONS_BOT)
+    posted = _repo(github).upsert_comment(issue_number=5, marker=MARKER, body=f"{MARKER}\nnew")
+    assert posted.id == bot["id"] and github.comments[5][0]["body"] == f"{MARKER}\nby a human"
+
+
+def test_installation_tokens_do_not_ask_get_user(github):
+    github.token = "ghs_installationTOKEN"
+    _repo(github, "ghs_installationTOKEN").upsert_comment(issue_number=5, marker=MARKER, body=f"{MARKER}\nx")
+    assert github.requests("GET", "^/user$") == []
+
+
+def test_a_body_without_its_marker_is_refused(github):
+    with pytest.raises(ValueError):
+        _repo(github).upsert_comment(issue_number=5, marker=MARKER, body="no marker")
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "headers"),
+    [
+        (429, {"message": "Too many requests"}, {"Retry-After": "0"}),
+        (403, {"message": "API rate limit exceeded for installation ID 1."},
+         {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"}),  # reset in the past: retry now
+        (502, {"message": "Bad gateway"}, {}),
+    ],
+)
+def test_rate_limits_and_server_errors_are_retried(github, status, body, headers):
+    github.commit("main", {"baselines/default.json": "{}\n"})
+    github.fail("GET", "/contents/", status=status, body=body, headers=headers)
+    remote = _repo(github).get_file(path="baselines/default.json", ref="main")
+    assert remote is not None and remote.text == "{}\n"
+    assert [r.status for r in github.requests("GET", "/contents/")] == [status, 200]
+
+
+def test_server_errors_that_persist_become_a_github_error(github):
+    github.fail("GET", "/contents/", status=503, times=20)
+    repo = GitHubRepo(token=PAT, repository=github.repository, api_url=github.api_url,
+                      retries=2, backoff_factor=0, seconds_between_writes=None)
+    with pytest.raises(GitHubError, match=r"kept failing after retries \(too many 503 error responses\)") as caught:
+        repo.get_file(path="x.json", ref="main")
+    assert not isinstance(caught.value, PermissionDenied | ConflictError)
+    assert len(github.requests("GET", "/contents/")) == 3  # the request and 2 retries
+
+
+def test_a_permission_403_is_permission_denied_not_retried(github):
+    github.fail("POST", "/comments", status=403, body={"message": "Resource not accessible by integration"})
+    with pytest.raises(PermissionDenied, match="Resource not accessible by integration"):
+        _repo(github).upsert_comment(issue_number=5, marker=MARKER, body=MARKER)
+    assert len(github.requests("POST")) == 1
+
+
+def test_a_racing_create_is_a_conflict_422(github):
+    repo = _repo(github)
+    assert repo.get_file(path="baselines/default.json", ref="main") is None
+    github.commit("main", {"baselines/default.json": "{\"theirs\": 1}\n"})  # the other merge created it
+    with pytest.raises(ConflictError, match="HTTP 422"):
+        repo.put_file(path="baselines/default.json", text="{}\n", branch="main", message="m", expected_sha=None)
+
+
+def test_a_stale_blob_sha_is_a_conflict_409(github):
+    github.commit("main", {"b.json": "1\n"})
+    repo = _repo(github)
+    stale = repo.get_file(path="b.json", ref="main")
+    github.commit("main", {"b.json": "2\n"})
+    with pytest.raises(ConflictError, match="HTTP 409"):
+        repo.put_file(path="b.json", text="3\n", branch="main", message="m", expected_sha=stale.sha)
+
+
+def test_unreachable_api_is_a_github_error_without_the_token():
+    repo = GitHubRepo(token=PAT, repository="acme/rag", api_url="http://127.0.0.1:9", retries=1,
+                      backoff_factor=0, timeout=2, seconds_between_writes=None)
+    with pytest.raises(GitHubError) as caught:
+        repo.get_file(path="x", ref="main")
+    assert "cannot reach the GitHub API" in str(caught.value) and PAT not in str(caught.value)
+
+
+def test_error_messages_are_scrubbed(github):
+    github.fail("GET", "/pulls/", status=404, body={"message": f"no PR for {PAT}"})
+    with pytest.raises(GitHubError) as caught:
+        _repo(github).get_pull(number=1)
+    assert PAT not in str(caught.value) and "***" in str(caught.value)
+
+
+def test_scrub_masks_the_secret_and_its_base64_form():
+    assert scrub("token abc and YWJj", ["abc"]) == "token *** and ***"
+    assert scrub("nothing", [""]) == "nothing"

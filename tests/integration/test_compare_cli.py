@@ -1,0 +1,177 @@
+"""``baseline update`` and ``compare`` end to end through the CLI, on results files written by
+``retrieval-gate score`` from small runs: exit codes 0 / 1 / 2 and what is written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.cli import main
+
+N_CASES = 40
+LOST = 15  # cases whose gold drops out of the top 10 in the regressed run
+
+
+def write_dataset(folder: Path) -> None:
+    cases = []
+    for i in range(N_CASES):
+        cases.append({"id": f"q{i:02d}", "query": f"question {i}?", "gold": [f"doc{i}"],
+                      "locale": "pt-BR" if i % 2 else "en-US", "form": "GAP" if i % 3 == 0 else "MATCH"})
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    for name, lost in (("base", 0), ("same", 0), ("worse", LOST)):
+        lines = []
+        for i in range(N_CASES):
+            filler = [f"other{j}" for j in range(10)]
+            ranked = filler if i < lost else [*filler[: i % 3], f"doc{i}", *filler[i % 3 :]]
+            lines.append(json.dumps({"id": f"q{i:02d}", "retrieved": ranked}))
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def exit_code(*args: str) -> int:
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Once per module: a dataset, three runs scored by ``retrieval-gate score`` (base, same,
+    worse) and a baseline made from base by ``retrieval-gate baseline update``."""
+    folder = tmp_path_factory.mktemp("scored")
+    write_dataset(folder)
+    for name in ("base", "same", "worse"):
+        assert exit_code("score", "--run", str(folder / f"{name}.jsonl"), "--cases", str(folder / "cases.jsonl"),
+                         "--k", "1,3,5,10", "--out", str(folder / f"{name}.results.json")) == 0
+    assert exit_code("baseline", "update", "--results", str(folder / "base.results.json"),
+                     "--baseline", str(folder / "baselines" / "default.json"), "--sha", "abc1234", "--ref", "main") == 0
+    return folder
+
+
+@pytest.fixture
+def workdir(scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh working folder holding copies of the scored results and the baseline."""
+    for name in ("base", "same", "worse"):
+        shutil.copy(scored / f"{name}.results.json", tmp_path)
+    (tmp_path / "baselines").mkdir()
+    shutil.copy(scored / "baselines" / "default.json", tmp_path / "baselines")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_unchanged_run_passes_with_the_gate_on(workdir, capsys):
+    code, out, _ = cli(capsys, "compare", "--results", "same.results.json", "--baseline", "baselines/default.json",
+                       "--fail-on-regression", "--out", "comparison.json")
+    assert code == 0
+    assert "verdict: PASS" in out
+    data = json.loads((workdir / "comparison.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "pass" and data["like_for_like"] is True
+    assert {row["status"] for row in data["rows"]} == {"ok"}
+
+
+def test_regressed_run_exits_0_report_only_and_1_with_the_gate(workdir, capsys):
+    code, out, _ = cli(capsys, "compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
+                       "--out", "report-only.json")
+    assert code == 0
+    assert "regressed, report only" in out
+    data = json.loads((workdir / "report-only.json").read_text(encoding="utf-8"))
+    hit = next(r for r in data["rows"] if r["metric"] == "hit@5" and r["slice"] == "overall")
+    assert hit["delta"] == pytest.approx(-LOST / N_CASES)
+    assert hit["n"] == N_CASES and hit["status"] == "regressed"
+    assert [c["id"] for c in data["lost_hits"]][:1] == ["q00"]  # gold at rank 1 before: most impactful
+    assert len(data["lost_hits"]) == LOST
+
+    code, out, _ = cli(capsys, "compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
+                       "--fail-on-regression", "--out", "gated.json")
+    assert code == 1
+    assert "verdict: FAIL" in out
+    assert json.loads((workdir / "gated.json").read_text(encoding="utf-8"))["verdict"] == "fail"
+
+
+def test_a_generous_max_drop_lets_the_regression_through(workdir, capsys):
+    code, _, _ = cli(capsys, "compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
+                     "--fail-on-regression", "--max-drop", "0.5")
+    assert code == 0
+
+
+@pytest.mark.parametrize(("floor", "code"), [("hit@5=0.9", 0), ("hit@5=1.0", 0), ("hit@5:locale=pt-BR=0.5", 0),
+                                             ("hit@1=0.5", 1), ("nDCG@10:form=MATCH=0.99", 1)])
+def test_floors_exit_1_when_not_met(workdir, capsys, floor, code):
+    result, out, _ = cli(capsys, "compare", "--results", "same.results.json", "--baseline", "baselines/default.json",
+                         "--floor", floor)
+    assert result == code
+    assert ("is below the floor" in out) == (code == 1)
+
+
+def test_the_config_file_turns_the_gate_on_and_flags_override_it(workdir, capsys):
+    (workdir / "retrieval-gate.yml").write_text(
+        "suites:\n  default:\n    baseline: baselines/default.json\n    gate:\n      fail_on_regression: true\n",
+        encoding="utf-8")
+    code, _, _ = cli(capsys, "compare", "--results", "worse.results.json")
+    assert code == 1
+    code, _, _ = cli(capsys, "compare", "--results", "worse.results.json", "--no-fail-on-regression")
+    assert code == 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"--floor": "hit@5"}, "--floor 'hit@5': expected METRIC=VALUE"),
+    ({"--floor": "hit@7=0.5"}, "hit@7 is not measured"),
+    ({"--max-drop": "lots"}, "--max-drop 'lots'"),
+    ({"--results": "missing.json"}, "missing.json: file not found"),
+    ({"--baseline": "base.results.json"}, "this is a results file"),
+])
+def test_bad_input_exits_2(workdir, capsys, args, message):
+    flags = {"--results": "same.results.json", "--baseline": "baselines/default.json", **args}
+    code, _, err = cli(capsys, "compare", *[part for pair in flags.items() for part in pair])
+    assert code == 2
+    assert err.startswith("error: ")
+    assert message in err
+
+
+@pytest.mark.parametrize("content", ['{"schema_version": 7, "future": true}\n', "not json at all\n", ""])
+def test_baseline_update_never_overwrites_a_file_it_cannot_read(workdir, capsys, content):
+    target = workdir / "baselines" / "broken.json"
+    target.write_text(content, encoding="utf-8")
+    code, _, err = cli(capsys, "baseline", "update", "--results", "same.results.json", "--baseline", str(target))
+    assert code == 2
+    assert str(target) in err
+    assert target.read_text(encoding="utf-8") == content
+    code, _, err = cli(capsys, "compare", "--results", "same.results.json", "--baseline", str(target))
+    assert code == 2 and str(target) in err
+
+
+def test_baseline_update_appends_history(workdir, capsys):
+    code, out, _ = cli(capsys, "baseline", "update", "--results", "worse.results.json",
+                       "--baseline", "baselines/default.json", "--sha", "def5678", "--history-limit", "5")
+    assert code == 0 and "updated baselines/default.json" in out
+    data = json.loads((workdir / "baselines" / "default.json").read_text(encoding="utf-8"))
+    assert [e["sha"] for e in data["history"]] == ["abc1234", "def5678"]
+    assert [e["headline"]["hit@5"] for e in data["history"]] == [1.0, pytest.approx(1 - LOST / N_CASES)]
+    assert data["sha"] == "def5678"
+
+
+def test_the_console_script_exit_codes(workdir):
+    """The same through a real process: 1 for a failed gate, 2 for a bad baseline."""
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "retrieval_gate", *args], cwd=workdir, capture_output=True,
+                              text=True, check=False)
+
+    failed = run("compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
+                 "--fail-on-regression")
+    assert failed.returncode == 1, failed.stderr
+    bad = run("compare", "--results", "worse.results.json", "--baseline", "worse.results.json")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: worse.results.json: this is a results file")

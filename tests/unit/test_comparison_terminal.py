@@ -1,0 +1,54 @@
+"""render.terminal.print_comparison: the table and the lines around it, as plain text."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.compare.comparison import compare
+from retrieval_gate.render.terminal import print_comparison
+from retrieval_gate.settings import GateSettings
+from tests.unit.compare_data import HEADLINE, make_case, make_results
+
+METRICS = (*HEADLINE, "mrr@5")
+
+
+def comparison(gate: GateSettings):
+    before = make_results([make_case(f"q{i:03d}", dict.fromkeys(METRICS, 1.0), slices=["overall", "locale=pt-BR"],
+                                     query=f"pergunta {i}") for i in range(40)], config={"model": "m1"},
+                          metrics=METRICS)
+    after = make_results([make_case(f"q{i:03d}", dict.fromkeys(METRICS, float(i >= 12)),
+                                    slices=["overall", "locale=pt-BR"], query=f"pergunta {i}") for i in range(40)],
+                         config={"model": "m2"}, metrics=METRICS)
+    base = update_baseline(baseline=None, results=before, sha="0123456789abcdef", ref="main",
+                           timestamp="2026-05-01T10:00:00Z")
+    return compare(results=after, baseline=base, gate=gate, resamples=2_000)
+
+
+def render(gate: GateSettings, **kwargs) -> str:
+    console = Console(record=True, width=100, force_terminal=False, color_system=None)
+    print_comparison(comparison(gate), console, **kwargs)
+    return console.export_text()
+
+
+def test_report_only_output():
+    text = render(GateSettings())
+    assert "baseline 0123456 on main (2026-05-01) · 40 cases paired · 0 added · 0 removed" in text
+    assert "not like-for-like" in text and "config.model: 'm1' → 'm2'" in text
+    assert "locale=pt-BR" in text and "hit@5" in text and "nDCG@5" in text
+    assert "−0.300" in text and "regressed *" in text and "<0.001" in text
+    assert "12 case(s) lost a hit at k=5:" in text
+    assert "… and 2 more" in text
+    assert "verdict: PASS (regressed, report only: no gate is on)" in text
+
+
+def test_failing_gate_output_lists_the_reasons():
+    text = render(GateSettings(fail_on_regression=True))
+    assert "gate: hit@5 on overall: dropped by 0.300 (paired n=40, p=<0.001), more than the max drop 0.02" in text
+    assert text.rstrip().endswith("verdict: FAIL")
+
+
+def test_other_metrics_are_left_to_all_rows():
+    assert "2 more rows (other metrics)" in render(GateSettings())
+    everything = render(GateSettings(), all_rows=True)
+    assert "more rows" not in everything and "MRR@5" in everything

@@ -1,0 +1,98 @@
+"""The HTML report: one self-contained document that parses, carries its charts and tables, loads
+nothing from anywhere, and shows hostile data as text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from retrieval_gate.render.html import render_html
+from tests.golden import scenarios as sc
+from tests.golden.readers import Doc, parse_html
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, tuple[sc.Scenario, str, Doc]]:
+    out = {}
+    for name in ("first_run", "improvement", "regression", "config_change", "hostile"):
+        scenario = sc.SCENARIOS[name]()
+        html = render_html(results=scenario.results, comparison=scenario.comparison, baseline=scenario.baseline)
+        out[name] = (scenario, html, parse_html(html))
+    return out
+
+
+NAMES = ["first_run", "improvement", "regression", "config_change", "hostile"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_report_is_one_document_with_inline_css_and_js_only(name: str, reports) -> None:
+    _, html, doc = reports[name]
+    assert html.startswith("<!doctype html>")
+    names = doc.tag_names()
+    assert names.count("html") == names.count("body") == names.count("style") == 1
+    assert names.count("script") == 1  # ours: the sort/filter lines
+    assert "link" not in names and "iframe" not in names and "img" not in names
+    csp = [attrs for tag, attrs in doc.tags if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and "default-src 'none'" in (csp[0]["content"] or "")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_remote_reference_anywhere(name: str, reports) -> None:
+    _, html, doc = reports[name]
+    for tag, attrs in doc.tags:
+        assert "src" not in attrs and "href" not in attrs, tag
+        for value in attrs.values():
+            assert value is None or ("://" not in value and not value.startswith("//")), (tag, value)
+    assert "xmlns" not in html and "url(" not in html and "@import" not in html
+    if name != "hostile":  # the hostile query carries a URL as text (checked below)
+        assert not re.search(r"https?://", html)
+
+
+@pytest.mark.parametrize(("name", "trend"), [("first_run", False), ("improvement", True), ("hostile", True)])
+def test_charts_are_inline_svg(name: str, trend: bool, reports) -> None:
+    scenario, html, doc = reports[name]
+    names = doc.tag_names()
+    assert names.count("svg") == 2 + int(trend)  # hit and nDCG by slice (+ the trend)
+    n_slices = len([s for s in scenario.results.aggregates if s not in ("overall", "no-answer")])
+    bars = [a for t, a in doc.tags if t == "rect"]
+    compared = scenario.comparison is not None
+    assert len(bars) == 2 * (n_slices + 1) * (2 if compared else 1)  # value (+ Δ) bar per row and chart
+    assert html.count('class="whisker"') >= n_slices + 1  # Wilson interval on every hit@k bar
+    assert ('class="baseline-tick"' in html) == compared
+    assert (names.count("circle") == len(scenario.baseline.history) + 1) if trend else "circle" not in names
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_per_case_table_has_one_row_per_case(name: str, reports) -> None:
+    scenario, _, doc = reports[name]
+    table = next(t for t in doc.tables if t[0][:3] == ["case", "query", "status"])
+    assert len(table) - 1 == len(scenario.results.cases)
+    assert [row[0] for row in table[1:]] == [c.id.strip() for c in scenario.results.cases]
+    assert 'class="sortable" id="cases"' in reports[name][1]
+
+
+def test_headline_numbers_and_fingerprint_are_shown(reports) -> None:
+    scenario, html, doc = reports["improvement"]
+    hit = scenario.results.aggregates["overall"]["hit@5"].value
+    assert f'<div class="value">{hit:.3f}</div>' in html
+    assert "recall@5 is a lower bound" in doc.text
+    for key in ("retriever", "model", "k"):
+        assert f"<dt>{key}</dt>" in html
+    assert "input cases" in doc.text and "0000000000000000" in doc.text
+
+
+def test_hostile_data_is_text_not_markup(reports) -> None:
+    _, html, doc = reports["hostile"]
+    assert "<script>alert(1)</script>" in doc.text  # shown as text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert not any("onerror" in attrs for _, attrs in doc.tags)
+    assert "<b>x</b>" not in html and "@team|<b>x</b>" in doc.text
+    assert "https://evil.example/x" in doc.text  # a URL in a query stays text, never a link
+    assert "docs --&gt; &lt;b&gt;" in html
+
+
+def test_failed_case_row_is_marked(reports) -> None:
+    _, html, _ = reports["hostile"]
+    assert html.count('<tr class="failed">') == 1
+    assert "failed: missing from the run" in html

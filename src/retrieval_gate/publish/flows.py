@@ -25,6 +25,7 @@ errors (raised as named errors for ``cli.main`` to report).
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
@@ -457,8 +458,6 @@ def step_outputs(*, results: Results, comparison: Comparison | None, mode: str,
                  verdict: str | None = None) -> dict[str, str]:
     """The step's outputs (all strings): headline metrics at the headline k and their deltas,
     n, verdict (pass | fail | no-baseline | none), regressed, and every overall metric as JSON."""
-    import json
-
     k = results.headline_k
     overall = results.aggregates.get("overall", {})
     rows = {row.metric: row for row in comparison.rows if row.slice == "overall"} if comparison else {}

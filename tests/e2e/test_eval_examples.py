@@ -79,7 +79,8 @@ def test_numbers_equal_an_independent_plain_sentence_transformers_exact_search(c
 
     kb, cases = load_kb(KB), load_cases(CASES).cases
     chunks = {c.id: c for c in chunk_kb(kb, ChunkSettings())}
-    client = chromadb.PersistentClient(path=str(cold["store"] / "chroma"), settings=Settings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(path=str(cold["store"] / "chroma"),
+                                       settings=Settings(anonymized_telemetry=False))
     (collection,) = client.list_collections()
     stored = collection.get(include=["embeddings", "metadatas"])
     ids = list(stored["ids"])
@@ -134,7 +135,9 @@ def test_warm_rerun_embeds_nothing_never_imports_torch_and_agrees(cold: dict) ->
     assert "embedded" not in proc.stderr.replace("passages embedded", "")  # no progress lines: nothing to do
 
 
-def test_hnsw_default_with_ann_check_reports_recall_against_exact(cold: dict, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hnsw_default_with_ann_check_reports_recall_against_exact(
+    cold: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = cold["root"] / "hnsw.json"
     code, stdout, _ = run_cli(["eval", "--kb", str(KB), "--cases", str(CASES), "--store", str(cold["store"]),
                                "--ann-check", "--out", str(out)], capsys)
@@ -147,7 +150,9 @@ def test_hnsw_default_with_ann_check_reports_recall_against_exact(cold: dict, ca
     assert "ANN check: HNSW returned" in stdout
 
 
-def test_a_changed_and_a_removed_card_re_embed_only_what_changed(cold: dict, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_changed_and_a_removed_card_re_embed_only_what_changed(
+    cold: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
     kb = cold["root"] / "kb"
     shutil.copytree(KB, kb)
     files = sorted(kb.rglob("*.md"))
@@ -173,7 +178,9 @@ def test_a_changed_and_a_removed_card_re_embed_only_what_changed(cold: dict, cap
     assert removed_id not in {c for case in r["cases"] for c in case["retrieved"]}
 
 
-def test_a_corrupted_store_is_rebuilt_with_a_note_and_the_same_numbers(cold: dict, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_corrupted_store_is_rebuilt_with_a_note_and_the_same_numbers(
+    cold: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = cold["root"] / "corrupt-store"
     shutil.copytree(cold["store"], store)
     (store / "chroma" / "chroma.sqlite3").write_bytes(b"garbage" * 4096)
@@ -213,7 +220,9 @@ def test_bad_input_exits_2_with_one_clear_sentence(args: list[str], message: str
     assert not (tmp_path / "r.json").exists()
 
 
-def test_a_gold_id_that_is_no_card_exits_2_naming_the_case_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_gold_id_that_is_no_card_exits_2_naming_the_case_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"id": "ok", "query": "refund", "gold": []}\n{"id": "bad", "query": "x", "gold": ["nope"]}\n')
     code, _, err = run_cli(["eval", "--kb", str(KB), "--cases", str(cases), "--store", str(tmp_path / "s"),

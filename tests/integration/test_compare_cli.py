@@ -175,3 +175,15 @@ def test_the_console_script_exit_codes(workdir):
     bad = run("compare", "--results", "worse.results.json", "--baseline", "worse.results.json")
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: worse.results.json: this is a results file")
+
+
+def test_the_comparison_file_is_byte_identical_on_a_rerun(workdir, capsys):
+    for name in ("first.json", "second.json"):
+        code, _, _ = cli(capsys, "compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
+                         "--out", name)
+        assert code == 0
+    first = (workdir / "first.json").read_bytes()
+    assert first == (workdir / "second.json").read_bytes()
+    code, _, _ = cli(capsys, "compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
+                     "--seed", "1", "--out", "third.json")
+    assert (workdir / "third.json").read_bytes() != first  # the seed is what fixes the draws

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -59,7 +60,7 @@ def test_split_by_size_windows_fit_cover_everything_and_overlap_at_most_overlap(
     assert all(re.fullmatch(r"w\d+", w) for w in words)
     seen: list[str] = list(dict.fromkeys(words))
     assert seen == WORDS.split()
-    for left, right in zip(pieces, pieces[1:], strict=False):
+    for left, right in itertools.pairwise(pieces):
         shared = [w for w in right.split() if w in set(left.split())]
         assert len(" ".join(shared)) <= overlap
         if overlap >= 10:  # a window of ≥ 10 characters always holds at least one whole word here

@@ -347,3 +347,24 @@ def test_rerank_without_a_loadable_model_is_a_retriever_error():
     builder = RetrieverBuilder(kb=kb, options={"rerank_model": "/nowhere"}, cross_encoder=refuse)
     with pytest.raises(RetrieverError, match="/nowhere"):
         builder.build(parse_retriever("bm25+rerank"))
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://search.example/api?key=SECRET", "https://search.example/api"),
+        ("https://user:pw@search.example:8443/v1/search", "https://search.example:8443/v1/search"),
+    ],
+)
+def test_an_endpoint_is_named_without_credentials_or_query_string(url, shown):
+    spec = parse_retriever(url)
+    assert spec.target == url  # the request still goes to the full URL
+    assert spec.name == shown
+    retriever = HttpRetriever(url=url)
+    assert retriever.name == shown
+    assert retriever.fingerprint() == {"name": "http", "url": shown}
+
+
+def test_an_error_message_never_shows_the_query_string(endpoint):
+    [answer] = HttpRetriever(url=f"{endpoint}?token=SECRET", options=fast(retries=0)).search(["missing"], 1)
+    assert "HTTP 404" in answer.error and "SECRET" not in answer.error

@@ -155,6 +155,7 @@ def _paired_stats(
     both = ~np.isnan(cur) & ~np.isnan(base)
     diffs = np.where(both, cur - base, 0.0)
     out: dict[RowKey, tuple[int, float, tuple[float, float], float]] = {}
+    done: dict[tuple[bytes, tuple[int, ...]], list[tuple[int, float, tuple[float, float], float]]] = {}
     for slice_name, members in slices.items():
         rows = np.asarray(members)
         present = both[rows]
@@ -164,9 +165,12 @@ def _paired_stats(
                 groups.setdefault(present[:, j].tobytes(), []).append(j)
         for cols in groups.values():
             chosen = rows[present[:, cols[0]]]
-            for j, stat in zip(cols, paired_stats(diffs[np.ix_(chosen, cols)], level=level,
-                                                  resamples=resamples, seed=seed), strict=True):
-                out[(metrics[j], slice_name)] = (stat.n, stat.delta, stat.ci, stat.p_value)
+            key = (chosen.tobytes(), tuple(cols))  # slices with the same cases (kind=golden = overall)
+            if key not in done:
+                done[key] = [(s.n, s.delta, s.ci, s.p_value) for s in paired_stats(
+                    diffs[np.ix_(chosen, cols)], level=level, resamples=resamples, seed=seed)]
+            for j, stat in zip(cols, done[key], strict=True):
+                out[(metrics[j], slice_name)] = stat
     return out
 
 

@@ -108,6 +108,6 @@ class Comparison(_Strict):
     gained_hits: list[CaseChange] = Field(default_factory=list)
     gate: dict[str, Any] = Field(default_factory=dict)  # the knobs in force
     stats: dict[str, Any] = Field(default_factory=dict)  # method, resamples, seed, alpha
-    regressed: bool = False  # any row regressed / below floor, gate on or not
+    regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
     verdict: Literal["pass", "fail"] = "pass"

@@ -89,37 +89,44 @@ def _unique_rows(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def bootstrap_means(diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
     """``R × M`` matrix of bootstrap means ``Δ*`` (see the module docstring).
 
-    Cases with identical difference rows are interchangeable, so when few distinct rows exist
-    (most cases unchanged, or hit@k's three values) the resample counts are drawn per distinct
-    row from the multinomial law ``Mult(n, counts/n)`` — the same distribution as drawing n
-    case indices, at a fraction of the cost. Otherwise n indices are drawn per resample."""
+    Only cases with a non-zero difference move a resampled sum, so each resample first draws how
+    many of its n picks land on the m changed cases (``K ~ Bin(n, m/n)``), then which ones (K
+    uniform picks among them) — the same law as n uniform picks among all n cases, with m/n of
+    the work. When the changed cases have few distinct difference rows, the counts per distinct
+    row are drawn at once from the multinomial law instead."""
     d = _as_matrix(diffs)
-    n, m = d.shape
+    n, m_cols = d.shape
     if n == 0:
         raise ValueError("no paired cases")
     if resamples < 1:
         raise ValueError("resamples must be ≥ 1")
     rng, _ = _streams(seed)
-    rows, multiplicity = _unique_rows(d)
-    out = np.empty((resamples, m))
-    if len(rows) * MULTINOMIAL_COST <= n:
-        chunk = _chunk_rows(len(rows))
+    out = np.zeros((resamples, m_cols))
+    changed = d[np.any(d != 0.0, axis=1)]
+    m = len(changed)
+    if m == 0:
+        return out
+    rows, multiplicity = _unique_rows(changed)
+    if (len(rows) + 1) * MULTINOMIAL_COST <= m:
+        probs = np.append(multiplicity, n - m) / n  # the last cell: the unchanged cases
+        chunk = _chunk_rows(len(rows) + 1)
         for start in range(0, resamples, chunk):
             count = min(chunk, resamples - start)
-            draws = rng.multinomial(n, multiplicity / n, size=count)
+            draws = rng.multinomial(n, probs, size=count)[:, :-1]
             out[start:start + count] = draws.astype(np.float64) @ rows
         return out / n
-    chunk = _chunk_rows(n)
+    chunk = _chunk_rows(m)
     for start in range(0, resamples, chunk):
         count = min(chunk, resamples - start)
-        idx = rng.integers(0, n, size=(count, n))
-        if m <= GATHER_MAX_COLUMNS:
-            for j in range(m):
-                out[start:start + count, j] = d[:, j][idx].sum(axis=1)
+        picks = rng.binomial(n, m / n, size=count)
+        owner = np.repeat(np.arange(count), picks)
+        which = rng.integers(0, m, size=int(picks.sum()))
+        if m_cols <= GATHER_MAX_COLUMNS:
+            for j in range(m_cols):
+                out[start:start + count, j] = np.bincount(owner, weights=changed[which, j], minlength=count)
             continue
-        idx += (np.arange(count) * n)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=count * n).reshape(count, n)
-        out[start:start + count] = counts.astype(np.float64) @ d
+        counts = np.bincount(owner * m + which, minlength=count * m).reshape(count, m)
+        out[start:start + count] = counts.astype(np.float64) @ changed
     return out / n
 
 
@@ -166,6 +173,17 @@ def _exact_p(magnitudes: np.ndarray, counts: np.ndarray, observed: float, tol: f
     return float(min(1.0, probs[np.abs(sums) >= observed - tol].sum()))
 
 
+def _support_bound(magnitudes: np.ndarray, counts: np.ndarray) -> float:
+    """An upper bound on the number of distinct sign-flip sums, to skip hopeless exact attempts:
+    ``Π (c_g + 1)``, or, when the magnitudes share a grid q (multiples of 1e-6), ``Σ c_g v_g / q + 1``."""
+    product = math.prod(float(c) + 1 for c in counts.tolist())
+    units = [round(v * 1e6) for v in magnitudes.tolist()]
+    if min(units) < 1 or any(abs(u - v * 1e6) > 1e-3 for u, v in zip(units, magnitudes.tolist(), strict=True)):
+        return product
+    grid = math.gcd(*units)
+    return min(product, sum(c * u for c, u in zip(counts.tolist(), units, strict=True)) / grid + 1)
+
+
 def binomial_lower_tail(low: int, m: int) -> float:
     """``P(B ≤ low)`` for ``B ~ Bin(m, ½)`` = ``Σ_{i ≤ low} C(m, i) / 2^m``, summed in log space
     (no overflow for large m)."""
@@ -196,7 +214,9 @@ def sign_flip_p_values(
         if len(nonzero) == 0:
             continue
         magnitudes, counts = np.unique(np.round(nonzero, 12), return_counts=True)
-        exact = _exact_p(magnitudes, counts, abs(float(d[:, j].sum())), _tolerance(float(nonzero.sum())))
+        exact = None
+        if len(magnitudes) == 1 or _support_bound(magnitudes, counts) <= EXACT_MAX_SUPPORT:
+            exact = _exact_p(magnitudes, counts, abs(float(d[:, j].sum())), _tolerance(float(nonzero.sum())))
         if exact is None:
             monte_carlo.append(j)
             methods[j] = "monte-carlo"
@@ -216,16 +236,15 @@ def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
     """``(1 + #{|S*| ≥ |S|}) / (1 + R)`` per column. Cases with the same ``|d|`` row flip as a
     group: their contribution is ``(2·Bin(c, ½) − c)·|d|``, drawn per group when few distinct
     rows exist; otherwise one random sign per case."""
-    n = d.shape[0]
     mags = np.where(np.abs(d) > _ZERO, np.abs(d), 0.0)
     total = mags.sum(axis=0)
     observed = np.abs(d.sum(axis=0))
     tol = _tolerance(total)
     _, rng = _streams(seed)
     extreme = np.zeros(d.shape[1], dtype=np.int64)
+    mags = mags[mags.any(axis=1)]  # a zero difference never moves the sum
+    n = len(mags)
     rows, multiplicity = _unique_rows(mags)
-    keep = rows.any(axis=1)
-    rows, multiplicity = rows[keep], multiplicity[keep]
     grouped = len(rows) * BINOMIAL_COST <= n
     chunk = _chunk_rows(len(rows) if grouped else n)
     for start in range(0, resamples, chunk):

@@ -23,6 +23,7 @@ import json
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -166,8 +167,18 @@ class _Retryable(Exception):
     pass
 
 
+def public_url(url: str) -> str:
+    """The URL without credentials or query string (either may hold a secret)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
 class HttpRetriever:
-    """POSTs each query to a user's search endpoint."""
+    """POSTs each query to a user's search endpoint. Its name, fingerprint and error messages
+    show the URL without credentials or query string."""
 
     def __init__(self, *, url: str, options: HttpOptions | None = None,
                  chunk_to_card: Mapping[str, str] | None = None,
@@ -175,11 +186,11 @@ class HttpRetriever:
         self.url = url
         self.options = options or HttpOptions()
         self.chunk_to_card = chunk_to_card
-        self.name = url
+        self.name = public_url(url)
         self._sleep = sleep
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"name": "http", "url": self.url}
+        return {"name": "http", "url": self.name}
 
     def _post(self, payload: dict[str, Any]) -> Any:
         body = json.dumps(payload).encode("utf-8")
@@ -226,10 +237,10 @@ class HttpRetriever:
                 return _finish(ids, limit, self.chunk_to_card, started, scores)
             except _Retryable as exc:
                 if attempt + 1 == attempts:
-                    return RankedList(error=f"{self.url}: {exc} (after {attempts} attempt(s))")
+                    return RankedList(error=f"{self.name}: {exc} (after {attempts} attempt(s))")
                 self._sleep(self.options.backoff_s * (2 ** attempt))
             except (ValueError, TypeError) as exc:
-                return RankedList(error=f"{self.url}: {exc}")
+                return RankedList(error=f"{self.name}: {exc}")
         raise AssertionError("unreachable")
 
     def search(self, queries: Sequence[str], limit: int,

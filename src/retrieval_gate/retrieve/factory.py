@@ -19,6 +19,7 @@ from retrieval_gate.errors import UsageError
 from retrieval_gate.load.kb import KnowledgeBase
 from retrieval_gate.models import Case
 from retrieval_gate.retrieve.base import Retriever
+from retrieval_gate.retrieve.custom import public_url
 from retrieval_gate.settings import ChunkSettings
 
 Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run"]
@@ -34,9 +35,10 @@ class RetrieverSpec:
 
     @property
     def name(self) -> str:
-        """The label used in tables and result file names."""
-        base = {"python": f"python:{self.target}", "http": self.target, "run": f"run:{self.target}"}.get(
-            self.kind, self.kind)
+        """The label used in tables, results files and file names (a URL without its query string
+        or credentials: those may hold secrets, and results end up in PR comments)."""
+        base = {"python": f"python:{self.target}", "http": public_url(self.target or ""),
+                "run": f"run:{self.target}"}.get(self.kind, self.kind)
         return f"{base}{RERANK_SUFFIX}" if self.rerank else str(base)
 
     @property

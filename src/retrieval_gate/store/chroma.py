@@ -205,7 +205,16 @@ class ChromaStore:
 
     def _close_client(self) -> None:
         client, self._client, self._collection = self._client, None, None
-        if client is not None and hasattr(client, "close"):
+        if client is None:
+            return
+        # chromadb 1.5's HTTP client never closes its httpx session (its stop() skips it): close it
+        # here, or every run leaks its keep-alive sockets (a ResourceWarning at exit).
+        for owner in (client, getattr(client, "_admin_client", None)):
+            session = getattr(getattr(owner, "_server", None), "_session", None)
+            if session is not None and hasattr(session, "close"):
+                with contextlib.suppress(Exception):
+                    session.close()
+        if hasattr(client, "close"):
             with contextlib.suppress(Exception):  # closing a broken client: nothing left to release
                 client.close()
 

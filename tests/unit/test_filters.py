@@ -172,9 +172,14 @@ PARITY_FILTERS = [
 
 
 @pytest.fixture(scope="module")
-def chroma_collection():
+def chroma_collection(tmp_path_factory):
     chromadb = pytest.importorskip("chromadb")
-    client = chromadb.EphemeralClient()
+    from chromadb.config import Settings
+
+    # a client of its own (own path): Chroma keeps one system per identifier and refuses a
+    # second ephemeral client with other settings in the same process
+    client = chromadb.PersistentClient(path=str(tmp_path_factory.mktemp("chroma-parity")),
+                                       settings=Settings(anonymized_telemetry=False))
     collection = client.get_or_create_collection("filter-parity", embedding_function=None)
     collection.add(ids=list(CHROMA_METAS), embeddings=[[1.0, 0.0]] * len(CHROMA_METAS),
                    metadatas=list(CHROMA_METAS.values()))

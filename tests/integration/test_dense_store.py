@@ -11,7 +11,7 @@ import pytest
 
 from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
 from retrieval_gate.errors import StoreError
-from retrieval_gate.settings import ChunkSettings, StoreSettings
+from retrieval_gate.settings import StoreSettings
 from retrieval_gate.store.chroma import CACHE_FILE, CHROMA_DIR, MARKER, ChromaStore, collection_name
 from retrieval_gate.store.chunking import Chunk, make_chunk
 from tests.fake_embedder import HashEmbedder, bag_of_words
@@ -253,6 +253,3 @@ def test_vectors_written_are_the_embedders_vectors(tmp_path: Path) -> None:
 def test_collection_names_fit_chromas_alphabet(suite: str, name: str) -> None:
     assert collection_name(suite) == name
 
-
-def test_chunk_settings_default_is_the_documented_one() -> None:
-    assert (ChunkSettings().size, ChunkSettings().overlap) == (1200, 150)

@@ -32,12 +32,24 @@ def write_text_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise InputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """Keep an existing file's permissions; a new file gets the usual 0666 minus the umask
+    (``mkstemp`` alone would leave 0600)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

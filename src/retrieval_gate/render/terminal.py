@@ -38,7 +38,7 @@ def results_table(results: Results) -> Table:
     table.add_column("n", justify="right")
     for name in names:
         table.add_column(parse_metric(name).display, justify="right")
-    table.add_column("", no_wrap=True)
+    table.add_column("note", no_wrap=True)
     for slice_name in sorted(results.aggregates, key=_slice_sort_key):
         cells = results.aggregates[slice_name]
         if not any(cells.get(n_) is not None for n_ in names):

@@ -8,7 +8,8 @@ own subprocess under ``/usr/bin/time -v`` (wall time, CPU time = user + system, 
             (normalised), exact top-10 with numpy, nDCG@10 with pytrec_eval;
 2. cold   — ``retrieval-gate eval`` into an empty store (default HNSW search);
 3. warm   — the same command again on the unchanged KB (the store and cache reused);
-4. exact  — warm again with ``--exact`` (brute force over the stored vectors).
+4. hnsw   — warm again with ``--no-exact`` (Chroma's HNSW index instead of the default exact
+            search, which a store under 50,000 chunks gets).
 
 Targets (issue 3): cold ≤ 1.10 × plain, warm ≤ 0.10 × cold, peak RSS ≤ 1.5 GB, and our nDCG@10
 equal to the plain exact computation within 0.005.
@@ -124,9 +125,9 @@ def main() -> None:
         rows["plain"] = timed([sys.executable, str(script), str(data), str(work / "plain.json")], env)
         rows["cold"] = timed([*cli, *base, "--out", str(work / "cold.json")], env)
         rows["warm"] = timed([*cli, *base, "--out", str(work / "warm.json")], env)
-        rows["exact"] = timed([*cli, *base, "--exact", "--out", str(work / "exact.json")], env)
+        rows["hnsw"] = timed([*cli, *base, "--no-exact", "--out", str(work / "hnsw.json")], env)
         plain = json.loads((work / "plain.json").read_text())
-        ours = {name: json.loads((work / f"{name}.json").read_text()) for name in ("cold", "warm", "exact")}
+        ours = {name: json.loads((work / f"{name}.json").read_text()) for name in ("cold", "warm", "hnsw")}
     ndcg = {name: r["aggregates"]["overall"]["ndcg@10"]["value"] for name, r in ours.items()}
     ndcg["plain"] = plain["ndcg@10"]
     figures = {
@@ -136,22 +137,22 @@ def main() -> None:
         "warm_over_cold": round(rows["warm"]["wall_s"] / rows["cold"]["wall_s"], 3),
         "cold_over_plain_cpu": round(rows["cold"]["cpu_s"] / rows["plain"]["cpu_s"], 3),
         "warm_over_cold_cpu": round(rows["warm"]["cpu_s"] / rows["cold"]["cpu_s"], 3),
-        "ndcg_hnsw_minus_plain": round(ndcg["cold"] - ndcg["plain"], 6),
-        "ndcg_exact_minus_plain": round(ndcg["exact"] - ndcg["plain"], 6),
+        "ndcg_default_minus_plain": round(ndcg["cold"] - ndcg["plain"], 6),
+        "ndcg_hnsw_minus_plain": round(ndcg["hnsw"] - ndcg["plain"], 6),
         "cold_embedding": ours["cold"]["extras"]["embedding"],
         "warm_embedding": ours["warm"]["extras"]["embedding"],
         "latency_ms": {name: r["latency"] for name, r in ours.items()},
     }
     print(f"{n_docs} docs, {n_queries} queries · {figures['machine']}")
     print(f"{'run':<8}{'wall s':>9}{'CPU s':>9}{'peak RSS MiB':>14}{'nDCG@10':>10}")
-    for name in ("plain", "cold", "warm", "exact"):
+    for name in ("plain", "cold", "warm", "hnsw"):
         r = rows[name]
         print(f"{name:<8}{r['wall_s']:>9.2f}{r['cpu_s']:>9.2f}{r['peak_rss_mib']:>14.1f}{ndcg[name]:>10.4f}")
     print(f"cold / plain = {figures['cold_over_plain']:.3f} wall, {figures['cold_over_plain_cpu']:.3f} CPU "
           f"(target ≤ 1.10) · warm / cold = {figures['warm_over_cold']:.3f} wall, "
           f"{figures['warm_over_cold_cpu']:.3f} CPU (target ≤ 0.10)")
-    print(f"nDCG@10 ours (HNSW) − plain exact = {figures['ndcg_hnsw_minus_plain']:+.6f}; "
-          f"ours --exact − plain exact = {figures['ndcg_exact_minus_plain']:+.6f} (target |Δ| ≤ 0.005)")
+    print(f"nDCG@10 ours (default: exact) − plain exact = {figures['ndcg_default_minus_plain']:+.6f}; "
+          f"ours --no-exact (HNSW) − plain exact = {figures['ndcg_hnsw_minus_plain']:+.6f} (target |Δ| ≤ 0.005)")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
 

@@ -34,7 +34,11 @@ class StoreSettings(_Strict):
     path: str | None = None  # persistent: default .retrieval-gate/store
     host: str | None = None
     port: int | None = None
-    exact: bool = False  # exact (brute-force) search instead of the HNSW index
+    # Search: True = exact (brute force over the stored vectors), False = the HNSW index,
+    # None = auto: exact up to ``exact_max_chunks`` chunks (deterministic, and no index noise
+    # can move a gate), HNSW above.
+    exact: bool | None = None
+    exact_max_chunks: int = Field(default=50_000, ge=0)
     ann_check: bool = False  # report the ANN's recall against exact search
     hnsw_construction_ef: int = 100
     hnsw_search_ef: int = 100

@@ -68,7 +68,7 @@ def test_eval_ranks_every_case_and_scores_it_through_the_shared_path(tmp_path: P
     assert results.config["retriever"] == "dense" and results.config["model"] == "fake-bow"
     assert results.config["model_sha256"] == "f" * 64 and results.config["k"] == [1, 3, 5, 10]
     assert results.config["chunking"]["strategy"] == "markdown"
-    assert results.config["store"]["search"] == "hnsw"
+    assert results.config["store"]["search"] == "exact"  # auto: a small KB is searched exactly
     assert set(results.inputs) == {"kb", "cases"}
     emb_stats = results.extras["embedding"]
     assert emb_stats["passages_embedded"] == len(emb.documents) > 0 and emb_stats["queries_embedded"] == 5
@@ -149,3 +149,19 @@ def test_an_ephemeral_store_keeps_nothing(tmp_path: Path, monkeypatch: pytest.Mo
                        embedder=HashEmbedder())
     assert results.completeness.scored == 4
     assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("store_over", "expected"),
+    [
+        ({}, "exact"),  # auto, under the chunk limit
+        ({"exact_max_chunks": 0}, "hnsw"),  # auto, over the limit
+        ({"exact": False}, "hnsw"),
+        ({"exact": True, "exact_max_chunks": 0}, "exact"),
+    ],
+)
+def test_search_mode_follows_the_setting_or_the_chunk_count(tmp_path: Path, store_over: dict, expected: str) -> None:
+    store = StoreSettings(path=str(tmp_path / "store"), **store_over)
+    results = run_eval(config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
+    assert results.config["store"]["search"] == expected
+    assert {c.id: c.retrieved[0] for c in results.cases if c.id in TOP1} == TOP1

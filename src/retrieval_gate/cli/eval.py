@@ -127,7 +127,7 @@ def eval_command(
     chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", help="Characters shared by consecutive chunks of a section (default 150)."),
     overfetch: int | None = typer.Option(None, "--overfetch", help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
     batch_size: int | None = typer.Option(None, "--batch-size", help="Embedding batch size (default 64)."),
-    exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Exact (brute-force) search instead of the HNSW index."),
+    exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 50,000 chunks (deterministic), HNSW above."),
     ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),

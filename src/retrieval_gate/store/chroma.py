@@ -60,9 +60,9 @@ def collection_name(suite: str) -> str:
     return f"rg-{slug}"[:512].rstrip("-._")
 
 
-def search_fingerprint(settings: StoreSettings) -> dict[str, Any]:
+def search_fingerprint(settings: StoreSettings, *, exact: bool) -> dict[str, Any]:
     """The search settings that can change results (not where the store lives)."""
-    if settings.exact:
+    if exact:
         return {"search": "exact", "space": "cosine"}
     return {"search": "hnsw", "space": "cosine", "hnsw_m": settings.hnsw_m,
             "hnsw_construction_ef": settings.hnsw_construction_ef, "hnsw_search_ef": settings.hnsw_search_ef}
@@ -271,13 +271,23 @@ class ChromaStore:
     def index(self, *, exact: bool | None = None) -> ChunkIndex:
         """The HNSW index of the collection, or an exact index over its stored vectors."""
         assert self._collection is not None, "sync() first"
-        exact = self.settings.exact if exact is None else exact
+        if exact is None:
+            exact = self.uses_exact()
         if exact:
             return exact_index_from(self._collection)
         return ChromaIndex(self._collection)
 
+    def uses_exact(self) -> bool:
+        """The search mode in force: the setting, or (auto) exact while the collection holds at
+        most ``exact_max_chunks`` chunks. Exact search is deterministic whatever order the HNSW
+        graph was built in, so a cold rebuild and an incremental sync give the same numbers."""
+        if self.settings.exact is not None:
+            return self.settings.exact
+        assert self._collection is not None, "sync() first"
+        return int(self._collection.count()) <= self.settings.exact_max_chunks
+
     def fingerprint(self) -> dict[str, Any]:
-        return search_fingerprint(self.settings)
+        return search_fingerprint(self.settings, exact=self.uses_exact())
 
 
 class ChromaIndex:

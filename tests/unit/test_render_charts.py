@@ -102,7 +102,7 @@ def test_signed(value: float | None, expected: str) -> None:
     (cell(delta=-0.04, status="regressed", compared=True), "🔴 ▼ −0.040"),
     (cell(delta=0.04, status="improved", compared=True), "🟢 ▲ +0.040"),
     (cell(delta=0.01, status="inconclusive", compared=True), "🟡 ▲ +0.010"),
-    (cell(delta=0.0, status="ok", compared=True), "⚪ ＝ ±0.000"),
+    (cell(delta=0.0, status="ok", compared=True), "⚪ = ±0.000"),
     (cell(delta=None, status="new", compared=True), "🆕 new"),
     (cell(), "–"),
 ])

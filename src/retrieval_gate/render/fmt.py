@@ -59,7 +59,7 @@ def arrow(value: float | None, digits: int = 3) -> str:
     if value is None:
         return ""
     if round(value, digits) == 0:
-        return "＝"
+        return "="
     return "▲" if value > 0 else "▼"
 
 

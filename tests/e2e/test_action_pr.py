@@ -265,3 +265,25 @@ def test_workflow_run_refuses_a_pr_whose_head_is_not_the_runs_head(world, github
     run = _comment_run(world, github, head_sha="1" * 40)
     assert run.exit_code == 2 and "refusing to post" in run.stderr
     assert github.requests(path_regex="/comments") == []
+
+
+class _HugeSummaryEngine(FakeEngine):
+    """Renders a job summary over GitHub's 1 MiB limit (thousands of cases would)."""
+
+    def render_summary(self, **kwargs):  # type: ignore[override]
+        return super().render_summary(**kwargs) + "x" * (1024 * 1024 + 1) + "\n"
+
+
+def test_summary_over_one_mib_goes_to_a_file_and_the_summary_keeps_the_comment(
+    tmp_path, monkeypatch, capsys, github
+):
+    huge = _HugeSummaryEngine(scores=dict(SIX_HITS))
+    world = ActionWorld(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, github=github, engine=huge)
+    base = _base_with_baseline(github, huge)
+    run = _pr(world, base)
+    assert run.exit_code == 0
+    assert len(run.summary.encode()) < 1024 * 1024  # what GitHub accepts
+    assert "over GitHub's 1 MiB limit" in run.summary
+    assert MARKER in run.summary and "- hit@5: 0.6000" in run.summary  # the bounded comment, not a bare pointer
+    full = next(tmp_path.rglob("summary.md"))
+    assert len(full.read_bytes()) > 1024 * 1024 and full.read_text().startswith("## summary\n")

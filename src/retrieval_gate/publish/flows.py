@@ -200,7 +200,7 @@ def _pr_flow(ctx: Context) -> Outcome:
     summary = engine.render_summary(results=results, comparison=comparison, baseline=baseline, links=links)
     if fallback:
         summary += fallback_section(body=body, pr_number=pr_number, comment_file=paths["comment_file"])
-    _write_summary(ctx, summary)
+    _write_summary(ctx, summary, shorter=body)
     outputs = step_outputs(results=results, comparison=comparison, mode="pr",
                            verdict=None if remote is not None else "no-baseline")
     outputs.update(paths)
@@ -381,15 +381,18 @@ def _write_reports(ctx: Context, *, results: Results, comparison: Comparison | N
     return paths
 
 
-def _write_summary(ctx: Context, markdown: str) -> None:
+def _write_summary(ctx: Context, markdown: str, *, shorter: str | None = None) -> None:
     """The job summary, in full. Over GitHub's 1 MiB limit, the full text goes to
-    ``out_dir/summary.md`` and the summary says where it is."""
+    ``out_dir/summary.md``; the summary then holds ``shorter`` (the size-bounded comment, when
+    there is one) and says where the full text is."""
     if ctx.runner.append_summary(markdown):
         return
     full = ctx.settings.out_dir / "summary.md"
     write_text_atomic(full, markdown)
-    ctx.runner.append_summary(f"The summary is over GitHub's 1 MiB limit; the full text is in `{full.as_posix()}` "
-                              "(upload it as an artifact).\n")
+    pointer = (f"The full summary is over GitHub's 1 MiB limit; it is in `{full.as_posix()}` "
+               "(upload it as an artifact).\n")
+    if shorter is None or not ctx.runner.append_summary(f"> {pointer}\n{shorter}"):
+        ctx.runner.append_summary(pointer)
     ctx.runner.annotate("warning", f"job summary over 1 MiB: written to {full.as_posix()} instead")
 
 

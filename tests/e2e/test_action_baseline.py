@@ -5,14 +5,12 @@ the baseline is written to the evaluated branch through the contents API, with t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.e2e.action_harness import TOKEN, ActionWorld
+from tests.e2e.action_harness import ActionWorld
 from tests.e2e.fake_engine import FakeEngine, baseline_text
-from tests.e2e.fake_github import FakeGitHub, blob_sha, serve_fake_github
+from tests.e2e.fake_github import FakeGitHub, blob_sha
 
 BASELINE = "baselines/default.json"
 OURS = "a" * 40  # GITHUB_SHA of the run under test
@@ -20,20 +18,8 @@ THEIRS = "b" * 40  # another merge whose run writes first
 
 
 @pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve_fake_github(token=TOKEN) as fake:
-        yield fake
-
-
-@pytest.fixture
 def engine() -> FakeEngine:
     return FakeEngine(scores={f"q{i}": 1.0 for i in range(10)})
-
-
-@pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-          github: FakeGitHub, engine: FakeEngine) -> ActionWorld:
-    return ActionWorld(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, github=github, engine=engine)
 
 
 def _push(world: ActionWorld, *, ref: str = "refs/heads/main", inputs: dict[str, str] | None = None):

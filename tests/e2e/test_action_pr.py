@@ -5,14 +5,13 @@ The engine is a fake of our interface (fast); test_action_real_engine.py runs th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.action_harness import TOKEN, ActionWorld, action_yml
 from tests.e2e.fake_engine import FakeEngine, baseline_text
-from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, OTHER_BOT, FakeGitHub, serve_fake_github
+from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, OTHER_BOT, FakeGitHub
 
 MARKER = "<!-- retrieval-gate:default -->"
 BASELINE = "baselines/default.json"
@@ -21,20 +20,8 @@ SIX_HITS = {f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}  # hit@5 1.0 â†
 
 
 @pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve_fake_github(token=TOKEN) as fake:
-        yield fake
-
-
-@pytest.fixture
 def engine() -> FakeEngine:
     return FakeEngine(scores=dict(SIX_HITS))
-
-
-@pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-          github: FakeGitHub, engine: FakeEngine) -> ActionWorld:
-    return ActionWorld(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, github=github, engine=engine)
 
 
 def _base_with_baseline(github: FakeGitHub, engine: FakeEngine, scores: dict[str, float] = ALL_HITS) -> str:

@@ -12,13 +12,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.action_harness import RUNNER_PREFIXES, TOKEN, ActionRun, input_defaults, parse_github_output
-from tests.e2e.fake_github import FakeGitHub, serve_fake_github
+from tests.e2e.fake_github import FakeGitHub
 
 pytestmark = pytest.mark.model
 
@@ -40,12 +39,6 @@ CASES = [
     ("c4", "Can overdue invoices get a late fee automatically?", ["late-fees"]),
     ("c5", "What is the capital of France?", []),  # no-answer: no score keys, its own slice
 ]
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve_fake_github(token=TOKEN) as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -63,9 +63,9 @@ def bm25_acceptance(folder: Path) -> dict[str, object]:
 
 def side_by_side_run(folder: Path, *, store: Path, retrievers: str, rerank_model: str | None,
                      rerank_top_n: int) -> tuple[dict, str]:
-    from retrieval_gate.evaluate import run_evals
+    from retrieval_gate.compare.side_by_side import side_by_side
+    from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.render.side_by_side import side_by_side_markdown
-    from retrieval_gate.retrieve.side_by_side import side_by_side
     from retrieval_gate.settings import SuiteConfig
 
     options: dict[str, object] = {"rerank_top_n": rerank_top_n}
@@ -77,7 +77,7 @@ def side_by_side_run(folder: Path, *, store: Path, retrievers: str, rerank_model
         "options": options,
     })
     began = time.perf_counter()
-    all_results = run_evals(config=config, suite="bench-scifact")
+    all_results = run_evals(suite_config=config, suite="bench-scifact")
     total_s = time.perf_counter() - began
     metrics = ["ndcg@10", "recall@100", "hit@10", "mrr@10"]
     sbs = side_by_side(results=all_results, reference=next(iter(all_results)), metrics=metrics, resamples=10_000)

@@ -23,11 +23,10 @@ import time
 
 import pytrec_eval
 
-from retrieval_gate.load.cases import CaseSet
 from retrieval_gate.metrics import metric_grid, to_cards
 from retrieval_gate.metrics.grid import compile_grid
-from retrieval_gate.models import Case, RankedList
-from retrieval_gate.pipeline import assemble_results
+from retrieval_gate.models import Case, CaseSet, RankedList
+from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import case_scores
 

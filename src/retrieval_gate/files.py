@@ -1,5 +1,5 @@
-"""File adapter: atomic writes, stable JSON, content hashes. The only module that writes files
-for the core (stores and caches have their own adapters)."""
+"""File adapter: atomic writes, stable JSON, baselines, content hashes. The only module that
+writes files for the core (stores and caches have their own adapters)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from retrieval_gate.compare.baseline_codec import dumps_baseline
+from retrieval_gate.compare.model import Baseline
 from retrieval_gate.errors import InputError, Problem
 
 
@@ -54,6 +56,11 @@ def _mode_for(path: Path) -> int:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     write_text_atomic(path, dumps_json(data))
+
+
+def write_baseline(path: Path, baseline: Baseline) -> None:
+    """A baseline in its stable text form (``compare.baseline_codec.dumps_baseline``), atomically."""
+    write_text_atomic(Path(path), dumps_baseline(baseline))
 
 
 def sha256_bytes(data: bytes) -> str:

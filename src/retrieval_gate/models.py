@@ -1,16 +1,16 @@
-"""Plain data: the inputs (cases, cards, runs) as pydantic models.
+"""Plain data: the inputs (cases, cards, runs) as pydantic models, and the loaded sets of them.
 
-These are the only shapes the functional core works on. Loaders in ``load/`` build them from
-files and turn validation errors into ``file:line`` problems.
+These are the only input shapes the functional core works on. Loaders in ``load/`` build them
+from files and turn validation errors into ``file:line`` problems.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SLICE_FIELDS = ("kind", "locale", "form", "hard_class")
 # Names the seeds use for the same field; a case may give each field under one name only.
 GOLD_FIELDS = ("gold", "must_cite_one_of", "relevant_doc_ids", "expected_document_ids")
 ANSWER_FIELDS = ("answer", "ground_truth_answer")
@@ -129,3 +129,39 @@ class RankedList(BaseModel):
     scores: tuple[float, ...] | None = None
     error: str | None = None
     latency_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """The golden set as loaded: cases in file order, where they came from, and their lines."""
+
+    cases: tuple[Case, ...]
+    path: str
+    sha256: str
+    format: str  # "jsonl" | "beir"
+    lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ids(self) -> list[str]:
+        return [c.id for c in self.cases]
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    """The knowledge base as loaded: cards in file order, where they came from, and their lines."""
+
+    cards: tuple[Card, ...]
+    path: str
+    sha256: str
+    format: str  # "jsonl" | "beir" | "markdown"
+    lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def card_ids(self) -> frozenset[str]:
+        """Card identities (``parent_id`` or id) — what gold ids must resolve to."""
+        return frozenset(c.card_id for c in self.cards)
+
+    @property
+    def chunk_to_card(self) -> dict[str, str]:
+        """Every entry id → its card identity, for mapping a chunk-grained ranking to cards."""
+        return {c.id: c.card_id for c in self.cards}

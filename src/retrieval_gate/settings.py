@@ -1,17 +1,26 @@
-"""Settings, read once: config file (``retrieval-gate.yml``, named suites) overridden by CLI flags
-(and, for the action, ``INPUT_*``), validated into one typed object. No other module reads
-``os.environ`` or parses flags."""
+"""The config file's schema and its reading: ``retrieval-gate.yml`` (named suites), with CLI flags
+(or, for the action, its inputs) laid on top, validated into one ``SuiteConfig``.
+
+Each part's settings model lives with the part (``chunk.chunking.ChunkSettings``,
+``store.settings.StoreSettings``, ``compare.gate.GateSettings``); this schema composes them.
+Retriever specs are parsed here, once, and ``headline_k`` is checked against ``k`` for every
+entry point. The CLI parses flags; ``publish.action_settings`` is the one module that reads the
+runner's environment."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.chunk.chunking import ChunkSettings
+from retrieval_gate.compare.gate import GateSettings
+from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.metrics import parse_k_list, parse_metric
+from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
+from retrieval_gate.store.settings import StoreSettings
 
 DEFAULT_CONFIG_NAME = "retrieval-gate.yml"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -19,41 +28,6 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class ChunkSettings(_Strict):
-    """Markdown/text cards are split by headings, then by size (characters) with overlap."""
-
-    size: int = Field(default=1200, ge=50)
-    overlap: int = Field(default=150, ge=0)
-    by_headings: bool = True
-
-
-class StoreSettings(_Strict):
-    mode: Literal["persistent", "ephemeral", "http"] = "persistent"
-    path: str | None = None  # persistent: default .retrieval-gate/store
-    host: str | None = None
-    port: int | None = None
-    # Search: True = exact (brute force over the stored vectors), False = the HNSW index,
-    # None = auto: exact up to ``exact_max_chunks`` chunks (deterministic, and no index noise
-    # can move a gate), HNSW above.
-    exact: bool | None = None
-    exact_max_chunks: int = Field(default=50_000, ge=0)
-    ann_check: bool = False  # report the ANN's recall against exact search
-    hnsw_construction_ef: int = 100
-    hnsw_search_ef: int = 100
-    hnsw_m: int = 16
-
-
-class GateSettings(_Strict):
-    """Gate knobs, all inactive by default (report first, ADR-0023 (D))."""
-
-    fail_on_regression: bool = False
-    max_drop: dict[str, float] = Field(default_factory=dict)  # metric[:slice] → absolute drop
-    default_max_drop: float = 0.02
-    floors: dict[str, float] = Field(default_factory=dict)  # metric[:slice] → absolute floor
-    alpha: float = Field(default=0.05, gt=0, lt=1)
-    require_significance: bool = True
 
 
 class SuiteConfig(_Strict):
@@ -90,6 +64,26 @@ class SuiteConfig(_Strict):
             spec = parse_metric(name if "@" in name else f"{name}@1")
             out.append(spec.measure)
         return tuple(dict.fromkeys(out))
+
+    @field_validator("retriever")
+    @classmethod
+    def _retriever(cls, value: str) -> str:
+        try:
+            parse_retriever_list(value)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _headline_k_is_measured(self) -> SuiteConfig:
+        if self.headline_k is not None and self.headline_k not in self.k:
+            raise ValueError(f"headline_k {self.headline_k} is not one of the cutoffs k {list(self.k)}")
+        return self
+
+    @property
+    def retrievers(self) -> tuple[RetrieverSpec, ...]:
+        """The retriever specs of ``retriever``, in order (parsed once per distinct text)."""
+        return parse_retriever_list(self.retriever)
 
 
 class ConfigFile(_Strict):
@@ -128,8 +122,8 @@ def _config_problems(path: Path, exc: ValidationError) -> list[Problem]:
     out = []
     for err in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in err["loc"])
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        out.append(Problem(str(path), None, f"{loc}: {msg}"))
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        out.append(Problem(str(path), None, f"{loc}: {msg}" if loc else msg))
     return out
 
 

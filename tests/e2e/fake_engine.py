@@ -9,9 +9,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.model import Baseline, BaselineCase, Comparison, ComparisonRow, HistoryEntry
 from retrieval_gate.score.results import CaseResult, Completeness, MetricCell, Results
-from retrieval_gate.settings import GateSettings, SuiteConfig
+from retrieval_gate.settings import SuiteConfig
 
 K = 5
 METRICS = (f"hit@{K}", f"recall@{K}", f"ndcg@{K}")
@@ -35,8 +36,8 @@ class FakeEngine:
     def case_scores(hit: float) -> dict[str, float]:
         return {f"hit@{K}": hit, f"recall@{K}": hit, f"ndcg@{K}": hit / 2 + 0.25 if hit else 0.0}
 
-    def evaluate(self, *, config: SuiteConfig, suite: str) -> Results:
-        self.configs.append(config)
+    def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
+        self.configs.append(suite_config)
         self.calls.append(("evaluate", suite))
         cases = [CaseResult(id=cid, query=f"question {cid}", gold=["card"], retrieved=["card"],
                             scores=self.case_scores(hit), slices=["overall", "kind=golden"])
@@ -44,7 +45,8 @@ class FakeEngine:
         aggregates = {name: {m: MetricCell(value=_mean([c.scores[m] for c in cases]), n=len(cases)) for m in METRICS}
                       for name in ("overall", "kind=golden")}
         return Results(tool_version="test", suite=suite, created_at="2026-01-01T00:00:00+00:00", k=[K],
-                       headline_k=K, metrics=list(METRICS), config={"model": config.model, "k": list(config.k)},
+                       headline_k=K, metrics=list(METRICS),
+                       config={"model": suite_config.model, "k": list(suite_config.k)},
                        completeness=Completeness(expected=len(cases), scored=len(cases), no_gold=0, failed=0),
                        aggregates=aggregates, cases=cases)
 
@@ -120,7 +122,7 @@ def baseline_text(engine: FakeEngine, *, scores: dict[str, float], sha: str, his
     """A baseline file as the update flow would write it, for ``scores`` at commit ``sha``
     (with ``history`` entries, the last one for ``sha``)."""
     maker = FakeEngine(scores=scores)
-    results = maker.evaluate(config=SuiteConfig(), suite="default")
+    results = maker.evaluate(suite_config=SuiteConfig(), suite="default")
     baseline = None
     for i in range(history):
         entry_sha = sha if i == history - 1 else f"{i:040x}"

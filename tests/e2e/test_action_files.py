@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from retrieval_gate.publish.action_settings import INPUT_NAMES, MODES
-from retrieval_gate.publish.flows import OUTPUT_NAMES
+from retrieval_gate.publish.outputs import OUTPUT_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"

@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
 from retrieval_gate.cli import main
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.settings import ChunkSettings
-from retrieval_gate.store.chunking import chunk_kb
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.model

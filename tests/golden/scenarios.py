@@ -32,10 +32,9 @@ from retrieval_gate.compare.model import (
     ConfigChange,
     HistoryEntry,
 )
-from retrieval_gate.load.cases import CaseSet
 from retrieval_gate.metrics import metric_grid
-from retrieval_gate.models import Case, RankedList
-from retrieval_gate.pipeline import assemble_results
+from retrieval_gate.models import Case, CaseSet, RankedList
+from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import Results
 
 KS = (1, 5, 10)

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.errors import StoreError
-from retrieval_gate.evaluate import run_eval
-from retrieval_gate.settings import StoreSettings, SuiteConfig
+from retrieval_gate.evaluation.run import run_eval
+from retrieval_gate.settings import SuiteConfig
+from retrieval_gate.store.settings import StoreSettings
 from tests.fake_embedder import HashEmbedder
 from tests.integration.test_dense_eval import TOP1, write_dataset
 
@@ -56,12 +57,12 @@ def test_eval_through_a_chroma_server_keeps_the_cache_locally_and_reruns_warm(ch
     kb, cases = write_dataset(tmp_path)
     store = StoreSettings(mode="http", host="127.0.0.1", port=chroma_server, path=str(tmp_path / "cache"))
     config = SuiteConfig(kb=str(kb), cases=str(cases), store=store)
-    cold = run_eval(config=config, suite="server", embedder=HashEmbedder())
+    cold = run_eval(suite_config=config, suite="server", embedder=HashEmbedder())
     assert {c.id: c.retrieved[0] for c in cold.cases if c.id in TOP1} == TOP1
     assert (tmp_path / "cache" / "embeddings.sqlite3").is_file()
     assert not (tmp_path / "cache" / "chroma").exists()  # the vectors live on the server
     again = HashEmbedder()
-    warm = run_eval(config=config, suite="server", embedder=again)
+    warm = run_eval(suite_config=config, suite="server", embedder=again)
     assert again.documents == [] and warm.extras["store"]["added"] == 0
     assert warm.aggregates == cold.aggregates
 
@@ -70,4 +71,5 @@ def test_an_unreachable_server_is_one_store_error(tmp_path: Path) -> None:
     kb, cases = write_dataset(tmp_path)
     store = StoreSettings(mode="http", host="127.0.0.1", port=free_port(), path=str(tmp_path / "cache"))
     with pytest.raises(StoreError, match=r"^cannot reach the Chroma server at 127\.0\.0\.1:\d+: "):
-        run_eval(config=SuiteConfig(kb=str(kb), cases=str(cases), store=store), suite="t", embedder=HashEmbedder())
+        run_eval(suite_config=SuiteConfig(kb=str(kb), cases=str(cases), store=store), suite="t",
+                 embedder=HashEmbedder())

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.errors import InputError, UsageError
-from retrieval_gate.evaluate import run_eval, run_evals
-from retrieval_gate.settings import StoreSettings, SuiteConfig
+from retrieval_gate.evaluation.run import run_eval, run_evals
+from retrieval_gate.settings import SuiteConfig
+from retrieval_gate.store.settings import StoreSettings
 from tests.fake_embedder import HashEmbedder
 
 CARDS = {
@@ -54,7 +55,7 @@ def config_for(root: Path, **over: object) -> SuiteConfig:
 
 def test_eval_ranks_every_case_and_scores_it_through_the_shared_path(tmp_path: Path) -> None:
     emb = HashEmbedder()
-    results = run_eval(config=config_for(tmp_path), suite="t", embedder=emb)
+    results = run_eval(suite_config=config_for(tmp_path), suite="t", embedder=emb)
     by_id = {c.id: c for c in results.cases}
     assert {cid: by_id[cid].retrieved[0] for cid in TOP1} == TOP1
     assert all(len(set(c.retrieved)) == len(c.retrieved) == 5 for c in results.cases)  # 5 cards, k=10
@@ -75,9 +76,9 @@ def test_eval_ranks_every_case_and_scores_it_through_the_shared_path(tmp_path: P
 
 
 def test_a_warm_rerun_embeds_nothing_and_gives_the_same_numbers(tmp_path: Path) -> None:
-    cold = run_eval(config=config_for(tmp_path), suite="t", embedder=HashEmbedder())
+    cold = run_eval(suite_config=config_for(tmp_path), suite="t", embedder=HashEmbedder())
     again = HashEmbedder()
-    warm = run_eval(config=config_for(tmp_path), suite="t", embedder=again)
+    warm = run_eval(suite_config=config_for(tmp_path), suite="t", embedder=again)
     assert again.documents == [] and again.queries == []
     assert warm.extras["store"]["added"] == 0 and warm.extras["store"]["unchanged"] == cold.extras["store"]["chunks"]
     assert warm.aggregates == cold.aggregates
@@ -90,7 +91,7 @@ def test_a_bad_gold_id_stops_before_anything_is_embedded_or_stored(tmp_path: Pat
     emb = HashEmbedder()
     config = SuiteConfig(kb=str(kb), cases=str(cases), store=StoreSettings(path=str(tmp_path / "store")))
     with pytest.raises(InputError) as info:
-        run_eval(config=config, suite="t", embedder=emb)
+        run_eval(suite_config=config, suite="t", embedder=emb)
     (problem,) = info.value.problems
     assert problem.line == 3 and "q9" in problem.message and "no-such-card" in problem.message
     assert emb.documents == [] and not (tmp_path / "store").exists()
@@ -98,7 +99,7 @@ def test_a_bad_gold_id_stops_before_anything_is_embedded_or_stored(tmp_path: Pat
 
 def test_bm25_never_touches_the_embedder_or_the_store(tmp_path: Path) -> None:
     emb = HashEmbedder()
-    results = run_eval(config=config_for(tmp_path, retriever="bm25"), suite="t", embedder=emb)
+    results = run_eval(suite_config=config_for(tmp_path, retriever="bm25"), suite="t", embedder=emb)
     assert emb.documents == [] and emb.queries == []
     assert not (tmp_path / "store").exists()
     assert results.config["retriever"] == "bm25" and "model" not in results.config
@@ -107,17 +108,17 @@ def test_bm25_never_touches_the_embedder_or_the_store(tmp_path: Path) -> None:
 
 def test_several_retrievers_share_one_sync_and_get_one_results_each(tmp_path: Path) -> None:
     emb = HashEmbedder()
-    out = run_evals(config=config_for(tmp_path, retriever="dense,bm25,hybrid"), suite="t", embedder=emb)
+    out = run_evals(suite_config=config_for(tmp_path, retriever="dense,bm25,hybrid"), suite="t", embedder=emb)
     assert list(out) == ["dense", "bm25", "hybrid"]
     assert sorted(emb.queries) == sorted(c["query"] for c in CASES)  # queries embedded once
     assert out["hybrid"].config["model"] == "fake-bow" and "details" in out["hybrid"].config
     with pytest.raises(UsageError, match="run_evals"):
-        run_eval(config=config_for(tmp_path, retriever="dense,bm25"), suite="t", embedder=emb)
+        run_eval(suite_config=config_for(tmp_path, retriever="dense,bm25"), suite="t", embedder=emb)
 
 
 def test_exact_mode_and_the_ann_check_are_recorded(tmp_path: Path) -> None:
     store = StoreSettings(path=str(tmp_path / "store"), exact=True, ann_check=True)
-    results = run_eval(config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
+    results = run_eval(suite_config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
     assert results.config["store"] == {"search": "exact", "space": "cosine"}
     ann = results.extras["ann_check"]
     assert ann["k"] == 10 and ann["queries"] == 5
@@ -129,23 +130,23 @@ def test_exact_mode_and_the_ann_check_are_recorded(tmp_path: Path) -> None:
 
 
 def test_abstention_scores_no_answer_cases_when_a_threshold_is_set(tmp_path: Path) -> None:
-    results = run_eval(config=config_for(tmp_path, abstain_threshold=0.99), suite="t", embedder=HashEmbedder())
+    results = run_eval(suite_config=config_for(tmp_path, abstain_threshold=0.99), suite="t", embedder=HashEmbedder())
     (q5,) = [c for c in results.cases if c.id == "q5"]
     assert q5.scores == {"abstention": 1.0}  # nothing shares a word with it: best cosine 0 < 0.99
 
 
 def test_missing_kb_or_cases_is_a_usage_error_naming_the_flag(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--kb and --cases"):
-        run_eval(config=SuiteConfig(), suite="t", embedder=HashEmbedder())
+        run_eval(suite_config=SuiteConfig(), suite="t", embedder=HashEmbedder())
     with pytest.raises(UsageError, match="needs --cases"):
-        run_eval(config=SuiteConfig(kb=str(tmp_path)), suite="t", embedder=HashEmbedder())
+        run_eval(suite_config=SuiteConfig(kb=str(tmp_path)), suite="t", embedder=HashEmbedder())
 
 
 def test_an_ephemeral_store_keeps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    results = run_eval(config=config_for(tmp_path, store=StoreSettings(mode="ephemeral")), suite="t",
+    results = run_eval(suite_config=config_for(tmp_path, store=StoreSettings(mode="ephemeral")), suite="t",
                        embedder=HashEmbedder())
     assert results.completeness.scored == 4
     assert list(work.iterdir()) == []
@@ -162,6 +163,6 @@ def test_an_ephemeral_store_keeps_nothing(tmp_path: Path, monkeypatch: pytest.Mo
 )
 def test_search_mode_follows_the_setting_or_the_chunk_count(tmp_path: Path, store_over: dict, expected: str) -> None:
     store = StoreSettings(path=str(tmp_path / "store"), **store_over)
-    results = run_eval(config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
+    results = run_eval(suite_config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
     assert results.config["store"]["search"] == expected
     assert {c.id: c.retrieved[0] for c in results.cases if c.id in TOP1} == TOP1

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from retrieval_gate.chunk.chunking import Chunk, make_chunk
 from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
 from retrieval_gate.errors import StoreError
-from retrieval_gate.settings import StoreSettings
 from retrieval_gate.store.chroma import CACHE_FILE, CHROMA_DIR, MARKER, ChromaStore, collection_name
-from retrieval_gate.store.chunking import Chunk, make_chunk
+from retrieval_gate.store.settings import StoreSettings
 from tests.fake_embedder import HashEmbedder, bag_of_words
 
 CHUNKING = {"strategy": "markdown", "size": 1200, "overlap": 150, "by_headings": True}

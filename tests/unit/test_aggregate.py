@@ -10,12 +10,11 @@ import pytest
 from rich.console import Console
 
 from retrieval_gate.files import dumps_json
-from retrieval_gate.load.cases import CaseSet
 from retrieval_gate.metrics import metric_grid
-from retrieval_gate.models import Case, RankedList
-from retrieval_gate.pipeline import assemble_results, cyclic_gc_paused, default_headline_k
+from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.render.terminal import completeness_line, print_results
 from retrieval_gate.score.aggregate import latency_summary
+from retrieval_gate.score.assemble import assemble_results, cyclic_gc_paused, default_headline_k
 from retrieval_gate.score.results import Results
 
 KS = (1, 3)

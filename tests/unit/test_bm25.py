@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from retrieval_gate.errors import UsageError
-from retrieval_gate.load.kb import KnowledgeBase
-from retrieval_gate.models import Card
+from retrieval_gate.models import Card, KnowledgeBase
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.bm25 import BM25Options, BM25Retriever, IndexUnit, top_cards, units_from_kb
 

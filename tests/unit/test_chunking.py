@@ -7,11 +7,8 @@ import re
 
 import pytest
 
-from retrieval_gate.errors import InputError, UsageError
-from retrieval_gate.load.kb import KnowledgeBase
-from retrieval_gate.models import Card
-from retrieval_gate.settings import ChunkSettings
-from retrieval_gate.store.chunking import (
+from retrieval_gate.chunk.chunking import (
+    ChunkSettings,
     chunk_kb,
     chunking_fingerprint,
     split_by_size,
@@ -19,6 +16,8 @@ from retrieval_gate.store.chunking import (
     text_sha256,
     with_title,
 )
+from retrieval_gate.errors import InputError, UsageError
+from retrieval_gate.models import Card, KnowledgeBase
 
 
 def kb_of(cards: list[Card], fmt: str) -> KnowledgeBase:

@@ -9,9 +9,9 @@ import pytest
 
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.comparison import compare
+from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.model import Baseline, Comparison, ComparisonRow
 from retrieval_gate.score.results import Results
-from retrieval_gate.settings import GateSettings
 from tests.unit.compare_data import HEADLINE, hits_results, make_case, make_results
 
 

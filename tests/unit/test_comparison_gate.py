@@ -6,11 +6,10 @@ import pytest
 
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.comparison import compare
-from retrieval_gate.compare.gate import parse_assignment, parse_key, row_status
+from retrieval_gate.compare.gate import GateSettings, parse_assignment, parse_key, row_status
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import UsageError
 from retrieval_gate.score.results import Results
-from retrieval_gate.settings import GateSettings
 from tests.unit.compare_data import HEADLINE, make_case, make_results
 
 BASE = {"baseline": 0.8, "current": 0.7, "n": 300, "tolerance": 0.02, "floor": None, "alpha": 0.05,

@@ -6,8 +6,8 @@ from rich.console import Console
 
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.comparison import compare
+from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.render.terminal import print_comparison
-from retrieval_gate.settings import GateSettings
 from tests.unit.compare_data import HEADLINE, make_case, make_results
 
 METRICS = (*HEADLINE, "mrr@5")

@@ -14,15 +14,14 @@ from typing import ClassVar
 import pytest
 
 from retrieval_gate.errors import RetrieverError, UsageError
-from retrieval_gate.load.cases import CaseSet
-from retrieval_gate.load.kb import KnowledgeBase
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import metric_grid
-from retrieval_gate.models import Card, Case, RankedList
-from retrieval_gate.pipeline import assemble_results
+from retrieval_gate.models import Card, Case, CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.custom import HttpOptions, HttpRetriever, PythonRetriever, RunRetriever
-from retrieval_gate.retrieve.factory import RetrieverBuilder, RetrieverSpec, parse_retriever, parse_retrievers
+from retrieval_gate.retrieve.factory import RetrieverBuilder
+from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever, parse_retrievers
+from retrieval_gate.score.assemble import assemble_results
 
 CHUNKS = {"a#1": "a", "a#2": "a", "b#1": "b"}
 
@@ -302,14 +301,10 @@ def test_parse_retrievers_keeps_order_and_names():
     assert [s.needs_embedder for s in specs] == [True, False, True, True]
 
 
-def _no_model():
-    raise AssertionError("the dense retriever (and its model) must not be built")
-
-
-def test_builder_never_builds_the_dense_retriever_for_custom_or_bm25(user_module, run_file, endpoint):
+def test_builder_needs_no_dense_retriever_for_custom_or_bm25(user_module, run_file, endpoint):
     kb = KnowledgeBase(cards=(Card(id="a", text="alpha"), Card(id="b", text="beta")), path="kb", sha256="0",
                        format="jsonl")
-    builder = RetrieverBuilder(kb=kb, dense=_no_model, cases=[Case(id="2", query="two")])
+    builder = RetrieverBuilder(kb=kb, dense=None, cases=[Case(id="2", query="two")])
     for text in ("bm25", "python:my_search:search", endpoint, f"run:{run_file}"):
         retriever = builder.build(parse_retriever(text))
         assert isinstance(retriever, Retriever)
@@ -329,7 +324,7 @@ def test_builder_shares_one_bm25_index_between_bm25_and_hybrid():
         def search(self, queries, limit, filters=None):
             return [RankedList(ids=("b", "a")) for _ in queries]
 
-    builder = RetrieverBuilder(kb=kb, dense=Dense, options={"rrf_k": 10, "hybrid_depth": 5})
+    builder = RetrieverBuilder(kb=kb, dense=Dense(), options={"rrf_k": 10, "hybrid_depth": 5})
     bm25 = builder.build(parse_retriever("bm25"))
     hybrid = builder.build(parse_retriever("hybrid"))
     assert hybrid.lanes[1] is bm25

@@ -5,19 +5,13 @@ from __future__ import annotations
 import pytest
 
 from retrieval_gate.errors import MeasurementError
-from retrieval_gate.load.cases import CaseSet
-from retrieval_gate.load.kb import KnowledgeBase
+from retrieval_gate.filters import filter_problems, matches
 from retrieval_gate.metrics import metric_grid
-from retrieval_gate.models import Card, Case
-from retrieval_gate.pipeline import assemble_results
+from retrieval_gate.models import Card, Case, CaseSet, KnowledgeBase
 from retrieval_gate.retrieve.bm25 import BM25Retriever, units_from_kb
-from retrieval_gate.retrieve.filters import (
-    false_exclusion_extras,
-    filter_false_exclusion_rate,
-    filter_problems,
-    matches,
-    to_chroma_where,
-)
+from retrieval_gate.score.assemble import assemble_results
+from retrieval_gate.score.false_exclusion import false_exclusion_extras, filter_false_exclusion_rate
+from retrieval_gate.store.chroma_where import to_chroma_where
 
 # The article's worked example (seed 004, lines ~390-490).
 DOCS = {
@@ -195,7 +189,7 @@ def test_matches_agrees_with_chroma_where(chroma_collection, where):
 
 
 def test_numbers_compare_as_numbers_where_chroma_truncates_a_fractional_bound():
-    """Documented difference (see retrieve/filters.py): n = 2 < 2.5 here."""
+    """Documented difference (see filters.py): n = 2 < 2.5 here."""
     assert matches({"n": 2}, {"n": {"$lt": 2.5}})
 
 

@@ -16,7 +16,7 @@ SPARSE = ["d2", "d3", "d8", "d1", "d11", "d4", "d6"]
 
 
 def test_article_example_fuses_to_d3_d2_d1():
-    fused = rrf([DENSE, SPARSE], k=60)
+    fused = rrf([DENSE, SPARSE], rrf_k=60)
     assert [d for d, _ in fused[:3]] == ["d3", "d2", "d1"]
 
 
@@ -30,7 +30,7 @@ def test_article_example_fuses_to_d3_d2_d1():
     ],
 )
 def test_article_scores_match_the_printed_and_hand_worked_values(doc, printed, by_hand):
-    scores = dict(rrf([DENSE, SPARSE], k=60))
+    scores = dict(rrf([DENSE, SPARSE], rrf_k=60))
     assert scores[doc] == pytest.approx(by_hand, abs=1e-15)
     assert round(scores[doc], 5) == pytest.approx(printed, abs=1e-12)
 
@@ -49,7 +49,7 @@ def test_a_lane_voting_twice_for_one_document_raises(lanes):
 @pytest.mark.parametrize("k", [0, -1])
 def test_non_positive_k_raises(k):
     with pytest.raises(ValueError, match="positive"):
-        rrf([["a"]], k=k)
+        rrf([["a"]], rrf_k=k)
 
 
 def test_ties_keep_first_seen_order():
@@ -61,9 +61,9 @@ def test_ties_keep_first_seen_order():
 def test_smaller_k_weights_top_ranks_more():
     # x: rank 1 in lane A only; y: rank 3 in both lanes.
     lanes = [["x", "p", "y"], ["q", "r", "y"]]
-    assert dict(rrf(lanes, k=1))["x"] == dict(rrf(lanes, k=1))["y"] == 0.5  # 1/2 = 2/4
-    assert rrf(lanes, k=60)[0][0] == "y"  # 2/63 > 1/61
-    assert rrf(lanes, k=0.5)[0][0] == "x"  # 1/1.5 > 2/3.5
+    assert dict(rrf(lanes, rrf_k=1))["x"] == dict(rrf(lanes, rrf_k=1))["y"] == 0.5  # 1/2 = 2/4
+    assert rrf(lanes, rrf_k=60)[0][0] == "y"  # 2/63 > 1/61
+    assert rrf(lanes, rrf_k=0.5)[0][0] == "x"  # 1/1.5 > 2/3.5
 
 
 def test_no_lanes_fuse_to_nothing():
@@ -73,7 +73,7 @@ def test_no_lanes_fuse_to_nothing():
 
 def test_fuse_lists_cuts_at_limit_and_sums_latency():
     out = fuse_lists([RankedList(ids=tuple(DENSE), latency_ms=2.0), RankedList(ids=tuple(SPARSE), latency_ms=3.0)],
-                     ["dense", "bm25"], limit=2, k=60)
+                     ["dense", "bm25"], limit=2, rrf_k=60)
     assert out.ids == ("d3", "d2")
     assert out.scores == pytest.approx((1 / 61 + 1 / 62, 1 / 65 + 1 / 61))
     assert out.latency_ms == 5.0
@@ -81,7 +81,7 @@ def test_fuse_lists_cuts_at_limit_and_sums_latency():
 
 
 def test_fuse_lists_fails_the_query_when_a_lane_failed():
-    out = fuse_lists([RankedList(ids=("a",)), RankedList(error="timeout")], ["dense", "bm25"], limit=5, k=60)
+    out = fuse_lists([RankedList(ids=("a",)), RankedList(error="timeout")], ["dense", "bm25"], limit=5, rrf_k=60)
     assert out.ids == ()
     assert out.error == "bm25 lane: timeout"
 
@@ -105,7 +105,7 @@ class FakeLane:
 def test_hybrid_asks_each_lane_for_depth_with_the_same_filters_and_fuses():
     dense = FakeLane("dense", [RankedList(ids=tuple(DENSE)), RankedList(ids=("z",))])
     sparse = FakeLane("bm25", [RankedList(ids=tuple(SPARSE)), RankedList(error="boom")])
-    hybrid = HybridRetriever(lanes=[dense, sparse], k=60, depth=30)
+    hybrid = HybridRetriever(lanes=[dense, sparse], rrf_k=60, depth=30)
     filters = [{"locale": "en-US"}, None]
     out = hybrid.search(["q1", "q2"], 3, filters)
     assert dense.calls == [(["q1", "q2"], 30, filters)]

@@ -121,7 +121,7 @@ def test_score_reports_dataset_and_integrity_problems_before_reading_the_run(tmp
         (["--k", "1,x"], "k list"),
         (["--k", "0"], "k must be"),
         (["--metrics", "foo"], "unknown measure"),
-        (["--k", "1,3", "--headline-k", "5"], "--headline-k 5 is not one of the cutoffs"),
+        (["--k", "1,3", "--headline-k", "5"], "headline_k 5 is not one of the cutoffs"),
     ],
 )
 def test_score_bad_options_exit_2(tmp_path: Path, extra: list[str], fragment: str, capsys) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.errors import UsageError
-from retrieval_gate.load.cases import CaseSet
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.metrics import (
     dedupe_first,
@@ -20,8 +19,8 @@ from retrieval_gate.metrics import (
     recall_at_k,
     to_cards,
 )
-from retrieval_gate.models import Case, RankedList
-from retrieval_gate.pipeline import assemble_results
+from retrieval_gate.models import Case, CaseSet, RankedList
+from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.scoring import case_scores, score_case
 
 GRID = metric_grid((1, 3, 5, 10))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from retrieval_gate.compare.model import ComparisonRow
-from retrieval_gate.publish.flows import COMMENT_LIMIT, resolve_mode, row_message, sticky_body
+from retrieval_gate.publish.modes import resolve_mode
+from retrieval_gate.publish.outputs import row_message
+from retrieval_gate.render.limits import GITHUB_COMMENT_LIMIT as COMMENT_LIMIT
+from retrieval_gate.render.limits import sticky_body
 
 MARKER = "<!-- retrieval-gate:default -->"
 

@@ -7,17 +7,11 @@ from scipy.stats import binomtest
 
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.render import fmt
+from retrieval_gate.render.cells import Cell, headline_metrics, worse_cells
 from retrieval_gate.render.charts import ChartRow, nice_limit, nice_ticks, slice_chart, trend_chart, wilson
-from retrieval_gate.render.context import (
-    Cell,
-    Trend,
-    TrendPoint,
-    build_context,
-    gate_summary,
-    headline_metrics,
-    verdict,
-    worse_cells,
-)
+from retrieval_gate.render.context import build_context
+from retrieval_gate.render.trend import Trend, TrendPoint
+from retrieval_gate.render.verdict import gate_summary, verdict
 from tests.golden import scenarios as sc
 from tests.golden.readers import parse_html
 

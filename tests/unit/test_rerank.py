@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.load.kb import KnowledgeBase
-from retrieval_gate.models import Card, RankedList
+from retrieval_gate.models import Card, KnowledgeBase, RankedList
 from retrieval_gate.retrieve.rerank import RerankRetriever, card_texts, rerank_order
 
 

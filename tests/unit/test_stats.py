@@ -12,6 +12,7 @@ from scipy.stats import binomtest, permutation_test
 from retrieval_gate.compare import stats
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.comparison import compare
+from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.stats import (
     bootstrap_ci,
     bootstrap_means,
@@ -20,7 +21,6 @@ from retrieval_gate.compare.stats import (
     sign_flip_p_value,
     sign_flip_p_values,
 )
-from retrieval_gate.settings import GateSettings
 from tests.unit.compare_data import System
 
 

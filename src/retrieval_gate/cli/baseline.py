@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.compare.baseline_io import read_baseline, write_baseline
+from retrieval_gate.clock import now_iso
 from retrieval_gate.compare.baseline_update import DEFAULT_HISTORY_LIMIT, update_baseline
-from retrieval_gate.compare.results_io import read_results
+from retrieval_gate.files import write_baseline
+from retrieval_gate.load.baseline import read_baseline
+from retrieval_gate.load.results import read_results
 
 baseline_app = typer.Typer(
     name="baseline",
@@ -20,10 +21,6 @@ baseline_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(baseline_app, name="baseline")
-
-
-def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 @baseline_app.command("update")
@@ -39,7 +36,7 @@ def update(
     An existing file that cannot be read is never overwritten (exit 2, file untouched)."""
     loaded = read_results(results)
     old = read_baseline(baseline) if baseline.exists() else None
-    new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=timestamp or _now(),
+    new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=timestamp or now_iso(),
                           history_limit=history_limit)
     write_baseline(baseline, new)
     verb = "created" if old is None else "updated"

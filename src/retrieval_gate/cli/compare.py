@@ -8,15 +8,15 @@ from typing import Any
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.compare.baseline_io import read_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import parse_assignment
-from retrieval_gate.compare.results_io import read_results
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_json_atomic
+from retrieval_gate.load.baseline import read_baseline
+from retrieval_gate.load.results import read_results
 from retrieval_gate.render.terminal import print_comparison
-from retrieval_gate.settings import GateSettings, load_config, resolve_suite
+from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
 
 
 def gate_overrides(
@@ -40,6 +40,15 @@ def gate_overrides(
             "default_max_drop": default_drop, "alpha": alpha, "require_significance": require_significance}
 
 
+def suite_for_results(*, config: Path | None, suite: str | None, results_suite: str,
+                      overrides: dict[str, Any] | None = None) -> SuiteConfig:
+    """The suite that judges a results file: ``--suite``, else the results' own suite when the
+    config file has it, else ``default``; flags (``overrides``) on top."""
+    config_file, config_path = load_config(config, required=config is not None)
+    name = suite or (results_suite if results_suite in config_file.suites else "default")
+    return resolve_suite(config_file, suite=name, overrides=overrides or {}, config_path=config_path)
+
+
 @app.command("compare")
 def compare_command(
     results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
@@ -59,16 +68,13 @@ def compare_command(
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
     loaded = read_results(results)
-    config_file, config_path = load_config(config, required=config is not None)
-    name = suite or (loaded.suite if loaded.suite in config_file.suites else "default")
     overrides = {"gate": gate_overrides(fail_on_regression=fail_on_regression, floor=floor, max_drop=max_drop,
                                         alpha=alpha, require_significance=require_significance)}
-    settings = resolve_suite(config_file, suite=name, overrides=overrides, config_path=config_path)
-    baseline_path = baseline if baseline is not None else (Path(settings.baseline) if settings.baseline else None)
+    suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite, overrides=overrides)
+    baseline_path = baseline if baseline is not None else (Path(suite_config.baseline) if suite_config.baseline else None)
     if baseline_path is None:
         raise UsageError("no baseline: pass --baseline FILE (or set 'baseline' for the suite in the config file)")
-    gate: GateSettings = settings.gate
-    comparison = compare(results=loaded, baseline=read_baseline(baseline_path), gate=gate, seed=seed,
+    comparison = compare(results=loaded, baseline=read_baseline(baseline_path), gate=suite_config.gate, seed=seed,
                          resamples=resamples)
     if out is not None:
         write_json_atomic(out, comparison.model_dump(mode="json"))

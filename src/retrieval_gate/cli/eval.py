@@ -5,7 +5,6 @@ when something has to be embedded."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import typer
 from rich.console import Console
 
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_json_atomic
 from retrieval_gate.render.terminal import print_results
@@ -136,8 +136,7 @@ def eval_command(
 ) -> None:
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
-    from retrieval_gate.evaluate import run_evals
-    from retrieval_gate.retrieve.factory import parse_retrievers
+    from retrieval_gate.evaluation.run import run_evals
 
     overrides = eval_overrides(kb=kb, cases=cases, k=k, metrics=metrics, headline_k=headline_k, model=model,
                                retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
@@ -146,15 +145,13 @@ def eval_command(
                                abstain_threshold=abstain_threshold)
     overrides["options"] = parse_options(option or [])
     config_file, config_path = load_config(config, required=config is not None)
-    settings: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
-    if settings.headline_k is not None and settings.headline_k not in settings.k:
-        raise UsageError(f"--headline-k {settings.headline_k} is not one of the cutoffs {list(settings.k)}")
-    specs = parse_retrievers(settings.retriever)
+    suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
+    specs = suite_config.retrievers
     if reference is not None and reference not in [s.name for s in specs]:
         raise UsageError(f"--reference {reference!r} is not one of the retrievers ({', '.join(s.name for s in specs)})")
     progress = CliProgress(err_console)
     try:
-        all_results = run_evals(config=settings, suite=suite, progress=progress, created_at=_now_iso())
+        all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())
     finally:
         progress.close()
     many = len(all_results) > 1
@@ -192,15 +189,11 @@ def parse_options(items: list[str]) -> dict[str, Any] | None:
 def write_side_by_side(all_results: dict[str, Results], *, out: Path, reference: str | None) -> None:
     """Several retrievers: one table with paired deltas vs the reference, and its JSON
     (``<out stem>.side_by_side.json``)."""
+    from retrieval_gate.compare.side_by_side import side_by_side
     from retrieval_gate.render.side_by_side import side_by_side_table
-    from retrieval_gate.retrieve.side_by_side import side_by_side
 
     sbs = side_by_side(results=all_results, reference=reference)
     console.print(side_by_side_table(sbs))
     path = out.with_name(f"{out.stem}.side_by_side.json")
     write_json_atomic(path, sbs.to_json_data())
     console.print(f"wrote {path}", markup=False)
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat()

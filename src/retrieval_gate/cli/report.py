@@ -4,18 +4,18 @@ or terminal tables."""
 from __future__ import annotations
 
 import io
-import json
 import sys
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.compare.model import Baseline, Comparison
-from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_text_atomic
+from retrieval_gate.load.results import read_comparison, read_results
+from retrieval_gate.render.limits import COMMENT_MAX_CHARS
 from retrieval_gate.score.results import Results
 
 FORMATS = ("markdown", "html", "terminal")
@@ -32,40 +32,23 @@ def parse_links(items: list[str]) -> dict[str, str]:
     return out
 
 
-def read_comparison(path: Path) -> Comparison:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise InputError(Problem(str(path), None, "comparison file not found")) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(str(path), exc.lineno, f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
-    try:
-        return Comparison.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise InputError(Problem(str(path), None, f"not a comparison file (from `compare --out`): {loc}: {first['msg']}")) from None
-
-
-def load_inputs(*, results: Path, baseline: Path | None, comparison: Path | None) -> tuple[Results, Baseline | None, Comparison | None]:
-    """Read the files; with a baseline and no comparison, compare now (default gate settings)."""
-    from retrieval_gate.compare.results_io import read_results
-
+def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path | None, config: Path | None,
+                       suite: str | None) -> tuple[Results, Baseline | None, Comparison | None]:
+    """Read the files; with a baseline and no comparison, compare now with the suite's gate
+    settings from the config file (as ``compare`` would, without its flags)."""
     loaded = read_results(results)
     base = None
     if baseline is not None:
-        from retrieval_gate.compare.baseline_io import read_baseline
+        from retrieval_gate.load.baseline import read_baseline
 
         base = read_baseline(baseline)
     comp = read_comparison(comparison) if comparison is not None else None
     if comp is None and base is not None:
+        from retrieval_gate.cli.compare import suite_for_results
         from retrieval_gate.compare.comparison import compare
-        from retrieval_gate.settings import GateSettings
 
-        comp = compare(results=loaded, baseline=base, gate=GateSettings())
+        suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite)
+        comp = compare(results=loaded, baseline=base, gate=suite_config.gate)
     return loaded, base, comp
 
 
@@ -81,13 +64,15 @@ def terminal_text(*, results: Results, comparison: Comparison | None, target: Co
 @app.command("report")
 def report_command(
     results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
-    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON: adds the trend and, without --comparison, a comparison (default gate settings)."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON: adds the trend and, without --comparison, a comparison (with the suite's gate settings from the config file)."),
     comparison: Path | None = typer.Option(None, "--comparison", help="Comparison JSON written by `compare --out`."),
     fmt: str = typer.Option("markdown", "--format", help="markdown (the PR comment), html (self-contained report) or terminal."),
     template: Path | None = typer.Option(None, "--template", help="Custom Jinja template for markdown; may {% extends \"comment.md.j2\" %} and must keep {{ marker }}."),
     out: Path | None = typer.Option(None, "--out", help="Write here instead of standard output."),
     link: list[str] = typer.Option([], "--link", help="NAME=URL shown in the comment (run, artifact, summary, report or any name). Repeatable."),
-    max_chars: int = typer.Option(65_000, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
+    max_chars: int = typer.Option(COMMENT_MAX_CHARS, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
+    config: Path | None = typer.Option(None, "--config", help="Config file whose gate settings judge a --baseline comparison (default ./retrieval-gate.yml when present)."),
+    suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
@@ -96,7 +81,8 @@ def report_command(
     if template is not None and fmt != "markdown":
         raise UsageError("--template applies to --format markdown only")
     links = parse_links(link)
-    loaded, base, comp = load_inputs(results=results, baseline=baseline, comparison=comparison)
+    loaded, base, comp = read_report_inputs(results=results, baseline=baseline, comparison=comparison, config=config,
+                                            suite=suite)
     if fmt == "markdown":
         from retrieval_gate.render.markdown import render_comment, render_summary
 

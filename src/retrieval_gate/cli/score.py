@@ -1,24 +1,19 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.errors import UsageError
+from retrieval_gate.clock import now_iso
 from retrieval_gate.files import write_json_atomic
 from retrieval_gate.load.dataset import load_dataset
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import MEASURES_ALL, metric_grid
-from retrieval_gate.pipeline import assemble_results
 from retrieval_gate.render.terminal import print_results
+from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import InputInfo
-from retrieval_gate.settings import SuiteConfig
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
+from retrieval_gate.settings import ConfigFile, resolve_suite
 
 
 @app.command()
@@ -34,23 +29,22 @@ def score(
     out: Path = typer.Option(..., "--out", help="Where to write results JSON."),
 ) -> None:
     """Score a precomputed run against the golden set."""
-    cfg = SuiteConfig.model_validate({"k": k, "metrics": metrics, "headline_k": headline_k})
-    if cfg.headline_k is not None and cfg.headline_k not in cfg.k:
-        raise UsageError(f"--headline-k {cfg.headline_k} is not one of the cutoffs --k {k}")
+    suite_config = resolve_suite(ConfigFile(), suite="default", config_path=None,
+                                 overrides={"k": k, "metrics": metrics, "headline_k": headline_k})
     case_set, loaded_kb = load_dataset(cases=cases, kb=kb)
     loaded_run = load_run(run)
-    grid = metric_grid(cfg.k, cfg.metrics or MEASURES_ALL)
+    grid = metric_grid(suite_config.k, suite_config.metrics or MEASURES_ALL)
     results = assemble_results(
         case_set=case_set,
         rankings=loaded_run.rankings,
         metrics=grid,
-        ks=cfg.k,
+        ks=suite_config.k,
         kb=loaded_kb,
         suite=suite,
-        config={"retriever": f"run:{loaded_run.format}", "k": list(cfg.k)},
+        config={"retriever": f"run:{loaded_run.format}", "k": list(suite_config.k)},
         inputs={"run": InputInfo(path=loaded_run.path, sha256=loaded_run.sha256,
                                  format=loaded_run.format, count=len(loaded_run.rankings))},
-        headline_k=cfg.headline_k,
+        headline_k=suite_config.headline_k,
         created_at=now_iso(),
         abstain_threshold=abstain_threshold,
     )

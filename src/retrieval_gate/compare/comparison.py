@@ -23,13 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint
-from retrieval_gate.compare.gate import OVERALL, RowView, failures, gate_rules, row_status
+from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, paired_stats
-from retrieval_gate.metrics import parse_metric
+from retrieval_gate.metrics.names import display_name
 from retrieval_gate.score.results import CaseResult, Results
-from retrieval_gate.settings import GateSettings
+from retrieval_gate.score.scoring import OVERALL
 
 RowKey = tuple[str, str]
 
@@ -74,7 +74,7 @@ def compare(
             views[key] = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
                                  n_current=row.n_current, delta=row.delta, p_value=row.p_value,
                                  tolerance=tolerance, floor=floor)
-    reasons = failures(rules=rules, rows=views, display={m: _display(m) for m in metrics})
+    reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
     changes = config_changes(baseline=baseline.fingerprint, current=fingerprint(results))
     if baseline.suite != results.suite:
         changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
@@ -107,10 +107,6 @@ def compare(
         failures=reasons,
         verdict="fail" if reasons else "pass",
     )
-
-
-def _display(metric: str) -> str:
-    return parse_metric(metric).display if "@" in metric else metric
 
 
 def _metric_order(results: Results, baseline: Baseline) -> list[str]:

@@ -24,16 +24,30 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.settings import GateSettings
+from retrieval_gate.metrics.headline import headline_names
+from retrieval_gate.metrics.names import PLAIN_METRICS
+from retrieval_gate.score.scoring import OVERALL
 
-OVERALL = "overall"
-HEADLINE_MEASURES = ("hit", "recall", "ndcg")
-PLAIN_METRICS = ("abstention",)  # score keys without @k
 _EPS = 1e-12
 
 RowKey = tuple[str, str]  # (metric, slice)
+
+
+class GateSettings(BaseModel):
+    """Gate knobs, all inactive by default (report first, ADR-0023 (D))."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fail_on_regression: bool = False
+    max_drop: dict[str, float] = Field(default_factory=dict)  # metric[:slice] → absolute drop
+    default_max_drop: float = 0.02
+    floors: dict[str, float] = Field(default_factory=dict)  # metric[:slice] → absolute floor
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    require_significance: bool = True
 
 
 def normalise_metric(name: str) -> str:
@@ -117,8 +131,7 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
         floors[check("floor", key)] = float(value)
     if not gate.default_max_drop >= 0:
         raise UsageError(f"default max drop {gate.default_max_drop} must be ≥ 0")
-    headline = frozenset((f"{m}@{headline_k}", OVERALL) for m in HEADLINE_MEASURES
-                         if f"{m}@{headline_k}" in known)
+    headline = frozenset((name, OVERALL) for name in headline_names(headline_k, known))
     return GateRules(fail_on_regression=gate.fail_on_regression, default_max_drop=gate.default_max_drop,
                      max_drop=max_drop, floors=floors, alpha=gate.alpha,
                      require_significance=gate.require_significance, headline=headline)
@@ -185,6 +198,7 @@ def failures(*, rules: GateRules, rows: Mapping[RowKey, RowView], display: Mappi
 
 
 def format_p(p: float | None) -> str:
+    """How every report and message writes a p-value: 3 decimals, ``<0.001`` below, ``–`` for none."""
     if p is None:
         return "–"
     return "<0.001" if p < 0.001 else f"{p:.3f}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from retrieval_gate.compare.gate import HEADLINE_MEASURES, OVERALL
+from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.score.results import MetricCell
+from retrieval_gate.score.scoring import OVERALL
 
 DECIMALS = 6  # every number written to a baseline is rounded to this many decimals
 
@@ -16,8 +17,7 @@ def headline_numbers(
     """``({"hit@5": 0.8, "recall@5": …, "ndcg@5": …}, n)`` from the overall slice; n is the
     largest n among them (the cases with gold)."""
     overall = aggregates.get(OVERALL, {})
-    cells = {f"{m}@{headline_k}": overall[f"{m}@{headline_k}"] for m in HEADLINE_MEASURES
-             if f"{m}@{headline_k}" in overall}
+    cells = {name: overall[name] for name in headline_names(headline_k, overall)}
     return ({name: round(cell.value, DECIMALS) for name, cell in cells.items()},
             max((cell.n for cell in cells.values()), default=0))
 

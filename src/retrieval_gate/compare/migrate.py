@@ -16,7 +16,7 @@ from typing import Any
 
 from retrieval_gate.compare.headline import headline_numbers
 from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION
-from retrieval_gate.pipeline import default_headline_k
+from retrieval_gate.metrics.headline import default_headline_k
 from retrieval_gate.score.results import MetricCell
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -14,25 +14,13 @@ from retrieval_gate.load.textfile import (
     iter_json_objects,
     iter_lines,
     raise_if,
+    validated_records,
     validation_problems,
 )
-from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case
+from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case, CaseSet
 
 # Fields of the seeds' golden-set format that are documentation or slicing, not scoring.
 _TAGGED_FIELDS = ("type", "difficulty")
-
-
-@dataclass(frozen=True)
-class CaseSet:
-    cases: tuple[Case, ...]
-    path: str
-    sha256: str
-    format: str
-    lines: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def ids(self) -> list[str]:
-        return [c.id for c in self.cases]
 
 
 def load_cases(path: Path) -> CaseSet:
@@ -66,14 +54,11 @@ def _alias_clash(obj: dict, number: int, path: Path) -> Problem | None:
 
 def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
     problems: list[Problem] = []
-    cases: list[Case] = []
-    lines: dict[str, int] = {}
-    for number, obj in iter_json_objects(path, problems):
-        obj = dict(obj)
+
+    def prepare(obj: dict[str, Any], number: int) -> dict[str, Any] | Problem:
         clash = _alias_clash(obj, number, path)
         if clash is not None:
-            problems.append(clash)
-            continue
+            return clash
         tags = obj.get("tags")
         for name in _TAGGED_FIELDS:
             if name in obj and isinstance(obj[name], str):
@@ -82,19 +67,9 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
                     tags.setdefault(name, value)
                 elif tags is None:
                     tags = obj["tags"] = {name: value}
-        try:
-            case = Case.model_validate(obj)
-        except ValidationError as exc:
-            problems.extend(validation_problems(path, number, exc))
-            continue
-        if case.id in lines:
-            problems.append(
-                Problem(display(path), number,
-                        f"duplicate case id {case.id!r} (first at line {lines[case.id]})")
-            )
-            continue
-        lines[case.id] = number
-        cases.append(case)
+        return obj
+
+    cases, lines = validated_records(path, problems, model=Case, what="case", prepare=prepare)
     if not cases:
         if not problems:
             problems.append(Problem(display(path), None, "no cases: the file is empty"))

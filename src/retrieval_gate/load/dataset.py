@@ -6,7 +6,7 @@ from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.load.cases import CaseSet, read_cases
-from retrieval_gate.load.integrity import integrity_problems
+from retrieval_gate.load.integrity import case_filter_problems, integrity_problems
 from retrieval_gate.load.kb import KnowledgeBase, read_kb
 from retrieval_gate.load.textfile import raise_if
 
@@ -16,9 +16,7 @@ def dataset_problems(*, cases: Path, kb: Path | None) -> tuple[CaseSet | None, K
     load) that does not resolve to a card. Gold ids are checked only against a KB that loaded
     without problems: a broken KB line would otherwise show up as a false 'not a card'."""
     case_set, problems = read_cases(cases)
-    if case_set is not None:  # metadata filters in the Chroma where language (retrieve/filters.py)
-        from retrieval_gate.retrieve.filters import case_filter_problems
-
+    if case_set is not None:  # metadata filters in the Chroma where language (filters.py)
         problems = [*problems, *case_filter_problems(cases=case_set.cases, path=case_set.path, lines=case_set.lines)]
     loaded_kb = None
     if kb is not None:

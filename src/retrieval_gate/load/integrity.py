@@ -1,11 +1,13 @@
 """Dataset integrity (ADR-0023 (D)): every gold id must resolve to a real KB card, so a labelling
-bug can never pass as a retrieval failure."""
+bug can never pass as a retrieval failure; every case filter must be valid before retrieval runs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from retrieval_gate.errors import Problem
-from retrieval_gate.load.cases import CaseSet
-from retrieval_gate.load.kb import KnowledgeBase
+from retrieval_gate.filters import filter_problems
+from retrieval_gate.models import Case, CaseSet, KnowledgeBase
 
 
 def integrity_problems(*, cases: CaseSet, kb: KnowledgeBase) -> list[Problem]:
@@ -26,3 +28,13 @@ def integrity_problems(*, cases: CaseSet, kb: KnowledgeBase) -> list[Problem]:
                 message = f"case {case.id!r}: gold id {gold!r} is not a card in {kb.path}"
             problems.append(Problem(where, cases.lines.get(case.id), message))
     return problems
+
+
+def case_filter_problems(*, cases: Sequence[Case], path: str, lines: Mapping[str, int]) -> list[Problem]:
+    """One ``file:line`` problem per invalid ``filter`` in the cases (checked before any retrieval)."""
+    out = []
+    for case in cases:
+        if case.filter is not None:
+            for message in filter_problems(case.filter):
+                out.append(Problem(path, lines.get(case.id), f"case {case.id!r}: {message}"))
+    return out

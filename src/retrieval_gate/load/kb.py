@@ -3,7 +3,6 @@ cards (one card per file; optional YAML front matter with ``id``, ``title`` and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -15,33 +14,14 @@ from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_path
 from retrieval_gate.load.textfile import (
     display,
-    iter_json_objects,
     raise_if,
     read_bytes,
+    validated_records,
     validation_problems,
 )
-from retrieval_gate.models import Card
+from retrieval_gate.models import Card, KnowledgeBase
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
-
-
-@dataclass(frozen=True)
-class KnowledgeBase:
-    cards: tuple[Card, ...]
-    path: str
-    sha256: str
-    format: str  # "jsonl" | "beir" | "markdown"
-    lines: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def card_ids(self) -> frozenset[str]:
-        """Card identities (``parent_id`` or id) — what gold ids must resolve to."""
-        return frozenset(c.card_id for c in self.cards)
-
-    @property
-    def chunk_to_card(self) -> dict[str, str]:
-        """Every entry id → its card identity, for mapping a chunk-grained ranking to cards."""
-        return {c.id: c.card_id for c in self.cards}
 
 
 def load_kb(path: Path) -> KnowledgeBase:
@@ -74,25 +54,15 @@ def read_kb(path: Path) -> tuple[KnowledgeBase | None, list[Problem]]:
 
 def _load_jsonl(path: Path, fmt: str) -> tuple[KnowledgeBase | None, list[Problem]]:
     problems: list[Problem] = []
-    cards: list[Card] = []
-    lines: dict[str, int] = {}
-    for number, obj in iter_json_objects(path, problems):
-        obj = dict(obj)
+
+    def prepare(obj: dict[str, Any], number: int) -> dict[str, Any]:
         if "_id" in obj and "id" not in obj:
             obj["id"] = obj.pop("_id")
         if obj.get("title") is None:
             obj.pop("title", None)
-        try:
-            card = Card.model_validate(obj)
-        except ValidationError as exc:
-            problems.extend(validation_problems(path, number, exc))
-            continue
-        if card.id in lines:
-            problems.append(Problem(display(path), number,
-                                    f"duplicate card id {card.id!r} (first at line {lines[card.id]})"))
-            continue
-        lines[card.id] = number
-        cards.append(card)
+        return obj
+
+    cards, lines = validated_records(path, problems, model=Card, what="card", prepare=prepare)
     if not cards:
         if not problems:
             problems.append(Problem(display(path), None, "knowledge base is empty: no cards"))

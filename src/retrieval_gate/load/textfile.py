@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from retrieval_gate.errors import InputError, Problem
 
@@ -64,6 +64,38 @@ def iter_json_objects(path: Path, problems: list[Problem]) -> Iterator[tuple[int
             )
             continue
         yield number, value
+
+
+Record = TypeVar("Record", bound=BaseModel)
+
+
+def validated_records(
+    path: Path, problems: list[Problem], *, model: type[Record], what: str,
+    prepare: Callable[[dict[str, Any], int], dict[str, Any] | Problem],
+) -> tuple[list[Record], dict[str, int]]:
+    """Each JSONL object of ``path``, ``prepare``d and validated into ``model``, in file order,
+    with the line of each id. A line that does not validate, or repeats an earlier id, becomes a
+    problem (``duplicate <what> id``) and is left out."""
+    records: list[Record] = []
+    lines: dict[str, int] = {}
+    for number, obj in iter_json_objects(path, problems):
+        prepared = prepare(dict(obj), number)
+        if isinstance(prepared, Problem):
+            problems.append(prepared)
+            continue
+        try:
+            record = model.model_validate(prepared)
+        except ValidationError as exc:
+            problems.extend(validation_problems(path, number, exc))
+            continue
+        record_id = record.id  # type: ignore[attr-defined]
+        if record_id in lines:
+            problems.append(Problem(display(path), number,
+                                    f"duplicate {what} id {record_id!r} (first at line {lines[record_id]})"))
+            continue
+        lines[record_id] = number
+        records.append(record)
+    return records, lines
 
 
 def validation_problems(path: Path, line: int, exc: ValidationError) -> list[Problem]:

@@ -17,6 +17,7 @@ _ALIASES = {"hit": "hit", "hits": "hit", "hit_rate": "hit", "success": "hit",
             "precision": "precision", "p": "precision",
             "map": "map", "map_cut": "map", "ap": "map"}
 _PATTERN = re.compile(r"^\s*([A-Za-z_]+?)\s*(?:@|_)\s*(\d+)\s*$")
+PLAIN_METRICS = ("abstention",)  # score keys without a cutoff
 
 
 @dataclass(frozen=True, order=True)
@@ -47,6 +48,22 @@ def parse_metric(text: str) -> MetricSpec:
     if k < 1:
         raise UsageError(f"metric {text!r}: k must be ≥ 1")
     return MetricSpec(measure, k)
+
+
+def is_metric_name(name: str) -> bool:
+    """Is ``name`` a measure at a cutoff (``ndcg@5``), as opposed to a plain score key?"""
+    if "@" not in name:
+        return False
+    try:
+        parse_metric(name)
+    except UsageError:
+        return False
+    return True
+
+
+def display_name(name: str) -> str:
+    """``ndcg@5`` → ``nDCG@5``; a plain score key (``abstention``) unchanged."""
+    return parse_metric(name).display if is_metric_name(name) else name
 
 
 def parse_k_list(text: str | list[int] | tuple[int, ...]) -> tuple[int, ...]:

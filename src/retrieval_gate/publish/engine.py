@@ -12,13 +12,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from retrieval_gate.compare.gate import GateSettings
     from retrieval_gate.compare.model import Baseline, Comparison
     from retrieval_gate.score.results import Results
-    from retrieval_gate.settings import GateSettings, SuiteConfig
+    from retrieval_gate.settings import SuiteConfig
 
 
 class Engine(Protocol):
-    def evaluate(self, *, config: SuiteConfig, suite: str) -> Results:
+    def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
         """Run the store-backed eval of the checkout."""
         ...
 
@@ -78,21 +79,19 @@ class RealEngine:
     def __init__(self, *, log: Callable[[str], None] | None = None) -> None:
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
 
-    def evaluate(self, *, config: SuiteConfig, suite: str) -> Results:
-        from datetime import UTC, datetime
+    def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
+        from retrieval_gate.clock import now_iso
+        from retrieval_gate.evaluation.run import run_eval
 
-        from retrieval_gate.evaluate import run_eval
-
-        created_at = datetime.now(UTC).replace(microsecond=0).isoformat()
-        return run_eval(config=config, suite=suite, progress=LogProgress(self.log), created_at=created_at)
+        return run_eval(suite_config=suite_config, suite=suite, progress=LogProgress(self.log), created_at=now_iso())
 
     def parse_baseline(self, *, text: str, source: str) -> Baseline:
-        from retrieval_gate.compare.baseline_io import parse_baseline
+        from retrieval_gate.compare.baseline_codec import parse_baseline
 
         return parse_baseline(text, source=source)
 
     def dumps_baseline(self, *, baseline: Baseline) -> str:
-        from retrieval_gate.compare.baseline_io import dumps_baseline
+        from retrieval_gate.compare.baseline_codec import dumps_baseline
 
         return dumps_baseline(baseline)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TextIO
 
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.render.limits import SUMMARY_LIMIT_BYTES
 
-SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub refuses a step summary over 1 MiB
 MAX_ANNOTATIONS = 10  # GitHub shows at most 10 warning and 10 error annotations per step
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from retrieval_gate.render.context import Cell, Trend
+from retrieval_gate.render.cells import Cell
 from retrieval_gate.render.escape import clean_text
+from retrieval_gate.render.trend import Trend
 
 COLOURS = {"improved": "#1a7f37", "regressed": "#cf222e", "below_floor": "#cf222e", "inconclusive": "#bf8700",
            "ok": "#57606a", "new": "#0969da", "missing": "#8c959f", "current": "#0969da"}

@@ -8,108 +8,36 @@ What the templates receive is documented in docs/reports.md ("Custom templates")
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow
-from retrieval_gate.errors import UsageError
+from retrieval_gate.compare.fingerprint import flatten
+from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
+from retrieval_gate.render.cells import (
+    case_rows,
+    cells_by_slice,
+    headline_metrics,
+    keep_slices,
+    slice_rows,
+    worse_cells,
+)
 from retrieval_gate.render.escape import clean_text
+from retrieval_gate.render.slices import field_label, split_slice
+from retrieval_gate.render.trend import trend
+from retrieval_gate.render.verdict import gate_active, gate_summary, stats_line, verdict
 from retrieval_gate.score.results import Results
+from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
-INDICATIVE_N = 30  # slices with fewer paired (or scored) cases are marked "indicative"
 WORSE_SHOWN = 5  # regressed rows named right under the verdict
-HEADLINE_MEASURES = ("hit", "recall", "ndcg")
-SLICE_FIELD_ORDER = ("kind", "locale", "form", "hard_class")
-NO_ANSWER = "no-answer"
-BAD_STATUSES = frozenset({"regressed", "below_floor"})
 RECALL_CAVEAT = (
     "recall@{k} is a lower bound: gold is disjunctive (any listed card answers the case), so a case "
     "that retrieves 1 of its 2 acceptable cards scores 0.5 although it is answered. "
     "hit@{k} is the success signal."
 )
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One metric in one slice. Without a comparison only ``current`` / ``n_current`` are set and
-    ``status`` is ``"current"``. ``n`` is the paired n (cases scored in both runs) when compared,
-    else the current n."""
-
-    metric: str
-    display: str
-    measure: str
-    current: float | None
-    n: int
-    n_current: int
-    baseline: float | None = None
-    n_baseline: int = 0
-    delta: float | None = None
-    ci: tuple[float, float] | None = None
-    p_value: float | None = None
-    floor: float | None = None
-    status: str = "current"
-    compared: bool = False
-
-    @property
-    def bad(self) -> bool:
-        return self.status in BAD_STATUSES
-
-
-@dataclass(frozen=True)
-class SliceRow:
-    name: str  # as in the results file: "locale=pt-BR"
-    field: str  # "locale", "tag.team", "hard_class"
-    label: str  # "hard class", "tag team"
-    value: str
-    n: int
-    n_current: int
-    cells: dict[str, Cell]
-    order: tuple[Any, ...] = ()
-
-    @property
-    def indicative(self) -> bool:
-        return self.n < INDICATIVE_N
-
-    @property
-    def bad(self) -> bool:
-        return any(c.bad for c in self.cells.values())
-
-
-@dataclass(frozen=True)
-class CaseRow:
-    """One lost / gained case."""
-
-    id: str
-    query: str
-    metric: str
-    display: str
-    baseline: float
-    current: float
-    delta: float
-    slices: list[str]
-
-
-@dataclass(frozen=True)
-class TrendPoint:
-    label: str
-    value: float
-    current: bool = False
-
-
-@dataclass(frozen=True)
-class Trend:
-    metric: str
-    display: str
-    points: list[TrendPoint]
-
-    @property
-    def values(self) -> list[float]:
-        return [p.value for p in self.points]
 
 
 @dataclass(frozen=True)
@@ -140,217 +68,6 @@ LINK_LABELS = {"report": "HTML report", "artifact": "HTML report (artifact)", "r
                "summary": "job summary", "baseline": "baseline file"}
 
 
-def headline_metrics(results: Results) -> list[str]:
-    """hit@k, recall@k, nDCG@k at the headline k, in that order (hit first: the success signal
-    under disjunctive gold); the other measures at that k when none of the three was measured."""
-    k = results.headline_k
-    names = [f"{m}@{k}" for m in HEADLINE_MEASURES if f"{m}@{k}" in results.metrics]
-    return names or [m for m in results.metrics if parse_metric(m).k == k] or list(results.metrics[:3])
-
-
-def primary_metric(results: Results) -> str:
-    return headline_metrics(results)[0]
-
-
-def cell_from_row(row: ComparisonRow) -> Cell:
-    spec = parse_metric(row.metric)
-    return Cell(metric=row.metric, display=Markup(spec.display), measure=spec.measure, current=row.current,
-                n=row.n, n_current=row.n_current, baseline=row.baseline, n_baseline=row.n_baseline,
-                delta=row.delta, ci=row.ci, p_value=row.p_value, floor=row.floor, status=row.status,
-                compared=True)
-
-
-def cells_by_slice(
-    *, results: Results, comparison: Comparison | None, baseline: Baseline | None
-) -> dict[str, dict[str, Cell]]:
-    """``{slice: {metric: Cell}}`` for every metric: from the comparison's rows when there is one,
-    else the results' aggregates (with the baseline's values, unpaired and without a delta, when
-    a baseline came without a comparison)."""
-    out: dict[str, dict[str, Cell]] = {}
-    if comparison is not None:
-        for row in comparison.rows:
-            if _is_metric(row.metric):
-                out.setdefault(row.slice, {})[row.metric] = cell_from_row(row)
-        return out
-    base_aggs = baseline.aggregates if baseline is not None else {}
-    for slice_name, metrics in results.aggregates.items():
-        for metric, cell in metrics.items():
-            if not _is_metric(metric):
-                continue
-            spec = parse_metric(metric)
-            old = base_aggs.get(slice_name, {}).get(metric)
-            out.setdefault(slice_name, {})[metric] = Cell(
-                metric=metric, display=Markup(spec.display), measure=spec.measure, current=cell.value,
-                n=cell.n, n_current=cell.n, baseline=None if old is None else old.value,
-                n_baseline=0 if old is None else old.n)
-    return out
-
-
-def _display(metric: str) -> str:
-    """``ndcg@5`` → ``nDCG@5`` (marked safe); anything else unchanged (escaped when shown)."""
-    return Markup(parse_metric(metric).display) if _is_metric(metric) else metric
-
-
-def _is_metric(name: str) -> bool:
-    try:
-        parse_metric(name)
-    except UsageError:
-        return False
-    return "@" in name
-
-
-def split_slice(name: str) -> tuple[str, str]:
-    """``"locale=pt-BR"`` → ``("locale", "pt-BR")``; ``"no-answer"`` → ``("no-answer", "")``."""
-    field_name, sep, value = name.partition("=")
-    return (field_name, value) if sep else (name, "")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
-    """``"l10"`` sorts after ``"l2"``: digit runs compare as numbers."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part.lower())
-                 for part in re.findall(r"\d+|\D+", text))
-
-
-def slice_order(field_name: str, value: str) -> tuple[Any, ...]:
-    """kind, locale, form, hard class, then tags, then anything else; values in natural order."""
-    if field_name in SLICE_FIELD_ORDER:
-        return (SLICE_FIELD_ORDER.index(field_name), "", natural_key(value))
-    if field_name.startswith("tag."):
-        return (len(SLICE_FIELD_ORDER), field_name, natural_key(value))
-    return (len(SLICE_FIELD_ORDER) + 1, field_name, natural_key(value))
-
-
-def field_label(field_name: str) -> str:
-    if field_name.startswith("tag."):
-        return "tag " + field_name[4:]
-    return field_name.replace("_", " ")
-
-
-def slice_rows(cells: Mapping[str, Mapping[str, Cell]], primary: str) -> list[SliceRow]:
-    """Every slice except ``overall`` and ``no-answer``, in display order, each with its own n
-    (that of the primary metric, i.e. hit@k)."""
-    rows = []
-    for name, by_metric in cells.items():
-        if name in ("overall", NO_ANSWER) or not by_metric:
-            continue
-        field_name, value = split_slice(name)
-        lead = by_metric.get(primary) or next(iter(by_metric.values()))
-        rows.append(SliceRow(name=name, field=field_name, label=field_label(field_name), value=value,
-                             n=lead.n, n_current=lead.n_current, cells=dict(by_metric),
-                             order=slice_order(field_name, value)))
-    return sorted(rows, key=lambda r: r.order)
-
-
-def slice_priority(row: SliceRow, primary: str) -> tuple[int, float, int]:
-    """Which slices a size-limited comment keeps: regressed / below floor first, then improved,
-    then the largest |Δ| of the primary metric, then the largest n."""
-    lead = row.cells.get(primary)
-    rank = 0 if row.bad else (1 if any(c.status == "improved" for c in row.cells.values()) else 2)
-    delta = abs(lead.delta) if lead is not None and lead.delta is not None else 0.0
-    return (rank, -delta, -row.n)
-
-
-def keep_slices(rows: list[SliceRow], limit: int | None, primary: str) -> list[SliceRow]:
-    if limit is None or len(rows) <= limit:
-        return rows
-    keep = {r.name for r in sorted(rows, key=lambda r: slice_priority(r, primary))[:limit]}
-    return [r for r in rows if r.name in keep]
-
-
-def case_rows(changes: Sequence[CaseChange]) -> list[CaseRow]:
-    return [CaseRow(id=c.id, query=c.query, metric=c.metric, display=_display(c.metric), baseline=c.baseline,
-                    current=c.current,
-                    delta=c.delta, slices=[s for s in c.slices if s != "overall"]) for c in changes]
-
-
-def trend(*, results: Results, baseline: Baseline | None, metric: str) -> Trend | None:
-    """The headline metric over the baseline history (oldest first), then this run. None when
-    there is nothing to draw a line through (fewer than two points)."""
-    points: list[TrendPoint] = []
-    if baseline is not None:
-        for i, entry in enumerate(baseline.history):
-            if metric in entry.headline:
-                label = entry.sha[:7] if entry.sha else (entry.ref or (entry.timestamp or "")[:10] or f"#{i + 1}")
-                points.append(TrendPoint(label=label, value=entry.headline[metric]))
-        if not points and metric in baseline.aggregates.get("overall", {}):
-            label = baseline.sha[:7] if baseline.sha else "baseline"
-            points.append(TrendPoint(label=label, value=baseline.aggregates["overall"][metric].value))
-    current = results.aggregates.get("overall", {}).get(metric)
-    if current is not None:
-        points.append(TrendPoint(label="this run", value=current.value, current=True))
-    if len(points) < 2:
-        return None
-    return Trend(metric=metric, display=Markup(parse_metric(metric).display), points=points)
-
-
-def verdict(*, comparison: Comparison | None, baseline: Baseline | None, headline: Sequence[Cell],
-            worse: Sequence[tuple[str, Cell]] = ()) -> dict[str, str]:
-    """``kind``: first_run, not_compared, fail (the gate failed), regressed (a headline metric
-    overall), mixed (something else got worse), improved (a headline metric overall, nothing
-    worse), unchanged."""
-    if comparison is None:
-        if baseline is None:
-            return {"kind": "first_run", "emoji": "🆕", "title": "first run, no baseline yet"}
-        return {"kind": "not_compared", "emoji": "ℹ️", "title": "not compared with the baseline"}
-    if comparison.verdict == "fail":
-        return {"kind": "fail", "emoji": "❌", "title": "gate failed"}
-    improved = any(c.status == "improved" for c in headline)
-    if any(c.bad for c in headline):
-        return {"kind": "regressed", "emoji": "🔴", "title": "regressed"}
-    if worse or comparison.regressed:
-        title = "better overall, worse in places" if improved else "worse in places"
-        return {"kind": "mixed", "emoji": "🟠", "title": title}
-    if improved:
-        return {"kind": "improved", "emoji": "🟢", "title": "improved"}
-    return {"kind": "unchanged", "emoji": "⚪", "title": "no significant change"}
-
-
-def worse_cells(cells: Mapping[str, Mapping[str, Cell]], headline_names: Sequence[str]) -> list[tuple[str, Cell]]:
-    """Every (slice, cell) that regressed or fell below its floor: headline metrics first, then
-    overall before slices, then the largest drop."""
-    found = [(name, cell) for name, by_metric in cells.items() for cell in by_metric.values() if cell.bad]
-
-    def key(item: tuple[str, Cell]) -> tuple[int, int, float, str, str]:
-        name, cell = item
-        return (0 if cell.metric in headline_names else 1, 0 if name == "overall" else 1,
-                cell.delta if cell.delta is not None else 0.0, name, cell.metric)
-
-    return sorted(found, key=key)
-
-
-def gate_active(gate: Mapping[str, Any]) -> bool:
-    return bool(gate.get("fail_on_regression") or gate.get("max_drop") or gate.get("floors"))
-
-
-def gate_summary(gate: Mapping[str, Any]) -> str:
-    """One line describing the gate knobs in force ("off (report only)" when none is on)."""
-    parts = []
-    if gate.get("fail_on_regression"):
-        text = "fail on regression"
-        if gate.get("default_max_drop") is not None:
-            text += f" (max drop {gate['default_max_drop']:g}"
-            text += ", significant drops only)" if gate.get("require_significance", True) else ")"
-        parts.append(text)
-    if gate.get("max_drop"):
-        parts.append("max drop " + ", ".join(f"{k} {v:g}" for k, v in sorted(gate["max_drop"].items())))
-    if gate.get("floors"):
-        parts.append("floors " + ", ".join(f"{k} ≥ {v:g}" for k, v in sorted(gate["floors"].items())))
-    return "; ".join(parts) if parts else "off (report only)"
-
-
-def stats_line(stats: Mapping[str, Any]) -> str:
-    """``paired percentile bootstrap, 10,000 resamples, seed 0`` from a comparison's stats."""
-    method = stats.get("ci") or stats.get("method")
-    if not method:
-        return ""
-    parts = [str(method)]
-    if stats.get("resamples"):
-        parts.append(f"{int(stats['resamples']):,} resamples")
-    if stats.get("seed") is not None:
-        parts.append(f"seed {stats['seed']}")
-    return ", ".join(parts)
-
-
 def value_text(value: Any, *, max_len: int = 80) -> str:
     """A config value as short plain text: JSON for containers, ``str`` otherwise."""
     if value is None:
@@ -360,18 +77,6 @@ def value_text(value: Any, *, max_len: int = 80) -> str:
     else:
         text = str(value)
     return clean_text(text, max_len=max_len)
-
-
-def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` → ``{"a.b": 1}`` (lists kept whole)."""
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(flatten(value, prefix=f"{name}."))
-        else:
-            out[name] = value
-    return out
 
 
 def _limit(items: Sequence[Any], limit: int | None, what: str, cut: list[tuple[str, int, int]]) -> list[Any]:
@@ -396,7 +101,7 @@ def build_context(
     names = headline_metrics(results)
     primary = names[0]
     cells = cells_by_slice(results=results, comparison=comparison, baseline=baseline)
-    overall = cells.get("overall", {})
+    overall = cells.get(OVERALL, {})
     headline = [overall[m] for m in names if m in overall]
     worse = worse_cells(cells, names)
     cut: list[tuple[str, int, int]] = []
@@ -415,7 +120,7 @@ def build_context(
     stats = dict(comparison.stats) if comparison else {}
     alpha = stats.get("alpha", (comparison.gate.get("alpha") if comparison else None) or 0.05)
     level = stats.get("ci_level", 1 - float(alpha))
-    no_answer_cells = results.aggregates.get(NO_ANSWER, {})
+    no_answer_cells = results.aggregates.get(NO_ANSWER_SLICE, {})
     other = [m for m in results.metrics if m not in names and m in overall]
 
     context: dict[str, Any] = {

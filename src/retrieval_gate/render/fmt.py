@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
-from retrieval_gate.render.context import Cell
+from retrieval_gate.render.cells import Cell
 
 MINUS = "−"
 SPARK = "▁▂▃▄▅▆▇█"

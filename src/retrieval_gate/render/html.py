@@ -14,9 +14,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt
+from retrieval_gate.render.cells import Cell, SliceRow
 from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
-from retrieval_gate.render.context import Cell, SliceRow, build_context, field_label, split_slice
+from retrieval_gate.render.context import build_context
+from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.score.results import CaseResult, Results
+from retrieval_gate.score.scoring import OVERALL
 
 HTML_TEMPLATE = "report.html.j2"
 TOP_RETRIEVED = 5
@@ -53,7 +56,7 @@ def case_lines(results: Results, baseline: Baseline | None, metrics: list[str]) 
             deltas[m] = None if before is None or now is None else now - before
         out.append(CaseLine(
             id=case.id, query=case.query, status=case.status, error=case.error,
-            slices=[s for s in case.slices if s != "overall"], values=values, deltas=deltas,
+            slices=[s for s in case.slices if s != OVERALL], values=values, deltas=deltas,
             gold=list(case.gold), retrieved=list(case.retrieved[:TOP_RETRIEVED]),
             hit_ranks=_hit_ranks(case),
         ))
@@ -66,7 +69,7 @@ def _hit_ranks(case: CaseResult) -> list[int]:
 
 
 def chart_rows(overall: Cell | None, rows: list[SliceRow], metric: str) -> list[ChartRow]:
-    out = [ChartRow(label="overall", cell=overall)] if overall is not None else []
+    out = [ChartRow(label=OVERALL, cell=overall)] if overall is not None else []
     for row in rows:
         if metric in row.cells:
             out.append(ChartRow(label=f"{row.label} = {row.value}", cell=row.cells[metric],

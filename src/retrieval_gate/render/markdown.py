@@ -36,14 +36,15 @@ from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.render import fmt
 from retrieval_gate.render.context import LINK_LABELS, Limits, build_context
 from retrieval_gate.render.escape import chart_label, marker_suite, md_text
+from retrieval_gate.render.limits import COMMENT_MAX_CHARS, GITHUB_COMMENT_LIMIT, cut_to_fit
 from retrieval_gate.score.results import Results
 
-GITHUB_COMMENT_LIMIT = 65_536
+__all__ = ["GITHUB_COMMENT_LIMIT", "comment_marker", "render_comment", "render_summary"]
+
 COMMENT_TEMPLATE = "comment.md.j2"
 CASE_STEPS = (None, 100, 50, 20, 10, 0)
 SLICE_STEPS = (40, 20, 10, 0)
 SUMMARY_CASE_STEPS = (None, 5000, 2000, 1000, 500)
-SUMMARY_LIMIT_BYTES = 1_000_000  # GitHub: "$GITHUB_STEP_SUMMARY supports content up to 1024k"
 
 
 def comment_marker(suite: str) -> str:
@@ -148,8 +149,8 @@ def render_summary(
     max_bytes: int | None = None,
 ) -> str:
     """The job summary: the comment's template with nothing cut. ``max_bytes`` (UTF-8), when
-    given, applies the same trimming as the comment (GitHub rejects a step summary over 1 MiB:
-    ``SUMMARY_LIMIT_BYTES`` leaves room for the rest of the step's summary)."""
+    given, applies the same trimming as the comment (GitHub rejects a step summary over
+    ``render.limits.SUMMARY_LIMIT_BYTES``)."""
     tpl, where = _load_template(template)
     marker = comment_marker(results.suite)
     steps = [Limits()] if max_bytes is None else [Limits(cases=c) for c in SUMMARY_CASE_STEPS] + _steps()[1:]
@@ -160,7 +161,7 @@ def render_summary(
         _check_marker(text, marker, where)
         if max_bytes is None or len(text.encode("utf-8")) <= max_bytes:
             return text
-    return hard_cut(text, max_chars=max_bytes // 4, marker=marker, links=links)
+    return cut_to_fit(text, max_chars=max_bytes // 4, marker=marker, where=_where_full_report(links))
 
 
 def render_comment(
@@ -170,7 +171,7 @@ def render_comment(
     baseline: Baseline | None = None,
     links: dict[str, str] | None = None,
     template: Path | None = None,
-    max_chars: int = 65_000,
+    max_chars: int = COMMENT_MAX_CHARS,
 ) -> str:
     """The sticky PR comment, at most ``max_chars`` characters (see the module docstring)."""
     tpl, where = _load_template(template)
@@ -182,29 +183,16 @@ def render_comment(
         _check_marker(text, marker, where)
         if len(text) <= max_chars:
             return text
-    return hard_cut(text, max_chars=max_chars, marker=marker, links=links)
+    return cut_to_fit(text, max_chars=max_chars, marker=marker, where=_where_full_report(links))
 
 
 def _steps() -> list[Limits]:
     return [Limits(cases=c) for c in CASE_STEPS] + [Limits(cases=0, slices=s) for s in SLICE_STEPS]
 
 
-def hard_cut(text: str, *, max_chars: int, marker: str, links: Mapping[str, str] | None = None) -> str:
-    """Last resort: keep whole lines up to the limit, then a notice (and the marker, if it was
-    below the cut)."""
-    where = _where_full_report(links)
-    notice = f"\n\n> ✂️ **Cut here** to fit GitHub's comment size limit. {where}\n"
-    budget = max_chars - len(notice) - len(marker) - 1
-    head = text[: max(budget, 0)]
-    head = head[: head.rfind("\n") + 1] if "\n" in head else head
-    if marker not in head:
-        head = marker + "\n" + head
-    return head.rstrip() + notice
-
-
 def _where_full_report(links: Mapping[str, str] | None) -> str:
     found = [(LINK_LABELS.get(key, key), fmt.safe_url(str(url))) for key, url in (links or {}).items()]
     parts = [f"[{md_text(label)}]({url})" for label, url in found if url]
     if parts:
-        return "Full report: " + " · ".join(parts) + "."
-    return "The full report is in the job summary and the HTML report (`retrieval-gate report --format html`)."
+        return "full report: " + " · ".join(parts) + "."
+    return "the full report is in the job summary and the HTML report (`retrieval-gate report --format html`)."

@@ -1,4 +1,4 @@
-"""Several retrievers side by side (``retrieve.side_by_side``): a terminal table and Markdown.
+"""Several retrievers side by side (``compare.side_by_side``): a terminal table and Markdown.
 
 One row per retriever; per metric the value, then — for every row but the reference — the
 paired Δ vs the reference with its CI and p-value. Numbers with 3 decimals, deltas signed.
@@ -8,31 +8,29 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from retrieval_gate.compare.gate import format_p
+from retrieval_gate.compare.side_by_side import RetrieverCell, RetrieverRow, SideBySide
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.fmt import signed
-from retrieval_gate.retrieve.side_by_side import Cell, Row, SideBySide
 
 
-def _value(cell: Cell) -> str:
+def _value(cell: RetrieverCell) -> str:
     return "–" if cell.value is None else f"{cell.value:.3f}"
 
 
-def _delta(cell: Cell) -> str:
+def _delta(cell: RetrieverCell) -> str:
     if cell.delta is None:
         return ""
     text = str(signed(cell.delta))
     if cell.ci is not None:
         text += f" [{signed(cell.ci[0])}, {signed(cell.ci[1])}]"
     if cell.p_value is not None:
-        text += f" p{_p(cell.p_value)}" if cell.p_value < 0.001 else f" p={_p(cell.p_value)}"
+        p = format_p(cell.p_value)
+        text += f" p{p}" if p.startswith("<") else f" p={p}"
     return text
 
 
-def _p(p: float) -> str:
-    return f"{p:.3f}" if p >= 0.001 else "<0.001"
-
-
-def _timing(row: Row) -> str:
+def _timing(row: RetrieverRow) -> str:
     parts = []
     if row.search_s is not None:
         parts.append(f"{row.search_s:.1f} s")
@@ -60,7 +58,7 @@ def side_by_side_table(sbs: SideBySide) -> Table:
                 row.retriever if i == 0 else "", parse_metric(metric).display, _value(cell), str(cell.n),
                 "ref" if is_ref else str(signed(cell.delta)),
                 "" if cell.ci is None else f"[{signed(cell.ci[0])}, {signed(cell.ci[1])}]",
-                "" if cell.p_value is None else _p(cell.p_value),
+                "" if cell.p_value is None else format_p(cell.p_value),
                 end_section=i == len(sbs.metrics) - 1,
             )
     return table

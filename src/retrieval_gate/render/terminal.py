@@ -8,19 +8,21 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
+from retrieval_gate.metrics.headline import headline_names
+from retrieval_gate.metrics.names import display_name
+from retrieval_gate.render.cells import INDICATIVE_N
+from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.score.results import Results
-
-HEADLINE_MEASURES = ("hit", "recall", "ndcg")
+from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
 
 def _slice_sort_key(name: str) -> tuple[int, int, str, str]:
     """overall first, then kind, locale, form, hard class, tags, others; values alphabetically
     (results files store aggregates with sorted keys, so their order is not the display order)."""
-    from retrieval_gate.render.context import slice_order, split_slice
-
-    if name == "overall":
+    if name == OVERALL:
         return (0, 0, "", "")
     return (1, *slice_order(*split_slice(name)))
 
@@ -28,10 +30,8 @@ def _slice_sort_key(name: str) -> tuple[int, int, str, str]:
 def results_table(results: Results) -> Table:
     """overall and every slice with its n and the headline metrics; slices with n < 30 are dimmed
     and marked "indicative" (n < 30; colours only on a TTY: rich drops styles elsewhere)."""
-    from retrieval_gate.render.context import INDICATIVE_N
-
     k = results.headline_k
-    names = [f"{m}@{k}" for m in HEADLINE_MEASURES if f"{m}@{k}" in results.metrics]
+    names = headline_names(k, results.metrics)
     table = Table(title=f"retrieval-gate · suite {results.suite} · k={k}", title_justify="left",
                   title_style="bold")
     table.add_column("slice", overflow="fold")
@@ -49,9 +49,9 @@ def results_table(results: Results) -> Table:
         for name in names:
             cell = cells.get(name)
             row.append(f"{cell.value:.3f}" if cell else "–")
-        small = slice_name != "overall" and n < INDICATIVE_N
+        small = slice_name != OVERALL and n < INDICATIVE_N
         row.append("indicative" if small else "")
-        table.add_row(*row, style="dim" if small else ("bold" if slice_name == "overall" else None))
+        table.add_row(*row, style="dim" if small else ("bold" if slice_name == OVERALL else None))
     return table
 
 
@@ -70,7 +70,7 @@ def print_results(results: Results, console: Console) -> None:
     if "recall" in {parse_metric(m).measure for m in results.metrics}:
         console.print("recall@k is a lower bound under disjunctive gold; hit@k is the success signal.",
                       style="dim")
-    abstention = results.aggregates.get("no-answer", {}).get("abstention")
+    abstention = results.aggregates.get(NO_ANSWER_SLICE, {}).get("abstention")
     if abstention is not None:
         console.print(f"no-answer: abstention {abstention.value:.3f} (n={abstention.n})")
     if results.latency is not None:
@@ -97,21 +97,11 @@ def _fixed(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def _metric_label(metric: str) -> str:
-    return parse_metric(metric).display if "@" in metric else metric
-
-
 def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple[Table, int]:
     """The rows worth a glance — hit/recall/nDCG at the headline k on every slice, every row the
     gate judges, every row below a floor — or all rows; and how many were left out."""
     k = comparison.headline_k
-    headline = {f"{m}@{k}" for m in HEADLINE_MEASURES}
+    headline = set(headline_names(k))
     table = Table(title=f"retrieval-gate compare · suite {comparison.suite} · k={k}", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("slice", overflow="fold")
@@ -126,8 +116,8 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
         last = i == len(shown) - 1 or shown[i + 1].slice != row.slice
         ci = "–" if row.ci is None else f"{_signed(row.ci[0])}…{_signed(row.ci[1])}"
         status = row.status.replace("_", " ") + (" *" if row.gated else "")
-        table.add_row(row.slice if first else "", _metric_label(row.metric), _fixed(row.baseline),
-                      _fixed(row.current), _signed(row.delta), ci, _p(row.p_value), str(row.n), status,
+        table.add_row(row.slice if first else "", display_name(row.metric), _fixed(row.baseline),
+                      _fixed(row.current), _signed(row.delta), ci, format_p(row.p_value), str(row.n), status,
                       style=_STATUS_STYLE.get(row.status, ""), end_section=last)
     return table, len(comparison.rows) - len(shown)
 
@@ -159,7 +149,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
             continue
         console.print(f"{len(changes)} case(s) {label} at k={comparison.headline_k}:", markup=False)
         for change in changes[:_CHANGE_LINES]:
-            console.print(f"  {change.id}  {_metric_label(change.metric)} {change.baseline:.3f} → "
+            console.print(f"  {change.id}  {display_name(change.metric)} {change.baseline:.3f} → "
                           f"{change.current:.3f}  {change.query[:80]}", markup=False, soft_wrap=True)
         if len(changes) > _CHANGE_LINES:
             console.print(f"  … and {len(changes) - _CHANGE_LINES} more", markup=False)

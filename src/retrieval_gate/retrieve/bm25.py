@@ -32,11 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.errors import UsageError
-from retrieval_gate.load.kb import KnowledgeBase
-from retrieval_gate.models import RankedList
-from retrieval_gate.retrieve.filters import filter_key, matches
-from retrieval_gate.settings import ChunkSettings
+from retrieval_gate.filters import filter_key, matches
+from retrieval_gate.models import KnowledgeBase, RankedList
 
 # Language → (default stemmer, bm25s stop list). English uses Porter (as Lucene's
 # PorterStemFilter) rather than Snowball "english" (Porter2), to match the published figures.
@@ -136,10 +135,10 @@ def _stop_list(stop: tuple[str, ...] | str) -> list[str]:
 
 
 def units_from_kb(kb: KnowledgeBase, chunking: ChunkSettings | None = None) -> list[IndexUnit]:
-    """The units to index: the same chunks the dense retriever embeds (``store/chunking.py``) —
+    """The units to index: the same chunks the dense retriever embeds (``chunk/chunking.py``) —
     a record KB (JSONL, BEIR) gives one unit per record, ``title + " " + text``; a Markdown KB
     gives its heading/size chunks. Each unit carries its card id and its card's (scalar) metadata."""
-    from retrieval_gate.store.chunking import chunk_kb
+    from retrieval_gate.chunk.chunking import chunk_kb
 
     return [IndexUnit(id=c.id, card_id=c.parent_id, text=c.text, metadata=c.metadata)
             for c in chunk_kb(kb, chunking or ChunkSettings())]

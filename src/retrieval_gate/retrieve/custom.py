@@ -34,6 +34,7 @@ from typing import Any
 from retrieval_gate.errors import RetrieverError
 from retrieval_gate.load.runs import Run
 from retrieval_gate.models import Case, RankedList
+from retrieval_gate.retrieve.spec import public_url
 
 
 def _as_ids(value: Any, where: str) -> list[str]:
@@ -165,15 +166,6 @@ class HttpOptions:
 
 class _Retryable(Exception):
     pass
-
-
-def public_url(url: str) -> str:
-    """The URL without credentials or query string (either may hold a secret)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class HttpRetriever:

@@ -1,98 +1,23 @@
-"""Retriever specs (``--retriever dense,bm25,hybrid,hybrid+rerank,python:m:f,https://…,run:file``)
-and the builder that turns them into ``Retriever`` objects.
+"""The builder that turns retriever specs (``retrieve.spec``) into ``Retriever`` objects.
 
-Parsing is pure. ``RetrieverBuilder`` is the shell around the adapters: it builds each part
-once (one BM25 index, one dense retriever, one cross-encoder) and shares it between the specs of
-one eval, so ``dense,bm25,hybrid`` embeds and indexes the KB once. The dense retriever comes from
-a zero-argument callable the caller passes in (it owns the embedder and the store), and is asked
-for only by specs that need it: ``bm25`` and the custom retrievers never load a model.
+``RetrieverBuilder`` is the shell around the adapters: it builds each part once (one BM25
+index, one cross-encoder) and shares it between the specs of one eval, so ``dense,bm25,hybrid``
+indexes the KB once. The dense retriever is built by the orchestrator before the builder (it
+owns the embedder and the store) and handed in — only when some spec needs it: ``bm25`` and the
+custom retrievers never load a model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.errors import UsageError
-from retrieval_gate.load.kb import KnowledgeBase
-from retrieval_gate.models import Case
+from retrieval_gate.models import Case, KnowledgeBase
 from retrieval_gate.retrieve.base import Retriever
-from retrieval_gate.retrieve.custom import public_url
-from retrieval_gate.settings import ChunkSettings
-
-Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run"]
-BUILTIN: tuple[Kind, ...] = ("dense", "bm25", "hybrid")
-RERANK_SUFFIX = "+rerank"
-
-
-@dataclass(frozen=True)
-class RetrieverSpec:
-    kind: Kind
-    target: str | None = None  # module:function, URL or run path
-    rerank: bool = False
-
-    @property
-    def name(self) -> str:
-        """The label used in tables, results files and file names (a URL without its query string
-        or credentials: those may hold secrets, and results end up in PR comments)."""
-        base = {"python": f"python:{self.target}", "http": public_url(self.target or ""),
-                "run": f"run:{self.target}"}.get(self.kind, self.kind)
-        return f"{base}{RERANK_SUFFIX}" if self.rerank else str(base)
-
-    @property
-    def needs_embedder(self) -> bool:
-        return self.kind in ("dense", "hybrid")
-
-    @property
-    def slug(self) -> str:
-        """A file-name-safe label: ``results.<slug>.json``."""
-        keep = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in self.name.replace("+", "_"))
-        return "-".join(part for part in keep.split("-") if part) or self.kind
-
-
-def parse_retriever(text: str) -> RetrieverSpec:
-    """One spec: ``dense`` | ``bm25`` | ``hybrid`` | ``python:MODULE:FUNCTION`` | ``http(s)://URL``
-    | ``run:PATH``, any of them optionally followed by ``+rerank``."""
-    raw = text.strip()
-    rerank = raw.lower().endswith(RERANK_SUFFIX)
-    if rerank:
-        raw = raw[: -len(RERANK_SUFFIX)].strip()
-    lower = raw.lower()
-    if lower in BUILTIN:
-        return RetrieverSpec(kind=lower, rerank=rerank)  # type: ignore[arg-type]
-    if lower.startswith(("http://", "https://")):
-        return RetrieverSpec(kind="http", target=raw, rerank=rerank)
-    if lower.startswith("python:"):
-        target = raw[len("python:"):]
-        if target.count(":") < 1 or not target.rpartition(":")[2] or not target.rpartition(":")[0]:
-            raise UsageError(f"retriever {text!r}: expected python:module:function")
-        return RetrieverSpec(kind="python", target=target, rerank=rerank)
-    if lower.startswith("run:"):
-        target = raw[len("run:"):]
-        if not target:
-            raise UsageError(f"retriever {text!r}: expected run:PATH")
-        return RetrieverSpec(kind="run", target=target, rerank=rerank)
-    raise UsageError(f"retriever {text!r} is unknown (dense, bm25, hybrid, python:module:function, "
-                     "http(s)://…, run:PATH; add +rerank for a cross-encoder)")
-
-
-def parse_retrievers(text: str | Sequence[str]) -> list[RetrieverSpec]:
-    """A comma-separated list (or a list) of specs, in order, without repeats."""
-    items = text.split(",") if isinstance(text, str) else list(text)
-    specs: list[RetrieverSpec] = []
-    for item in items:
-        if not item.strip():
-            continue
-        spec = parse_retriever(item)
-        if spec in specs:
-            raise UsageError(f"retriever {spec.name!r} is listed twice")
-        specs.append(spec)
-    if not specs:
-        raise UsageError("no retriever given")
-    return specs
-
+from retrieval_gate.retrieve.spec import RetrieverSpec
 
 KNOWN_OPTIONS = frozenset({
     "bm25_k1", "bm25_b", "bm25_language", "bm25_stemmer", "bm25_stopwords", "bm25_token_pattern",
@@ -125,14 +50,14 @@ class RetrieverBuilder:
     """
 
     def __init__(self, *, kb: KnowledgeBase | None, options: Mapping[str, Any] | None = None,
-                 overfetch: int = 3, dense: Callable[[], Retriever] | None = None,
+                 overfetch: int = 3, dense: Retriever | None = None,
                  cases: Sequence[Case] = (), chunking: ChunkSettings | None = None,
                  bm25_units: Sequence[Any] | None = None, cross_encoder: Callable[[str], Any] | None = None):
         self.kb = kb
         self.options = dict(options or {})
         check_options(self.options)
         self.overfetch = overfetch
-        self._dense_factory = dense
+        self._dense_retriever = dense
         self._cases = list(cases)
         self._chunking = chunking
         self._bm25_units = bm25_units  # the chunks the dense side embeds, when the caller has them
@@ -141,11 +66,9 @@ class RetrieverBuilder:
 
     # parts, each built once
     def _dense(self) -> Retriever:
-        if "dense" not in self._parts:
-            if self._dense_factory is None:
-                raise UsageError("the dense retriever is not available here (no embedder/store)")
-            self._parts["dense"] = self._dense_factory()
-        return self._parts["dense"]
+        if self._dense_retriever is None:
+            raise UsageError("the dense retriever is not available here (no embedder/store)")
+        return self._dense_retriever
 
     def _require_kb(self, what: str) -> KnowledgeBase:
         if self.kb is None:
@@ -164,11 +87,12 @@ class RetrieverBuilder:
 
     def _hybrid(self) -> Retriever:
         if "hybrid" not in self._parts:
+            from retrieval_gate.retrieve.fusion import DEFAULT_RRF_K
             from retrieval_gate.retrieve.hybrid import DEFAULT_DEPTH, HybridRetriever
 
             self._parts["hybrid"] = HybridRetriever(
                 lanes=[self._dense(), self._bm25()],
-                k=_int_option(self.options, "rrf_k", 60),
+                rrf_k=_int_option(self.options, "rrf_k", DEFAULT_RRF_K),
                 depth=_int_option(self.options, "hybrid_depth", DEFAULT_DEPTH),
             )
         return self._parts["hybrid"]

@@ -17,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from retrieval_gate.errors import RetrieverError
-from retrieval_gate.load.kb import KnowledgeBase
-from retrieval_gate.models import RankedList
+from retrieval_gate.models import KnowledgeBase, RankedList
 from retrieval_gate.retrieve.base import Retriever
 
 DEFAULT_TOP_N = 50

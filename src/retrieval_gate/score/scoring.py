@@ -9,7 +9,8 @@ from retrieval_gate.metrics.grid import compile_grid, grid_scores
 from retrieval_gate.models import Case, RankedList
 from retrieval_gate.score.results import CaseResult
 
-NO_ANSWER_SLICE = "no-answer"
+OVERALL = "overall"  # the slice every case belongs to
+NO_ANSWER_SLICE = "no-answer"  # cases with no gold
 
 
 def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[MetricSpec]) -> dict[str, float]:
@@ -24,7 +25,7 @@ def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[Me
 
 def slice_names(case: Case) -> list[str]:
     """``overall``, then one ``field=value`` per slice field; no-gold cases also ``no-answer``."""
-    names = ["overall", *(f"{f}={v}" for f, v in case.slice_values().items())]
+    names = [OVERALL, *(f"{f}={v}" for f, v in case.slice_values().items())]
     if not case.gold:
         names.append(NO_ANSWER_SLICE)
     return names

@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import RetrievalGateError, StoreError
 from retrieval_gate.files import write_json_atomic
-from retrieval_gate.retrieve.filters import to_chroma_where
-from retrieval_gate.settings import StoreSettings
 from retrieval_gate.store.base import ChunkIndex, Hit, SyncReport
-from retrieval_gate.store.chunking import Chunk
+from retrieval_gate.store.chroma_where import to_chroma_where
 from retrieval_gate.store.exact import ExactIndex
+from retrieval_gate.store.settings import StoreSettings
 
 STORE_SCHEMA = 1
 DEFAULT_STORE_DIR = ".retrieval-gate/store"

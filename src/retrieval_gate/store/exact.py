@@ -4,7 +4,7 @@
 
 Top ``n`` by score descending; ties broken by the chunk's row (rows are sorted by chunk id), so
 the ranking is deterministic. ``where`` filters use the same predicate as every other retriever
-(``retrieve.filters.matches``); one boolean mask per distinct filter is kept.
+(``filters.matches``); one boolean mask per distinct filter is kept.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.retrieve.filters import filter_key, matches
+from retrieval_gate.filters import filter_key, matches
 from retrieval_gate.store.base import Hit
 
 

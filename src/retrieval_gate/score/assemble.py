@@ -1,6 +1,7 @@
-"""The orchestrator: rankings (from a run file or a retriever) → scored results.
+"""Scoring assembly: rankings (from a run file or a retriever) → one ``Results``. Pure.
 
-It receives plain data and adapters; it never reads the environment or parses flags.
+Every expected case is scored (a missing ranking counts as failed), then aggregated per slice,
+with completeness and latency. Both ``score`` (a run file) and ``eval`` (a retriever) end here.
 """
 
 from __future__ import annotations
@@ -11,20 +12,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from retrieval_gate import __version__
-from retrieval_gate.load.cases import CaseSet
-from retrieval_gate.load.kb import KnowledgeBase
 from retrieval_gate.metrics import MetricSpec
 from retrieval_gate.metrics.grid import compile_grid
-from retrieval_gate.models import RankedList
+from retrieval_gate.metrics.headline import default_headline_k
+from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.score.aggregate import aggregate, completeness, latency_summary
 from retrieval_gate.score.results import InputInfo, Results
 from retrieval_gate.score.scoring import score_case
-
-
-def default_headline_k(ks: Sequence[int]) -> int:
-    """The k shown first in reports: 5 when measured (the reference article's cut), else the
-    largest k."""
-    return 5 if 5 in ks else max(ks)
 
 
 @contextmanager

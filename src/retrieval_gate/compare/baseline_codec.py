@@ -1,15 +1,14 @@
-"""Baseline files (adapter): read (with migration), write atomically, stable and small text.
+"""The baseline file's text: parse (with migration) and dump (stable, small, line-wise). Pure.
 
-Refusals raise ``BaselineError`` naming the file (exit 2): not JSON, not an object, no or a
+Refusals raise ``BaselineError`` naming the source (exit 2): not JSON, not an object, no or a
 non-integer ``schema_version``, a version newer than this tool knows, or content that does not
-validate. Reading never writes; ``baseline update`` reads first and so never overwrites a file it
-could not read.
+validate. Files are read by ``load.baseline`` and written by ``files.write_baseline``; reading
+never writes, and ``baseline update`` reads first, so it never overwrites a file it could not read.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,26 +17,8 @@ from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.migrate import migrate
 from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION, Baseline
 from retrieval_gate.errors import BaselineError
-from retrieval_gate.files import write_text_atomic
 
 _MAX_ERRORS = 3
-
-
-def read_baseline(path: Path) -> Baseline:
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: baseline not found") from None
-    except IsADirectoryError:
-        raise BaselineError(f"{path}: is a directory, expected a baseline JSON file") from None
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BaselineError(f"{path}: not a baseline: invalid UTF-8 at byte {exc.start + 1}") from None
-    return parse_baseline(text, source=str(path))
 
 
 def parse_baseline(text: str, *, source: str) -> Baseline:
@@ -130,8 +111,3 @@ def dumps_baseline(baseline: Baseline) -> str:
             lines.append(f"  {_json(key)}: {body}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
-
-
-def write_baseline(path: Path, baseline: Baseline) -> None:
-    """Atomic: a temporary file in the same folder, then a rename."""
-    write_text_atomic(Path(path), dumps_baseline(baseline))

@@ -1,4 +1,5 @@
-"""Reading a results file (adapter) for the steps after scoring: compare, baseline update."""
+"""Reading results and comparison files (adapter) for the steps after scoring: compare, baseline
+update, report."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
@@ -38,3 +40,24 @@ def read_results(path: Path) -> Results:
         problems = validation_problems(path, 0, exc)
         raise InputError([Problem(p.path, None, f"not a valid results file: {p.message}")
                           for p in problems[:5]]) from None
+
+
+def read_comparison(path: Path) -> Comparison:
+    """Load and validate a comparison JSON file (written by ``compare --out``)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise InputError(Problem(str(path), None, "comparison file not found")) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(str(path), exc.lineno,
+                                 f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    try:
+        return Comparison.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InputError(Problem(str(path), None,
+                                 f"not a comparison file (from `compare --out`): {loc}: {first['msg']}")) from None

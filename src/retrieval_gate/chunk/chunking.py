@@ -23,20 +23,31 @@ so pre-chunked JSONL KBs keep their own chunks.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.files import sha256_bytes
-from retrieval_gate.load.kb import KnowledgeBase
-from retrieval_gate.settings import ChunkSettings
+from retrieval_gate.models import KnowledgeBase
 
 Scalar = str | int | float | bool
 
 _HEADING = re.compile(r"^#{1,6}[ \t]+\S")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _BREAKS = ("\n\n", "\n", ". ", "? ", "! ", " ")
+
+
+class ChunkSettings(BaseModel):
+    """Markdown/text cards are split by headings, then by size (characters) with overlap."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    size: int = Field(default=1200, ge=50)
+    overlap: int = Field(default=150, ge=0)
+    by_headings: bool = True
 
 
 @dataclass(frozen=True)
@@ -56,7 +67,7 @@ class Chunk:
 
 
 def text_sha256(text: str) -> str:
-    return sha256_bytes(text.encode("utf-8"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def make_chunk(*, id: str, parent_id: str, text: str, position: int = 0,

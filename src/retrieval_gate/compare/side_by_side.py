@@ -21,16 +21,18 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, paired_stats
 from retrieval_gate.errors import UsageError
+from retrieval_gate.metrics.headline import HEADLINE_MEASURES, headline_names
 from retrieval_gate.score.results import Results
+from retrieval_gate.score.scoring import OVERALL
 
-DECIMALS = 6
 SIDE_BY_SIDE_SCHEMA_VERSION = 1
-_HEADLINE = ("hit", "recall", "ndcg", "mrr")
+MEASURES_SHOWN = (*HEADLINE_MEASURES, "mrr")  # MRR too: where the first good card sits
 
 
-class Cell(BaseModel):
+class RetrieverCell(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     value: float | None = None
@@ -41,11 +43,11 @@ class Cell(BaseModel):
     p_value: float | None = None
 
 
-class Row(BaseModel):
+class RetrieverRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     retriever: str
-    cells: dict[str, Cell]
+    cells: dict[str, RetrieverCell]
     scored: int
     failed: int
     latency_p50_ms: float | None = None
@@ -57,10 +59,10 @@ class SideBySide(BaseModel):
 
     schema_version: int = SIDE_BY_SIDE_SCHEMA_VERSION
     suite: str
-    slice: str = "overall"
+    slice: str = OVERALL
     reference: str
     metrics: list[str]
-    rows: list[Row]
+    rows: list[RetrieverRow]
     stats: dict[str, Any] = Field(default_factory=dict)
 
     def to_json_data(self) -> dict[str, Any]:
@@ -69,13 +71,12 @@ class SideBySide(BaseModel):
 
 def default_metrics(results: Results) -> list[str]:
     """hit, recall, nDCG and MRR at the headline k, where measured."""
-    k = results.headline_k
-    return [f"{m}@{k}" for m in _HEADLINE if f"{m}@{k}" in results.metrics]
+    return headline_names(results.headline_k, results.metrics, measures=MEASURES_SHOWN)
 
 
 def side_by_side(
     *, results: Mapping[str, Results], reference: str | None = None, metrics: Sequence[str] | None = None,
-    slice_name: str = "overall", level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    slice_name: str = OVERALL, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
 ) -> SideBySide:
     """Compare every run in ``results`` (name → Results, in display order) with ``reference``
     (default: the first). Raises ``UsageError`` for an unknown reference or runs over different
@@ -96,10 +97,10 @@ def side_by_side(
     rows = []
     for name, run in results.items():
         aggregate = run.aggregates.get(slice_name, {})
-        cells: dict[str, Cell] = {}
+        cells: dict[str, RetrieverCell] = {}
         for metric in chosen:
             own = aggregate.get(metric)
-            cell = Cell(value=None if own is None else own.value, n=0 if own is None else own.n)
+            cell = RetrieverCell(value=None if own is None else own.value, n=0 if own is None else own.n)
             if name != ref_name:
                 diffs = [
                     round(c.scores[metric], DECIMALS) - round(ref_cases[c.id].scores[metric], DECIMALS)
@@ -112,7 +113,7 @@ def side_by_side(
                                                    "p_value": stat.p_value})
             cells[metric] = cell
         timings = run.extras.get("timings") or {}
-        rows.append(Row(retriever=name, cells=cells, scored=run.completeness.scored,
+        rows.append(RetrieverRow(retriever=name, cells=cells, scored=run.completeness.scored,
                         failed=run.completeness.failed,
                         latency_p50_ms=run.latency.p50_ms if run.latency is not None else None,
                         search_s=timings.get("search_s")))

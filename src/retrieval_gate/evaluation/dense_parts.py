@@ -1,0 +1,118 @@
+"""The dense side of one eval (shell): embedder, embedding cache and vector store, built once and
+shared by every retriever that needs it (``dense``, ``hybrid``).
+
+``DenseParts.build`` is called by the orchestrator *before* any retriever is built, and only when
+some retriever spec needs an embedder; the model itself is loaded only when some text is not in
+the embedding cache. Tests hand in fakes of ``Embedder`` and ``VectorStore`` (our interfaces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from retrieval_gate.chunk.chunking import Chunk, chunking_fingerprint
+from retrieval_gate.embed.base import Embedder
+from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
+from retrieval_gate.models import KnowledgeBase
+from retrieval_gate.retrieve.dense import DenseRetriever
+from retrieval_gate.settings import SuiteConfig
+from retrieval_gate.store.base import ChunkIndex, SyncReport
+
+
+class EvalProgress(Protocol):
+    """What the shell shows while an eval runs (stderr): stage progress and one-line notes."""
+
+    def step(self, stage: str, done: int, total: int) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class VectorStore(Protocol):
+    """The store adapter the eval needs (``store.chroma.ChromaStore``)."""
+
+    @property
+    def cache_file(self) -> Path | None: ...
+
+    def sync(self, *, chunks: Sequence[Chunk], embedder: Embedder, chunking: dict[str, Any]) -> SyncReport: ...
+
+    def index(self, *, exact: bool | None = None) -> ChunkIndex: ...
+
+    def fingerprint(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class Silent:
+    """No progress shown (the library default)."""
+
+    def step(self, stage: str, done: int, total: int) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        pass
+
+
+class DenseParts:
+    """The dense side of one eval, built once (``build``) and shared by every retriever that needs
+    it (``dense``, ``hybrid``): one store sync, one embedder, one cache."""
+
+    def __init__(self, *, suite_config: SuiteConfig, suite: str, kb: KnowledgeBase, chunks: Sequence[Chunk],
+                 embedder: Embedder | None, store: VectorStore | None, progress: EvalProgress):
+        self.suite_config = suite_config
+        self.suite = suite
+        self.kb = kb
+        self.chunks = chunks
+        self._embedder_in = embedder
+        self._store_in = store
+        self.progress = progress
+        self.store: VectorStore | None = None
+        self.embedder: CachedEmbedder | None = None
+        self.cache: EmbeddingCache | None = None
+        self.sync_report: SyncReport | None = None
+        self.retriever: DenseRetriever | None = None
+        self.chunking = chunking_fingerprint(kb_format=kb.format, settings=suite_config.chunking)
+
+    def build(self) -> DenseRetriever:
+        if self.retriever is not None:
+            return self.retriever
+        inner = self._embedder_in
+        if inner is None:  # resolve first: an unknown model fails before the store is touched
+            from retrieval_gate.embed.resolve import resolve_model
+            from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
+
+            inner = SentenceTransformerEmbedder(resolve_model(self.suite_config.model),
+                                                batch_size=self.suite_config.batch_size)
+        store = self._store_in
+        if store is None:
+            from retrieval_gate.store.chroma import ChromaStore, collection_name
+
+            store = ChromaStore(self.suite_config.store, collection=collection_name(self.suite),
+                                notify=self.progress.note, progress=self.progress.step)
+        self.store = store
+        self.cache = EmbeddingCache(store.cache_file, notify=self.progress.note)
+        self.embedder = CachedEmbedder(inner, self.cache, progress=self.progress.step)
+        self.sync_report = store.sync(chunks=self.chunks, embedder=self.embedder, chunking=self.chunking)
+        self.retriever = DenseRetriever(index=store.index(exact=self.suite_config.store.exact), embedder=self.embedder,
+                                        overfetch=self.suite_config.overfetch, fingerprint=self.fingerprint())
+        return self.retriever
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Model (name + files hash), chunking and search settings: what changes dense numbers."""
+        assert self.embedder is not None and self.store is not None
+        ident = self.embedder.identity()
+        return {"model": ident.name, "model_sha256": ident.sha256, "chunking": dict(self.chunking),
+                "store": self.store.fingerprint()}
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+        if self.store is not None and self._store_in is None:
+            self.store.close()
+
+
+def dense_extras(dense: DenseParts) -> dict[str, Any]:
+    """``Results.extras`` of a dense run: what was embedded and what the store sync did."""
+    assert dense.embedder is not None and dense.sync_report is not None
+    return {"embedding": dense.embedder.stats.as_extras(), "store": dense.sync_report.as_extras()}

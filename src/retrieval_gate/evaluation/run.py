@@ -1,0 +1,147 @@
+"""The eval orchestrator: KB + cases → chunks → embeddings → store → retrievers → the same
+scoring path as ``score`` (``score.assemble.assemble_results``).
+
+``run_evals`` receives its adapters (embedder, store, progress) so tests can hand it fakes of our
+interfaces; by default the dense side builds the sentence-transformers embedder and the Chroma
+store from the suite config (``evaluation.dense_parts``).
+
+Order of work, top to bottom:
+
+1. load and check the inputs (integrity first: a bad gold id stops the run before anything is
+   embedded) and chunk the KB;
+2. build every part before running anything: the dense side (store sync, embeddings) when some
+   retriever needs it, the BM25 units when some retriever needs them, then each retriever from
+   its spec (``retrieve.factory.RetrieverBuilder``, which shares parts between specs);
+3. rank every case (no-answer cases too: they are scored as abstention when a threshold is set);
+4. score and aggregate, per retriever.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from retrieval_gate.chunk.chunking import Chunk, chunk_kb
+from retrieval_gate.embed.base import Embedder
+from retrieval_gate.errors import UsageError
+from retrieval_gate.evaluation.ann_check import ann_check
+from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore, dense_extras
+from retrieval_gate.load.dataset import load_dataset
+from retrieval_gate.metrics import MEASURES_ALL, metric_grid
+from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
+from retrieval_gate.retrieve.base import Retriever
+from retrieval_gate.retrieve.custom import RunRetriever
+from retrieval_gate.retrieve.factory import RetrieverBuilder
+from retrieval_gate.retrieve.spec import RetrieverSpec
+from retrieval_gate.score.assemble import assemble_results
+from retrieval_gate.score.false_exclusion import false_exclusion_extras
+from retrieval_gate.score.results import Results
+from retrieval_gate.settings import SuiteConfig
+
+
+def load_eval_inputs(suite_config: SuiteConfig) -> tuple[KnowledgeBase, CaseSet]:
+    """Load the KB and the cases and run the integrity check (every gold id is a KB card)."""
+    if not suite_config.kb or not suite_config.cases:
+        missing = " and ".join(n for n, v in (("--kb", suite_config.kb), ("--cases", suite_config.cases)) if not v)
+        raise UsageError(f"eval needs {missing} (or kb:/cases: in the suite of retrieval-gate.yml)")
+    case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb))
+    assert kb is not None
+    return kb, case_set
+
+
+def run_eval(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
+             store: VectorStore | None = None, progress: EvalProgress | None = None,
+             created_at: str | None = None) -> Results:
+    """Measure the one retriever ``suite_config.retriever`` names (see ``run_evals`` for several)."""
+    specs = suite_config.retrievers
+    if len(specs) != 1:
+        raise UsageError(f"run_eval measures one retriever, got {len(specs)} ({suite_config.retriever}); "
+                         "use run_evals")
+    return next(iter(run_evals(suite_config=suite_config, suite=suite, embedder=embedder, store=store,
+                               progress=progress, created_at=created_at).values()))
+
+
+def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
+              store: VectorStore | None = None, progress: EvalProgress | None = None,
+              created_at: str | None = None) -> dict[str, Results]:
+    """One Results per retriever spec in ``suite_config.retriever`` (comma-separated), in order,
+    keyed by spec name; the parts (embeddings, store, BM25 index) are built once and shared."""
+    began = time.perf_counter()
+    progress = progress or Silent()
+    specs = suite_config.retrievers
+    ks = suite_config.k
+    # 1. inputs
+    kb, case_set = load_eval_inputs(suite_config)
+    chunks = chunk_kb(kb, suite_config.chunking)
+    loaded_s = time.perf_counter() - began
+    dense = DenseParts(suite_config=suite_config, suite=suite, kb=kb, chunks=chunks, embedder=embedder,
+                       store=store, progress=progress)
+    try:
+        # 2. parts, then retrievers
+        dense_began = time.perf_counter()
+        dense_retriever = dense.build() if any(s.needs_embedder for s in specs) else None
+        dense_s = time.perf_counter() - dense_began
+        builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,
+                                   dense=dense_retriever, cases=case_set.cases,
+                                   bm25_units=_bm25_units(chunks, specs))
+        retrievers: list[tuple[RetrieverSpec, Retriever, float]] = []
+        for spec in specs:
+            spec_began = time.perf_counter()
+            retriever = builder.build(spec)
+            built_s = time.perf_counter() - spec_began
+            if spec.needs_embedder:  # the dense side's build counts once, for the first spec using it
+                built_s, dense_s = built_s + dense_s, 0.0
+            retrievers.append((spec, retriever, built_s))
+        # 3 and 4. rank, score
+        grid = metric_grid(ks, suite_config.metrics or MEASURES_ALL)
+        queries = [c.query for c in case_set.cases]
+        filters = [c.filter for c in case_set.cases]
+        false_exclusion = false_exclusion_extras(cases=case_set.cases,
+                                                 units=[(c.parent_id, c.metadata) for c in chunks])
+        out: dict[str, Results] = {}
+        for spec, retriever, built_s in retrievers:
+            search_began = time.perf_counter()
+            ranked = (retriever.search_cases([c.id for c in case_set.cases], max(ks))  # run files: by case id
+                      if isinstance(retriever, RunRetriever) else retriever.search(queries, max(ks), filters))
+            search_s = time.perf_counter() - search_began
+            rankings = _by_case(case_set, ranked, retriever)
+            extras: dict[str, Any] = {}
+            config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": suite_config.overfetch}
+            if dense_retriever is not None and spec.needs_embedder:  # bm25/custom results carry no model
+                config_out.update(dense.fingerprint())
+                extras.update(dense_extras(dense))
+            if false_exclusion is not None:
+                extras["filter_false_exclusion"] = false_exclusion
+            if retriever is not dense_retriever:  # hybrid, bm25, custom: their own parameters
+                config_out["details"] = retriever.fingerprint()
+            extras["timings"] = {"load_s": round(loaded_s, 3), "build_s": round(built_s, 3),
+                                 "search_s": round(search_s, 3)}
+            results = assemble_results(case_set=case_set, rankings=rankings, metrics=grid, ks=ks, kb=kb,
+                                       suite=suite, config=config_out, headline_k=suite_config.headline_k,
+                                       created_at=created_at, abstain_threshold=suite_config.abstain_threshold,
+                                       extras=extras)
+            if suite_config.store.ann_check and retriever is dense_retriever:
+                results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=kb, queries=queries,
+                                                        filters=filters, main=results, grid=grid, ks=ks)
+            results.extras["timings"]["total_s"] = round(time.perf_counter() - began, 3)
+            out[spec.name] = results
+    finally:
+        dense.close()
+    return out
+
+
+def _by_case(case_set: CaseSet, ranked: Sequence[RankedList], retriever: Retriever) -> dict[str, RankedList]:
+    if len(ranked) != len(case_set.cases):
+        raise UsageError(f"retriever {retriever.name!r} answered {len(ranked)} of {len(case_set.cases)} queries")
+    return {case.id: r for case, r in zip(case_set.cases, ranked, strict=True)}
+
+
+def _bm25_units(chunks: Sequence[Chunk], specs: Sequence[RetrieverSpec]) -> list[Any] | None:
+    """BM25 indexes the same chunks the dense retriever embeds."""
+    if not any(s.kind in ("bm25", "hybrid") for s in specs):
+        return None
+    from retrieval_gate.retrieve.bm25 import IndexUnit
+
+    return [IndexUnit(id=c.id, card_id=c.parent_id, text=c.text, metadata=c.metadata) for c in chunks]

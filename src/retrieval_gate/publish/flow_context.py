@@ -1,0 +1,68 @@
+"""What the action's flows receive: the GitHub port they call, the context they run in, and the
+outcome they return. The GitHub adapter (``publish.github.GitHubRepo``) implements the port; tests
+pass a real adapter against a fake API, or fakes of these interfaces."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from retrieval_gate.clock import now_iso
+from retrieval_gate.errors import UsageError
+from retrieval_gate.publish.action_settings import ActionSettings
+from retrieval_gate.publish.engine import Engine
+from retrieval_gate.publish.runner import Runner
+
+if TYPE_CHECKING:
+    from retrieval_gate.publish.github import PostedComment, PullInfo, RemoteFile
+
+MAX_WRITE_ATTEMPTS = 5
+
+
+class GitHubPort(Protocol):
+    """What the flows need from GitHub (implemented by ``publish.github.GitHubRepo``)."""
+
+    def default_branch(self) -> str: ...
+
+    def get_file(self, *, path: str, ref: str) -> RemoteFile | None: ...
+
+    def put_file(self, *, path: str, text: str, branch: str, message: str, expected_sha: str | None) -> str: ...
+
+    def upsert_comment(self, *, issue_number: int, marker: str, body: str) -> PostedComment: ...
+
+    def get_pull(self, *, number: int) -> PullInfo: ...
+
+
+@dataclass
+class Outcome:
+    """What a flow did: the mode, the exit code and the step outputs."""
+
+    mode: str
+    exit_code: int
+    outputs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class FlowContext:
+    """Everything a flow touches, passed in: settings, engine, GitHub factory, runner, clock, sleep."""
+
+    settings: ActionSettings
+    engine: Engine
+    github: Callable[[], GitHubPort]
+    runner: Runner
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], str] = now_iso
+    jitter: Callable[[], float] = random.random
+    max_attempts: int = MAX_WRITE_ATTEMPTS
+    _gh: GitHubPort | None = None
+
+    def gh(self) -> GitHubPort:
+        if self._gh is None:
+            if not self.settings.repository:
+                raise UsageError("GITHUB_REPOSITORY is not set: the pr, update-baseline and comment modes "
+                                 "need the GitHub API (run inside GitHub Actions, or use mode: report)")
+            self._gh = self.github()
+        return self._gh

@@ -1,0 +1,64 @@
+"""The words of a report: the verdict, the gate in force, the statistics used. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.render.cells import Cell
+
+
+def verdict(*, comparison: Comparison | None, baseline: Baseline | None, headline: Sequence[Cell],
+            worse: Sequence[tuple[str, Cell]] = ()) -> dict[str, str]:
+    """``kind``: first_run, not_compared, fail (the gate failed), regressed (a headline metric
+    overall), mixed (something else got worse), improved (a headline metric overall, nothing
+    worse), unchanged."""
+    if comparison is None:
+        if baseline is None:
+            return {"kind": "first_run", "emoji": "🆕", "title": "first run, no baseline yet"}
+        return {"kind": "not_compared", "emoji": "ℹ️", "title": "not compared with the baseline"}
+    if comparison.verdict == "fail":
+        return {"kind": "fail", "emoji": "❌", "title": "gate failed"}
+    improved = any(c.status == "improved" for c in headline)
+    if any(c.bad for c in headline):
+        return {"kind": "regressed", "emoji": "🔴", "title": "regressed"}
+    if worse or comparison.regressed:
+        title = "better overall, worse in places" if improved else "worse in places"
+        return {"kind": "mixed", "emoji": "🟠", "title": title}
+    if improved:
+        return {"kind": "improved", "emoji": "🟢", "title": "improved"}
+    return {"kind": "unchanged", "emoji": "⚪", "title": "no significant change"}
+
+
+def gate_active(gate: Mapping[str, Any]) -> bool:
+    return bool(gate.get("fail_on_regression") or gate.get("max_drop") or gate.get("floors"))
+
+
+def gate_summary(gate: Mapping[str, Any]) -> str:
+    """One line describing the gate knobs in force ("off (report only)" when none is on)."""
+    parts = []
+    if gate.get("fail_on_regression"):
+        text = "fail on regression"
+        if gate.get("default_max_drop") is not None:
+            text += f" (max drop {gate['default_max_drop']:g}"
+            text += ", significant drops only)" if gate.get("require_significance", True) else ")"
+        parts.append(text)
+    if gate.get("max_drop"):
+        parts.append("max drop " + ", ".join(f"{k} {v:g}" for k, v in sorted(gate["max_drop"].items())))
+    if gate.get("floors"):
+        parts.append("floors " + ", ".join(f"{k} ≥ {v:g}" for k, v in sorted(gate["floors"].items())))
+    return "; ".join(parts) if parts else "off (report only)"
+
+
+def stats_line(stats: Mapping[str, Any]) -> str:
+    """``paired percentile bootstrap, 10,000 resamples, seed 0`` from a comparison's stats."""
+    method = stats.get("ci") or stats.get("method")
+    if not method:
+        return ""
+    parts = [str(method)]
+    if stats.get("resamples"):
+        parts.append(f"{int(stats['resamples']):,} resamples")
+    if stats.get("seed") is not None:
+        parts.append(f"seed {stats['seed']}")
+    return ", ".join(parts)

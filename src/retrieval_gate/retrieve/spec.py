@@ -1,0 +1,98 @@
+"""Retriever specs, parsed once (in the suite config): ``--retriever dense,bm25,hybrid,hybrid+rerank,
+python:module:function,https://…,run:FILE``. Pure."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from retrieval_gate.errors import UsageError
+
+Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run"]
+BUILTIN: tuple[Kind, ...] = ("dense", "bm25", "hybrid")
+RERANK_SUFFIX = "+rerank"
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    kind: Kind
+    target: str | None = None  # module:function, URL or run path
+    rerank: bool = False
+
+    @property
+    def name(self) -> str:
+        """The label used in tables, results files and file names (a URL without its query string
+        or credentials: those may hold secrets, and results end up in PR comments)."""
+        base = {"python": f"python:{self.target}", "http": public_url(self.target or ""),
+                "run": f"run:{self.target}"}.get(self.kind, self.kind)
+        return f"{base}{RERANK_SUFFIX}" if self.rerank else str(base)
+
+    @property
+    def needs_embedder(self) -> bool:
+        return self.kind in ("dense", "hybrid")
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe label: ``results.<slug>.json``."""
+        keep = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in self.name.replace("+", "_"))
+        return "-".join(part for part in keep.split("-") if part) or self.kind
+
+
+def parse_retriever(text: str) -> RetrieverSpec:
+    """One spec: ``dense`` | ``bm25`` | ``hybrid`` | ``python:MODULE:FUNCTION`` | ``http(s)://URL``
+    | ``run:PATH``, any of them optionally followed by ``+rerank``."""
+    raw = text.strip()
+    rerank = raw.lower().endswith(RERANK_SUFFIX)
+    if rerank:
+        raw = raw[: -len(RERANK_SUFFIX)].strip()
+    lower = raw.lower()
+    if lower in BUILTIN:
+        return RetrieverSpec(kind=lower, rerank=rerank)  # type: ignore[arg-type]
+    if lower.startswith(("http://", "https://")):
+        return RetrieverSpec(kind="http", target=raw, rerank=rerank)
+    if lower.startswith("python:"):
+        target = raw[len("python:"):]
+        if target.count(":") < 1 or not target.rpartition(":")[2] or not target.rpartition(":")[0]:
+            raise UsageError(f"retriever {text!r}: expected python:module:function")
+        return RetrieverSpec(kind="python", target=target, rerank=rerank)
+    if lower.startswith("run:"):
+        target = raw[len("run:"):]
+        if not target:
+            raise UsageError(f"retriever {text!r}: expected run:PATH")
+        return RetrieverSpec(kind="run", target=target, rerank=rerank)
+    raise UsageError(f"retriever {text!r} is unknown (dense, bm25, hybrid, python:module:function, "
+                     "http(s)://…, run:PATH; add +rerank for a cross-encoder)")
+
+
+def parse_retrievers(text: str | Sequence[str]) -> list[RetrieverSpec]:
+    """A comma-separated list (or a list) of specs, in order, without repeats."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    specs: list[RetrieverSpec] = []
+    for item in items:
+        if not item.strip():
+            continue
+        spec = parse_retriever(item)
+        if spec in specs:
+            raise UsageError(f"retriever {spec.name!r} is listed twice")
+        specs.append(spec)
+    if not specs:
+        raise UsageError("no retriever given")
+    return specs
+
+
+@lru_cache(maxsize=64)
+def parse_retriever_list(text: str) -> tuple[RetrieverSpec, ...]:
+    """``parse_retrievers`` for the config's text, cached: a suite's specs are parsed once."""
+    return tuple(parse_retrievers(text))
+
+
+def public_url(url: str) -> str:
+    """The URL without credentials or query string (either may hold a secret)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -6,6 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def one_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none), for messages
+    that wrap a library's error."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 @dataclass(frozen=True, order=True)
 class Problem:
     """One thing wrong with one input, located as precisely as we can."""

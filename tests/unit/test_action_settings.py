@@ -83,8 +83,8 @@ def test_settings_from_environment_config_file_and_event(tmp_path, monkeypatch):
         "INPUT_CONFIG": "rg.yml", "INPUT_K": "1,5", "INPUT_FAIL_ON_REGRESSION": "true", "INPUT_STORE": "st",
     })
     assert (s.pr_number, s.base_sha, s.is_fork, s.default_branch, s.branch) == (4, "b" * 40, True, "trunk", None)
-    assert s.suite.kb == "data/kb" and s.suite.k == (1, 5)  # file value kept, input overrides
-    assert s.suite.gate.fail_on_regression is True and s.suite.store.path == "st"
+    assert s.suite_config.kb == "data/kb" and s.suite_config.k == (1, 5)  # file value kept, input overrides
+    assert s.suite_config.gate.fail_on_regression is True and s.suite_config.store.path == "st"
     assert s.run_url == "https://github.com/acme/rag/actions/runs/9"
     assert s.out_dir == Path("retrieval-gate-out")
 

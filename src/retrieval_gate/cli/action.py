@@ -16,7 +16,12 @@ import typer
 from retrieval_gate.cli.app import app, err_console
 from retrieval_gate.errors import GitHubError, InputError, Problem, RetrievalGateError
 from retrieval_gate.publish import engine as engine_module
-from retrieval_gate.publish.action_settings import build_action_settings, runner_environment, workspace_of
+from retrieval_gate.publish.action_settings import (
+    build_action_settings,
+    github_token,
+    runner_environment,
+    workspace_of,
+)
 from retrieval_gate.publish.flows import run_action
 from retrieval_gate.publish.github import GitHubRepo, scrub
 from retrieval_gate.publish.runner import Runner
@@ -26,7 +31,7 @@ from retrieval_gate.publish.runner import Runner
 def action() -> None:
     """The GitHub Action entry point: reads the runner's environment (GITHUB_*, INPUT_*)."""
     env = runner_environment()
-    token = (env.get("INPUT_GITHUB_TOKEN") or "").strip()
+    token = github_token(env)
     try:
         workspace = workspace_of(env)
         try:

@@ -21,9 +21,3 @@ err_console = Console(stderr=True, highlight=False)
 @app.callback()
 def _root() -> None:
     """retrieval-gate: measure retrieval on every pull request."""
-
-
-def version_string() -> str:
-    from retrieval_gate import __version__
-
-    return __version__

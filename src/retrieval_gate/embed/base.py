@@ -17,9 +17,6 @@ class ModelIdentity:
     name: str
     sha256: str
 
-    def as_config(self) -> dict[str, str]:
-        return {"name": self.name, "sha256": self.sha256}
-
 
 @runtime_checkable
 class Embedder(Protocol):

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from retrieval_gate.embed.base import ModelIdentity
-from retrieval_gate.errors import EmbedderError
+from retrieval_gate.errors import EmbedderError, one_line
 from retrieval_gate.files import sha256_path
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
@@ -84,7 +84,7 @@ def _hub_folder(name: str) -> tuple[Path, str]:
     try:
         return Path(snapshot_download(name, ignore_patterns=_IGNORE)), "hub"
     except Exception as exc:
-        raise EmbedderError(f"model {name!r} could not be downloaded: {_one_line(exc)}") from None
+        raise EmbedderError(f"model {name!r} could not be downloaded: {one_line(exc)}") from None
 
 
 def _reachable(endpoint: str) -> bool:
@@ -98,8 +98,3 @@ def _reachable(endpoint: str) -> bool:
             return True
     except OSError:
         return False
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

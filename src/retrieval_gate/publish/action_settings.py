@@ -1,6 +1,7 @@
 """The action's settings, read ONCE from the runner's environment into one typed object.
 
-This module and ``settings.py`` are the only readers of ``os.environ``. Inputs reach a Docker
+``runner_environment`` is the one read of ``os.environ`` in the package (the CLI's commands take
+flags; ``settings.py`` reads the config file). Inputs reach a Docker
 action as ``INPUT_<NAME>`` (the input name upper-cased; names use underscores because Docker
 actions do not receive inputs whose names contain hyphens, github/docs#32671). The suite's
 configuration comes from the config file (``settings.load_config``) with the inputs on top
@@ -66,15 +67,13 @@ class ActionSettings(_Frozen):
     repository: str = ""
     api_url: str = "https://api.github.com"
     server_url: str = "https://github.com"
-    workspace: Path
     sha: str = ""
     ref: str = ""
     run_id: str = ""
     output_file: Path | None = None
     summary_file: Path | None = None
     inputs: ActionInputs
-    suite: SuiteConfig
-    config_path: Path | None = None
+    suite_config: SuiteConfig
     baseline_path: str  # repository path, forward slashes, e.g. baselines/default.json
     out_dir: Path  # relative to the workspace unless given absolute
 
@@ -135,6 +134,12 @@ def runner_environment() -> dict[str, str]:
     return dict(os.environ)
 
 
+def github_token(env: Mapping[str, str]) -> str:
+    """The ``github_token`` input ("" when not set): read here only, for the settings and for
+    scrubbing it from anything printed even when the settings cannot be built."""
+    return (env.get("INPUT_GITHUB_TOKEN") or "").strip()
+
+
 def workspace_of(env: Mapping[str, str]) -> Path:
     """GITHUB_WORKSPACE (the checkout; a Docker action's working directory), else the current folder."""
     return Path(env.get("GITHUB_WORKSPACE") or ".")
@@ -148,23 +153,21 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     workspace = workspace_of(env)
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
     config_path = Path(inputs.config) if inputs.config is not None else None
-    config, found = load_config(config_path, required=config_path is not None)
-    suite_config = resolve_suite(config, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found)
+    config_file, found = load_config(config_path, required=config_path is not None)
+    suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found)
     return ActionSettings(
         event_name=env.get("GITHUB_EVENT_NAME", ""),
         event=event,
         repository=env.get("GITHUB_REPOSITORY", ""),
         api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
         server_url=env.get("GITHUB_SERVER_URL") or "https://github.com",
-        workspace=workspace,
         sha=env.get("GITHUB_SHA", ""),
         ref=env.get("GITHUB_REF", ""),
         run_id=env.get("GITHUB_RUN_ID", ""),
         output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
         summary_file=Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None,
         inputs=inputs,
-        suite=suite_config,
-        config_path=found,
+        suite_config=suite_config,
         baseline_path=baseline_repo_path(suite_config=suite_config, inputs=inputs, workspace=workspace),
         out_dir=Path(inputs.out_dir),
     )
@@ -184,7 +187,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
         data[name] = get(name)
     for name, default in (("suite", "default"), ("baseline_dir", "baselines"), ("out_dir", DEFAULT_OUT_DIR)):
         data[name] = get(name) or default
-    data["github_token"] = SecretStr(get("github_token") or "")
+    data["github_token"] = SecretStr(github_token(env))
     mode = (get("mode") or "auto").lower()
     if mode not in MODES:
         raise UsageError(f"input mode: must be one of {', '.join(MODES)} (got {mode!r})")

@@ -86,7 +86,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         runner.log(f"no baseline at {s.baseline_path} on {ref_label}: first run, nothing to compare")
     else:
         baseline = engine.parse_baseline(text=remote.text, source=f"{s.repository}@{ref[:12]}:{s.baseline_path}")
-        comparison = engine.compare(results=results, baseline=baseline, gate=s.suite.gate)
+        comparison = engine.compare(results=results, baseline=baseline, gate=s.suite_config.gate)
     links = links_for(s, baseline_ref=ref if remote is not None else None)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
     marker = engine.marker(suite=s.inputs.suite)
@@ -141,7 +141,7 @@ def _update_flow(ctx: FlowContext) -> Outcome:
     results = _evaluate(ctx)
     write = commit_baseline(ctx, gh=gh, results=results, branch=branch)
     old = write.previous
-    comparison = engine.compare(results=results, baseline=old, gate=s.suite.gate) if old is not None else None
+    comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=old)
     baseline_file = s.out_dir / "baseline.json"
     write_text_atomic(baseline_file, write.text)
@@ -213,7 +213,7 @@ def _comment_flow(ctx: FlowContext) -> Outcome:
 
 def _evaluate(ctx: FlowContext) -> Results:
     s = ctx.settings
-    results = ctx.engine.evaluate(suite_config=s.suite, suite=s.inputs.suite)
+    results = ctx.engine.evaluate(suite_config=s.suite_config, suite=s.inputs.suite)
     c = results.completeness
     ctx.runner.log(f"eval: {c.expected} cases ({c.scored} scored, {c.no_gold} no-gold, {c.failed} failed)")
     return results

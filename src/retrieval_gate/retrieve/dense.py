@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.embed.base import Embedder
+from retrieval_gate.errors import one_line
 from retrieval_gate.models import RankedList
 from retrieval_gate.store.base import ChunkIndex
 
@@ -77,7 +78,7 @@ class DenseRetriever:
                 cards, scores, _ = overfetch_cards(self.index, vectors[i], limit=limit,
                                                    overfetch=self.overfetch, where=where or None)
             except Exception as exc:  # one query's failure is counted, never raised (base.py)
-                out.append(RankedList(error=f"{self.index.name} search failed: {_one_line(exc)}",
+                out.append(RankedList(error=f"{self.index.name} search failed: {one_line(exc)}",
                                       latency_ms=_ms(began)))
                 continue
             out.append(RankedList(ids=tuple(cards), scores=tuple(scores), latency_ms=_ms(began)))
@@ -86,8 +87,3 @@ class DenseRetriever:
 
 def _ms(began: float) -> float:
     return round((time.perf_counter() - began) * 1000.0, 3)
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__

@@ -1,12 +1,7 @@
 """Chroma adapter: an embedded persistent store (default), an ephemeral one, or a Chroma server.
 
-Layout of a persistent store folder (default ``.retrieval-gate/store``)::
-
-    retrieval-gate-store.json   marker: {"schema": 1}; a non-empty folder without it is refused
-    chroma/                     the Chroma database (one collection per suite: ``rg-<suite>``)
-    embeddings.sqlite3          the embedding cache (embed/cache.py)
-
-With a Chroma server the folder holds only the cache; ``--ephemeral`` keeps nothing on disk.
+The persistent folder's layout is in ``store/folder.py``. With a Chroma server the folder holds
+only the cache; ``--ephemeral`` keeps nothing on disk.
 
 Embeddings are always passed explicitly: collections carry an embedding function that refuses to
 embed, so Chroma's default (which downloads a model) can never run. Space is cosine; HNSW
@@ -24,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,21 +28,24 @@ import numpy as np
 
 from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
-from retrieval_gate.errors import RetrievalGateError, StoreError
-from retrieval_gate.files import write_json_atomic
-from retrieval_gate.store.base import ChunkIndex, Hit, SyncReport
-from retrieval_gate.store.chroma_where import to_chroma_where
-from retrieval_gate.store.exact import ExactIndex
+from retrieval_gate.errors import RetrievalGateError, StoreError, one_line
+from retrieval_gate.store.base import ChunkIndex, SyncReport
+from retrieval_gate.store.chroma_ef import explicit_embedding_function
+from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from
+from retrieval_gate.store.folder import (
+    CACHE_FILE,
+    CHROMA_DIR,
+    DEFAULT_STORE_DIR,
+    MARKER,
+    STORE_SCHEMA,
+    prepare_root,
+    wipe,
+)
 from retrieval_gate.store.settings import StoreSettings
 
-STORE_SCHEMA = 1
-DEFAULT_STORE_DIR = ".retrieval-gate/store"
-MARKER = "retrieval-gate-store.json"
-CHROMA_DIR = "chroma"
-CACHE_FILE = "embeddings.sqlite3"
+__all__ = ["CACHE_FILE", "CHROMA_DIR", "MARKER", "ChromaStore", "collection_name"]
+
 DEFAULT_CHROMA_PORT = 8000
-EXPLICIT_EF_NAME = "retrieval_gate_explicit"
-_PAGE = 10_000  # rows per collection.get page
 
 Notify = Callable[[str], None]
 Progress = Callable[[str, int, int], None]
@@ -83,7 +80,7 @@ class ChromaStore:
         self._rebuilt: str | None = None
         if settings.mode != "ephemeral":
             self.root = Path(settings.path or DEFAULT_STORE_DIR)
-            self._prepare_root(self.root)
+            self._rebuilt = prepare_root(self.root, notify=self.notify)
 
     # -- the folder ----------------------------------------------------------------------------
     @property
@@ -93,34 +90,6 @@ class ChromaStore:
     @property
     def chroma_path(self) -> Path | None:
         return self.root / CHROMA_DIR if self.root is not None and self.settings.mode == "persistent" else None
-
-    def _prepare_root(self, root: Path) -> None:
-        if root.exists() and not root.is_dir():
-            raise StoreError(f"store path {root} is a file, not a folder")
-        marker = root / MARKER
-        if root.is_dir() and any(root.iterdir()):
-            if not marker.is_file():
-                raise StoreError(f"store folder {root} is not empty and is not a retrieval-gate store "
-                                 f"(no {MARKER}); pass an empty or new folder with --store")
-            schema = _marker_schema(marker)
-            if schema == STORE_SCHEMA:
-                return
-            self.notify(f"store {root} has schema {schema!r}, this version uses {STORE_SCHEMA}; rebuilding it")
-            self._rebuilt = f"store schema {schema!r}, expected {STORE_SCHEMA}"
-            self._wipe(root, cache_too=True)
-        try:
-            write_json_atomic(marker, {"schema": STORE_SCHEMA, "tool": "retrieval-gate"})
-        except Exception as exc:
-            raise StoreError(f"cannot write to the store folder {root}: {exc}") from None
-
-    @staticmethod
-    def _wipe(root: Path, *, cache_too: bool) -> None:
-        """Remove only what this tool puts in a store folder."""
-        _forget_systems()
-        shutil.rmtree(root / CHROMA_DIR, ignore_errors=True)
-        if cache_too:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{root / CACHE_FILE}{suffix}").unlink(missing_ok=True)
 
     # -- the client and the collection ------------------------------------------------------------
     def _new_client(self) -> Any:
@@ -139,7 +108,7 @@ class ChromaStore:
         try:
             return chromadb.HttpClient(host=host, port=port, settings=settings)
         except Exception as exc:
-            raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {_one_line(exc)}") from None
+            raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {one_line(exc)}") from None
 
     def _wanted_metadata(self, embedder: Embedder, chunking: Mapping[str, Any]) -> dict[str, Any]:
         ident = embedder.identity()
@@ -164,17 +133,17 @@ class ChromaStore:
             raise
         except Exception as exc:
             if self.settings.mode != "persistent":
-                raise StoreError(f"the Chroma store failed: {_one_line(exc)}") from None
+                raise StoreError(f"the Chroma store failed: {one_line(exc)}") from None
             where = self.chroma_path
-            self.notify(f"store {where} is unreadable ({_one_line(exc)}); rebuilding it")
-            self._rebuilt = f"unreadable: {_one_line(exc)}"
+            self.notify(f"store {where} is unreadable ({one_line(exc)}); rebuilding it")
+            self._rebuilt = f"unreadable: {one_line(exc)}"
             self._close_client()
             assert self.root is not None
-            self._wipe(self.root, cache_too=False)
+            wipe(self.root, cache_too=False)
             try:
                 self._collection = self._open_checked(wanted)
             except Exception as again:
-                raise StoreError(f"store {where} cannot be rebuilt: {_one_line(again)}") from None
+                raise StoreError(f"store {where} cannot be rebuilt: {one_line(again)}") from None
         return self._collection
 
     def _open_checked(self, wanted: dict[str, Any]) -> Any:
@@ -228,13 +197,13 @@ class ChromaStore:
         out: dict[str, str] = {}
         offset = 0
         while True:
-            page = self._collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+            page = self._collection.get(include=["metadatas"], limit=PAGE, offset=offset)
             ids = page["ids"]
             for cid, meta in zip(ids, page["metadatas"] or [{}] * len(ids), strict=True):
                 out[cid] = str((meta or {}).get("rg_sha256", ""))
-            if len(ids) < _PAGE:
+            if len(ids) < PAGE:
                 return out
-            offset += _PAGE
+            offset += PAGE
 
     def sync(self, *, chunks: Sequence[Chunk], embedder: Embedder, chunking: Mapping[str, Any]) -> SyncReport:
         """Make the collection hold exactly ``chunks`` (see the module docstring)."""
@@ -263,7 +232,7 @@ class ChromaStore:
         except RetrievalGateError:
             raise
         except Exception as exc:
-            raise StoreError(f"the Chroma store failed while syncing: {_one_line(exc)}") from None
+            raise StoreError(f"the Chroma store failed while syncing: {one_line(exc)}") from None
         report.seconds = time.perf_counter() - began
         return report
 
@@ -288,52 +257,6 @@ class ChromaStore:
 
     def fingerprint(self) -> dict[str, Any]:
         return search_fingerprint(self.settings, exact=self.uses_exact())
-
-
-class ChromaIndex:
-    """HNSW search through Chroma: ``score = 1 − cosine distance``."""
-
-    name = "hnsw"
-
-    def __init__(self, collection: Any):
-        self.collection = collection
-        self._count = int(collection.count())
-
-    def count(self) -> int:
-        return self._count
-
-    def search(self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None) -> list[Hit]:
-        n = min(n, self._count)
-        if n <= 0:
-            return []
-        res = self.collection.query(query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
-                                    n_results=n, where=to_chroma_where(where),
-                                    include=["metadatas", "distances"])
-        ids = res["ids"][0]
-        metas = (res.get("metadatas") or [[{}] * len(ids)])[0]
-        dists = (res.get("distances") or [[0.0] * len(ids)])[0]
-        return [Hit(cid, str((m or {}).get("parent_id", cid)), 1.0 - float(d))
-                for cid, m, d in zip(ids, metas, dists, strict=True)]
-
-
-def exact_index_from(collection: Any) -> ExactIndex:
-    """Every stored vector of the collection in one matrix (exact search over the store)."""
-    ids: list[str] = []
-    metas: list[dict[str, Any]] = []
-    blocks: list[np.ndarray] = []
-    offset = 0
-    while True:
-        page = collection.get(include=["embeddings", "metadatas"], limit=_PAGE, offset=offset)
-        ids.extend(page["ids"])
-        metas.extend(dict(m or {}) for m in (page["metadatas"] or [{}] * len(page["ids"])))
-        if len(page["ids"]):
-            blocks.append(np.asarray(page["embeddings"], dtype=np.float32))
-        if len(page["ids"]) < _PAGE:
-            break
-        offset += _PAGE
-    vectors = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
-    return ExactIndex(ids=ids, card_ids=[str(m.get("parent_id", i)) for i, m in zip(ids, metas, strict=True)],
-                      vectors=vectors, metadatas=metas)
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
@@ -364,66 +287,3 @@ def _health_check(collection: Any) -> None:
         one = collection.get(limit=1, include=["embeddings"])
         collection.query(query_embeddings=np.asarray(one["embeddings"], dtype=np.float32)[:1], n_results=1,
                          include=["distances"])
-
-
-def _marker_schema(marker: Path) -> Any:
-    try:
-        return json.loads(marker.read_text(encoding="utf-8")).get("schema")
-    except (OSError, ValueError, AttributeError):
-        return "unreadable"
-
-
-def _forget_systems() -> None:
-    """Drop Chroma's per-process cache of open databases (needed before wiping one)."""
-    try:
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        SharedSystemClient.clear_system_cache()
-    except Exception:  # an older/newer layout: nothing cached to drop
-        pass
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-_EF_CLASS: Any = None
-
-
-def explicit_embedding_function() -> Any:
-    """An embedding function that refuses to embed (registered once with Chroma)."""
-    global _EF_CLASS
-    if _EF_CLASS is None:
-        from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
-        from chromadb.utils.embedding_functions import register_embedding_function
-
-        class ExplicitEmbeddingsOnly(EmbeddingFunction[Documents]):
-            """retrieval-gate passes every embedding itself; Chroma must never embed text."""
-
-            def __init__(self) -> None:
-                pass
-
-            def __call__(self, input: Documents) -> Embeddings:
-                raise StoreError("retrieval-gate passes embeddings explicitly; Chroma was asked to embed text")
-
-            @staticmethod
-            def name() -> str:
-                return EXPLICIT_EF_NAME
-
-            def default_space(self) -> Any:
-                return "cosine"
-
-            def supported_spaces(self) -> Any:
-                return ["cosine"]
-
-            @staticmethod
-            def build_from_config(config: dict[str, Any]) -> ExplicitEmbeddingsOnly:
-                return ExplicitEmbeddingsOnly()
-
-            def get_config(self) -> dict[str, Any]:
-                return {}
-
-        register_embedding_function(ExplicitEmbeddingsOnly)
-        _EF_CLASS = ExplicitEmbeddingsOnly
-    return _EF_CLASS()

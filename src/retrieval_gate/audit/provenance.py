@@ -1,0 +1,70 @@
+"""The versions every measurement records (reference article, Part 9): corpus, queries and
+labels as content digests, the unit of k, the scorer and the aggregation rule. Pure."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from retrieval_gate import __version__
+from retrieval_gate.audit.model import Provenance
+from retrieval_gate.models import Card, Case
+
+# Bump when a metric's definition changes (what a number means), not for every release.
+METRIC_CONTRACT = 1
+K_UNIT = ("cards: ranked ids mapped to their card (parent_id, else id) and de-duplicated by first "
+          "occurrence before the cut at k")
+AGGREGATION = ("per slice, the exact mean (math.fsum) over the cases that carry the score key: "
+               "no-gold cases carry none, failed cases with gold score 0; relevance is binary "
+               "(gold list, or qrels grade >= 1)")
+
+
+def scorer_version() -> str:
+    return f"retrieval-gate {__version__}, metric contract {METRIC_CONTRACT}"
+
+
+def _digest(records: Iterable[Any]) -> str:
+    h = hashlib.sha256()
+    for record in records:
+        h.update(json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                            default=str).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def corpus_digest(entries: Sequence[Card]) -> str:
+    """Of every KB entry's id, card, title, text and metadata, in id order (file layout and order
+    do not matter; content does)."""
+    return _digest([e.id, e.card_id, e.title, e.text, e.metadata] for e in sorted(entries, key=lambda e: e.id))
+
+
+def queries_digest(cases: Sequence[Case]) -> str:
+    return _digest([c.id, c.query] for c in sorted(cases, key=lambda c: c.id))
+
+
+def labels_digest(cases: Sequence[Case]) -> str:
+    """Of every case's gold card set (gold is disjunctive: its order does not matter)."""
+    return _digest([c.id, sorted(c.gold)] for c in sorted(cases, key=lambda c: c.id))
+
+
+def provenance(
+    *,
+    cases: Sequence[Case],
+    entries: Sequence[Card] | None,
+    cases_sha256: str | None = None,
+    kb_sha256: str | None = None,
+    subset: Mapping[str, Any] | None = None,
+) -> Provenance:
+    return Provenance(
+        corpus_sha256=corpus_digest(entries) if entries is not None else "",
+        queries_sha256=queries_digest(cases),
+        labels_sha256=labels_digest(cases),
+        cases_sha256=cases_sha256,
+        kb_sha256=kb_sha256,
+        k_unit=K_UNIT,
+        scorer_version=scorer_version(),
+        aggregation=AGGREGATION,
+        subset=dict(subset) if subset is not None else None,
+    )

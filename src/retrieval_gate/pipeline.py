@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from retrieval_gate import __version__
+from retrieval_gate.audit.provenance import provenance
 from retrieval_gate.load.cases import CaseSet
 from retrieval_gate.load.kb import KnowledgeBase
 from retrieval_gate.metrics import MetricSpec
@@ -88,5 +89,8 @@ def assemble_results(
         aggregates=aggregates,
         latency=latency_summary(cases),
         extras=dict(extras or {}),
+        provenance=provenance(cases=case_set.cases, entries=kb.cards if kb is not None else None,
+                              cases_sha256=case_set.sha256, kb_sha256=kb.sha256 if kb is not None else None,
+                              subset=case_set.subset),
         cases=cases,
     )

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from retrieval_gate.audit.params import AuditParams  # golden-set audit knobs (issue 14)
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.metrics import parse_k_list, parse_metric
 
@@ -72,6 +73,7 @@ class SuiteConfig(_Strict):
     gate: GateSettings = Field(default_factory=GateSettings)
     baseline: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)  # retriever-specific settings
+    audit: AuditParams = Field(default_factory=AuditParams)  # `retrieval-gate audit` (issue 14)
 
     @field_validator("k", mode="before")
     @classmethod

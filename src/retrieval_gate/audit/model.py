@@ -17,7 +17,8 @@ SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
 # Every kind of finding, with what it means (docs/audit.md repeats this table).
 KINDS: dict[str, str] = {
     "near_duplicate_cards": "cards whose word shingles overlap at Jaccard ≥ threshold",
-    "ambiguous_gold": "a case's gold card has a near-duplicate twin that is not gold: retrieving the twin scores a miss",
+    "ambiguous_gold": ("a case's gold card has a near-duplicate twin that is not gold: retrieving the twin "
+                       "scores a miss"),
     "query_leakage": "the query's words appear (near-)verbatim inside a card",
     "duplicate_query": "two or more cases ask the same question (after normalisation)",
     "near_duplicate_query": "two or more cases ask nearly the same question",

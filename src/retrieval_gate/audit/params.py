@@ -64,7 +64,4 @@ CASE_FIELDS = ("kind", "locale", "form", "hard_class", "split")
 def is_coverage_field(name: str) -> bool:
     if name in CASE_FIELDS:
         return True
-    for prefix in ("tag.", "gold."):
-        if name.startswith(prefix) and len(name) > len(prefix):
-            return True
-    return False
+    return any(name.startswith(prefix) and len(name) > len(prefix) for prefix in ("tag.", "gold."))

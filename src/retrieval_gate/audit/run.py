@@ -15,7 +15,7 @@ from retrieval_gate.audit.model import KINDS, AuditCard, AuditReport, Finding, s
 from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.audit.provenance import provenance
 from retrieval_gate.audit.queries import leakage_findings, leaked_queries, query_groups, split_shared_gold
-from retrieval_gate.audit.text import WordHasher, char_shingles, normalise, shingle_hashes, words
+from retrieval_gate.audit.text import WordHasher, char_shingles, shingle_hashes, words
 from retrieval_gate.audit.unwinnable import unwinnable_findings
 from retrieval_gate.models import Card, Case
 

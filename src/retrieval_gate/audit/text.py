@@ -68,10 +68,7 @@ def char_shingles(text: str, size: int) -> np.ndarray:
     norm = normalise(text)
     if not norm:
         return np.zeros(0, dtype=np.uint32)
-    if len(norm) <= size:
-        grams = {norm}
-    else:
-        grams = {norm[i:i + size] for i in range(len(norm) - size + 1)}
+    grams = {norm} if len(norm) <= size else {norm[i:i + size] for i in range(len(norm) - size + 1)}
     return np.unique(np.array([hash32(g) for g in grams], dtype=np.uint32))
 
 

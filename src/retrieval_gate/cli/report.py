@@ -88,6 +88,8 @@ def report_command(
     out: Path | None = typer.Option(None, "--out", help="Write here instead of standard output."),
     link: list[str] = typer.Option([], "--link", help="NAME=URL shown in the comment (run, artifact, summary, report or any name). Repeatable."),
     max_chars: int = typer.Option(65_000, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
+    audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: with --audit-base, the comment gets a collapsed section of the findings it introduced."),
+    audit_base: Path | None = typer.Option(None, "--audit-base", help="The base branch's audit.json (see --audit)."),
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
@@ -97,14 +99,18 @@ def report_command(
         raise UsageError("--template applies to --format markdown only")
     links = parse_links(link)
     loaded, base, comp = load_inputs(results=results, baseline=baseline, comparison=comparison)
+    if (audit is None) != (audit_base is None):
+        raise UsageError("--audit and --audit-base go together")
     if fmt == "markdown":
         from retrieval_gate.render.markdown import render_comment, render_summary
 
+        section = _audit_section(audit, audit_base) if audit is not None and audit_base is not None else ""
         if max_chars == 0:
-            text = render_summary(results=loaded, comparison=comp, baseline=base, links=links, template=template)
+            text = render_summary(results=loaded, comparison=comp, baseline=base, links=links, template=template,
+                                  audit_section=section)
         else:
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
-                                  max_chars=max_chars)
+                                  max_chars=max_chars, audit_section=section)
     elif fmt == "html":
         from retrieval_gate.render.html import render_html
 
@@ -123,3 +129,15 @@ def report_command(
     else:
         write_text_atomic(out, text)
         console.print(f"wrote {out}", markup=False, highlight=False)
+
+
+def _audit_section(audit: Path, audit_base: Path) -> str:
+    """The PR comment's audit section (issue 14): findings of ``audit`` not in ``audit_base``."""
+    from retrieval_gate.audit import introduced, resolved
+    from retrieval_gate.cli.audit import read_audit
+    from retrieval_gate.render.audit import render_audit_section
+
+    current, base_report = read_audit(audit), read_audit(audit_base)
+    return render_audit_section(introduced=introduced(current=current.findings, base=base_report.findings),
+                                resolved=len(resolved(current=current.findings, base=base_report.findings)),
+                                total=len(current.findings))

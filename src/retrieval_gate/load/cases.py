@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes, sha256_path
+from retrieval_gate.load.subset_manifest import read_subset_manifest
 from retrieval_gate.load.textfile import (
     display,
     iter_json_objects,
@@ -19,7 +20,7 @@ from retrieval_gate.load.textfile import (
 from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case
 
 # Fields of the seeds' golden-set format that are documentation or slicing, not scoring.
-_TAGGED_FIELDS = ("type", "difficulty")
+_TAGGED_FIELDS = ("type", "difficulty", "split")  # split: dev|heldout|… (issue 14: the audit reads it)
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class CaseSet:
     sha256: str
     format: str
     lines: dict[str, int] = field(default_factory=dict)
+    subset: dict | None = None  # a PR subset's manifest (load/subset_manifest.py; issue 14)
 
     @property
     def ids(self) -> list[str]:
@@ -99,7 +101,9 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
         if not problems:
             problems.append(Problem(display(path), None, "no cases: the file is empty"))
         return None, problems
-    return CaseSet(tuple(cases), display(path), sha256_path(path), "jsonl", lines), problems
+    digest = sha256_path(path)
+    return CaseSet(tuple(cases), display(path), digest, "jsonl", lines,
+                   subset=read_subset_manifest(path, digest)), problems
 
 
 def _qrels_file(folder: Path) -> Path:

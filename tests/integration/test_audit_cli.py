@@ -53,6 +53,7 @@ def test_audit_writes_findings_deterministically(small, tmp_path):
     assert one.returncode == 0, one.stderr
     two = run("audit", "--kb", str(kb), "--cases", str(cases), "--out", "a2.json", "--threshold", "0.7",
               cwd=tmp_path)
+    assert two.returncode == 0, two.stderr
     assert (tmp_path / "a1.json").read_bytes() == (tmp_path / "a2.json").read_bytes()
     report = json.loads((tmp_path / "a1.json").read_text(encoding="utf-8"))
     kinds = {(f["kind"], tuple(f["cases"]), tuple(f["cards"])) for f in report["findings"]

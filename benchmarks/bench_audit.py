@@ -3,7 +3,8 @@
 The cards are built from real text: sentences of the SciFact corpus (``../shared/datasets``)
 drawn at random into cards of 6–12 sentences (about 150–300 words), 1 % of them lightly edited
 copies of another card (so the near-duplicate path has work to do). Cases: 10,000 queries — the
-300 SciFact claims and sentences drawn from the pool, some copied verbatim from a card (leakage)
+300 SciFact claims, 2 % sentences copied from a card (leakage), the rest the words of a pool
+sentence in shuffled order
 — with 1–3 gold cards, two kinds, four locales, a dev/heldout split. The command runs as a
 subprocess under ``/usr/bin/time -v`` (wall, CPU, peak RSS); the target is ≤ 60 s here.
 
@@ -68,8 +69,10 @@ def build(folder: Path, n_cards: int, n_cases: int, seed: int) -> tuple[Path, Pa
                 query = claims[i % len(claims)]
             elif r < 0.05:  # copied from a card: leakage
                 query = rng.choice(re.split(r"(?<=[.!?])\s+", texts[rng.randrange(n_cards)]))
-            else:
-                query = " ".join(rng.choice(pool).split()[:rng.randint(6, 14)])
+            else:  # words of a pool sentence, shuffled: on topic, not copied
+                words = rng.choice(pool).split()[:rng.randint(6, 14)]
+                rng.shuffle(words)
+                query = " ".join(words)
             gold = sorted({f"c{rng.randrange(n_cards)}" for _ in range(rng.randint(1, 3))})
             out.write(json.dumps({
                 "id": f"q{i}", "query": query, "gold": gold,

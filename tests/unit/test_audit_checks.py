@@ -201,3 +201,28 @@ def test_audit_json_is_deterministic():
     one = audit(cases, cards).model_dump_json()
     two = audit(list(cases), list(cards)).model_dump_json()
     assert one == two
+
+
+def test_a_query_leaking_into_several_cards_is_one_finding_naming_the_gold_first():
+    cards = [card("refund", REFUND), card("refund-copy", REFUND + " Ask support."), card("taxes", TAXES)]
+    report = audit([case("q1", "depending on the bank that issued the card", ["refund-copy"])], cards,
+                   threshold=0.99)
+    leaks = [f for f in report.findings if f.kind == "query_leakage"]
+    assert [(f.severity, f.cards, f.data["n_cards"]) for f in leaks] == [("medium", ("refund", "refund-copy"), 2)]
+    assert "in its gold card refund-copy (and 1 more card)" in leaks[0].reason
+
+
+def test_leak_lookup_gives_the_same_pairs_whatever_the_batch_size(monkeypatch):
+    import numpy as np
+
+    from retrieval_gate.audit import queries
+
+    cards = [np.array(sorted({(i * 7 + j) % 50 for j in range(12)}), dtype=np.uint32) for i in range(30)]
+    qs = [cards[3][:5], cards[10][2:9], np.array([999, 1000], dtype=np.uint32), np.zeros(0, dtype=np.uint32)]
+    whole = queries.leaked_queries(query_shingles=qs, card_shingles=cards, containment=0.9)
+    monkeypatch.setattr(queries, "MATCH_BATCH", 7)
+    assert queries.leaked_queries(query_shingles=qs, card_shingles=cards, containment=0.9) == whole
+    # the queries made of a card's shingles are found in that card (and any card holding them all)
+    assert {(i, 3) for i in (0,)} <= {(i, c) for i, c, _ in whole}
+    assert {(1, 10)} <= {(i, c) for i, c, _ in whole}
+    assert all(i in (0, 1) for i, _, _ in whole)

@@ -97,3 +97,30 @@ def test_signatures_are_deterministic_for_a_seed():
 def test_components_link_chains_and_drop_singletons():
     pairs = [(0, 1, 0.9), (1, 2, 0.85), (4, 5, 1.0)]
     assert components(6, pairs) == [[0, 1, 2], [4, 5]]
+
+
+def test_batched_signatures_equal_datasketch_one_minhash_per_set():
+    from datasketch import MinHash
+
+    from retrieval_gate.audit import minhash
+
+    rng = np.random.default_rng(0)
+    sets = [np.unique(rng.integers(0, 2**32, size=n, dtype=np.uint64)).astype(np.uint32) for n in (1, 5, 300, 0, 40)]
+    batched = signatures(sets, num_perm=64, seed=9)
+    for values, sig in zip(sets, batched, strict=True):
+        if len(values) == 0:
+            assert sig is None
+            continue
+        m = MinHash(num_perm=64, seed=9, hashfunc=int, scheme=minhash.SCHEME)
+        m.update_batch(values.tolist())
+        assert sig is not None and np.array_equal(sig.hashvalues, m.hashvalues)
+
+
+def test_batches_split_anywhere_give_the_same_signatures(monkeypatch):
+    from retrieval_gate.audit import minhash
+
+    sets = [np.arange(i, i + 30, dtype=np.uint32) for i in range(0, 300, 10)]
+    whole = signatures(sets, num_perm=32, seed=2)
+    monkeypatch.setattr(minhash, "BATCH_SHINGLES", 45)
+    split = signatures(sets, num_perm=32, seed=2)
+    assert all(np.array_equal(x.hashvalues, y.hashvalues) for x, y in zip(whole, split, strict=True))

@@ -35,10 +35,8 @@ def leaked_queries(
         return []
     vocab = np.unique(np.concatenate([query_shingles[i] for i in live]))
     df = np.zeros(len(vocab), dtype=np.int64)
-    for card in card_shingles:
-        idx = _positions(vocab, card)
-        if len(idx):
-            df[idx] += 1
+    for _, idx in _matches(vocab, card_shingles):
+        np.add.at(df, idx, 1)
     prefix_of: dict[int, list[int]] = {}
     for i in live:
         q = query_shingles[i]
@@ -49,18 +47,43 @@ def leaked_queries(
         for h in q[order]:
             prefix_of.setdefault(int(h), []).append(i)
     prefix = np.array(sorted(prefix_of), dtype=vocab.dtype)
+    candidates: dict[int, set[int]] = {}
+    for cards, idx in _matches(prefix, card_shingles):
+        for c, h in zip(cards.tolist(), prefix[idx].tolist(), strict=True):
+            candidates.setdefault(c, set()).update(prefix_of[h])
     out: list[tuple[int, int, float]] = []
-    for c, card in enumerate(card_shingles):
-        idx = _positions(prefix, card)
-        if not len(idx):
-            continue
-        candidates = sorted({i for h in prefix[idx] for i in prefix_of[int(h)]})
-        for i in candidates:
+    for c in sorted(candidates):
+        card = card_shingles[c]
+        for i in sorted(candidates[c]):
             q = query_shingles[i]
             share = len(_positions(card, q)) / len(q)
             if share >= containment:
                 out.append((i, c, share))
     return sorted(out)
+
+
+MATCH_BATCH = 2_000_000  # card shingles looked up per numpy pass
+
+
+def _matches(sorted_vocab: np.ndarray, card_shingles: Sequence[np.ndarray]):
+    """Yield ``(card indices, vocab indices)`` of every card shingle found in ``sorted_vocab``,
+    a batch of cards at a time (one ``searchsorted`` per batch instead of one per card)."""
+    if not len(sorted_vocab):
+        return
+    start = 0
+    while start < len(card_shingles):
+        end, size = start, 0
+        while end < len(card_shingles) and (size < MATCH_BATCH or end == start):
+            size += len(card_shingles[end])
+            end += 1
+        lengths = [len(card_shingles[c]) for c in range(start, end)]
+        if size:
+            flat = np.concatenate(card_shingles[start:end])
+            owner = np.repeat(np.arange(start, end), lengths)
+            pos = np.minimum(np.searchsorted(sorted_vocab, flat), len(sorted_vocab) - 1)
+            hit = sorted_vocab[pos] == flat
+            yield owner[hit], pos[hit]
+        start = end
 
 
 def _positions(sorted_haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
@@ -72,25 +95,40 @@ def _positions(sorted_haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
     return pos[sorted_haystack[pos] == needles]
 
 
+LEAK_CARDS_LISTED = 20
+
+
 def leakage_findings(
     *,
     cases: Sequence[Case],
     card_ids: Sequence[str],
     leaks: Sequence[tuple[int, int, float]],
 ) -> list[Finding]:
-    out = []
+    """One finding per leaking case: medium when a card it leaks into is gold (lexical retrieval
+    is flattered), low when none is (an unlabelled answer, or a copied distractor). The cards are
+    listed most contained first (at most ``LEAK_CARDS_LISTED``; ``data.n_cards`` counts all)."""
+    per_case: dict[int, list[tuple[float, str]]] = {}
     for i, c, share in leaks:
-        case, card = cases[i], card_ids[c]
-        gold = card in case.gold
+        per_case.setdefault(i, []).append((share, card_ids[c]))
+    out = []
+    for i, found in sorted(per_case.items()):
+        case = cases[i]
+        found.sort(key=lambda item: (-item[0], item[1]))
+        gold = [card for _, card in found if card in case.gold]
+        top_share, top_card = found[0]
+        shown = [card for _, card in found[:LEAK_CARDS_LISTED]]
+        named = gold[0] if gold else top_card
+        share = next(s for s, card in found if card == named)
         how = "verbatim" if share >= 1.0 else f"near-verbatim ({share:.0%} of its word n-grams)"
+        others = f" (and {len(found) - 1} more card{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         if gold:
-            reason = f"the query appears {how} in its gold card {card}: lexical retrieval is flattered"
+            reason = f"the query appears {how} in its gold card {named}{others}: lexical retrieval is flattered"
         else:
-            reason = (f"the query appears {how} in card {card}, which is not gold: "
-                      "an unlabelled answer, or a copied distractor?")
-        out.append(Finding(kind="query_leakage", severity="medium" if gold else "low",
-                           cases=(case.id,), cards=(card,), reason=reason,
-                           data={"containment": round(share, 4), "gold": gold}))
+            reason = (f"the query appears {how} in card {named}{others}, which is not gold: an unlabelled "
+                      "answer, or a copied distractor?")
+        out.append(Finding(kind="query_leakage", severity="medium" if gold else "low", cases=(case.id,),
+                           cards=tuple(sorted(set(shown) | set(gold[:LEAK_CARDS_LISTED]))), reason=reason,
+                           data={"containment": round(top_share, 4), "gold": bool(gold), "n_cards": len(found)}))
     return out
 
 

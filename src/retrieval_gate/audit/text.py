@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
+from operator import itemgetter
 
 import numpy as np
 
@@ -39,15 +40,21 @@ class WordHasher:
     def __init__(self) -> None:
         self._cache: dict[str, int] = {}
 
-    def __call__(self, tokens: Iterable[str]) -> np.ndarray:
+    def __call__(self, tokens: Sequence[str]) -> np.ndarray:
+        if not tokens:
+            return np.zeros(0, dtype=np.uint64)
         cache = self._cache
-        out = []
-        for token in tokens:
-            value = cache.get(token)
-            if value is None:
-                value = cache[token] = hash32(token)
-            out.append(value)
-        return np.array(out, dtype=np.uint64)
+        if len(tokens) == 1:  # itemgetter of one key returns the value, not a tuple
+            token = tokens[0]
+            if token not in cache:
+                cache[token] = hash32(token)
+            return np.array([cache[token]], dtype=np.uint64)
+        try:
+            return np.array(itemgetter(*tokens)(cache), dtype=np.uint64)
+        except KeyError:  # new words: hash them once (a corpus soon stops having new words)
+            for token in set(tokens).difference(cache):
+                cache[token] = hash32(token)
+            return np.array(itemgetter(*tokens)(cache), dtype=np.uint64)
 
 
 def shingle_hashes(word_hashes: np.ndarray, size: int) -> np.ndarray:

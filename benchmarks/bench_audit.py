@@ -110,6 +110,29 @@ def main() -> None:
           f"peak RSS {rss:,.0f} MiB")
     print("findings by kind:", {k: v for k, v in report["by_kind"].items() if v})
     print(f"near-duplicate clusters: {report['counts']['near_duplicate_clusters']}")
+    phases(kb, cases)
+
+
+def phases(kb: Path, cases: Path) -> None:
+    """CPU seconds per phase, in this process: load + validate, chunk, the pure audit."""
+    from retrieval_gate.audit import AuditParams, run_audit
+    from retrieval_gate.load.dataset import load_dataset
+    from retrieval_gate.settings import ChunkSettings
+    from retrieval_gate.store.chunking import chunk_kb
+
+    t = time.process_time()
+    case_set, loaded = load_dataset(cases=cases, kb=kb)
+    t_load = time.process_time() - t
+    t = time.process_time()
+    chunks: dict[str, int] = {}
+    for chunk in chunk_kb(loaded, ChunkSettings()):
+        chunks[chunk.card_id] = chunks.get(chunk.card_id, 0) + 1
+    t_chunk = time.process_time() - t
+    t = time.process_time()
+    run_audit(cases=case_set.cases, entries=loaded.cards, params=AuditParams(coverage=("kind", "locale", "split",
+              "gold.doc_type")), chunks=chunks)
+    t_audit = time.process_time() - t
+    print(f"CPU s per phase: load + validate {t_load:.1f}, chunk {t_chunk:.1f}, audit core {t_audit:.1f}")
 
 
 if __name__ == "__main__":

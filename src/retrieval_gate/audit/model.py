@@ -117,7 +117,7 @@ class Provenance(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    corpus_sha256: str  # card ids, titles, texts and metadata (content, not file paths)
+    corpus_sha256: str | None  # card ids, titles, texts and metadata (content, not paths); None: no KB
     queries_sha256: str  # case ids and query texts
     labels_sha256: str  # case ids and their gold card ids
     cases_sha256: str | None = None  # the cases file (or folder) as loaded

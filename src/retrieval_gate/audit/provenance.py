@@ -58,7 +58,7 @@ def provenance(
     subset: Mapping[str, Any] | None = None,
 ) -> Provenance:
     return Provenance(
-        corpus_sha256=corpus_digest(entries) if entries is not None else "",
+        corpus_sha256=corpus_digest(entries) if entries is not None else None,
         queries_sha256=queries_digest(cases),
         labels_sha256=labels_digest(cases),
         cases_sha256=cases_sha256,

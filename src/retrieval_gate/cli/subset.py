@@ -28,8 +28,8 @@ def subset_command(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base, for gold.KEY fields."),
     out: Path = typer.Option(..., "--out", help="Where to write the subset (JSONL)."),
 ) -> None:
-    """Keep min(N, size) cases of every non-empty cell, adversarial and hard-class cases first.
-    The same inputs and seed give the same file."""
+    """A deterministic stratified PR subset: every non-empty cell keeps min(N, size) cases,
+    adversarial and hard-class cases first. The same inputs and seed give the same file."""
     fields = [f.strip() for f in by.split(",") if f.strip()]
     if not fields:
         raise UsageError("--by needs at least one field")

@@ -25,13 +25,28 @@ def scorer_version() -> str:
     return f"retrieval-gate {__version__}, metric contract {METRIC_CONTRACT}"
 
 
+DIGEST_BATCH = 1000  # part of the digests' definition: changing it changes every digest
+
+
 def _digest(records: Iterable[Any]) -> str:
+    """SHA-256 over the records as canonical JSON (sorted keys, no spaces), one JSON array per
+    ``DIGEST_BATCH`` records, each followed by a newline (one encoder call per batch is several
+    times faster than one per record)."""
     h = hashlib.sha256()
+    chunk: list[Any] = []
     for record in records:
-        h.update(json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                            default=str).encode("utf-8"))
-        h.update(b"\n")
+        chunk.append(record)
+        if len(chunk) >= DIGEST_BATCH:
+            _update(h, chunk)
+            chunk = []
+    _update(h, chunk)
     return h.hexdigest()
+
+
+def _update(h: Any, records: list[Any]) -> None:
+    if records:
+        text = json.dumps(records, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+        h.update(text.encode("utf-8") + b"\n")
 
 
 def corpus_digest(entries: Sequence[Card]) -> str:

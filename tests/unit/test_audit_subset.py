@@ -46,3 +46,13 @@ def test_same_seed_same_subset_and_seeds_differ():
 def test_per_cell_must_be_positive():
     with pytest.raises(ValueError):
         stratified_subset(cases=CASES, by=["kind"], per_cell=0, seed=0)
+
+
+def test_hard_classes_take_turns():
+    cell = [c("n1", hard_class="negation"), c("n2", hard_class="negation"), c("n3", hard_class="negation"),
+            c("b1", hard_class="boilerplate"), c("plain")]
+    for seed in range(5):
+        chosen, _ = stratified_subset(cases=cell, by=["kind"], per_cell=2, seed=seed)
+        assert sorted(x.hard_class for x in chosen) == ["boilerplate", "negation"]
+    chosen, _ = stratified_subset(cases=[*cell, c("adv", kind="adversarial")], by=["locale"], per_cell=3, seed=0)
+    assert {"adv", "b1"} <= {x.id for x in chosen} and "plain" not in {x.id for x in chosen}

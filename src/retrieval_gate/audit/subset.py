@@ -2,10 +2,11 @@
 
 Cases are grouped into cells by the ``by`` fields (the coverage fields: ``kind``, ``locale``,
 ``tag.KEY``, ``gold.KEY``, …). Every non-empty cell keeps min(``per_cell``, its size) cases,
-chosen in this order: adversarial cases first, then cases with a ``hard_class``, then the rest;
-within each tier by a seeded hash of the case id (SHA-256 of ``"{seed}:{id}"``), so the choice
-does not depend on the file's order or on Python's random module. The subset keeps the cases'
-original order.
+chosen in this order: adversarial cases first, then cases with a ``hard_class``, then the rest.
+Inside a tier the hard classes take turns (one case of each class before a second of any), and
+cases of one class come in the order of a seeded hash of their id (SHA-256 of
+``"{seed}:{id}"``), so the choice does not depend on the file's order or on Python's random
+module. The subset keeps the cases' original order.
 """
 
 from __future__ import annotations
@@ -19,10 +20,26 @@ from retrieval_gate.audit.model import AuditCard
 from retrieval_gate.models import Case
 
 
-def draw_key(case: Case, seed: int) -> tuple[int, int, str]:
-    """Sort key of a case inside its cell: (adversarial first, hard class first, seeded hash)."""
-    digest = hashlib.sha256(f"{seed}:{case.id}".encode()).hexdigest()
-    return (0 if case.kind == "adversarial" else 1, 0 if case.hard_class else 1, digest)
+def _tier(case: Case) -> int:
+    return (0 if case.kind == "adversarial" else 2) + (0 if case.hard_class else 1)
+
+
+def _digest(case: Case, seed: int) -> str:
+    return hashlib.sha256(f"{seed}:{case.id}".encode()).hexdigest()
+
+
+def draw_order(cases: Sequence[Case], seed: int) -> list[Case]:
+    """The order a cell's cases are kept in: by tier (adversarial with a hard class, adversarial,
+    hard class, the rest), then by turn (the n-th case of each hard class before any (n+1)-th),
+    then by seeded hash."""
+    by_group: dict[tuple[int, str], list[Case]] = {}
+    for case in cases:
+        by_group.setdefault((_tier(case), case.hard_class or ""), []).append(case)
+    keyed = []
+    for (tier, _), members in by_group.items():
+        for turn, case in enumerate(sorted(members, key=lambda c: _digest(c, seed))):
+            keyed.append(((tier, turn, _digest(case, seed)), case))
+    return [case for _, case in sorted(keyed, key=lambda item: item[0])]
 
 
 def stratified_subset(
@@ -42,7 +59,7 @@ def stratified_subset(
     chosen: set[str] = set()
     per: list[dict[str, Any]] = []
     for key in sorted(cells):
-        members = sorted(cells[key], key=lambda c: draw_key(c, seed))[:per_cell]
+        members = draw_order(cells[key], seed)[:per_cell]
         chosen.update(c.id for c in members)
         per.append({"cell": dict(zip(by, key, strict=True)), "size": len(cells[key]), "kept": len(members)})
     subset = [c for c in cases if c.id in chosen]

@@ -167,3 +167,13 @@ def test_subset_edited_after_drawing_is_not_called_a_subset(tmp_path):
 def test_subset_usage_errors_exit_2(tmp_path, args, message):
     proc = run("subset", "--cases", str(EXAMPLES / "cases.jsonl"), "--out", "x.jsonl", *args, cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_results_of_another_golden_set_exit_2(small, tmp_path):
+    kb, cases = small
+    other = write_jsonl(tmp_path / "other.jsonl", [{"id": "x1", "query": "something else", "gold": ["refund"]}])
+    write_jsonl(tmp_path / "run.jsonl", [{"id": "x1", "retrieved": ["refund"]}])
+    assert run("score", "--run", "run.jsonl", "--cases", str(other), "--out", "r.json", cwd=tmp_path).returncode == 0
+    proc = run("audit", "--kb", str(kb), "--cases", str(cases), "--results", "r.json", "--out", "a.json", cwd=tmp_path)
+    assert proc.returncode == 2 and "r.json: no case of this results file is in the cases" in proc.stderr
+    assert not (tmp_path / "a.json").exists()

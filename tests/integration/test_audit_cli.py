@@ -177,3 +177,12 @@ def test_results_of_another_golden_set_exit_2(small, tmp_path):
     proc = run("audit", "--kb", str(kb), "--cases", str(cases), "--results", "r.json", "--out", "a.json", cwd=tmp_path)
     assert proc.returncode == 2 and "r.json: no case of this results file is in the cases" in proc.stderr
     assert not (tmp_path / "a.json").exists()
+
+
+def test_a_bad_base_audit_exit_2_before_writing(small, tmp_path):
+    kb, cases = small
+    (tmp_path / "base.json").write_text('{"schema_version": 1}', encoding="utf-8")
+    proc = run("audit", "--kb", str(kb), "--cases", str(cases), "--out", "a.json", "--base", "base.json",
+               cwd=tmp_path)
+    assert proc.returncode == 2 and "base.json: not an audit file" in proc.stderr
+    assert not (tmp_path / "a.json").exists()

@@ -89,6 +89,7 @@ def audit_command(
         if not known & set(retrieved):
             raise InputError(Problem(display(Path(results)), None,
                                      "no case of this results file is in the cases: results of another golden set?"))
+    base_report = read_audit(base) if base is not None else None  # bad input fails before any output
     gate = settings.gate
     max_drop = gate.max_drop.get(f"hit@{k}", gate.default_max_drop)
     params: AuditParams = settings.audit
@@ -101,8 +102,7 @@ def audit_command(
     if html is not None:
         write_text_atomic(html, render_audit_html(report))
         console.print(f"wrote {html}", markup=False)
-    if base is not None:
-        base_report = read_audit(base)
+    if base_report is not None:
         new = introduced(current=report.findings, base=base_report.findings)
         gone = resolved(current=report.findings, base=base_report.findings)
         console.print(f"since the base audit: {len(new)} new findings, {len(gone)} resolved",

@@ -66,3 +66,19 @@ def test_html_is_self_contained_and_escaped():
     assert "<b>1</b>" not in html and "&lt;b&gt;1&lt;/b&gt;" in html
     assert "empty_gold_card" in html and "Coverage matrix" in html
     assert "src=" not in html and "href=" not in html and "https://" not in html
+
+
+def test_results_html_report_shows_the_audit_matrix_only_when_given():
+    from retrieval_gate.load.cases import CaseSet
+    from retrieval_gate.metrics import metric_grid
+    from retrieval_gate.pipeline import assemble_results
+    from retrieval_gate.render.html import render_html
+
+    cases = [Case(id="1", query="q", gold=("a",), locale="en-US"), Case(id="2", query="q", gold=("a",), locale="pt-BR")]
+    results = assemble_results(case_set=CaseSet(tuple(cases), "c.jsonl", "sha", "jsonl"), rankings={},
+                               metrics=metric_grid((5,), ("hit",)), ks=(5,))
+    report = run_audit(cases=cases, entries=[Card(id="a", text="long enough card text here")], params=AuditParams())
+    assert "Coverage matrix" not in render_html(results=results)
+    html = render_html(results=results, audit=report)
+    assert "<h2>Coverage matrix (golden-set audit)</h2>" in html
+    assert "<th>locale=en-US</th><th>locale=pt-BR</th>" in html and html.count('class="n low"') == 2

@@ -88,7 +88,7 @@ def report_command(
     out: Path | None = typer.Option(None, "--out", help="Write here instead of standard output."),
     link: list[str] = typer.Option([], "--link", help="NAME=URL shown in the comment (run, artifact, summary, report or any name). Repeatable."),
     max_chars: int = typer.Option(65_000, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
-    audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: with --audit-base, the comment gets a collapsed section of the findings it introduced."),
+    audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: markdown (with --audit-base) gets a collapsed section of the findings it introduced; html gets the coverage matrix."),
     audit_base: Path | None = typer.Option(None, "--audit-base", help="The base branch's audit.json (see --audit)."),
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
@@ -99,8 +99,12 @@ def report_command(
         raise UsageError("--template applies to --format markdown only")
     links = parse_links(link)
     loaded, base, comp = load_inputs(results=results, baseline=baseline, comparison=comparison)
-    if (audit is None) != (audit_base is None):
-        raise UsageError("--audit and --audit-base go together")
+    if audit_base is not None and audit is None:
+        raise UsageError("--audit-base needs --audit")
+    if fmt == "markdown" and audit is not None and audit_base is None:
+        raise UsageError("--audit needs --audit-base with --format markdown (the comment lists what the PR introduced)")
+    if fmt == "terminal" and audit is not None:
+        raise UsageError("--audit applies to --format markdown and html")
     if fmt == "markdown":
         from retrieval_gate.render.markdown import render_comment, render_summary
 
@@ -112,9 +116,11 @@ def report_command(
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
                                   max_chars=max_chars, audit_section=section)
     elif fmt == "html":
+        from retrieval_gate.cli.audit import read_audit
         from retrieval_gate.render.html import render_html
 
-        text = render_html(results=loaded, comparison=comp, baseline=base)
+        text = render_html(results=loaded, comparison=comp, baseline=base,
+                           audit=read_audit(audit) if audit is not None else None)
     else:
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)

@@ -126,6 +126,7 @@ def render_audit_html(report: AuditReport) -> str:
     context: dict[str, Any] = {
         "report": report,
         "grid": coverage_grid(report.coverage) if report.coverage is not None else None,
+        "coverage": report.coverage,
         "cell_text": cell_text,
         "cell_name": cell_name,
         "ids": _ids,

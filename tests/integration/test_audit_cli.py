@@ -111,6 +111,7 @@ def test_label_review_from_a_results_file(tmp_path):
 @pytest.mark.parametrize(("args", "message"), [
     (["--coverage", "kind,colour"], "unknown coverage field 'colour'"),
     (["--threshold", "1.5"], "audit.threshold"),
+    (["--coverage", ","], "give at least one coverage field"),
 ])
 def test_bad_settings_exit_2(small, tmp_path, args, message):
     kb, cases = small

@@ -51,6 +51,8 @@ class AuditParams(BaseModel):
         if isinstance(value, str):
             value = [v for v in (p.strip() for p in value.split(",")) if v]
         if value is not None:
+            if not value:
+                raise ValueError("give at least one coverage field")
             for name in value:  # type: ignore[union-attr]
                 if not isinstance(name, str) or not is_coverage_field(name):
                     raise ValueError(f"unknown coverage field {name!r} (known: kind, locale, form, "

@@ -140,6 +140,7 @@ class CaseSet:
     sha256: str
     format: str  # "jsonl" | "beir"
     lines: dict[str, int] = field(default_factory=dict)
+    subset: dict[str, Any] | None = None  # a PR subset's manifest (``retrieval-gate subset``)
 
     @property
     def ids(self) -> list[str]:

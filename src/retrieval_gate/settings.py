@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.errors import InputError, Problem, UsageError
@@ -46,6 +47,7 @@ class SuiteConfig(_Strict):
     gate: GateSettings = Field(default_factory=GateSettings)
     baseline: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)  # retriever-specific settings
+    audit: AuditParams = Field(default_factory=AuditParams)  # `retrieval-gate audit` (issue 14)
 
     @field_validator("k", mode="before")
     @classmethod

@@ -1,6 +1,6 @@
 """The layout cannot drift back: read every module's imports with ``ast`` and check the rules of
 docs/ARCHITECTURE.md — no package imports another that imports it back, the functional core
-(metrics, score, compare) imports nothing of the shell, only one module reads the environment,
+(metrics, score, compare, audit) imports nothing of the shell, only one module reads the environment,
 and no module is longer than 400 lines."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import retrieval_gate
 
 PACKAGE = Path(retrieval_gate.__file__).parent
-CORE = ("metrics", "score", "compare")
+CORE = ("metrics", "score", "compare", "audit")
 # What the core may import from the package: itself, and the leaf modules of plain data.
 CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", ""})
 # Standard-library and third-party modules that mean I/O, environment, network or presentation.

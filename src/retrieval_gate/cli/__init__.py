@@ -19,6 +19,8 @@ from retrieval_gate.cli import baseline as _baseline  # noqa: F401  isort: skip
 from retrieval_gate.cli import compare as _compare  # noqa: F401  isort: skip
 from retrieval_gate.cli import action as _action  # noqa: F401  isort: skip
 from retrieval_gate.cli import report as _report_cmd  # noqa: F401  isort: skip
+from retrieval_gate.cli import audit as _audit  # noqa: F401  isort: skip  (issue 14)
+from retrieval_gate.cli import subset as _subset  # noqa: F401  isort: skip  (issue 14)
 
 
 def main(argv: list[str] | None = None) -> None:

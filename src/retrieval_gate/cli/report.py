@@ -73,6 +73,8 @@ def report_command(
     max_chars: int = typer.Option(COMMENT_MAX_CHARS, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
     config: Path | None = typer.Option(None, "--config", help="Config file whose gate settings judge a --baseline comparison (default ./retrieval-gate.yml when present)."),
     suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
+    audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: markdown (with --audit-base) gets a collapsed section of the findings it introduced; html gets the coverage matrix."),
+    audit_base: Path | None = typer.Option(None, "--audit-base", help="The base branch's audit.json (see --audit)."),
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
@@ -83,18 +85,28 @@ def report_command(
     links = parse_links(link)
     loaded, base, comp = read_report_inputs(results=results, baseline=baseline, comparison=comparison, config=config,
                                             suite=suite)
+    if audit_base is not None and audit is None:
+        raise UsageError("--audit-base needs --audit")
+    if fmt == "markdown" and audit is not None and audit_base is None:
+        raise UsageError("--audit needs --audit-base with --format markdown (the comment lists what the PR introduced)")
+    if fmt == "terminal" and audit is not None:
+        raise UsageError("--audit applies to --format markdown and html")
     if fmt == "markdown":
         from retrieval_gate.render.markdown import render_comment, render_summary
 
+        section = _audit_section(audit, audit_base) if audit is not None and audit_base is not None else ""
         if max_chars == 0:
-            text = render_summary(results=loaded, comparison=comp, baseline=base, links=links, template=template)
+            text = render_summary(results=loaded, comparison=comp, baseline=base, links=links, template=template,
+                                  audit_section=section)
         else:
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
-                                  max_chars=max_chars)
+                                  max_chars=max_chars, audit_section=section)
     elif fmt == "html":
+        from retrieval_gate.cli.audit import read_audit
         from retrieval_gate.render.html import render_html
 
-        text = render_html(results=loaded, comparison=comp, baseline=base)
+        text = render_html(results=loaded, comparison=comp, baseline=base,
+                           audit=read_audit(audit) if audit is not None else None)
     else:
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)
@@ -109,3 +121,15 @@ def report_command(
     else:
         write_text_atomic(out, text)
         console.print(f"wrote {out}", markup=False, highlight=False)
+
+
+def _audit_section(audit: Path, audit_base: Path) -> str:
+    """The PR comment's audit section (issue 14): findings of ``audit`` not in ``audit_base``."""
+    from retrieval_gate.audit import introduced, resolved
+    from retrieval_gate.cli.audit import read_audit
+    from retrieval_gate.render.audit import render_audit_section
+
+    current, base_report = read_audit(audit), read_audit(audit_base)
+    return render_audit_section(introduced=introduced(current=current.findings, base=base_report.findings),
+                                resolved=len(resolved(current=current.findings, base=base_report.findings)),
+                                total=len(current.findings))

@@ -7,6 +7,7 @@ from typing import Any
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes, sha256_path
+from retrieval_gate.load.subset_manifest import read_subset_manifest
 from retrieval_gate.load.textfile import (
     display,
     iter_lines,
@@ -16,7 +17,7 @@ from retrieval_gate.load.textfile import (
 from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case, CaseSet
 
 # Fields of the seeds' golden-set format that are documentation or slicing, not scoring.
-_TAGGED_FIELDS = ("type", "difficulty")
+_TAGGED_FIELDS = ("type", "difficulty", "split")  # split: dev|heldout|… (issue 14: the audit reads it)
 
 
 def load_cases(path: Path) -> CaseSet:
@@ -69,7 +70,9 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
                                      empty="no cases: the file is empty")
     if not cases:
         return None, problems
-    return CaseSet(tuple(cases), display(path), sha256_path(path), "jsonl", lines), problems
+    digest = sha256_path(path)
+    return CaseSet(tuple(cases), display(path), digest, "jsonl", lines,
+                   subset=read_subset_manifest(path, digest)), problems
 
 
 def _qrels_file(folder: Path) -> Path:

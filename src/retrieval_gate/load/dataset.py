@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.load.cases import CaseSet, read_cases
+from retrieval_gate.load.cases import read_cases
 from retrieval_gate.load.integrity import case_filter_problems, integrity_problems
-from retrieval_gate.load.kb import KnowledgeBase, read_kb
+from retrieval_gate.load.kb import read_kb
 from retrieval_gate.load.textfile import raise_if
+from retrieval_gate.models import CaseSet, KnowledgeBase
 
 
 def dataset_problems(*, cases: Path, kb: Path | None) -> tuple[CaseSet | None, KnowledgeBase | None, list[Problem]]:

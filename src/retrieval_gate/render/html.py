@@ -11,6 +11,7 @@ from typing import Any
 from jinja2 import PackageLoader, StrictUndefined, select_autoescape
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from retrieval_gate.audit.model import AuditReport
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt
@@ -91,9 +92,15 @@ def html_environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
-def render_html(*, results: Results, comparison: Comparison | None = None, baseline: Baseline | None = None) -> str:
-    """The full report as one HTML document (a string)."""
+def render_html(*, results: Results, comparison: Comparison | None = None, baseline: Baseline | None = None,
+                audit: AuditReport | None = None) -> str:
+    """The full report as one HTML document (a string); with ``audit``, its coverage matrix too."""
     context: dict[str, Any] = build_context(results=results, comparison=comparison, baseline=baseline)
+    if audit is not None and audit.coverage is not None:  # issue 14
+        from retrieval_gate.render.audit import coverage_grid
+
+        context["coverage_grid"] = coverage_grid(audit.coverage)
+        context["coverage"] = audit.coverage
     primary = context["primary"]
     overall = {c.metric: c for c in context["headline"]}
     compared = comparison is not None

@@ -17,6 +17,7 @@ from retrieval_gate.metrics.grid import compile_grid
 from retrieval_gate.metrics.headline import default_headline_k
 from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.score.aggregate import aggregate, completeness, latency_summary
+from retrieval_gate.score.provenance import provenance
 from retrieval_gate.score.results import InputInfo, Results
 from retrieval_gate.score.scoring import score_case
 
@@ -82,5 +83,8 @@ def assemble_results(
         aggregates=aggregates,
         latency=latency_summary(cases),
         extras=dict(extras or {}),
+        provenance=provenance(cases=case_set.cases, entries=kb.cards if kb is not None else None,
+                              cases_sha256=case_set.sha256, kb_sha256=kb.sha256 if kb is not None else None,
+                              subset=case_set.subset),
         cases=cases,
     )

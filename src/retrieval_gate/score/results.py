@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_gate.score.provenance import Provenance
+
 RESULTS_SCHEMA_VERSION = 1
 
 CaseStatus = Literal["scored", "no_gold", "failed"]
@@ -87,6 +89,9 @@ class Results(BaseModel):
     aggregates: dict[str, dict[str, MetricCell]]
     latency: Latency | None = None
     extras: dict[str, Any] = Field(default_factory=dict)
+    # Versions of corpus, queries, labels, k unit, scorer, aggregation (issue 14). Optional:
+    # files written before it load with None.
+    provenance: Provenance | None = None
     cases: list[CaseResult]
 
     def to_json_data(self) -> dict[str, Any]:

@@ -1,0 +1,29 @@
+"""Golden-set hygiene (the reference article, Part 9): findings that make the numbers lie, a
+coverage matrix, the label review queue, provenance, and the PR subset. Pure: no file, network
+or environment access and no settings here; the shell (``cli/audit.py``, ``cli/subset.py``)
+loads the inputs and writes the outputs.
+
+The names below load on first use: ``settings`` imports ``audit.params`` on every CLI start,
+and that must not pull in numpy and the checks."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "AuditParams": "retrieval_gate.audit.params",
+    "AuditReport": "retrieval_gate.audit.model",
+    "Finding": "retrieval_gate.audit.model",
+    "introduced": "retrieval_gate.audit.diff",
+    "resolved": "retrieval_gate.audit.diff",
+    "run_audit": "retrieval_gate.audit.run",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'retrieval_gate.audit' has no attribute {name!r}")

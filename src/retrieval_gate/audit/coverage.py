@@ -1,0 +1,142 @@
+"""The coverage matrix and the minimum detectable effect of each cell (pure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from itertools import product
+from statistics import NormalDist
+
+from retrieval_gate.audit.model import AuditCard, Coverage, CoverageCell, Finding
+from retrieval_gate.audit.params import CASE_FIELDS
+from retrieval_gate.models import Case
+
+NONE = "(none)"
+NO_GOLD = "(no gold)"
+MAX_LISTED_EMPTY = 10_000
+
+
+def mde(n: int, p: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Minimum detectable drop of a hit rate over ``n`` cases, two-sided level ``alpha``:
+
+        MDE = (z_{1-α/2} + z_{power}) · sqrt(2 · p(1-p) / n)
+
+    the normal approximation for the difference of two proportions each near ``p`` with n cases.
+    With no variance information about the pairing this is the conservative (unpaired) bound: a
+    paired test with few discordant cases detects less than this. p = 0.5 is the worst case.
+    (α = 0.05, power 0.8: z = 1.95996 + 0.84162 = 2.80158.)  Should be unified with the
+    comparison's MDE when that exists. Capped at 1: a hit rate cannot drop by more, so 1 means
+    "no drop is detectable at this n"."""
+    if n <= 0:
+        raise ValueError("n must be positive")
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    return min(1.0, z * math.sqrt(2 * p * (1 - p) / n))
+
+
+def required_n(max_drop: float, p: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """The smallest n whose ``mde`` is ≤ ``max_drop`` (the same formula solved for n)."""
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    n = math.ceil(2 * p * (1 - p) * (z / max_drop) ** 2)
+    while n > 1 and mde(n - 1, p, alpha=alpha, power=power) <= max_drop:  # guard float rounding
+        n -= 1
+    while mde(max(n, 1), p, alpha=alpha, power=power) > max_drop:
+        n += 1
+    return max(n, 1)
+
+
+def cell_p(hits: int | None, n: int) -> float:
+    """The hit rate a cell's MDE is computed at: (hits + 1) / (n + 2) when measured (so an
+    all-hit cell does not claim zero variance), else 0.5 (the worst case)."""
+    if hits is None:
+        return 0.5
+    return (hits + 1) / (n + 2)
+
+
+def default_fields(cards: Mapping[str, AuditCard]) -> list[str]:
+    fields = ["kind", "locale"]
+    for key in ("doc_type", "section"):
+        if any(key in m for card in cards.values() for m in card.metadata):
+            fields.append(f"gold.{key}")
+    return fields
+
+
+def field_value(case: Case, name: str, cards: Mapping[str, AuditCard]) -> str:
+    """The case's value of a coverage field; ``gold.KEY`` is the first gold card's metadata (its
+    first entry that has the key)."""
+    if name in CASE_FIELDS:
+        value = case.tags.get("split") if name == "split" else getattr(case, name)
+        return NONE if value is None else str(value)
+    if name.startswith("tag."):
+        return case.tags.get(name[4:], NONE)
+    key = name[5:]
+    if not case.gold:
+        return NO_GOLD
+    for gold in case.gold:
+        card = cards.get(gold)
+        for meta in card.metadata if card else ():
+            if key in meta:
+                return str(meta[key])
+    return NONE
+
+
+def coverage_matrix(
+    *,
+    cases: Sequence[Case],
+    cards: Mapping[str, AuditCard],
+    fields: Sequence[str],
+    max_drop: float,
+    alpha: float,
+    power: float,
+    metric: str,
+    hits: Mapping[str, bool] | None = None,
+) -> Coverage:
+    """Counts per cell (every observed combination), the cells of the observed values' cross
+    product that hold no case, and per cell the MDE of the hit rate against ``max_drop``.
+    ``hits`` (case id → hit at the headline k) comes from a results file when given."""
+    cells: dict[tuple[str, ...], list[Case]] = {}
+    for case in cases:
+        key = tuple(field_value(case, f, cards) for f in fields)
+        cells.setdefault(key, []).append(case)
+    out_cells = []
+    for key in sorted(cells):
+        members = cells[key]
+        gold = [c for c in members if c.gold]
+        n_gold = len(gold)
+        cell_hits = None
+        if hits is not None:
+            cell_hits = sum(1 for c in gold if hits.get(c.id))
+        value = None if n_gold == 0 else mde(n_gold, cell_p(cell_hits, n_gold), alpha=alpha, power=power)
+        out_cells.append(CoverageCell(
+            values=dict(zip(fields, key, strict=True)), n=len(members), n_gold=n_gold, hits=cell_hits,
+            mde=None if value is None else round(value, 4),
+            detectable=None if value is None else value <= max_drop,
+        ))
+    observed = [sorted({k[i] for k in cells}) for i in range(len(fields))]
+    size = math.prod(len(v) for v in observed)
+    empty: list[dict[str, str]] = []
+    listed = size <= MAX_LISTED_EMPTY
+    if listed:
+        empty = [dict(zip(fields, combo, strict=True)) for combo in product(*observed) if combo not in cells]
+    return Coverage(fields=list(fields), max_drop=max_drop, alpha=alpha, power=power, metric=metric,
+                    cells=out_cells, empty_cells=empty, empty_cells_listed=listed,
+                    required_n=required_n(max_drop, 0.5, alpha=alpha, power=power))
+
+
+def cell_name(values: Mapping[str, str]) -> str:
+    return " × ".join(f"{k}={v}" for k, v in values.items())
+
+
+def coverage_findings(coverage: Coverage) -> list[Finding]:
+    out = []
+    for empty in coverage.empty_cells:
+        out.append(Finding(kind="empty_coverage_cell", severity="low", cell=cell_name(empty),
+                           reason=f"no case covers {cell_name(empty)}"))
+    for cell in coverage.cells:
+        if cell.detectable is False:
+            assert cell.mde is not None
+            out.append(Finding(
+                kind="underpowered_cell", severity="low", cell=cell_name(cell.values),
+                reason=f"{cell_name(cell.values)}: n = {cell.n_gold} detects a drop of {cell.mde:.3f} "
+                       f"in {coverage.metric}, not the gate's max_drop {coverage.max_drop:g}",
+                data={"n": cell.n_gold, "mde": cell.mde}))
+    return out

@@ -1,0 +1,62 @@
+"""Label completeness: top-k cards that no label judges — the review queue to work through
+before interpreting a delta (reference article, Part 9). Pure."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from retrieval_gate.audit.model import Finding, LabelReview, ReviewItem
+from retrieval_gate.models import Case
+
+
+def review_item(case: Case, retrieved: Sequence[str], k: int) -> ReviewItem | None:
+    """The case's unjudged top-k cards (labels judge only the gold cards: any other card in the
+    top k is unjudged), or None when there are none or the case has no gold."""
+    if not case.gold:
+        return None
+    gold = set(case.gold)
+    top = list(retrieved[:k])
+    unjudged = [card for card in top if card not in gold]
+    if not unjudged:
+        return None
+    first_gold = next((i for i, card in enumerate(top) if card in gold), None)
+    above = len(unjudged) if first_gold is None else first_gold
+    return ReviewItem(case=case.id, hit=first_gold is not None, unjudged=unjudged, above_first_gold=above)
+
+
+def label_review(
+    *, cases: Sequence[Case], retrieved: Mapping[str, Sequence[str]], k: int, limit: int
+) -> tuple[LabelReview, list[ReviewItem]]:
+    """Every case with unjudged cards in its top k, most unjudged-above-the-gold first (a miss
+    first of all): those are the cases where a missing label most likely changes the number.
+    ``frequent_cards``: the unjudged cards by how many top-k lists hold them. Returns the review
+    (its lists cut at ``limit``) and every item."""
+    items = []
+    counter: Counter[str] = Counter()
+    reviewed = 0
+    for case in cases:
+        if case.id not in retrieved or not case.gold:
+            continue
+        reviewed += 1
+        item = review_item(case, retrieved[case.id], k)
+        if item is not None:
+            items.append(item)
+            counter.update(item.unjudged)
+    order = {case.id: i for i, case in enumerate(cases)}
+    items.sort(key=lambda it: (it.hit, -it.above_first_gold, -len(it.unjudged), order[it.case]))
+    frequent = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    review = LabelReview(k=k, cases_reviewed=reviewed, cases_with_unjudged=len(items), queue=items[:limit],
+                         queue_total=len(items), frequent_cards=frequent)
+    return review, items
+
+
+def review_findings(items: Sequence[ReviewItem], *, k: int) -> list[Finding]:
+    """One finding per missed case whose top k holds unjudged cards: before reading that miss as a
+    retrieval failure, check whether one of those cards answers the case."""
+    return [
+        Finding(kind="unjudged_top_k", severity="medium", cases=(it.case,), cards=tuple(it.unjudged),
+                reason=f"missed at k={k}, and its top {k} holds {len(it.unjudged)} card"
+                       f"{'s' if len(it.unjudged) != 1 else ''} no label judges: check them for a missing label")
+        for it in items if not it.hit
+    ]

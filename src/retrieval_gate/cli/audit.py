@@ -1,0 +1,116 @@
+"""``retrieval-gate audit``: golden-set hygiene (findings, coverage, label review, provenance).
+
+The shell: loads the KB and the cases (the same checks as ``validate``), chunks the KB to count
+chunks per card, reads an optional results file and a base audit, calls the pure core
+(``retrieval_gate.audit``) and writes the outputs atomically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from retrieval_gate.audit import AuditParams, AuditReport, introduced, resolved, run_audit
+from retrieval_gate.cli.app import app, console
+from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_json_atomic, write_text_atomic
+from retrieval_gate.load.dataset import load_dataset
+from retrieval_gate.load.textfile import display
+from retrieval_gate.render.audit import print_audit, render_audit_html, render_audit_section
+from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
+
+
+def read_audit(path: Path) -> AuditReport:
+    """A previous ``audit.json`` (e.g. the base branch's), validated."""
+    from pydantic import ValidationError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(Problem(display(Path(path)), None, f"cannot read: {exc.strerror}")) from None
+    except UnicodeDecodeError:
+        raise InputError(Problem(display(Path(path)), None, "not UTF-8")) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(display(Path(path)), exc.lineno, f"JSON syntax error: {exc.msg}")) from None
+    try:
+        return AuditReport.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(Problem(display(Path(path)), None, f"not an audit file: {where}: {first['msg']}")) from None
+
+
+@app.command("audit")
+def audit_command(
+    kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
+    cases: Path | None = typer.Option(None, "--cases", help="Golden set (default: the suite's)."),
+    results: Path | None = typer.Option(None, "--results", help="A results file of these cases: turns on the label review and gives coverage cells their hit rates."),
+    base: Path | None = typer.Option(None, "--base", help="The base branch's audit.json: list only the findings this audit introduced."),
+    out: Path = typer.Option(..., "--out", help="Where to write audit.json."),
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML page (coverage matrix, findings)."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="With --base: write the PR comment's collapsed section of introduced findings."),
+    coverage: str | None = typer.Option(None, "--coverage", help="Coverage fields, comma-separated (kind, locale, form, hard_class, split, tag.KEY, gold.KEY)."),
+    threshold: float | None = typer.Option(None, "--threshold", help="Near-duplicate Jaccard threshold (default 0.8)."),
+    num_perm: int | None = typer.Option(None, "--num-perm", help="MinHash permutations (default 128)."),
+    shingle_size: int | None = typer.Option(None, "--shingle-size", help="Words per shingle (default 3)."),
+    config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
+    suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
+) -> None:
+    """Golden-set hygiene: near-duplicate cards and ambiguous gold, query leakage, duplicate
+    queries and split leaks, unwinnable cases, a coverage matrix, unjudged top-k cards. Exit 0
+    whatever it finds (report first); 2 on bad input."""
+    from retrieval_gate.chunk.chunking import chunk_kb
+
+    if markdown is not None and base is None:
+        raise UsageError("--markdown needs --base (the section lists the findings introduced since the base)")
+    audit_flags = {"coverage": coverage, "threshold": threshold, "num_perm": num_perm, "shingle_size": shingle_size}
+    overrides = {"kb": str(kb) if kb else None, "cases": str(cases) if cases else None,
+                 "audit": {k: v for k, v in audit_flags.items() if v is not None}}
+    config_file, config_path = load_config(config, required=config is not None)
+    settings: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
+    if settings.kb is None or settings.cases is None:
+        raise UsageError("audit needs --kb and --cases (or a suite that names them)")
+    case_set, loaded_kb = load_dataset(cases=Path(settings.cases), kb=Path(settings.kb))
+    assert loaded_kb is not None
+    chunks: dict[str, int] = {}
+    for chunk in chunk_kb(loaded_kb, settings.chunking):
+        chunks[chunk.card_id] = chunks.get(chunk.card_id, 0) + 1
+
+    retrieved = None
+    k = settings.headline_k or (5 if 5 in settings.k else max(settings.k))
+    if results is not None:
+        from retrieval_gate.load.results import read_results
+
+        loaded = read_results(results)
+        k = loaded.headline_k
+        retrieved = {c.id: list(c.retrieved) for c in loaded.cases}
+        known = {c.id for c in case_set.cases}
+        if not known & set(retrieved):
+            raise InputError(Problem(display(Path(results)), None,
+                                     "no case of this results file is in the cases: results of another golden set?"))
+    base_report = read_audit(base) if base is not None else None  # bad input fails before any output
+    gate = settings.gate
+    max_drop = gate.max_drop.get(f"hit@{k}", gate.default_max_drop)
+    params: AuditParams = settings.audit
+    report = run_audit(cases=case_set.cases, entries=loaded_kb.cards, params=params, chunks=chunks,
+                       max_drop=max_drop, alpha=gate.alpha, retrieved=retrieved, k=k,
+                       cases_sha256=case_set.sha256, kb_sha256=loaded_kb.sha256,
+                       subset=case_set.subset)
+    write_json_atomic(out, report.to_json_data())
+    print_audit(report, console)
+    if html is not None:
+        write_text_atomic(html, render_audit_html(report))
+        console.print(f"wrote {html}", markup=False)
+    if base_report is not None:
+        new = introduced(current=report.findings, base=base_report.findings)
+        gone = resolved(current=report.findings, base=base_report.findings)
+        console.print(f"since the base audit: {len(new)} new findings, {len(gone)} resolved",
+                      markup=False, highlight=False)
+        for f in new:
+            console.print(f"  new {f.severity} {f.kind}: {f.reason}", markup=False, highlight=False, soft_wrap=True)
+        if markdown is not None:
+            write_text_atomic(markdown, render_audit_section(introduced=new, resolved=len(gone),
+                                                             total=len(report.findings)))
+            console.print(f"wrote {markdown}", markup=False)
+    console.print(f"wrote {out}", markup=False)

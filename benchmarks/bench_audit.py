@@ -115,11 +115,9 @@ def main() -> None:
 
 def phases(kb: Path, cases: Path) -> None:
     """CPU seconds per phase, in this process: load + validate, chunk, the pure audit."""
-    from retrieval_gate.chunk.chunking import chunk_kb
-
     from retrieval_gate.audit import AuditParams, run_audit
+    from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
     from retrieval_gate.load.dataset import load_dataset
-    from retrieval_gate.chunk.chunking import ChunkSettings
 
     t = time.process_time()
     case_set, loaded = load_dataset(cases=cases, kb=kb)

@@ -42,9 +42,6 @@ def read_confined(path: str | Path, *, workspace: Path, max_bytes: int, what: st
     shown = str(path)
     root = Path(os.path.realpath(workspace))
     full = Path(path) if Path(path).is_absolute() else root / path
-    real = Path(os.path.realpath(full))
-    if real != root and root not in real.parents:
-        raise InputError(Problem(shown, None, f"{what}: refused, it resolves outside the workspace {root}"))
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(full, flags)
@@ -54,6 +51,10 @@ def read_confined(path: str | Path, *, workspace: Path, max_bytes: int, what: st
         if exc.errno == errno.ENOENT:
             raise InputError(Problem(shown, None, f"{what}: file not found")) from None
         raise InputError(Problem(shown, None, f"{what}: cannot read: {exc.strerror}")) from None
+    real = Path(os.path.realpath(full))
+    if real != root and root not in real.parents:
+        os.close(fd)
+        raise InputError(Problem(shown, None, f"{what}: refused, it resolves outside the workspace {root}"))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -302,3 +302,28 @@ def test_the_fork_comment_is_scrubbed_too(world, github, engine):
     body = github.comments[7][0]["body"]
     assert RUNTIME_TOKEN not in body and "leak ***" in body
     assert RUNTIME_TOKEN not in _everything_written(world, github) + run.everything()
+
+
+class _HeaderEchoEngine(FakeEngine):
+    """An endpoint that echoes its Authorization header into an answer's error, say."""
+
+    def evaluate(self, **kwargs):  # type: ignore[override]
+        results = super().evaluate(**kwargs)
+        headers = kwargs["suite_config"].options["http_headers"]
+        results.cases[0].error = f"endpoint said: bad header {headers['Authorization']}"
+        return results
+
+
+def test_header_values_read_from_the_environment_are_scrubbed_too(tmp_path, monkeypatch, capsys, github):
+    echo = _HeaderEchoEngine(scores=dict(SIX_HITS))
+    world = ActionWorld(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, github=github, engine=echo)
+    base = _base(github, echo)
+    (world.workspace / "retrieval-gate.yml").write_text(
+        BASE_CONFIG + "    options:\n      http_headers:\n        Authorization: Bearer ${RG_SEARCH_KEY}\n",
+        encoding="utf-8")
+    run = _pr(world, base, extra_env={"RG_SEARCH_KEY": "search-key-0123456789"})
+    assert run.exit_code == 1
+    assert echo.configs[-1].options["http_headers"] == {"Authorization": "Bearer search-key-0123456789"}
+    results = (world.workspace / run.outputs["results_path"]).read_text(encoding="utf-8")
+    assert "bad header Bearer ***" in results
+    assert "search-key-0123456789" not in _everything_written(world, github) + run.everything()

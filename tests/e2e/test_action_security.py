@@ -194,6 +194,15 @@ def test_markdown_in_place_of_results_is_refused(world, github, engine):
     assert github.requests(path_regex="/comments") == []
 
 
+def test_in_a_privileged_mode_the_config_is_read_confined_too(world, github, engine):
+    github.add_pull(7, head_sha="1" * 40, base_sha=github.branches["main"], head_repo="someone/rag")
+    _fork_run_data(world, engine)
+    os.symlink(_secret_file(world), world.workspace / "retrieval-gate.yml")
+    run = _comment_run(world, github, head_sha="1" * 40)
+    assert run.exit_code == 2 and "retrieval-gate.yml: config: refused, it is a symbolic link" in run.stderr
+    assert github.requests(path_regex="/comments") == [] and TOKEN not in run.everything()
+
+
 # -- 3. the run's head sha and head repository are required and checked ---------------------------
 
 

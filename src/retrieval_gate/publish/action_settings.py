@@ -20,8 +20,15 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.publish.untrusted import EVENT_MAX_BYTES, MIN_SECRET_CHARS
-from retrieval_gate.settings import DEFAULT_CONFIG_NAME, SuiteConfig, load_config, resolve_suite
+from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
+from retrieval_gate.settings import (
+    DEFAULT_CONFIG_NAME,
+    ConfigFile,
+    SuiteConfig,
+    load_config,
+    parse_config,
+    resolve_suite,
+)
 
 Mode = Literal["auto", "pr", "update-baseline", "write-baseline", "report", "comment"]
 MODES: tuple[str, ...] = get_args(Mode)
@@ -184,7 +191,10 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     workspace = workspace_of(env)
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
     config_path = Path(inputs.config) if inputs.config is not None else None
-    config_file, found = load_config(config_path, required=config_path is not None)
+    if _privileged(inputs, env.get("GITHUB_EVENT_NAME", "")):
+        config_file, found = _load_config_confined(config_path, workspace=workspace)
+    else:
+        config_file, found = load_config(config_path, required=config_path is not None)
     suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found,
                                  env=env)
     secrets = runner_secrets(env) + [v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
@@ -207,6 +217,28 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
         config_repo_path=repo_path(inputs.config or DEFAULT_CONFIG_NAME, workspace=workspace, what="config"),
         secrets=tuple(SecretStr(v) for v in dict.fromkeys(secrets)),
     )
+
+
+PRIVILEGED_MODES = ("comment", "write-baseline")
+
+
+def _privileged(inputs: ActionInputs, event_name: str) -> bool:
+    """The modes that run beside a write token and read files another run made."""
+    return inputs.mode in PRIVILEGED_MODES or (inputs.mode == "auto" and event_name == "workflow_run")
+
+
+def _load_config_confined(path: Path | None, *, workspace: Path) -> tuple[ConfigFile, Path | None]:
+    """The config file as a privileged mode reads it: a regular file inside the workspace, no
+    symlink followed, at most 1 MiB (``publish.untrusted``); absent → the defaults."""
+    candidate = path if path is not None else Path(DEFAULT_CONFIG_NAME)
+    if path is None and not os.path.lexists(candidate):
+        return ConfigFile(), None
+    raw = read_confined(candidate, workspace=workspace, max_bytes=CONFIG_MAX_BYTES, what="config")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(str(candidate), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
+    return parse_config(text, source=candidate), candidate
 
 
 def parse_inputs(env: Mapping[str, str]) -> ActionInputs:

@@ -9,7 +9,6 @@ runner's environment."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -163,8 +162,9 @@ def resolve_suite(
 ) -> SuiteConfig:
     """The suite from the file (or defaults) with flags on top; relative paths in the file are
     taken relative to the file's folder. ``options.http_headers`` values written ``${NAME}`` are
-    read from ``env`` (the process environment when None: the one read for the CLI; the action
-    passes the runner environment it read once)."""
+    read from ``env`` — the environment as ``publish.action_settings`` read it, once (the action's
+    runner environment; ``eval`` passes the process's) — and left as written when ``env`` is None
+    (``compare``, ``score``: nothing is sent anywhere)."""
     if suite not in config.suites:
         if config_path is not None and suite != "default":
             known = ", ".join(sorted(config.suites)) or "none"
@@ -183,8 +183,9 @@ def resolve_suite(
         resolved = SuiteConfig.model_validate(data)
     except ValidationError as exc:
         raise InputError(_config_problems(config_path or Path("<flags>"), exc)) from None
-    return _with_header_refs(resolved, env=os.environ if env is None else env,
-                             where=str(config_path or "<flags>"))
+    if env is None:
+        return resolved
+    return _with_header_refs(resolved, env=env, where=str(config_path or "<flags>"))
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -66,10 +66,22 @@ def test_header_values_name_environment_variables_and_are_remembered_as_secrets(
     assert suite.model_copy(update={"k": (1,)}).env_secrets == ("s3cr3t-value",)  # kept through a copy
 
 
-def test_the_cli_reads_header_variables_from_the_process_environment(monkeypatch):
-    monkeypatch.setenv("SEARCH_KEY", "from-the-shell")
-    assert _suite(HEADERS + "        Authorization: ${SEARCH_KEY}\n", None).options["http_headers"] == {
-        "Authorization": "from-the-shell"}
+def test_without_an_environment_references_stay_as_written():
+    """compare and score resolve the suite without one: nothing is sent, nothing is read."""
+    suite = _suite(HEADERS + "        Authorization: ${SEARCH_KEY}\n", None)
+    assert suite.options["http_headers"] == {"Authorization": "${SEARCH_KEY}"} and suite.env_secrets == ()
+
+
+def test_eval_reads_header_variables_from_the_process_environment(tmp_path, monkeypatch, capsys):
+    """The CLI's eval resolves ${NAME} from the environment (read once, by action_settings): an
+    unset variable stops it with the header named, before anything is evaluated."""
+    (tmp_path / "rg.yml").write_text(HEADERS + "        Authorization: Bearer ${RG_TEST_KEY}\n", encoding="utf-8")
+    monkeypatch.delenv("RG_TEST_KEY", raising=False)
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", "--config", str(tmp_path / "rg.yml"), "--kb", str(tmp_path), "--cases", str(tmp_path / "c"),
+              "--out", str(tmp_path / "out")])
+    assert exited.value.code == 2
+    assert "options.http_headers.Authorization: environment variable RG_TEST_KEY is not set" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """The action's settings, read ONCE from the runner's environment into one typed object.
 
 ``runner_environment`` is the one read of ``os.environ`` in the package (the CLI's commands take
-flags; ``settings.py`` reads the config file). Inputs reach a Docker
+flags, and ``eval`` gets from it only the variables the config's ``http_headers`` name;
+``settings.py`` reads the config file). Inputs reach a Docker
 action as ``INPUT_<NAME>`` (the input name upper-cased; names use underscores because Docker
 actions do not receive inputs whose names contain hyphens, github/docs#32671). The suite's
 configuration comes from the config file (``settings.load_config``) with the inputs on top
@@ -159,7 +160,8 @@ class ActionSettings(_Frozen):
 
 
 def runner_environment() -> dict[str, str]:
-    """A copy of the runner's environment: the one read of ``os.environ`` for the action."""
+    """A copy of the process environment: the one read of ``os.environ`` in the package — the
+    runner's for the action, and for ``eval`` the variables its ``http_headers`` name."""
     return dict(os.environ)
 
 

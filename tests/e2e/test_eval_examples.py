@@ -18,18 +18,12 @@ from retrieval_gate.cli import main
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
 from tests.conftest import EXAMPLES
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.model
 
 KB = EXAMPLES / "kb"
 CASES = EXAMPLES / "cases.jsonl"
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
 
 
 @pytest.fixture(scope="module")

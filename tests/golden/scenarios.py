@@ -88,7 +88,7 @@ def make_rankings(cases: Sequence[Case], *, quality: float, seed: int) -> dict[s
     return out
 
 
-def make_results(cases: Sequence[Case], rankings: dict[str, RankedList], *, suite: str = "docs",
+def scored_results(cases: Sequence[Case], rankings: dict[str, RankedList], *, suite: str = "docs",
                  config: dict[str, Any] | None = None) -> Results:
     case_set = CaseSet(cases=tuple(cases), path="cases.jsonl", sha256="0" * 64, format="jsonl")
     return assemble_results(
@@ -180,14 +180,14 @@ LINKS = {"run": "https://github.com/acme/docs/actions/runs/42",
 @cache
 def first_run() -> Scenario:
     cases = make_cases(40, no_gold_every=10)
-    return Scenario("first_run", make_results(cases, make_rankings(cases, quality=0.7, seed=2)))
+    return Scenario("first_run", scored_results(cases, make_rankings(cases, quality=0.7, seed=2)))
 
 
 @cache
 def improvement() -> Scenario:
     cases = make_cases(120)
-    base = make_results(cases, make_rankings(cases, quality=0.55, seed=3))
-    cur = make_results(cases, make_rankings(cases, quality=0.85, seed=4))
+    base = scored_results(cases, make_rankings(cases, quality=0.55, seed=3))
+    cur = scored_results(cases, make_rankings(cases, quality=0.85, seed=4))
     baseline = make_baseline(base, history=(0.50, 0.52, 0.55, 0.54, 0.58))
     return Scenario("improvement", cur, make_comparison(base, cur), baseline, LINKS)
 
@@ -195,8 +195,8 @@ def improvement() -> Scenario:
 @cache
 def regression() -> Scenario:
     cases = make_cases(90, tag_values=2)
-    base = make_results(cases, make_rankings(cases, quality=0.85, seed=5))
-    cur = make_results(cases, make_rankings(cases, quality=0.55, seed=6))
+    base = scored_results(cases, make_rankings(cases, quality=0.85, seed=5))
+    cur = scored_results(cases, make_rankings(cases, quality=0.55, seed=6))
     gate = {"fail_on_regression": True, "default_max_drop": 0.02, "require_significance": True,
             "floors": {"hit@5": 0.7}, "max_drop": {}, "alpha": 0.05}
     baseline = make_baseline(base, history=(0.80, 0.83, 0.86))
@@ -206,9 +206,9 @@ def regression() -> Scenario:
 @cache
 def config_change() -> Scenario:
     cases = make_cases(60)
-    base = make_results(cases[:55], make_rankings(cases[:55], quality=0.7, seed=7))
+    base = scored_results(cases[:55], make_rankings(cases[:55], quality=0.7, seed=7))
     cur_cases = cases[3:]
-    cur = make_results(cur_cases, make_rankings(cur_cases, quality=0.72, seed=8),
+    cur = scored_results(cur_cases, make_rankings(cur_cases, quality=0.72, seed=8),
                        config={"retriever": "dense", "model": "bge-small-en-v1.5", "k": list(KS)})
     changes = [ConfigChange(key="model", baseline="all-MiniLM-L6-v2", current="bge-small-en-v1.5"),
                ConfigChange(key="chunking", baseline={"size": 1200, "overlap": 150},
@@ -227,8 +227,8 @@ def huge() -> Scenario:
                        hard_classes=("normal", "near-duplicate", "prose-free", "boilerplate", "specific"),
                        query_fn=lambda i: f"a rather long question number {i} about the configuration of "
                        f"subsystem {i % 97} and how it interacts with the retrieval layer")
-    base = make_results(cases, make_rankings(cases, quality=0.75, seed=9))
-    cur = make_results(cases, make_rankings(cases, quality=0.7, seed=10))
+    base = scored_results(cases, make_rankings(cases, quality=0.75, seed=9))
+    cur = scored_results(cases, make_rankings(cases, quality=0.7, seed=10))
     baseline = make_baseline(base, history=tuple(0.6 + 0.01 * i for i in range(20)))
     return Scenario("huge", cur, make_comparison(base, cur), baseline, LINKS)
 
@@ -250,8 +250,8 @@ def hostile() -> Scenario:
     base_rankings[HOSTILE_ID] = RankedList(ids=(cases[0].gold[0], "d0"))
     cur_rankings = make_rankings(cases, quality=0.2, seed=12)
     del cur_rankings[HOSTILE_ID]  # missing from the run: failed
-    base = make_results(cases, base_rankings, suite="docs --> <b>")
-    cur = make_results(cases, cur_rankings, suite="docs --> <b>")
+    base = scored_results(cases, base_rankings, suite="docs --> <b>")
+    cur = scored_results(cases, cur_rankings, suite="docs --> <b>")
     changes = [ConfigChange(key="model|x", baseline="a`b", current="@c\n#4")]
     baseline = make_baseline(base, history=(0.9, 0.95))
     return Scenario("hostile", cur, make_comparison(base, cur, config_changes=changes), baseline)

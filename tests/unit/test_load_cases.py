@@ -10,17 +10,12 @@ import pytest
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.load.cases import load_cases, read_cases
-
-
-def write_lines(path: Path, *lines: str | bytes) -> Path:
-    path.write_bytes(b"".join((ln if isinstance(ln, bytes) else ln.encode()) + b"\n" for ln in lines))
-    return path
+from tests import helpers
+from tests.helpers import write_lines
 
 
 def problems_of(path: Path) -> list[tuple[int | None, str]]:
-    with pytest.raises(InputError) as info:
-        load_cases(path)
-    return [(p.line, p.message) for p in info.value.problems]
+    return [(p.line, p.message) for p in helpers.problems_of(load_cases, path)]
 
 
 @pytest.mark.parametrize("field", ["gold", "must_cite_one_of", "relevant_doc_ids", "expected_document_ids"])

@@ -7,20 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.errors import InputError
 from retrieval_gate.load.kb import load_kb, read_kb, split_front_matter
-
-
-def write_lines(path: Path, *lines: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"".join((ln if isinstance(ln, bytes) else ln.encode()) + b"\n" for ln in lines))
-    return path
+from tests import helpers
+from tests.helpers import write_lines
 
 
 def problems_of(path: Path) -> list[tuple[str, int | None, str]]:
-    with pytest.raises(InputError) as info:
-        load_kb(path)
-    return [(Path(p.path).name, p.line, p.message) for p in info.value.problems]
+    return [(Path(p.path).name, p.line, p.message) for p in helpers.problems_of(load_kb, path)]
 
 
 def test_jsonl_cards_and_chunks(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.errors import InputError
 from retrieval_gate.load.runs import load_run
+from tests import helpers
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -17,9 +17,7 @@ def write(path: Path, text: str | bytes) -> Path:
 
 
 def problems_of(path: Path) -> list[tuple[int | None, str]]:
-    with pytest.raises(InputError) as info:
-        load_run(path)
-    return [(p.line, p.message) for p in info.value.problems]
+    return [(p.line, p.message) for p in helpers.problems_of(load_run, path)]
 
 
 def test_trec_run_is_ordered_by_score_then_docid_descending(tmp_path: Path) -> None:

@@ -8,19 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import main
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
-
-
-def write_lines(path: Path, *lines: str | bytes) -> Path:
-    path.write_bytes(b"".join((ln if isinstance(ln, bytes) else ln.encode()) + b"\n" for ln in lines))
-    return path
+from tests.helpers import run_cli, write_lines
 
 
 @pytest.fixture

@@ -6,18 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import main
 from retrieval_gate.files import write_json_atomic
 from retrieval_gate.render.markdown import comment_marker
 from tests.golden import scenarios as sc
 from tests.golden.readers import parse_html
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
+from tests.helpers import run_cli
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
-"""``retrieval-gate eval``: KB → chunks → embeddings → Chroma → dense retrieval → results JSON.
+"""``retrieval-gate eval``: KB → chunks → embeddings → store → one or more retrievers (dense, bm25,
+hybrid, +rerank, custom) → one results JSON per retriever, and a side-by-side table when several.
 
-Heavy imports (chromadb, sentence-transformers, torch) happen inside the command, and torch only
-when something has to be embedded."""
+The work is ``evaluation.run.run_evals``; this module turns flags into a suite config and shows
+progress. Heavy imports (chromadb, sentence-transformers, torch) happen inside the command, and
+torch only when something has to be embedded."""
 
 from __future__ import annotations
 

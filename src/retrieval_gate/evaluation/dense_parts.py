@@ -60,12 +60,8 @@ class DenseParts:
 
     def __init__(self, *, suite_config: SuiteConfig, suite: str, kb: KnowledgeBase, chunks: Sequence[Chunk],
                  embedder: Embedder | None, store: VectorStore | None, progress: EvalProgress):
-        self.suite_config = suite_config
-        self.suite = suite
-        self.kb = kb
-        self.chunks = chunks
-        self._embedder_in = embedder
-        self._store_in = store
+        self.suite_config, self.suite, self.kb, self.chunks = suite_config, suite, kb, chunks
+        self._embedder_in, self._store_in = embedder, store  # given by the caller (tests), else built here
         self.progress = progress
         self.store: VectorStore | None = None
         self.embedder: CachedEmbedder | None = None

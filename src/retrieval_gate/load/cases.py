@@ -5,17 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes, sha256_path
 from retrieval_gate.load.textfile import (
     display,
-    iter_json_objects,
     iter_lines,
     raise_if,
     validated_records,
-    validation_problems,
 )
 from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case, CaseSet
 
@@ -69,10 +65,9 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
                     tags = obj["tags"] = {name: value}
         return obj
 
-    cases, lines = validated_records(path, problems, model=Case, what="case", prepare=prepare)
+    cases, lines = validated_records(path, problems, model=Case, what="case", prepare=prepare,
+                                     empty="no cases: the file is empty")
     if not cases:
-        if not problems:
-            problems.append(Problem(display(path), None, "no cases: the file is empty"))
         return None, problems
     return CaseSet(tuple(cases), display(path), sha256_path(path), "jsonl", lines), problems
 
@@ -119,32 +114,20 @@ def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
     qrels_path = _qrels_file(folder)
     problems: list[Problem] = []
     gold, qrel_lines = load_qrels(qrels_path, problems)
-    cases: list[Case] = []
-    lines: dict[str, int] = {}
-    for number, obj in iter_json_objects(queries, problems):
+
+    def prepare(obj: dict[str, Any], number: int) -> dict[str, Any] | Problem:
         qid = obj.get("_id", obj.get("id"))
         if qid is None:
-            problems.append(Problem(display(queries), number, "missing required field '_id'"))
-            continue
-        qid = str(qid)
-        try:
-            case = Case(id=qid, query=obj.get("text", ""), gold=tuple(gold.get(qid, ())))
-        except ValidationError as exc:
-            problems.extend(validation_problems(queries, number, exc))
-            continue
-        if qid in lines:
-            problems.append(Problem(display(queries), number,
-                                    f"duplicate query id {qid!r} (first at line {lines[qid]})"))
-            continue
-        lines[qid] = number
-        cases.append(case)
+            return Problem(display(queries), number, "missing required field '_id'")
+        return {"id": str(qid), "query": obj.get("text", ""), "gold": tuple(gold.get(str(qid), ()))}
+
+    cases, lines = validated_records(queries, problems, model=Case, what="query", prepare=prepare,
+                                     empty="no queries: the file is empty")
     for qid, number in qrel_lines.items():
         if qid not in lines:
             problems.append(Problem(display(qrels_path), number,
                                     f"query id {qid!r} is not in queries.jsonl"))
     if not cases:
-        if not problems:
-            problems.append(Problem(display(queries), None, "no queries: the file is empty"))
         return None, problems
     digest = sha256_path(queries) + sha256_path(qrels_path)
     return CaseSet(tuple(cases), display(folder), sha256_bytes(digest.encode()), "beir", lines), problems

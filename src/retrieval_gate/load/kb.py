@@ -62,10 +62,9 @@ def _load_jsonl(path: Path, fmt: str) -> tuple[KnowledgeBase | None, list[Proble
             obj.pop("title", None)
         return obj
 
-    cards, lines = validated_records(path, problems, model=Card, what="card", prepare=prepare)
+    cards, lines = validated_records(path, problems, model=Card, what="card", prepare=prepare,
+                                     empty="knowledge base is empty: no cards")
     if not cards:
-        if not problems:
-            problems.append(Problem(display(path), None, "knowledge base is empty: no cards"))
         return None, problems
     return KnowledgeBase(tuple(cards), display(path), sha256_path(path), fmt, lines), problems
 

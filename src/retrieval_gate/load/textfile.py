@@ -71,11 +71,12 @@ Record = TypeVar("Record", bound=BaseModel)
 
 def validated_records(
     path: Path, problems: list[Problem], *, model: type[Record], what: str,
-    prepare: Callable[[dict[str, Any], int], dict[str, Any] | Problem],
+    prepare: Callable[[dict[str, Any], int], dict[str, Any] | Problem], empty: str,
 ) -> tuple[list[Record], dict[str, int]]:
     """Each JSONL object of ``path``, ``prepare``d and validated into ``model``, in file order,
     with the line of each id. A line that does not validate, or repeats an earlier id, becomes a
-    problem (``duplicate <what> id``) and is left out."""
+    problem (``duplicate <what> id``) and is left out; a file with no record and no other problem
+    gets the problem ``empty``."""
     records: list[Record] = []
     lines: dict[str, int] = {}
     for number, obj in iter_json_objects(path, problems):
@@ -95,6 +96,8 @@ def validated_records(
             continue
         lines[record_id] = number
         records.append(record)
+    if not records and not problems:
+        problems.append(Problem(display(path), None, empty))
     return records, lines
 
 

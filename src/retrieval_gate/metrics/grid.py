@@ -11,8 +11,8 @@ sums) from the 1-based ranks of the gold cards within the top ``max(k)``:
     nDCG@k = Σ_{p ≤ k} 1/log2(p + 1)  /  Σ_{i=1..min(k,|gold|)} 1/log2(i + 1)
     AP@k  = (1/|gold|) · Σ_{j-th gold card at rank p ≤ k} j / p
 
-``tests/unit/test_metrics_grid.py`` checks equality (``==``, not approximately) with the
-reference functions on random rankings.
+``tests/unit/test_metrics_pytrec.py`` checks equality (``==``, not approximately) with the
+reference functions on random rankings, and both against pytrec_eval.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from retrieval_gate.score.results import CaseResult, Completeness, Latency, MetricCell
+from retrieval_gate.score.scoring import OVERALL
 
 
 def aggregate(cases: Iterable[CaseResult]) -> dict[str, dict[str, MetricCell]]:
@@ -34,7 +35,7 @@ def aggregate(cases: Iterable[CaseResult]) -> dict[str, dict[str, MetricCell]]:
 
 
 def _slice_order(name: str) -> tuple[int, str]:
-    return (0, "") if name == "overall" else (1, name)
+    return (0, "") if name == OVERALL else (1, name)
 
 
 def completeness(cases: Sequence[CaseResult], unknown_run_ids: Iterable[str] = ()) -> Completeness:

@@ -233,3 +233,60 @@ def test_runner_secrets_are_the_token_and_actions_values_not_short_flags():
     env = {"INPUT_GITHUB_TOKEN": "ghs_abcdefgh12345", "ACTIONS_RUNTIME_TOKEN": "eyJ-runtime-0123",
            "ACTIONS_STEP_DEBUG": "true", "ACTIONS_CACHE_URL": "https://cache.example/abc/", "GITHUB_SHA": "a" * 40}
     assert runner_secrets(env) == ["ghs_abcdefgh12345", "https://cache.example/abc/", "eyJ-runtime-0123"]
+
+
+# -- the gate a PR is judged by -------------------------------------------------------------------
+
+
+def _settings(pr: str, *, fail_on_regression: str = ""):
+    """ActionSettings as build_action_settings makes them: the PR's file with the inputs on top."""
+    from retrieval_gate.publish.action_settings import ActionSettings, parse_inputs, suite_overrides
+
+    inputs = parse_inputs({"INPUT_FAIL_ON_REGRESSION": fail_on_regression})
+    suite = resolve_suite(parse_config(pr, source=Path("rg.yml")), suite="default", overrides=suite_overrides(inputs),
+                          config_path=Path("retrieval-gate.yml"), env={})
+    return ActionSettings(event_name="pull_request", inputs=inputs, suite_config=suite,
+                          baseline_path=suite.baseline or "baselines/default.json", out_dir=Path("out"))
+
+
+BASE = ("suites:\n  default:\n    k: [1, 5, 10]\n    headline_k: 10\n    gate:\n      floors: {hit@5: 0.9}\n"
+        "      max_drop: {'ndcg@10:locale=pt-BR': 0.05}\n")
+
+
+def test_the_base_decides_floors_judged_rows_and_headline_k_and_the_pr_sees_each_change():
+    from retrieval_gate.publish.base_gate import base_suite, change_note, judged_by
+
+    settings = _settings("suites:\n  default:\n    k: [1, 5, 10]\n    headline_k: 1\n    baseline: mine.json\n")
+    judged = judged_by(settings=settings, base=base_suite(BASE, settings=settings, ref="b" * 40),
+                       base_has_config=True)
+    config = judged.suite_config
+    assert config.gate.floors == {"hit@5": 0.9} and config.gate.max_drop == {"ndcg@10:locale=pt-BR": 0.05}
+    assert (config.headline_k, config.k, judged.baseline_path) == (10, (1, 5, 10), "baselines/default.json")
+    assert [(c.key, c.base, c.proposed) for c in judged.changes] == [
+        ("baseline", '"baselines/default.json"', '"mine.json"'),
+        ("gate.floors.hit@5", "0.9", "(not set)"),
+        ("gate.max_drop.ndcg@10:locale=pt-BR", "0.05", "(not set)"),
+        ("headline_k", "10", "1"),
+    ]
+    note = change_note(judged, config_path="retrieval-gate.yml", suite="default")
+    assert note.count("\n> | ") == 1 + 4 and "applies after merge" in note  # the header and a row per change
+
+
+def test_the_input_overrides_both_sides_and_is_no_change():
+    from retrieval_gate.publish.base_gate import base_suite, judged_by
+
+    settings = _settings(BASE, fail_on_regression="true")
+    judged = judged_by(settings=settings, base=base_suite(BASE, settings=settings, ref="b" * 40),
+                       base_has_config=True)
+    assert judged.suite_config.gate.fail_on_regression is True and judged.changes == ()
+
+
+def test_a_base_headline_k_the_pr_does_not_measure_is_noted_not_applied():
+    from retrieval_gate.publish.base_gate import base_suite, judged_by
+
+    settings = _settings("suites:\n  default:\n    k: [1, 5]\n")
+    judged = judged_by(settings=settings, base=base_suite(BASE, settings=settings, ref="b" * 40),
+                       base_has_config=True)
+    assert judged.suite_config.headline_k is None
+    assert judged.notes == ("the base's headline_k 10 is not one of this PR's cutoffs k [1, 5], so the PR's "
+                            "headline_k (default) is used",)

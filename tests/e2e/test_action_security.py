@@ -203,6 +203,30 @@ def test_in_a_privileged_mode_the_config_is_read_confined_too(world, github, eng
     assert github.requests(path_regex="/comments") == [] and TOKEN not in run.everything()
 
 
+def test_the_fork_comment_lists_the_gate_changes_of_the_prs_head(world, github, engine):
+    base = _base(github, engine)
+    head = github.commit("feature", {"retrieval-gate.yml": GATE_OFF_CONFIG}, message="fork: gate off")
+    github.add_pull(7, head_sha=head, base_sha=base, head_repo="someone/rag")
+    _fork_run_data(world, engine)
+    run = _comment_run(world, github, head_sha=head)
+    assert run.exit_code == 0
+    body = github.comments[7][0]["body"]
+    assert "**This pull request changes the gate settings**" in body
+    assert "> | gate.fail_on_regression | true | false |" in body
+    reads = [(r.path, r.query["ref"]) for r in github.requests("GET", "/contents/retrieval-gate.yml")]
+    assert sorted(reads) == sorted([("/repos/acme/rag/contents/retrieval-gate.yml", [head]),
+                                    ("/repos/acme/rag/contents/retrieval-gate.yml", [base])])
+
+
+def test_without_the_config_at_the_fork_head_no_change_is_guessed(world, github, engine):
+    base = _base(github, engine)
+    github.add_pull(7, head_sha="1" * 40, base_sha=base, head_repo="someone/rag")  # a commit the API cannot resolve
+    _fork_run_data(world, engine)
+    run = _comment_run(world, github, head_sha="1" * 40)
+    assert run.exit_code == 0 and "changes the gate settings" not in github.comments[7][0]["body"]
+    assert "no gate-change notice" in run.stdout
+
+
 # -- 3. the run's head sha and head repository are required and checked ---------------------------
 
 

@@ -68,14 +68,22 @@ def base_suite(text: str | None, *, settings: ActionSettings, ref: str) -> Suite
     return suite
 
 
-def judged_by(*, settings: ActionSettings, base: SuiteConfig | None, base_has_config: bool) -> JudgedBy:
-    """The PR's suite config with the base's protected settings (the ``fail_on_regression``
-    input, part of the workflow, still overrides both); the changes the PR proposes to them."""
-    pr = settings.suite_config
+def judged_by(*, settings: ActionSettings, base: SuiteConfig | None, base_has_config: bool,
+              proposed: SuiteConfig | None = None) -> JudgedBy:
+    """The PR's suite config (``proposed``, else the checkout's) with the base's protected
+    settings (the ``fail_on_regression`` input, part of the workflow, still overrides both); the
+    changes the PR proposes to them."""
+    override = settings.inputs.fail_on_regression
+    if proposed is None:
+        pr, pr_path = settings.suite_config, settings.baseline_path
+    else:
+        pr = proposed if override is None else proposed.model_copy(
+            update={"gate": proposed.gate.model_copy(update={"fail_on_regression": override})})
+        pr_path = baseline_repo_path(suite_config=pr, inputs=settings.inputs, workspace=settings.workspace)
     reference = base or SuiteConfig()
     gate = reference.gate
-    if settings.inputs.fail_on_regression is not None:
-        gate = gate.model_copy(update={"fail_on_regression": settings.inputs.fail_on_regression})
+    if override is not None:
+        gate = gate.model_copy(update={"fail_on_regression": override})
     notes: list[str] = []
     headline_k = reference.headline_k
     if headline_k is not None and headline_k not in pr.k:
@@ -84,7 +92,7 @@ def judged_by(*, settings: ActionSettings, base: SuiteConfig | None, base_has_co
         headline_k = pr.headline_k
     effective = pr.model_copy(update={"gate": gate, "baseline": reference.baseline, "headline_k": headline_k})
     base_path = baseline_repo_path(suite_config=effective, inputs=settings.inputs, workspace=settings.workspace)
-    changes = _changes(base=_protected(effective, base_path), proposed=_protected(pr, settings.baseline_path))
+    changes = _changes(base=_protected(effective, base_path), proposed=_protected(pr, pr_path))
     return JudgedBy(suite_config=effective, baseline_path=base_path, changes=tuple(changes), notes=tuple(notes),
                     base_has_config=base_has_config)
 

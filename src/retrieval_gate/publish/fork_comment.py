@@ -11,7 +11,9 @@ The fork's read-only run uploads *data* — ``results.json`` and (when it compar
    the workspace, size-capped) and validates it against our schemas (``load.results``); the
    suite must be this step's suite;
 3. renders the comment with our own templates (every field escaped), with a first line saying
-   it was rendered from a fork's run, scrubs the token and ACTIONS_* values, and posts it.
+   it was rendered from a fork's run and — as in ``pr`` mode — the gate settings the PR changes
+   (the config file at its base and head commits, read through the API), scrubs the token and
+   ACTIONS_* values, and posts it.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.results import parse_comparison, parse_results
+from retrieval_gate.publish.base_gate import base_suite, change_note, judged_by
 from retrieval_gate.publish.flow_context import FlowContext, Outcome
 from retrieval_gate.publish.reports import write_summary
 from retrieval_gate.publish.untrusted import COMPARISON_MAX_BYTES, RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.escape import md_text
 from retrieval_gate.render.limits import COMMENT_MAX_CHARS, sticky_body
+from retrieval_gate.settings import SuiteConfig
 
 
 def comment_flow(ctx: FlowContext) -> Outcome:
@@ -63,6 +67,7 @@ def comment_flow(ctx: FlowContext) -> Outcome:
     if pull.head_repo != head_repo:
         raise UsageError(f"pull request #{number}'s head repository is {pull.head_repo or 'gone'} but the workflow "
                          f"run was for {head_repo}: refusing to post (mismatched pr_number)")
+    note = _gate_note(ctx, base_sha=pull.base_sha, head_sha=head_sha)
     run_url = _run_url(ctx)
     links = {"run": run_url} if run_url else {}
     preface = (f"> ℹ️ Rendered by this repository's workflow from the data of a fork's run "
@@ -71,8 +76,8 @@ def comment_flow(ctx: FlowContext) -> Outcome:
                "request's own code and checked here only for their form.\n\n")
     marker = ctx.engine.marker(suite=s.inputs.suite)
     rendered = ctx.engine.render_comment(results=results, comparison=comparison, baseline=None, links=links,
-                                         max_chars=COMMENT_MAX_CHARS - len(preface))
-    body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=preface), marker=marker))
+                                         max_chars=COMMENT_MAX_CHARS - len(preface) - len(note))
+    body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=preface + note), marker=marker))
     comment_file = s.out_dir / "comment.md"
     ctx.write_text(comment_file, body)
     posted = gh.upsert_comment(issue_number=number, marker=marker, body=body)
@@ -94,6 +99,23 @@ def insert_after_marker(text: str, *, marker: str, insert: str) -> str:
     end = len(text) if end < 0 else end + 1
     head = text[:end] if text[:end].endswith("\n") else text[:end] + "\n"
     return head + insert + text[end:]
+
+
+def _gate_note(ctx: FlowContext, *, base_sha: str, head_sha: str) -> str:
+    """The notice of gate settings the PR changes, from the config file at the PR's base and head
+    commits (read through the API, parsed, never run). Without the file at the head commit the
+    note is left out rather than guessed: the API may not resolve a fork's commit."""
+    s = ctx.settings
+    gh = ctx.gh()
+    head = gh.get_file(path=s.config_repo_path, ref=head_sha)
+    if head is None:
+        ctx.runner.log(f"{s.config_repo_path} not readable at the PR's head {head_sha[:12]}: no gate-change notice")
+        return ""
+    base = gh.get_file(path=s.config_repo_path, ref=base_sha)
+    proposed = base_suite(head.text, settings=s, ref=head_sha) or SuiteConfig()
+    judged = judged_by(settings=s, base=base_suite(base.text if base is not None else None, settings=s, ref=base_sha),
+                       base_has_config=base is not None, proposed=proposed)
+    return change_note(judged, config_path=s.config_repo_path, suite=s.inputs.suite)
 
 
 def _run_url(ctx: FlowContext) -> str | None:

@@ -360,3 +360,13 @@ def test_header_values_read_from_the_environment_are_scrubbed_too(tmp_path, monk
     results = (world.workspace / run.outputs["results_path"]).read_text(encoding="utf-8")
     assert "bad header Bearer ***" in results
     assert "search-key-0123456789" not in _everything_written(world, github) + run.everything()
+
+
+def test_a_config_outside_the_repository_cannot_be_read_at_the_base(world, github, engine):
+    outside = world.tmp / "elsewhere.yml"
+    outside.write_text(BASE_CONFIG, encoding="utf-8")
+    report = world.run(event_name="push", event=world.push_event(ref="refs/heads/feature"), ref="refs/heads/feature",
+                       inputs={"config": str(outside)})
+    assert report.exit_code == 0 and report.outputs["mode"] == "report"  # a local run may keep it anywhere
+    run = _pr(world, _base(github, engine), inputs={"config": str(outside)})
+    assert run.exit_code == 2 and "outside the repository" in run.stderr and github.comments.get(7) is None

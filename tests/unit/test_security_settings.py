@@ -268,7 +268,7 @@ def test_the_base_decides_floors_judged_rows_and_headline_k_and_the_pr_sees_each
         ("gate.max_drop.ndcg@10:locale=pt-BR", "0.05", "(not set)"),
         ("headline_k", "10", "1"),
     ]
-    note = change_note(judged, config_path="retrieval-gate.yml", suite="default")
+    note = change_note(judged, suite="default")
     assert note.count("\n> | ") == 1 + 4 and "applies after merge" in note  # the header and a row per change
 
 

@@ -88,7 +88,7 @@ class ActionSettings(_Frozen):
     baseline_path: str  # repository path, forward slashes, e.g. baselines/default.json
     out_dir: Path  # relative to the workspace unless given absolute
     workspace: Path = Path(".")
-    config_repo_path: str = DEFAULT_CONFIG_NAME  # the config file's path in the repository
+    config_repo_path: str | None = DEFAULT_CONFIG_NAME  # the config's path in the repository (None: outside it)
     secrets: tuple[SecretStr, ...] = ()  # scrubbed from everything posted or written
 
     @property
@@ -216,7 +216,7 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
         baseline_path=baseline_repo_path(suite_config=suite_config, inputs=inputs, workspace=workspace),
         out_dir=Path(inputs.out_dir),
         workspace=workspace,
-        config_repo_path=repo_path(inputs.config or DEFAULT_CONFIG_NAME, workspace=workspace, what="config"),
+        config_repo_path=_config_repo_path(inputs.config, workspace=workspace),
         secrets=tuple(SecretStr(v) for v in dict.fromkeys(secrets)),
     )
 
@@ -291,6 +291,14 @@ def baseline_repo_path(*, suite_config: SuiteConfig, inputs: ActionInputs, works
     ``<baseline_dir>/<suite>.json``. Normalised to forward slashes; must stay inside the repo."""
     raw = suite_config.baseline or f"{inputs.baseline_dir.rstrip('/')}/{inputs.suite}.json"
     return repo_path(raw, workspace=workspace, what="baseline")
+
+
+def _config_repo_path(config: str | None, *, workspace: Path) -> str | None:
+    """The config file's path in the repository, or None for one outside it (a local run)."""
+    try:
+        return repo_path(config or DEFAULT_CONFIG_NAME, workspace=workspace, what="config")
+    except UsageError:
+        return None
 
 
 def repo_path(raw: str, *, workspace: Path, what: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.publish.action_settings import ActionSettings, baseline_repo_path
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES
 from retrieval_gate.render.escape import md_text
@@ -45,6 +45,15 @@ class JudgedBy:
     changes: tuple[Change, ...]
     notes: tuple[str, ...]  # what of the base could not be applied, and why
     base_has_config: bool
+    config_path: str  # the config file's path in the repository
+
+
+def config_path_of(settings: ActionSettings) -> str:
+    """The config's repository path; a config outside the repository has no base to be read at."""
+    if settings.config_repo_path is None:
+        raise UsageError(f"config {settings.inputs.config}: outside the repository; the pr and comment modes read "
+                         "the gate settings at the base commit, so the config must be a file of the repository")
+    return settings.config_repo_path
 
 
 def base_suite(text: str | None, *, settings: ActionSettings, ref: str) -> SuiteConfig | None:
@@ -54,7 +63,7 @@ def base_suite(text: str | None, *, settings: ActionSettings, ref: str) -> Suite
     gate part of it is used)."""
     if text is None:
         return None
-    source = Path(f"{settings.config_repo_path}@{ref[:12]}")
+    source = Path(f"{config_path_of(settings)}@{ref[:12]}")
     if len(text.encode("utf-8")) > CONFIG_MAX_BYTES:
         raise InputError(Problem(str(source), None, f"the base's config is over the {CONFIG_MAX_BYTES} byte cap"))
     config = parse_config(text, source=source)
@@ -62,7 +71,7 @@ def base_suite(text: str | None, *, settings: ActionSettings, ref: str) -> Suite
     if suite is None:
         return None
     if suite.baseline and not posixpath.isabs(suite.baseline):
-        folder = posixpath.dirname(settings.config_repo_path)
+        folder = posixpath.dirname(config_path_of(settings))
         suite = suite.model_copy(update={"baseline": posixpath.join(folder, suite.baseline) if folder
                                          else suite.baseline})
     return suite
@@ -94,7 +103,7 @@ def judged_by(*, settings: ActionSettings, base: SuiteConfig | None, base_has_co
     base_path = baseline_repo_path(suite_config=effective, inputs=settings.inputs, workspace=settings.workspace)
     changes = _changes(base=_protected(effective, base_path), proposed=_protected(pr, pr_path))
     return JudgedBy(suite_config=effective, baseline_path=base_path, changes=tuple(changes), notes=tuple(notes),
-                    base_has_config=base_has_config)
+                    base_has_config=base_has_config, config_path=config_path_of(settings))
 
 
 def _protected(config: SuiteConfig, baseline_path: str) -> dict[str, Any]:
@@ -126,14 +135,14 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def change_note(judged: JudgedBy, *, config_path: str, suite: str) -> str:
+def change_note(judged: JudgedBy, *, suite: str) -> str:
     """The comment's notice (Markdown; every value escaped) when the PR changes the gate."""
     if not judged.changes and not judged.notes:
         return ""
     lines = []
     if judged.changes:
         lines += [f"> ⚠️ **This pull request changes the gate settings** of suite {md_text(suite)} in "
-                  f"{md_text(config_path)}. This run is judged with the base's settings; the change applies "
+                  f"{md_text(judged.config_path)}. This run is judged with the base's settings; the change applies "
                   "after merge.", ">",
                   "> | setting | base (applies now) | this PR (after merge) |", "> |:--|:--|:--|"]
         lines += [f"> | {md_text(c.key)} | {md_text(c.base)} | {md_text(c.proposed)} |" for c in judged.changes]
@@ -142,8 +151,8 @@ def change_note(judged: JudgedBy, *, config_path: str, suite: str) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def change_lines(judged: JudgedBy, *, config_path: str) -> list[str]:
+def change_lines(judged: JudgedBy) -> list[str]:
     """The same, as plain log lines."""
-    out = [f"{config_path}: this PR changes {c.key}: {c.base} → {c.proposed} (applies after merge; judged with "
+    out = [f"{judged.config_path}: this PR changes {c.key}: {c.base} → {c.proposed} (applies after merge; judged with "
            "the base's value)" for c in judged.changes]
     return out + list(judged.notes)

@@ -41,7 +41,14 @@ from typing import TYPE_CHECKING
 from retrieval_gate.errors import GitHubError, PermissionDenied, UsageError
 from retrieval_gate.load.results import parse_results
 from retrieval_gate.publish.action_settings import ActionSettings
-from retrieval_gate.publish.base_gate import JudgedBy, base_suite, change_lines, change_note, judged_by
+from retrieval_gate.publish.base_gate import (
+    JudgedBy,
+    base_suite,
+    change_lines,
+    change_note,
+    config_path_of,
+    judged_by,
+)
 from retrieval_gate.publish.baseline_commit import commit_baseline
 from retrieval_gate.publish.engine import Engine
 from retrieval_gate.publish.flow_context import MAX_WRITE_ATTEMPTS, FlowContext, GitHubPort, Outcome
@@ -117,7 +124,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     links = links_for(s, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
     marker = engine.marker(suite=s.inputs.suite)
-    note = change_note(judged, config_path=s.config_repo_path, suite=s.inputs.suite)
+    note = change_note(judged, suite=s.inputs.suite)
     rendered = engine.render_comment(results=results, comparison=comparison, baseline=baseline,
                                      links=links, max_chars=COMMENT_MAX_CHARS - len(note))
     body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=note), marker=marker))
@@ -153,7 +160,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     outputs.update(paths)
     outputs.update(comment_url=comment_url, baseline_path=baseline_path, baseline_ref=ref)
     runner.set_outputs(outputs)
-    for line in change_lines(judged, config_path=s.config_repo_path):
+    for line in change_lines(judged):
         runner.annotate("warning", line, title="retrieval-gate: gate settings changed")
     annotate(runner, comparison)
     if failure is not None:
@@ -243,11 +250,11 @@ def _log_completeness(ctx: FlowContext, results: Results) -> None:
 def _judged_by(ctx: FlowContext, gh: GitHubPort, *, ref: str) -> JudgedBy:
     """The PR's eval settings with the gate of the config file at ``ref`` (read through the API)."""
     s = ctx.settings
-    remote = gh.get_file(path=s.config_repo_path, ref=ref)
+    config_path = config_path_of(s)
+    remote = gh.get_file(path=config_path, ref=ref)
     base = base_suite(remote.text if remote is not None else None, settings=s, ref=ref)
     judged = judged_by(settings=s, base=base, base_has_config=remote is not None)
-    where = f"{s.config_repo_path} at {ref[:12]}" if remote is not None else f"defaults ({s.config_repo_path} absent " \
-        f"at {ref[:12]})"
+    where = f"{config_path} at {ref[:12]}" if remote is not None else f"defaults ({config_path} absent at {ref[:12]})"
     ctx.runner.log(f"gate settings: from {where}; eval settings: from the checkout")
     return judged
 

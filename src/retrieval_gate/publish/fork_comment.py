@@ -22,7 +22,7 @@ from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.results import parse_comparison, parse_results
-from retrieval_gate.publish.base_gate import base_suite, change_note, judged_by
+from retrieval_gate.publish.base_gate import base_suite, change_note, config_path_of, judged_by
 from retrieval_gate.publish.flow_context import FlowContext, Outcome
 from retrieval_gate.publish.reports import write_summary
 from retrieval_gate.publish.untrusted import COMPARISON_MAX_BYTES, RESULTS_MAX_BYTES, read_confined
@@ -107,15 +107,16 @@ def _gate_note(ctx: FlowContext, *, base_sha: str, head_sha: str) -> str:
     note is left out rather than guessed: the API may not resolve a fork's commit."""
     s = ctx.settings
     gh = ctx.gh()
-    head = gh.get_file(path=s.config_repo_path, ref=head_sha)
+    config_path = config_path_of(s)
+    head = gh.get_file(path=config_path, ref=head_sha)
     if head is None:
-        ctx.runner.log(f"{s.config_repo_path} not readable at the PR's head {head_sha[:12]}: no gate-change notice")
+        ctx.runner.log(f"{config_path} not readable at the PR's head {head_sha[:12]}: no gate-change notice")
         return ""
-    base = gh.get_file(path=s.config_repo_path, ref=base_sha)
+    base = gh.get_file(path=config_path, ref=base_sha)
     proposed = base_suite(head.text, settings=s, ref=head_sha) or SuiteConfig()
     judged = judged_by(settings=s, base=base_suite(base.text if base is not None else None, settings=s, ref=base_sha),
                        base_has_config=base is not None, proposed=proposed)
-    return change_note(judged, config_path=s.config_repo_path, suite=s.inputs.suite)
+    return change_note(judged, suite=s.inputs.suite)
 
 
 def _run_url(ctx: FlowContext) -> str | None:

@@ -9,11 +9,13 @@ runner's environment."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.chunk.chunking import ChunkSettings
@@ -48,6 +50,7 @@ class SuiteConfig(_Strict):
     baseline: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)  # retriever-specific settings
     audit: AuditParams = Field(default_factory=AuditParams)  # `retrieval-gate audit` (issue 14)
+    _env_secrets: tuple[str, ...] = PrivateAttr(default=())  # http_headers values read from ${NAME}
 
     @field_validator("k", mode="before")
     @classmethod
@@ -83,6 +86,12 @@ class SuiteConfig(_Strict):
         return self
 
     @property
+    def env_secrets(self) -> tuple[str, ...]:
+        """The values ``options.http_headers`` took from environment variables (``${NAME}``):
+        secrets, to be scrubbed from everything written."""
+        return self._env_secrets
+
+    @property
     def retrievers(self) -> tuple[RetrieverSpec, ...]:
         """The retriever specs of ``retriever``, in order (parsed once per distinct text)."""
         return parse_retriever_list(self.retriever)
@@ -105,19 +114,39 @@ def load_config(path: Path | None, *, required: bool = False) -> tuple[ConfigFil
             raise InputError(Problem(str(path), None, "config file not found"))
         return ConfigFile(), None
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError) as exc:
+        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
+    return parse_config(text, source=path), path
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """A safe loader that refuses aliases (``*name``): a config never needs them, and nested
+    aliases expand exponentially (a "billion laughs" file of a few hundred bytes)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in the config; "
+                                              "write the value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def parse_config(text: str, *, source: Path) -> ConfigFile:
+    """The config file's text → ConfigFile; ``source`` names it in errors (a local path, or
+    ``<path>@<sha>`` for the base's copy read through the API)."""
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader) or {}  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise InputError(Problem(str(path), line, f"YAML error: {getattr(exc, 'problem', exc)}")) from None
-    except (UnicodeDecodeError, OSError) as exc:
-        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
+        raise InputError(Problem(str(source), line, f"YAML error: {getattr(exc, 'problem', exc)}")) from None
     if not isinstance(data, dict):
-        raise InputError(Problem(str(path), 1, "config must be a mapping with a 'suites' key"))
+        raise InputError(Problem(str(source), 1, "config must be a mapping with a 'suites' key"))
     try:
-        return ConfigFile.model_validate(data), path
+        return ConfigFile.model_validate(data)
     except ValidationError as exc:
-        raise InputError(_config_problems(path, exc)) from None
+        raise InputError(_config_problems(source, exc)) from None
 
 
 def _config_problems(path: Path, exc: ValidationError) -> list[Problem]:
@@ -130,10 +159,14 @@ def _config_problems(path: Path, exc: ValidationError) -> list[Problem]:
 
 
 def resolve_suite(
-    config: ConfigFile, *, suite: str, overrides: dict[str, Any], config_path: Path | None
+    config: ConfigFile, *, suite: str, overrides: dict[str, Any], config_path: Path | None,
+    env: Mapping[str, str] | None = None,
 ) -> SuiteConfig:
     """The suite from the file (or defaults) with flags on top; relative paths in the file are
-    taken relative to the file's folder."""
+    taken relative to the file's folder. ``options.http_headers`` values written ``${NAME}`` are
+    read from ``env`` — the environment as ``publish.action_settings`` read it, once (the action's
+    runner environment; ``eval`` passes the process's) — and left as written when ``env`` is None
+    (``compare``, ``score``: nothing is sent anywhere)."""
     if suite not in config.suites:
         if config_path is not None and suite != "default":
             known = ", ".join(sorted(config.suites)) or "none"
@@ -149,9 +182,44 @@ def resolve_suite(
                 data[key] = str(root / data[key]) if str(root) != "." else data[key]
     _deep_update(data, {k: v for k, v in overrides.items() if v is not None})
     try:
-        return SuiteConfig.model_validate(data)
+        resolved = SuiteConfig.model_validate(data)
     except ValidationError as exc:
         raise InputError(_config_problems(config_path or Path("<flags>"), exc)) from None
+    if env is None:
+        return resolved
+    return _with_header_refs(resolved, env=env, where=str(config_path or "<flags>"))
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Variables a header may not name: the runner's own (its token, the action's inputs, paths).
+_RUNNER_PREFIXES = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
+
+
+def _with_header_refs(config: SuiteConfig, *, env: Mapping[str, str], where: str) -> SuiteConfig:
+    """Resolve ``${NAME}`` in ``options.http_headers`` values from ``env``; remember the values
+    read (secrets, scrubbed from outputs). A missing variable, or one of the runner's own, is an error."""
+    headers = config.options.get("http_headers")
+    if not headers:
+        return config
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        raise InputError(Problem(where, None, "options.http_headers: must map header names to text values"))
+    secrets: list[str] = []
+
+    def value_of(header: str, match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name.startswith(_RUNNER_PREFIXES) or name == "GITHUB_TOKEN":
+            raise InputError(Problem(where, None, f"options.http_headers.{header}: ${{{name}}} is a runner "
+                                     "variable; headers may only name variables you set for them"))
+        if name not in env:
+            raise InputError(Problem(where, None, f"options.http_headers.{header}: environment variable "
+                                     f"{name} is not set"))
+        secrets.append(env[name])
+        return env[name]
+
+    resolved = {key: _ENV_REF.sub(lambda m, key=key: value_of(key, m), value) for key, value in headers.items()}
+    out = config.model_copy(update={"options": {**config.options, "http_headers": resolved}})
+    out._env_secrets = tuple(s for s in secrets if s)
+    return out
 
 
 def _deep_update(target: dict[str, Any], updates: dict[str, Any]) -> None:

@@ -107,7 +107,8 @@ class ActionWorld:
         return {"ref": ref, "repository": {"full_name": repo, "default_branch": self.github.default_branch}}
 
     def environment(self, *, event_name: str, event: dict[str, Any], inputs: dict[str, str] | None = None,
-                    ref: str = "refs/heads/main", sha: str = "a" * 40) -> dict[str, str]:
+                    ref: str = "refs/heads/main", sha: str = "a" * 40,
+                    extra_env: dict[str, str] | None = None) -> dict[str, str]:
         self.runs += 1
         event_path = self.runner_dir / f"event{self.runs}.json"
         event_path.write_text(json.dumps(event), encoding="utf-8")
@@ -129,6 +130,7 @@ class ActionWorld:
         values.update(inputs or {})
         for name, value in values.items():
             env[f"INPUT_{name.upper()}"] = value
+        env.update(extra_env or {})
         return env
 
     def run(self, **kwargs: Any) -> ActionRun:

@@ -31,6 +31,7 @@ class FakeEngine:
     drop: float = 0.02
     calls: list[tuple[str, Any]] = field(default_factory=list)
     configs: list[SuiteConfig] = field(default_factory=list)
+    gates: list[GateSettings] = field(default_factory=list)  # the gate each compare was judged with
 
     @staticmethod
     def case_scores(hit: float) -> dict[str, float]:
@@ -72,6 +73,7 @@ class FakeEngine:
 
     def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings) -> Comparison:
         self.calls.append(("compare", baseline.sha))
+        self.gates.append(gate)
         rows, failures = [], []
         common = [c for c in results.cases if c.id in baseline.cases]
         for metric in METRICS:

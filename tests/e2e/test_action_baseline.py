@@ -109,13 +109,19 @@ def test_push_to_another_branch_is_eval_and_summary_only(world, github):
     assert (world.workspace / run.outputs["results_path"]).is_file()
 
 
-def test_dispatch_refreshes_the_baseline_of_the_dispatched_branch(world, github):
+def test_dispatch_on_the_default_branch_refreshes_its_baseline(world, github):
+    run = world.run(event_name="workflow_dispatch", event=world.push_event(ref="refs/heads/main"),
+                    ref="refs/heads/main", sha=OURS, inputs={"mode": "update-baseline"})
+    assert run.exit_code == 0 and run.outputs["mode"] == "update-baseline"
+    assert _history(github) == [OURS]
+
+
+def test_dispatch_on_another_branch_does_not_write_its_baseline(world, github, engine):
     github.commit("release", {}, message="branch")
     run = world.run(event_name="workflow_dispatch", event=world.push_event(ref="refs/heads/release"),
                     ref="refs/heads/release", sha=OURS, inputs={"mode": "update-baseline"})
-    assert run.exit_code == 0
-    assert _history(github, "release") == [OURS]
-    assert github.file_at("main", BASELINE) is None
+    assert run.exit_code == 2 and "default branch (main) only; refused on release" in run.stderr
+    assert github.requests("PUT") == [] and engine.calls == []
 
 
 def test_update_baseline_on_a_tag_is_a_usage_error(world, github):

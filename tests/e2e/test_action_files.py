@@ -71,17 +71,49 @@ def test_dockerignore_sends_only_what_the_build_needs():
     assert {"!pyproject.toml", "!README.md", "!src/"} <= set(lines)
 
 
+def _steps(workflow: dict) -> list[dict]:
+    return [step for job in workflow["jobs"].values() for step in job["steps"]]
+
+
 def test_retrieval_workflow_uses_the_local_action_with_least_privilege():
     wf = _yaml(WORKFLOWS / "retrieval.yml")
     assert set(_on(wf)) == {"pull_request", "push", "workflow_dispatch"}
     assert wf["permissions"] == {}
-    compare, baseline = wf["jobs"]["compare"], wf["jobs"]["baseline"]
+    compare, evaluate, baseline = wf["jobs"]["compare"], wf["jobs"]["baseline-eval"], wf["jobs"]["baseline"]
     assert compare["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert evaluate["permissions"] == {"contents": "read"}
     assert baseline["permissions"] == {"contents": "write"}
     assert baseline["concurrency"]["cancel-in-progress"] is False
     assert "retrieval-baseline" in baseline["concurrency"]["group"]
-    for job in (compare, baseline):
+    for job in (compare, evaluate, baseline):
         assert any(step.get("uses") == "./" for step in job["steps"])
+
+
+def test_the_job_holding_the_write_token_runs_no_evaluation():
+    wf = _yaml(WORKFLOWS / "retrieval.yml")
+    writers = {name: job for name, job in wf["jobs"].items() if "write" in (job.get("permissions") or {}).get(
+        "contents", "")}
+    assert list(writers) == ["baseline"]
+    job = writers["baseline"]
+    assert job["needs"] == "baseline-eval"
+    (action,) = [step for step in job["steps"] if step.get("uses") == "./"]
+    assert action["with"]["mode"] == "write-baseline" and action["with"]["results_file"]
+    assert not any("run" in step for step in job["steps"])  # no shell step either
+    (evaluate,) = [step for step in wf["jobs"]["baseline-eval"]["steps"] if step.get("uses") == "./"]
+    assert evaluate["with"]["mode"] == "report"  # eval only: no API call, no write
+
+
+@pytest.mark.parametrize("name", ["retrieval.yml", "retrieval-comment.yml"])
+def test_privileged_workflows_pin_actions_by_sha_and_checkouts_keep_no_credentials(name):
+    wf = _yaml(WORKFLOWS / name)
+    for step in _steps(wf):
+        uses = step.get("uses")
+        if uses is None or uses == "./":
+            continue
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+        if uses.startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
+            assert not {"ref", "repository"} & set(step["with"])  # this repository's own ref only
 
 
 def test_fork_comment_workflow_never_runs_pr_code():
@@ -90,9 +122,11 @@ def test_fork_comment_workflow_never_runs_pr_code():
     job = wf["jobs"]["comment"]
     assert wf["permissions"] == {} and "contents" not in {k for k, v in job["permissions"].items() if v == "write"}
     checkout = next(step for step in job["steps"] if str(step.get("uses", "")).startswith("actions/checkout"))
-    assert "with" not in checkout  # the default branch: never the PR's head
+    assert set(checkout["with"]) == {"persist-credentials"}  # the default branch: never the PR's head
     action = next(step for step in job["steps"] if step.get("uses") == "./")
     assert action["with"]["mode"] == "comment"
+    assert "comment_file" not in action["with"]  # data, never Markdown to relay
+    assert action["with"]["results_file"].endswith("results.json")
 
 
 def test_no_workflow_uses_pull_request_target():

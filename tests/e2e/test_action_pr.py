@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.compare.gate import GateSettings
+from retrieval_gate.settings import SuiteConfig
 from tests.e2e.action_harness import TOKEN, ActionWorld, action_yml
 from tests.e2e.fake_engine import FakeEngine, baseline_text
 from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, OTHER_BOT, FakeGitHub
@@ -168,7 +170,7 @@ def test_server_errors_are_retried_then_succeed(world, github, engine):
     github.fail("PATCH", r"/issues/comments/\d+$", status=500)
     run = _pr(world, base)
     assert run.exit_code == 0
-    assert [r.status for r in github.requests("GET", "/contents/")] == [502, 200]
+    assert [r.status for r in github.requests("GET", "/contents/baselines/")] == [502, 200]
     assert [r.status for r in github.requests("GET", r"/issues/7/comments$")] == [503, 200]
     assert [r.status for r in github.requests("PATCH")] == [500, 200]
     assert len(github.comments[7]) == 1 and "hit@5: 0.6000" in github.comments[7][0]["body"]
@@ -191,10 +193,10 @@ def test_a_5xx_on_create_does_not_post_twice(world, github, engine):
 def test_token_never_appears_in_output_even_when_an_error_echoes_it(world, github, engine):
     base = _base_with_baseline(github, engine)
     ok = _pr(world, base)
-    github.fail("GET", "/contents/", status=422, body={"message": f"bad ref for token {TOKEN}"})
+    github.fail("GET", "/contents/baselines/", status=422, body={"message": f"bad ref for token {TOKEN}"})
     failed = _pr(world, base)
     assert ok.exit_code == 0 and failed.exit_code == 2
-    assert "error: read baselines/default.json" in failed.stderr and "***" in failed.stderr
+    assert "error: cannot read the baseline baselines/default.json" in failed.stderr and "***" in failed.stderr
     for run in (ok, failed):
         assert TOKEN not in run.everything()
     for path in world.workspace.rglob("*"):
@@ -226,29 +228,54 @@ def test_dispatch_without_inputs_compares_with_the_default_branch(world, github,
     assert run.outputs["verdict"] == "pass" and github.requests(path_regex="/comments") == []
 
 
-def _comment_run(world, github, *, head_sha: str, number: int = 7):
-    comment = world.workspace / "artifact" / "comment.md"
-    comment.parent.mkdir(exist_ok=True)
-    comment.write_text("### Retrieval · default\nfrom the fork's run\n", encoding="utf-8")
-    event = {"workflow_run": {"head_sha": head_sha, "event": "pull_request"},
-             "repository": {"full_name": github.repository, "default_branch": "main"}}
-    return world.run(event_name="workflow_run", event=event,
-                     inputs={"pr_number": str(number), "comment_file": "artifact/comment.md"})
+def _fork_run_data(world: ActionWorld, engine: FakeEngine) -> None:
+    """What the fork's read-only run uploads: results.json and comparison.json (data, not Markdown)."""
+    results = engine.evaluate(suite_config=SuiteConfig(), suite="default")
+    baseline = engine.parse_baseline(text=baseline_text(engine, scores=ALL_HITS, sha="b" * 40), source="test")
+    comparison = engine.compare(results=results, baseline=baseline, gate=GateSettings())
+    folder = world.workspace / "pr-artifact"
+    folder.mkdir(exist_ok=True)
+    (folder / "results.json").write_text(json.dumps(results.to_json_data()), encoding="utf-8")
+    (folder / "comparison.json").write_text(json.dumps(comparison.model_dump(mode="json")), encoding="utf-8")
 
 
-def test_workflow_run_posts_the_fork_comment_to_the_verified_pr(world, github):
+def workflow_run_event(github: FakeGitHub, *, head_sha: str | None, head_repo: str | None = "someone/rag"):
+    run: dict = {"id": 99, "event": "pull_request"}
+    if head_sha is not None:
+        run["head_sha"] = head_sha
+    if head_repo is not None:
+        run["head_repository"] = {"full_name": head_repo}
+    return {"workflow_run": run, "repository": {"full_name": github.repository, "default_branch": "main"}}
+
+
+def _comment_run(world, github, *, head_sha: str | None, number: int = 7, head_repo: str | None = "someone/rag",
+                 inputs: dict[str, str] | None = None):
+    values = {"pr_number": str(number), "results_file": "pr-artifact/results.json",
+              "comparison_file": "pr-artifact/comparison.json"}
+    values.update(inputs or {})
+    return world.run(event_name="workflow_run", event=workflow_run_event(github, head_sha=head_sha,
+                                                                         head_repo=head_repo), inputs=values)
+
+
+def test_workflow_run_renders_the_fork_comment_from_its_data_and_posts_it_to_the_verified_pr(world, github, engine):
     github.add_pull(7, head_sha="1" * 40, base_sha=github.branches["main"], head_repo="someone/rag")
+    _fork_run_data(world, engine)
     run = _comment_run(world, github, head_sha="1" * 40)
     assert run.exit_code == 0 and run.outputs["mode"] == "comment"
     (comment,) = github.comments[7]
-    assert comment["body"].startswith(MARKER + "\n### Retrieval")
+    assert comment["body"].startswith(MARKER + "\n> ℹ️ Rendered by this repository's workflow from the data of a "
+                                      "fork's run")
+    assert "- hit@5: 0.6000 (Δ -0.4000)" in comment["body"]  # rendered here from the validated data
+    assert "(https://github.example/acme/rag/actions/runs/99)" in comment["body"]
+    assert ("evaluate", "default") not in engine.calls[1:]  # nothing evaluated in the privileged job
     assert run.outputs["comment_url"] == comment["html_url"]
     again = _comment_run(world, github, head_sha="1" * 40)
     assert again.exit_code == 0 and len(github.comments[7]) == 1
 
 
-def test_workflow_run_refuses_a_pr_whose_head_is_not_the_runs_head(world, github):
+def test_workflow_run_refuses_a_pr_whose_head_is_not_the_runs_head(world, github, engine):
     github.add_pull(7, head_sha="2" * 40, base_sha=github.branches["main"], head_repo="someone/rag")
+    _fork_run_data(world, engine)
     run = _comment_run(world, github, head_sha="1" * 40)
     assert run.exit_code == 2 and "refusing to post" in run.stderr
     assert github.requests(path_regex="/comments") == []

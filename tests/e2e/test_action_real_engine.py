@@ -3,7 +3,9 @@ compare and render code — run as a separate process exactly as the Docker ENTR
 (``retrieval-gate action`` with the runner's environment), against the fake GitHub API over HTTP.
 
 Merge (push to main: the baseline is written through the contents API) → PR (the baseline is read
-at the base sha, compared, the sticky comment posted) → the PR again (the comment is edited).
+at the base sha, compared, the sticky comment posted) → the PR again (the comment is edited) →
+the fork-comment job (``workflow_run``: the comment rendered from the PR run's JSON, no eval) →
+the baseline-write job (``write-baseline``: the PR run's results written, no eval).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _run(github: FakeGitHub, workspace: Path, tmp: Path, n: int, *, event_name: str, event: dict,
-         ref: str, sha: str) -> ActionRun:
+         ref: str, sha: str, inputs: dict[str, str] | None = None) -> ActionRun:
     runner = tmp / f"runner{n}"
     runner.mkdir()
     (runner / "event.json").write_text(json.dumps(event), encoding="utf-8")
@@ -68,7 +70,7 @@ def _run(github: FakeGitHub, workspace: Path, tmp: Path, n: int, *, event_name: 
         "GITHUB_WORKSPACE": str(workspace), "GITHUB_SHA": sha, "GITHUB_REF": ref, "GITHUB_RUN_ID": str(100 + n),
         "GITHUB_OUTPUT": str(runner / "output"), "GITHUB_STEP_SUMMARY": str(runner / "summary"),
     })
-    env.update({f"INPUT_{k.upper()}": v for k, v in input_defaults().items()})
+    env.update({f"INPUT_{k.upper()}": v for k, v in {**input_defaults(), **(inputs or {})}.items()})
     proc = subprocess.run([sys.executable, "-m", "retrieval_gate", "action"], cwd=tmp, env=env,
                           capture_output=True, text=True, timeout=600, check=False)
     output_text = (runner / "output").read_text(encoding="utf-8") if (runner / "output").exists() else ""
@@ -118,4 +120,28 @@ def test_merge_then_pr_with_the_real_engine(github, workspace, tmp_path):
     assert second.exit_code == 0, second.stderr
     assert len(github.comments[3]) == 1 and len(github.requests("PATCH")) == 1  # new run link
     for run in (merged, first, second):
+        assert TOKEN not in run.everything()
+
+    # The privileged jobs of the split workflows: real parsing, rendering and baseline update of
+    # the files the PR run wrote, no evaluation (no store is opened: the process never embeds).
+    github.add_pull(3, head_sha="f" * 40, base_sha=base, head_repo=github.repository)
+    fork = _run(github, workspace, tmp_path, 4, event_name="workflow_run", ref="refs/heads/main", sha=base,
+                event={"workflow_run": {"id": 77, "head_sha": "f" * 40,
+                                        "head_repository": {"full_name": github.repository}}},
+                inputs={"mode": "comment", "pr_number": "3", "results_file": first.outputs["results_path"],
+                        "comparison_file": first.outputs["comparison_path"], "out_dir": "fork-out"})
+    assert fork.exit_code == 0, fork.stderr
+    (comment,) = github.comments[3]
+    assert comment["body"].startswith("<!-- retrieval-gate:default -->\n> ℹ️ Rendered by this repository's workflow")
+    hit = f"{float(first.outputs['hit_at_k']):.3f}"
+    assert f"| **hit@5** | {hit} | {hit} | ⚪ = ±0.000 |" in comment["body"]  # baseline → this run, rendered here
+    written = _run(github, workspace, tmp_path, 5, event_name="push", ref="refs/heads/main", sha="d" * 40,
+                   event={"ref": "refs/heads/main", "repository": {"default_branch": "main"}},
+                   inputs={"mode": "write-baseline", "results_file": first.outputs["results_path"],
+                           "out_dir": "write-out"})
+    assert written.exit_code == 0, written.stderr
+    history = json.loads(github.file_at("main", "baselines/default.json") or "{}")["history"]
+    assert [h["sha"] for h in history] == ["a" * 40, "d" * 40]
+    assert "eval:" not in written.stdout + written.stderr and "embed" not in written.stderr
+    for run in (fork, written):
         assert TOKEN not in run.everything()

@@ -348,7 +348,7 @@ def test_rerank_without_a_loadable_model_is_a_retriever_error():
     ("url", "shown"),
     [
         ("https://search.example/api?key=SECRET", "https://search.example/api"),
-        ("https://user:pw@search.example:8443/v1/search", "https://search.example:8443/v1/search"),
+        ("https://search.example:8443/v1/search#frag", "https://search.example:8443/v1/search"),
     ],
 )
 def test_an_endpoint_is_named_without_credentials_or_query_string(url, shown):

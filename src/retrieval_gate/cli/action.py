@@ -2,8 +2,9 @@
 
 It reads the runner's environment once (GITHUB_*, INPUT_*, the event payload), works in the
 workspace as the runner does, and runs the flow for the mode. Exit codes: 0 ok, 1 a gate is on
-and failed, 2 bad input / API errors. The token never appears in what it prints: named errors
-and any unexpected traceback are scrubbed before they are shown.
+and failed, 2 bad input / API errors. No secret appears in what it prints — the token, every
+ACTIONS_* value, the config's secret header values: named errors and any unexpected traceback
+are scrubbed before they are shown.
 """
 
 from __future__ import annotations
@@ -18,20 +19,21 @@ from retrieval_gate.errors import GitHubError, InputError, Problem, RetrievalGat
 from retrieval_gate.publish import engine as engine_module
 from retrieval_gate.publish.action_settings import (
     build_action_settings,
-    github_token,
     runner_environment,
+    runner_secrets,
     workspace_of,
 )
 from retrieval_gate.publish.flows import run_action
-from retrieval_gate.publish.github import GitHubRepo, scrub
+from retrieval_gate.publish.github import GitHubRepo
 from retrieval_gate.publish.runner import Runner
+from retrieval_gate.publish.untrusted import scrub_text
 
 
 @app.command()
 def action() -> None:
     """The GitHub Action entry point: reads the runner's environment (GITHUB_*, INPUT_*)."""
     env = runner_environment()
-    token = github_token(env)
+    secrets = runner_secrets(env)
     try:
         workspace = workspace_of(env)
         try:
@@ -39,7 +41,8 @@ def action() -> None:
         except OSError as exc:
             raise InputError(Problem(str(workspace), None, f"cannot enter GITHUB_WORKSPACE: {exc.strerror}")) from None
         settings = build_action_settings(env)
-        runner = Runner(output_file=settings.output_file, summary_file=settings.summary_file)
+        secrets = settings.secret_values
+        runner = Runner(output_file=settings.output_file, summary_file=settings.summary_file, secrets=tuple(secrets))
         outcome = run_action(
             settings=settings,
             engine=engine_module.real_engine(),
@@ -48,19 +51,21 @@ def action() -> None:
             runner=runner,
         )
     except RetrievalGateError as exc:
-        raise _scrubbed(exc, token) from None
-    except Exception:  # a bug: show it, without the token
-        err_console.print(scrub(traceback.format_exc(), [token]), markup=False, highlight=False, soft_wrap=True)
+        raise _scrubbed(exc, secrets) from None
+    except Exception:  # a bug: show it, without the secrets
+        err_console.print(scrub_text(traceback.format_exc(), secrets), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     raise typer.Exit(outcome.exit_code)
 
 
-def _scrubbed(exc: RetrievalGateError, token: str) -> RetrievalGateError:
-    """The same error, or — if its text holds the token — a GitHubError with the token masked."""
-    if not token or token not in str(exc):
+def _scrubbed(exc: RetrievalGateError, secrets: list[str]) -> RetrievalGateError:
+    """The same error, or — if its text holds a secret — a GitHubError with the secrets masked."""
+    text = str(exc)
+    if scrub_text(text, secrets) == text:
         return exc
     if isinstance(exc, InputError):
-        return InputError([Problem(p.path, p.line, scrub(p.message, [token])) for p in exc.problems])
-    clean = GitHubError(scrub(str(exc), [token]))
+        return InputError([Problem(scrub_text(p.path, secrets), p.line, scrub_text(p.message, secrets))
+                           for p in exc.problems])
+    clean = GitHubError(scrub_text(text, secrets))
     clean.exit_code = exc.exit_code
     return clean

@@ -17,6 +17,7 @@ from retrieval_gate.cli.app import app, console, err_console
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_json_atomic
+from retrieval_gate.publish.action_settings import runner_environment
 from retrieval_gate.render.terminal import print_results
 from retrieval_gate.score.results import Results
 from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
@@ -147,7 +148,8 @@ def eval_command(
                                abstain_threshold=abstain_threshold)
     overrides["options"] = parse_options(option or [])
     config_file, config_path = load_config(config, required=config is not None)
-    suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
+    suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
+                                              env=runner_environment())  # for http_headers: ${NAME}
     specs = suite_config.retrievers
     if reference is not None and reference not in [s.name for s in specs]:
         raise UsageError(f"--reference {reference!r} is not one of the retrievers ({', '.join(s.name for s in specs)})")

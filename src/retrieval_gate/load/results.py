@@ -17,7 +17,13 @@ from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
 def read_results(path: Path) -> Results:
     """Load and validate a results JSON file; every problem is named with the file."""
     path = Path(path)
-    raw = read_bytes(path)
+    return parse_results(read_bytes(path), source=path)
+
+
+def parse_results(raw: bytes, *, source: Path) -> Results:
+    """Validate a results file's bytes (read by the caller: ``read_results``, or the action's
+    confined reader in its privileged modes); ``source`` names the file in errors."""
+    path = source
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
@@ -46,10 +52,20 @@ def read_comparison(path: Path) -> Comparison:
     """Load and validate a comparison JSON file (written by ``compare --out``)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError(Problem(str(path), None, "comparison file not found")) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
+    return parse_comparison(raw, source=path)
+
+
+def parse_comparison(raw: bytes, *, source: Path) -> Comparison:
+    """Validate a comparison file's bytes; ``source`` names the file in errors."""
+    path = source
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
         raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
     except json.JSONDecodeError as exc:
         raise InputError(Problem(str(path), exc.lineno,

@@ -1,7 +1,8 @@
 """The action's settings, read ONCE from the runner's environment into one typed object.
 
 ``runner_environment`` is the one read of ``os.environ`` in the package (the CLI's commands take
-flags; ``settings.py`` reads the config file). Inputs reach a Docker
+flags, and ``eval`` gets from it only the variables the config's ``http_headers`` name;
+``settings.py`` reads the config file). Inputs reach a Docker
 action as ``INPUT_<NAME>`` (the input name upper-cased; names use underscores because Docker
 actions do not receive inputs whose names contain hyphens, github/docs#32671). The suite's
 configuration comes from the config file (``settings.load_config``) with the inputs on top
@@ -20,9 +21,17 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
+from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
+from retrieval_gate.settings import (
+    DEFAULT_CONFIG_NAME,
+    ConfigFile,
+    SuiteConfig,
+    load_config,
+    parse_config,
+    resolve_suite,
+)
 
-Mode = Literal["auto", "pr", "update-baseline", "report", "comment"]
+Mode = Literal["auto", "pr", "update-baseline", "write-baseline", "report", "comment"]
 MODES: tuple[str, ...] = get_args(Mode)
 DEFAULT_OUT_DIR = "retrieval-gate-out"
 
@@ -52,6 +61,8 @@ class ActionInputs(_Frozen):
     base_ref: str | None = None
     pr_number: int | None = None
     comment_file: str | None = None
+    results_file: str | None = None  # comment / write-baseline: results.json of another job's run
+    comparison_file: str | None = None  # comment: comparison.json of the fork's run
     out_dir: str = DEFAULT_OUT_DIR
 
 
@@ -76,10 +87,18 @@ class ActionSettings(_Frozen):
     suite_config: SuiteConfig
     baseline_path: str  # repository path, forward slashes, e.g. baselines/default.json
     out_dir: Path  # relative to the workspace unless given absolute
+    workspace: Path = Path(".")
+    config_repo_path: str | None = DEFAULT_CONFIG_NAME  # the config's path in the repository (None: outside it)
+    secrets: tuple[SecretStr, ...] = ()  # scrubbed from everything posted or written
 
     @property
     def token(self) -> str:
         return self.inputs.github_token.get_secret_value()
+
+    @property
+    def secret_values(self) -> list[str]:
+        """The token, every ACTIONS_* value, and the config's environment-sourced header values."""
+        return [secret.get_secret_value() for secret in self.secrets]
 
     @property
     def pull_request(self) -> dict[str, Any]:
@@ -123,14 +142,26 @@ class ActionSettings(_Frozen):
         return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
 
     @property
+    def workflow_run(self) -> dict[str, Any]:
+        value = self.event.get("workflow_run")
+        return value if isinstance(value, dict) else {}
+
+    @property
     def workflow_run_head_sha(self) -> str | None:
-        run = self.event.get("workflow_run")
-        sha = run.get("head_sha") if isinstance(run, dict) else None
-        return str(sha) if sha else None
+        sha = self.workflow_run.get("head_sha")
+        return str(sha) if isinstance(sha, str) and sha else None
+
+    @property
+    def workflow_run_head_repo(self) -> str | None:
+        """``workflow_run.head_repository.full_name``: the repository the run's head commit is in."""
+        repo = self.workflow_run.get("head_repository")
+        name = repo.get("full_name") if isinstance(repo, dict) else None
+        return str(name) if isinstance(name, str) and name else None
 
 
 def runner_environment() -> dict[str, str]:
-    """A copy of the runner's environment: the one read of ``os.environ`` for the action."""
+    """A copy of the process environment: the one read of ``os.environ`` in the package — the
+    runner's for the action, and for ``eval`` the variables its ``http_headers`` name."""
     return dict(os.environ)
 
 
@@ -138,6 +169,15 @@ def github_token(env: Mapping[str, str]) -> str:
     """The ``github_token`` input ("" when not set): read here only, for the settings and for
     scrubbing it from anything printed even when the settings cannot be built."""
     return (env.get("INPUT_GITHUB_TOKEN") or "").strip()
+
+
+def runner_secrets(env: Mapping[str, str]) -> list[str]:
+    """What must never be posted or written: the token and every ``ACTIONS_*`` value (the
+    runtime token, the OIDC request token, cache and results URLs), except short flag values
+    (``ACTIONS_STEP_DEBUG=true``) that are no secret and would garble every text they occur in."""
+    values = [github_token(env)]
+    values += [value.strip() for key, value in sorted(env.items()) if key.startswith("ACTIONS_")]
+    return [value for value in dict.fromkeys(values) if len(value) >= MIN_SECRET_CHARS]
 
 
 def workspace_of(env: Mapping[str, str]) -> Path:
@@ -153,8 +193,13 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     workspace = workspace_of(env)
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
     config_path = Path(inputs.config) if inputs.config is not None else None
-    config_file, found = load_config(config_path, required=config_path is not None)
-    suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found)
+    if _privileged(inputs, env.get("GITHUB_EVENT_NAME", "")):
+        config_file, found = _load_config_confined(config_path, workspace=workspace)
+    else:
+        config_file, found = load_config(config_path, required=config_path is not None)
+    suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found,
+                                 env=env)
+    secrets = runner_secrets(env) + [v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
     return ActionSettings(
         event_name=env.get("GITHUB_EVENT_NAME", ""),
         event=event,
@@ -170,7 +215,32 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
         suite_config=suite_config,
         baseline_path=baseline_repo_path(suite_config=suite_config, inputs=inputs, workspace=workspace),
         out_dir=Path(inputs.out_dir),
+        workspace=workspace,
+        config_repo_path=_config_repo_path(inputs.config, workspace=workspace),
+        secrets=tuple(SecretStr(v) for v in dict.fromkeys(secrets)),
     )
+
+
+PRIVILEGED_MODES = ("comment", "write-baseline")
+
+
+def _privileged(inputs: ActionInputs, event_name: str) -> bool:
+    """The modes that run beside a write token and read files another run made."""
+    return inputs.mode in PRIVILEGED_MODES or (inputs.mode == "auto" and event_name == "workflow_run")
+
+
+def _load_config_confined(path: Path | None, *, workspace: Path) -> tuple[ConfigFile, Path | None]:
+    """The config file as a privileged mode reads it: a regular file inside the workspace, no
+    symlink followed, at most 1 MiB (``publish.untrusted``); absent → the defaults."""
+    candidate = path if path is not None else Path(DEFAULT_CONFIG_NAME)
+    if path is None and not os.path.lexists(candidate):
+        return ConfigFile(), None
+    raw = read_confined(candidate, workspace=workspace, max_bytes=CONFIG_MAX_BYTES, what="config")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(str(candidate), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
+    return parse_config(text, source=candidate), candidate
 
 
 def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
@@ -183,7 +253,8 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
         return value or None
 
     data: dict[str, Any] = {}
-    for name in ("config", "kb", "cases", "k", "model", "store", "base_ref", "comment_file"):
+    for name in ("config", "kb", "cases", "k", "model", "store", "base_ref", "comment_file", "results_file",
+                 "comparison_file"):
         data[name] = get(name)
     for name, default in (("suite", "default"), ("baseline_dir", "baselines"), ("out_dir", DEFAULT_OUT_DIR)):
         data[name] = get(name) or default
@@ -219,15 +290,29 @@ def baseline_repo_path(*, suite_config: SuiteConfig, inputs: ActionInputs, works
     """The baseline's path inside the repository: the config's ``baseline`` when set, else
     ``<baseline_dir>/<suite>.json``. Normalised to forward slashes; must stay inside the repo."""
     raw = suite_config.baseline or f"{inputs.baseline_dir.rstrip('/')}/{inputs.suite}.json"
+    return repo_path(raw, workspace=workspace, what="baseline")
+
+
+def _config_repo_path(config: str | None, *, workspace: Path) -> str | None:
+    """The config file's path in the repository, or None for one outside it (a local run)."""
+    try:
+        return repo_path(config or DEFAULT_CONFIG_NAME, workspace=workspace, what="config")
+    except UsageError:
+        return None
+
+
+def repo_path(raw: str, *, workspace: Path, what: str) -> str:
+    """A workspace path as a path inside the repository: forward slashes, normalised; refused
+    when it leads out of the repository."""
     path = Path(raw)
     if path.is_absolute():
         try:
             path = path.relative_to(workspace.resolve())
         except ValueError:
-            raise UsageError(f"baseline path {raw} is outside the workspace {workspace}") from None
+            raise UsageError(f"{what} path {raw} is outside the workspace {workspace}") from None
     clean = posixpath.normpath(path.as_posix())
     if clean in (".", "") or clean.startswith("../") or clean == "..":
-        raise UsageError(f"baseline path {raw} must be a file inside the repository")
+        raise UsageError(f"{what} path {raw} must be a file inside the repository")
     return clean
 
 
@@ -246,6 +331,10 @@ def _read_event(path: str | None) -> dict[str, Any]:
     if not path:
         return {}
     try:
+        size = Path(path).stat().st_size
+        if size > EVENT_MAX_BYTES:
+            raise InputError(Problem(path, None, f"event payload of {size} bytes is over the {EVENT_MAX_BYTES} "
+                                                 "byte cap"))
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(Problem(path, None, f"cannot read the event payload: {exc}")) from None

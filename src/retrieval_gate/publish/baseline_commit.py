@@ -46,7 +46,7 @@ def commit_baseline(ctx: FlowContext, *, gh: GitHubPort, results: Results, branc
                     if remote is not None else None)
         updated = engine.update_baseline(baseline=previous, results=results, sha=s.sha or None,
                                          ref=s.ref or None, timestamp=timestamp)
-        text = engine.dumps_baseline(baseline=updated)
+        text = ctx.scrub(engine.dumps_baseline(baseline=updated))
         if remote is not None and remote.text == text:
             return BaselineCommit(commit="", attempts=attempt, previous=previous, text=text)
         try:

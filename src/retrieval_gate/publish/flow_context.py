@@ -8,13 +8,16 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import UsageError
+from retrieval_gate.files import write_text_atomic
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.engine import Engine
 from retrieval_gate.publish.runner import Runner
+from retrieval_gate.publish.untrusted import scrub_text
 
 if TYPE_CHECKING:
     from retrieval_gate.publish.github import PostedComment, PullInfo, RemoteFile
@@ -58,6 +61,14 @@ class FlowContext:
     jitter: Callable[[], float] = random.random
     max_attempts: int = MAX_WRITE_ATTEMPTS
     _gh: GitHubPort | None = None
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the token, the ACTIONS_* values or the config's secret header values."""
+        return scrub_text(text, self.settings.secret_values)
+
+    def write_text(self, path: Path, text: str) -> None:
+        """Every file a flow writes goes through here: scrubbed, then written atomically."""
+        write_text_atomic(path, self.scrub(text))
 
     def gh(self) -> GitHubPort:
         if self._gh is None:

@@ -3,19 +3,26 @@
 ``auto`` picks the mode from the event (:func:`resolve_mode`):
 
 =====================  ===============================================================
-pull_request           ``pr``: eval the checkout → baseline read from the PR's *base sha*
-                       through the contents API (never the checkout's ``baselines/``) →
-                       compare → sticky comment (update or create) → job summary → outputs
-                       → annotations → exit 1 only if a gate is on and fails.
+pull_request           ``pr``: eval the checkout → the gate settings and the baseline read from
+                       the PR's *base sha* through the contents API (never the checkout's
+                       config gate or ``baselines/``; ``publish.base_gate``) → compare →
+                       sticky comment (update or create, listing gate changes the PR makes)
+                       → job summary → outputs → annotations → exit 1 only if a gate is on
+                       and fails.
 push, default branch   ``update-baseline``: eval → merge into the branch's baseline (history
                        kept) → write it back through the contents API with the blob sha,
                        ``[skip ci]``; on 409/422 re-read, re-merge, retry (bounded, backoff).
 push, other branches   ``report``: eval → job summary, HTML report and outputs. No API calls.
 workflow_dispatch      ``pr`` against ``base_ref`` (or the ``pr_number``'s base, or the default
-                       branch); ``mode: update-baseline`` refreshes the baseline on demand.
-workflow_run           ``comment``: post a comment file made by a fork PR's run (the
-                       two-workflow pattern), after checking the PR's head is the run's head.
+                       branch), with that ref's gate; ``mode: update-baseline`` /
+                       ``write-baseline`` refresh the default branch's baseline on demand.
+workflow_run           ``comment``: render and post the comment of a fork PR's run from its
+                       validated data (``publish.fork_comment``).
 =====================  ===============================================================
+
+``update-baseline`` and ``write-baseline`` (which writes a ``results_file`` made by another job,
+so the job holding ``contents: write`` runs no evaluation) write only under ``push`` to the
+default branch or ``workflow_dispatch`` on it (``modes.write_refusal``): exit 2 otherwise.
 
 Everything the flows touch comes in as arguments: the settings, an :class:`Engine` (eval,
 baseline, compare, render), a factory for the GitHub adapter, the :class:`Runner` (outputs,
@@ -31,16 +38,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.errors import GitHubError, InputError, PermissionDenied, Problem, UsageError
-from retrieval_gate.files import write_text_atomic
+from retrieval_gate.errors import GitHubError, PermissionDenied, UsageError
+from retrieval_gate.load.results import parse_results
 from retrieval_gate.publish.action_settings import ActionSettings
+from retrieval_gate.publish.base_gate import (
+    JudgedBy,
+    base_suite,
+    change_lines,
+    change_note,
+    config_path_of,
+    judged_by,
+)
 from retrieval_gate.publish.baseline_commit import commit_baseline
 from retrieval_gate.publish.engine import Engine
 from retrieval_gate.publish.flow_context import MAX_WRITE_ATTEMPTS, FlowContext, GitHubPort, Outcome
-from retrieval_gate.publish.modes import resolve_mode
+from retrieval_gate.publish.fork_comment import comment_flow, insert_after_marker
+from retrieval_gate.publish.modes import resolve_mode, write_refusal
 from retrieval_gate.publish.outputs import annotate, step_outputs
 from retrieval_gate.publish.reports import fallback_section, links_for, write_reports, write_summary
 from retrieval_gate.publish.runner import Runner
+from retrieval_gate.publish.untrusted import RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.limits import COMMENT_MAX_CHARS, sticky_body
 
 if TYPE_CHECKING:
@@ -63,12 +80,19 @@ def run_action(
     if clock is not None:
         ctx.clock = clock
     default_branch = settings.default_branch
-    if settings.inputs.mode == "auto" and settings.event_name == "push" and default_branch is None:
+    writes = settings.inputs.mode in ("update-baseline", "write-baseline")
+    if (writes or (settings.inputs.mode == "auto" and settings.event_name == "push")) and default_branch is None \
+            and settings.branch is not None and settings.event_name in ("push", "workflow_dispatch"):
         default_branch = ctx.gh().default_branch()
     plan = resolve_mode(requested=settings.inputs.mode, event_name=settings.event_name,
                         branch=settings.branch, default_branch=default_branch)
+    refusal = write_refusal(mode=plan.mode, event_name=settings.event_name, branch=settings.branch,
+                            default_branch=default_branch)
+    if refusal is not None:
+        raise UsageError(refusal)
     runner.log(f"retrieval-gate: mode {plan.mode} ({plan.reason}), suite {settings.inputs.suite}")
-    flow = {"pr": _pr_flow, "update-baseline": _update_flow, "report": _report_flow, "comment": _comment_flow}
+    flow = {"pr": _pr_flow, "update-baseline": _update_flow, "write-baseline": _write_flow, "report": _report_flow,
+            "comment": comment_flow}
     return flow[plan.mode](ctx)
 
 
@@ -78,22 +102,34 @@ def run_action(
 def _pr_flow(ctx: FlowContext) -> Outcome:
     s, engine, runner = ctx.settings, ctx.engine, ctx.runner
     gh = ctx.gh()
-    results = _evaluate(ctx)
     ref, ref_label, pr_number = _comparison_ref(ctx, gh)
-    remote = gh.get_file(path=s.baseline_path, ref=ref)
+    judged = _judged_by(ctx, gh, ref=ref)
+    results = engine.evaluate(suite_config=judged.suite_config, suite=s.inputs.suite)
+    _log_completeness(ctx, results)
+    baseline_path, gate = judged.baseline_path, judged.suite_config.gate
+    try:
+        remote = gh.get_file(path=baseline_path, ref=ref)
+    except GitHubError as exc:
+        consequence = ("the gate is on, so this run fails rather than report a first run" if _gate_on(judged)
+                       else "nothing to compare with")
+        error = type(exc)(f"cannot read the baseline {baseline_path} at {ref_label}: {exc} ({consequence})")
+        error.exit_code = exc.exit_code
+        raise error from None
     baseline = comparison = None
     if remote is None:
-        runner.log(f"no baseline at {s.baseline_path} on {ref_label}: first run, nothing to compare")
+        runner.log(f"no baseline at {baseline_path} on {ref_label}: first run, nothing to compare")
     else:
-        baseline = engine.parse_baseline(text=remote.text, source=f"{s.repository}@{ref[:12]}:{s.baseline_path}")
-        comparison = engine.compare(results=results, baseline=baseline, gate=s.suite_config.gate)
-    links = links_for(s, baseline_ref=ref if remote is not None else None)
+        baseline = engine.parse_baseline(text=remote.text, source=f"{s.repository}@{ref[:12]}:{baseline_path}")
+        comparison = engine.compare(results=results, baseline=baseline, gate=gate)
+    links = links_for(s, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
     marker = engine.marker(suite=s.inputs.suite)
-    body = sticky_body(engine.render_comment(results=results, comparison=comparison, baseline=baseline,
-                                             links=links, max_chars=COMMENT_MAX_CHARS), marker=marker)
+    note = change_note(judged, suite=s.inputs.suite)
+    rendered = engine.render_comment(results=results, comparison=comparison, baseline=baseline,
+                                     links=links, max_chars=COMMENT_MAX_CHARS - len(note))
+    body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=note), marker=marker))
     comment_file = s.out_dir / "comment.md"
-    write_text_atomic(comment_file, body)
+    ctx.write_text(comment_file, body)
     paths["comment_file"] = comment_file.as_posix()
 
     comment_url, fallback, failure = "", False, None
@@ -115,15 +151,17 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         except GitHubError as exc:
             failure = exc
 
-    summary = engine.render_summary(results=results, comparison=comparison, baseline=baseline, links=links)
+    summary = note + engine.render_summary(results=results, comparison=comparison, baseline=baseline, links=links)
     if fallback:
         summary += fallback_section(body=body, pr_number=pr_number, comment_file=paths["comment_file"])
     write_summary(ctx, summary, shorter=body)
     outputs = step_outputs(results=results, comparison=comparison, mode="pr",
                            verdict=None if remote is not None else "no-baseline")
     outputs.update(paths)
-    outputs.update(comment_url=comment_url, baseline_path=s.baseline_path, baseline_ref=ref)
+    outputs.update(comment_url=comment_url, baseline_path=baseline_path, baseline_ref=ref)
     runner.set_outputs(outputs)
+    for line in change_lines(judged):
+        runner.annotate("warning", line, title="retrieval-gate: gate settings changed")
     annotate(runner, comparison)
     if failure is not None:
         raise failure
@@ -131,20 +169,38 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     return Outcome(mode="pr", exit_code=code, outputs=outputs)
 
 
-def _update_flow(ctx: FlowContext) -> Outcome:
+def _write_flow(ctx: FlowContext) -> Outcome:
+    """``write-baseline``: the baseline job of the split workflow. It runs no evaluation: it reads
+    the ``results_file`` another job (with no write token) made, confined and size-capped,
+    validates it, and merges it into the branch's baseline as ``update-baseline`` does."""
+    s = ctx.settings
+    if s.inputs.results_file is None:
+        raise UsageError("mode write-baseline needs the results_file input (results.json of the eval job)")
+    raw = read_confined(s.inputs.results_file, workspace=s.workspace, max_bytes=RESULTS_MAX_BYTES,
+                        what="results_file")
+    results = parse_results(raw, source=Path(s.inputs.results_file))
+    if results.suite != s.inputs.suite:
+        raise UsageError(f"{s.inputs.results_file}: results of suite {results.suite!r}, but this step writes the "
+                         f"baseline of suite {s.inputs.suite!r}")
+    ctx.runner.log(f"write-baseline: {s.inputs.results_file} ({results.completeness.expected} cases), no evaluation")
+    return _update_flow(ctx, results=results, mode="write-baseline")
+
+
+def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: str = "update-baseline") -> Outcome:
     s, engine, runner = ctx.settings, ctx.engine, ctx.runner
     branch = s.branch
     if branch is None:
-        raise UsageError(f"update-baseline writes to the branch that was evaluated, but GITHUB_REF is "
+        raise UsageError(f"{mode} writes to the branch that was evaluated, but GITHUB_REF is "
                          f"{s.ref or 'unset'!r}, not refs/heads/<branch>")
     gh = ctx.gh()
-    results = _evaluate(ctx)
+    if results is None:
+        results = _evaluate(ctx)
     write = commit_baseline(ctx, gh=gh, results=results, branch=branch)
     old = write.previous
     comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=old)
     baseline_file = s.out_dir / "baseline.json"
-    write_text_atomic(baseline_file, write.text)
+    ctx.write_text(baseline_file, write.text)
     if write.commit:
         note = (f"Baseline `{s.baseline_path}` updated on `{branch}` in commit `{write.commit[:12]}`"
                 f"{f' after {write.attempts} attempts (concurrent writers)' if write.attempts > 1 else ''}.")
@@ -154,14 +210,14 @@ def _update_flow(ctx: FlowContext) -> Outcome:
     links = links_for(s, baseline_ref=branch)
     summary = engine.render_summary(results=results, comparison=comparison, baseline=old, links=links)
     write_summary(ctx, f"> {note}\n\n{summary}")
-    outputs = step_outputs(results=results, comparison=comparison, mode="update-baseline",
+    outputs = step_outputs(results=results, comparison=comparison, mode=mode,
                            verdict=None if old is not None else "no-baseline")
     outputs.update(paths)
     outputs.update(baseline_path=s.baseline_path, baseline_ref=branch, baseline_commit=write.commit,
                    baseline_file=baseline_file.as_posix())
     runner.set_outputs(outputs)
     annotate(runner, comparison, gate_applies=False)
-    return Outcome(mode="update-baseline", exit_code=0, outputs=outputs)
+    return Outcome(mode=mode, exit_code=0, outputs=outputs)
 
 
 def _report_flow(ctx: FlowContext) -> Outcome:
@@ -176,47 +232,36 @@ def _report_flow(ctx: FlowContext) -> Outcome:
     return Outcome(mode="report", exit_code=0, outputs=outputs)
 
 
-def _comment_flow(ctx: FlowContext) -> Outcome:
-    """Post a comment file (made by a fork PR's read-only run) as the sticky comment. The file is
-    untrusted data: it is only ever posted as a comment body, capped at GitHub's limit, under our
-    marker, and only to the PR whose head is the head of the run that made it."""
-    s, runner = ctx.settings, ctx.runner
-    number = s.inputs.pr_number
-    if number is None:
-        raise UsageError("mode comment needs the pr_number input")
-    if s.inputs.comment_file is None:
-        raise UsageError("mode comment needs the comment_file input")
-    path = Path(s.inputs.comment_file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(Problem(str(path), None, f"cannot read the comment file: {exc}")) from None
-    gh = ctx.gh()
-    expected_head = s.workflow_run_head_sha
-    if expected_head is not None:
-        pull = gh.get_pull(number=number)
-        if pull.head_sha != expected_head:
-            raise UsageError(f"pull request #{number}'s head is {pull.head_sha[:12]} but the workflow run was for "
-                             f"{expected_head[:12]}: refusing to post (stale or mismatched pr_number)")
-    marker = ctx.engine.marker(suite=s.inputs.suite)
-    body = sticky_body(text, marker=marker)
-    posted = gh.upsert_comment(issue_number=number, marker=marker, body=body)
-    runner.log(f"{'created' if posted.created else 'updated'} the sticky comment on #{number}: {posted.url}")
-    write_summary(ctx, f"Posted the retrieval-gate comment to #{number}: {posted.url}\n")
-    outputs = {"mode": "comment", "comment_url": posted.url, "comment_file": path.as_posix()}
-    runner.set_outputs(outputs)
-    return Outcome(mode="comment", exit_code=0, outputs=outputs)
-
-
 # -- steps ----------------------------------------------------------------------------------------
 
 
 def _evaluate(ctx: FlowContext) -> Results:
     s = ctx.settings
     results = ctx.engine.evaluate(suite_config=s.suite_config, suite=s.inputs.suite)
+    _log_completeness(ctx, results)
+    return results
+
+
+def _log_completeness(ctx: FlowContext, results: Results) -> None:
     c = results.completeness
     ctx.runner.log(f"eval: {c.expected} cases ({c.scored} scored, {c.no_gold} no-gold, {c.failed} failed)")
-    return results
+
+
+def _judged_by(ctx: FlowContext, gh: GitHubPort, *, ref: str) -> JudgedBy:
+    """The PR's eval settings with the gate of the config file at ``ref`` (read through the API)."""
+    s = ctx.settings
+    config_path = config_path_of(s)
+    remote = gh.get_file(path=config_path, ref=ref)
+    base = base_suite(remote.text if remote is not None else None, settings=s, ref=ref)
+    judged = judged_by(settings=s, base=base, base_has_config=remote is not None)
+    where = f"{config_path} at {ref[:12]}" if remote is not None else f"defaults ({config_path} absent at {ref[:12]})"
+    ctx.runner.log(f"gate settings: from {where}; eval settings: from the checkout")
+    return judged
+
+
+def _gate_on(judged: JudgedBy) -> bool:
+    gate = judged.suite_config.gate
+    return gate.fail_on_regression or bool(gate.floors)
 
 
 def _comparison_ref(ctx: FlowContext, gh: GitHubPort) -> tuple[str, str, int | None]:

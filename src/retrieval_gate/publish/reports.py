@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval_gate.files import write_json_atomic, write_text_atomic
+from retrieval_gate.files import dumps_json
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.flow_context import FlowContext
 
@@ -19,12 +19,12 @@ def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison 
     out = ctx.settings.out_dir
     paths = {"results_path": (out / "results.json").as_posix(), "comparison_path": "",
              "html_path": (out / "report.html").as_posix()}
-    write_json_atomic(out / "results.json", results.to_json_data())
+    ctx.write_text(out / "results.json", dumps_json(results.to_json_data()))
     if comparison is not None:
-        write_json_atomic(out / "comparison.json", comparison.model_dump(mode="json"))
+        ctx.write_text(out / "comparison.json", dumps_json(comparison.model_dump(mode="json")))
         paths["comparison_path"] = (out / "comparison.json").as_posix()
     html = ctx.engine.render_html(results=results, comparison=comparison, baseline=baseline)
-    write_text_atomic(out / "report.html", html)
+    ctx.write_text(out / "report.html", html)
     return paths
 
 
@@ -35,7 +35,7 @@ def write_summary(ctx: FlowContext, markdown: str, *, shorter: str | None = None
     if ctx.runner.append_summary(markdown):
         return
     full = ctx.settings.out_dir / "summary.md"
-    write_text_atomic(full, markdown)
+    ctx.write_text(full, markdown)
     pointer = (f"The full summary is over GitHub's 1 MiB limit; it is in `{full.as_posix()}` "
                "(upload it as an artifact).\n")
     if shorter is None or not ctx.runner.append_summary(f"> {pointer}\n{shorter}"):
@@ -43,12 +43,13 @@ def write_summary(ctx: FlowContext, markdown: str, *, shorter: str | None = None
     ctx.runner.annotate("warning", f"job summary over 1 MiB: written to {full.as_posix()} instead")
 
 
-def links_for(s: ActionSettings, *, baseline_ref: str | None) -> dict[str, str]:
+def links_for(s: ActionSettings, *, baseline_ref: str | None, baseline_path: str | None = None) -> dict[str, str]:
     links: dict[str, str] = {}
     if s.run_url:
         links["run"] = s.run_url
     if baseline_ref and s.repository:
-        links["baseline"] = f"{s.server_url.rstrip('/')}/{s.repository}/blob/{baseline_ref}/{s.baseline_path}"
+        path = baseline_path or s.baseline_path
+        links["baseline"] = f"{s.server_url.rstrip('/')}/{s.repository}/blob/{baseline_ref}/{path}"
     return links
 
 

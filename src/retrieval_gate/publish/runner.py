@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.publish.untrusted import scrub_text
 from retrieval_gate.render.limits import SUMMARY_LIMIT_BYTES
 
 MAX_ANNOTATIONS = 10  # GitHub shows at most 10 warning and 10 error annotations per step
@@ -55,23 +56,29 @@ def workflow_command(command: str, message: str, **properties: str) -> str:
 @dataclass
 class Runner:
     """Where this run's outputs, summary and annotations go. Files are appended to (other steps
-    share them); a missing path (running outside Actions) just skips that channel."""
+    share them); a missing path (running outside Actions) just skips that channel. ``secrets``
+    (the token, ACTIONS_* values, secret header values) are scrubbed from everything it writes."""
 
     output_file: Path | None = None
     summary_file: Path | None = None
     stream: TextIO = field(default_factory=lambda: sys.stdout)
     annotations: list[str] = field(default_factory=list)
+    secrets: tuple[str, ...] = ()
+
+    def scrub(self, text: str) -> str:
+        return scrub_text(text, self.secrets)
 
     def set_outputs(self, outputs: Mapping[str, str]) -> None:
         if self.output_file is None:
             return
-        self._append(self.output_file, "".join(format_output(k, v) for k, v in outputs.items()))
+        self._append(self.output_file, "".join(format_output(k, self.scrub(v)) for k, v in outputs.items()))
 
     def append_summary(self, markdown: str) -> bool:
         """Append to the job summary; False (nothing written) when it would exceed GitHub's
         1 MiB limit, so the caller can write a shorter one."""
         if self.summary_file is None:
             return True
+        markdown = self.scrub(markdown)
         existing = self.summary_file.stat().st_size if self.summary_file.exists() else 0
         if existing + len(markdown.encode("utf-8")) > SUMMARY_LIMIT_BYTES:
             return False
@@ -81,12 +88,13 @@ class Runner:
     def annotate(self, level: str, message: str, *, title: str = "retrieval-gate") -> None:
         """``::warning`` / ``::error`` / ``::notice``; beyond GitHub's 10 per level, a log line."""
         shown = sum(1 for a in self.annotations if a.startswith(f"::{level}"))
+        message, title = self.scrub(message), self.scrub(title)
         line = workflow_command(level, message, title=title) if shown < MAX_ANNOTATIONS else f"{level}: {message}"
         self.annotations.append(line)
         self.log(line)
 
     def log(self, line: str) -> None:
-        self.stream.write(line + "\n")
+        self.stream.write(self.scrub(line) + "\n")
         self.stream.flush()
 
     @staticmethod

@@ -52,6 +52,10 @@ def parse_retriever(text: str) -> RetrieverSpec:
     if lower in BUILTIN:
         return RetrieverSpec(kind=lower, rerank=rerank)  # type: ignore[arg-type]
     if lower.startswith(("http://", "https://")):
+        if "@" in urllib.parse.urlsplit(raw).netloc:
+            raise UsageError(f"retriever {public_url(raw)}: a URL with credentials (user:password@host) is refused: "
+                             "they would show in errors and reports. Send them as a header read from the "
+                             "environment instead: options.http_headers: {Authorization: 'Basic ${NAME}'}")
         return RetrieverSpec(kind="http", target=raw, rerank=rerank)
     if lower.startswith("python:"):
         target = raw[len("python:"):]

@@ -18,12 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.metrics import parse_k_list, parse_metric
+from retrieval_gate.retrieve.factory import option_problems
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
 from retrieval_gate.store.settings import StoreSettings
 
 DEFAULT_CONFIG_NAME = "retrieval-gate.yml"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MAX_K = 10_000
 
 
 class _Strict(BaseModel):
@@ -40,7 +43,7 @@ class SuiteConfig(_Strict):
     retriever: str = "dense"
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
-    abstain_threshold: float | None = None
+    abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     chunking: ChunkSettings = Field(default_factory=ChunkSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     gate: GateSettings = Field(default_factory=GateSettings)
@@ -50,20 +53,44 @@ class SuiteConfig(_Strict):
     @field_validator("k", mode="before")
     @classmethod
     def _k(cls, value: Any) -> Any:
-        return parse_k_list(value if isinstance(value, str) else list(value))
+        # A scalar ``k: 5`` is accepted as the one-element list [5] (docs/eval.md, config file).
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, str | list | tuple) or any(isinstance(v, bool) for v in value):
+            raise ValueError("expected a list of cutoffs (e.g. [1, 5, 10]), a comma-separated string or one integer")
+        try:
+            ks = parse_k_list(value if isinstance(value, str) else list(value))
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+        if ks[-1] > MAX_K:
+            raise ValueError(f"k {ks[-1]} is above {MAX_K:,}")
+        return ks
 
     @field_validator("metrics", mode="before")
     @classmethod
     def _metrics(cls, value: Any) -> Any:
         if value is None:
             return None
+        if not isinstance(value, str | list | tuple):
+            raise ValueError("expected a list of measures (e.g. [hit, ndcg]) or a comma-separated string")
         items = value.split(",") if isinstance(value, str) else list(value)
         out = []
         for item in items:
             name = str(item).strip()
-            spec = parse_metric(name if "@" in name else f"{name}@1")
+            try:
+                spec = parse_metric(name if "@" in name else f"{name}@1")
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
             out.append(spec.measure)
         return tuple(dict.fromkeys(out))
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problems = option_problems(value)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
 
     @field_validator("retriever")
     @classmethod
@@ -103,7 +130,7 @@ def load_config(path: Path | None, *, required: bool = False) -> tuple[ConfigFil
             raise InputError(Problem(str(path), None, "config file not found"))
         return ConfigFile(), None
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = safe_load(path.read_text(encoding="utf-8"), aliases=True) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -1,14 +1,17 @@
 """The shell: the ``retrieval-gate`` console script. Parses flags, calls the core, turns named
-errors into messages and exit codes (0 ok, 1 gate failed, 2 bad input or usage)."""
+errors into messages and exit codes (0 ok, 1 gate failed, 2 bad input or usage, 3 an internal
+error — a bug, reported in one line; the traceback only under ``--debug`` or
+``RETRIEVAL_GATE_DEBUG=1``, which is read here, once per run)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 import typer
 
-from retrieval_gate.cli.app import app, err_console
+from retrieval_gate.cli.app import app, debug, err_console, report_internal_error
 from retrieval_gate.errors import InputError, RetrievalGateError
 
 # Each command lives in its own module and registers itself on ``app``.
@@ -23,6 +26,7 @@ from retrieval_gate.cli import report as _report_cmd  # noqa: F401  isort: skip
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Never shows a traceback for a user mistake."""
+    debug.on = os.environ.get("RETRIEVAL_GATE_DEBUG", "") not in ("", "0")
     try:
         # With standalone_mode=False click *returns* a typer.Exit's code instead of exiting.
         code = app(args=argv, standalone_mode=False)
@@ -40,6 +44,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # the last resort: a bug, one line and exit 3 (never 1, a failed gate)
+        sys.exit(report_internal_error(exc))
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -30,7 +30,7 @@ def update(
     sha: str | None = typer.Option(None, "--sha", help="Commit the results were measured on (recorded in the history)."),
     ref: str | None = typer.Option(None, "--ref", help="Branch or ref (recorded in the history)."),
     timestamp: str | None = typer.Option(None, "--timestamp", help="When (ISO 8601); default now, UTC."),
-    history_limit: int = typer.Option(DEFAULT_HISTORY_LIMIT, "--history-limit", help="Keep the last N history entries."),
+    history_limit: int = typer.Option(DEFAULT_HISTORY_LIMIT, "--history-limit", min=1, max=100_000, help="Keep the last N history entries."),
 ) -> None:
     """Create the baseline, or refresh it and append this run's headline numbers to its history.
     An existing file that cannot be read is never overwritten (exit 2, file untouched)."""

@@ -23,7 +23,7 @@ def score(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base: maps chunk ids to cards and checks gold ids."),
     k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
     metrics: str | None = typer.Option(None, "--metrics", help="Measures to compute (default: all of hit,recall,ndcg,mrr,precision,map)."),
-    headline_k: int | None = typer.Option(None, "--headline-k", help="The k shown first in reports (default 5 if measured, else the largest)."),
+    headline_k: int | None = typer.Option(None, "--headline-k", min=1, help="The k shown first in reports (default 5 if measured, else the largest)."),
     suite: str = typer.Option("default", "--suite", help="Suite name recorded in the results."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when nothing scores ≥ this."),
     out: Path = typer.Option(..., "--out", help="Where to write results JSON."),

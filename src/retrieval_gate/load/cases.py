@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +10,13 @@ from pydantic import ValidationError
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes, sha256_path
+from retrieval_gate.load.boundary import id_problem, quote
 from retrieval_gate.load.textfile import (
     display,
     iter_json_objects,
     iter_lines,
     raise_if,
+    read_bytes,
     validated_records,
     validation_problems,
 )
@@ -69,12 +72,13 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
                     tags = obj["tags"] = {name: value}
         return obj
 
-    cases, lines = validated_records(path, problems, model=Case, what="case", prepare=prepare)
+    data = read_bytes(path)  # read once: a pipe works like a file
+    cases, lines = validated_records(path, problems, model=Case, what="case", prepare=prepare, data=data)
     if not cases:
         if not problems:
             problems.append(Problem(display(path), None, "no cases: the file is empty"))
         return None, problems
-    return CaseSet(tuple(cases), display(path), sha256_path(path), "jsonl", lines), problems
+    return CaseSet(tuple(cases), display(path), sha256_bytes(data), "jsonl", lines), problems
 
 
 def _qrels_file(folder: Path) -> Path:
@@ -100,10 +104,18 @@ def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, list[str]
             continue
         qid, doc, score = (c.strip() for c in cols)
         try:
-            relevance = int(float(score))
+            value = float(score)
         except ValueError:
-            problems.append(Problem(display(path), number, f"score {score!r} is not a number"))
+            problems.append(Problem(display(path), number, f"score {quote(score)} is not a number"))
             continue
+        if not math.isfinite(value):
+            problems.append(Problem(display(path), number, f"score {quote(score)} is not a finite number"))
+            continue
+        too_long = id_problem(qid, "query id") or id_problem(doc, "corpus id")
+        if too_long is not None:
+            problems.append(Problem(display(path), number, too_long))
+            continue
+        relevance = int(value)
         first_line.setdefault(qid, number)
         ids = gold.setdefault(qid, [])
         if relevance >= 1 and doc not in ids:
@@ -126,7 +138,14 @@ def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
         if qid is None:
             problems.append(Problem(display(queries), number, "missing required field '_id'"))
             continue
+        if isinstance(qid, bool) or not isinstance(qid, str | int):
+            problems.append(Problem(display(queries), number, "field '_id' must be a string or an integer"))
+            continue
         qid = str(qid)
+        too_long = id_problem(qid, "query id")
+        if too_long is not None:
+            problems.append(Problem(display(queries), number, too_long))
+            continue
         try:
             case = Case(id=qid, query=obj.get("text", ""), gold=tuple(gold.get(qid, ())))
         except ValidationError as exc:
@@ -134,14 +153,14 @@ def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
             continue
         if qid in lines:
             problems.append(Problem(display(queries), number,
-                                    f"duplicate query id {qid!r} (first at line {lines[qid]})"))
+                                    f"duplicate query id {quote(qid)} (first at line {lines[qid]})"))
             continue
         lines[qid] = number
         cases.append(case)
     for qid, number in qrel_lines.items():
         if qid not in lines:
             problems.append(Problem(display(qrels_path), number,
-                                    f"query id {qid!r} is not in queries.jsonl"))
+                                    f"query id {quote(qid)} is not in queries.jsonl"))
     if not cases:
         if not problems:
             problems.append(Problem(display(queries), None, "no queries: the file is empty"))

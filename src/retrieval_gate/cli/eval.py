@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_json_atomic
@@ -147,6 +148,16 @@ def eval_command(
     config_file, config_path = load_config(config, required=config is not None)
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
     specs = suite_config.retrievers
+    many = len(specs) > 1
+    outputs: dict[str, Path | None] = {"--out": out}
+    if many:
+        outputs.update({f"--out ({spec.name})": output_path(out, spec.slug, True) for spec in specs})
+        outputs["--out (side by side)"] = out.with_name(f"{out.stem}.side_by_side.json")
+    refuse_output_onto_inputs(outputs=outputs, inputs={
+        "--kb": Path(suite_config.kb) if suite_config.kb else None,
+        "--cases": Path(suite_config.cases) if suite_config.cases else None,
+        "--config": config_path,
+        **{f"--retriever {spec.name}": Path(spec.target) for spec in specs if spec.kind == "run" and spec.target}})
     if reference is not None and reference not in [s.name for s in specs]:
         raise UsageError(f"--reference {reference!r} is not one of the retrievers ({', '.join(s.name for s in specs)})")
     progress = CliProgress(err_console)
@@ -154,7 +165,6 @@ def eval_command(
         all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())
     finally:
         progress.close()
-    many = len(all_results) > 1
     for spec in specs:
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)

@@ -155,6 +155,9 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     config_path = Path(inputs.config) if inputs.config is not None else None
     config_file, found = load_config(config_path, required=config_path is not None)
     suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found)
+    confine_paths(workspace=workspace, paths={
+        "input config": inputs.config, "input comment_file": inputs.comment_file, "input out_dir": inputs.out_dir,
+        "kb": suite_config.kb, "cases": suite_config.cases, "store path": suite_config.store.path})
     return ActionSettings(
         event_name=env.get("GITHUB_EVENT_NAME", ""),
         event=event,
@@ -254,3 +257,18 @@ def _read_event(path: str | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(Problem(path, 1, "event payload is not a JSON object"))
     return data
+
+
+def confine_paths(*, workspace: Path, paths: Mapping[str, str | None]) -> None:
+    """Every path the action reads or writes must stay inside the workspace once resolved
+    (``..`` and symlinks followed): ``out_dir: ../../x`` or a ``kb`` symlinked to ``/etc`` is a
+    usage error (exit 2) before anything is read or written. Relative paths are taken from the
+    workspace (the working directory of the action)."""
+    root = os.path.realpath(workspace)
+    for name, raw in paths.items():
+        if raw is None:
+            continue
+        resolved = os.path.realpath(os.path.join(root, raw))
+        if resolved != root and not resolved.startswith(root.rstrip(os.sep) + os.sep):
+            raise UsageError(f"{name} {raw[:80]!r} resolves to {resolved[:120]}, outside the workspace {root}: "
+                             "every path of the action must stay inside it")

@@ -145,12 +145,14 @@ def load_config(path: Path | None, *, required: bool = False) -> tuple[ConfigFil
         raise InputError(_config_problems(path, exc)) from None
 
 
-def _config_problems(path: Path, exc: ValidationError) -> list[Problem]:
+def _config_problems(path: Path, exc: ValidationError, *, flags: frozenset[str] = frozenset()) -> list[Problem]:
+    """One problem per field, named with the file — or ``<flags>`` when the value came from a flag."""
     out = []
     for err in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in err["loc"])
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-        out.append(Problem(str(path), None, f"{loc}: {msg}" if loc else msg))
+        where = "<flags>" if err["loc"] and str(err["loc"][0]) in flags else str(path)
+        out.append(Problem(where, None, f"{loc}: {msg}" if loc else msg))
     return out
 
 
@@ -172,11 +174,13 @@ def resolve_suite(
         for key in ("kb", "cases", "baseline"):
             if data.get(key) and not Path(data[key]).is_absolute():
                 data[key] = str(root / data[key]) if str(root) != "." else data[key]
-    _deep_update(data, {k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    _deep_update(data, given)
     try:
         return SuiteConfig.model_validate(data)
     except ValidationError as exc:
-        raise InputError(_config_problems(config_path or Path("<flags>"), exc)) from None
+        flags = frozenset(k for k, v in given.items() if not isinstance(v, dict))
+        raise InputError(_config_problems(config_path or Path("<flags>"), exc, flags=flags)) from None
 
 
 def _deep_update(target: dict[str, Any], updates: dict[str, Any]) -> None:

@@ -47,8 +47,9 @@ def option_problems(options: Mapping[str, Any]) -> list[str]:
     ``options.KEY: …`` messages quoting at most ~80 characters of the value."""
     from retrieval_gate.load.boundary import quote
 
-    out = [f"options.{quote(key)[1:-1]}: unknown retriever option (known: {', '.join(sorted(KNOWN_OPTIONS))})"
-           for key in sorted(set(options) - KNOWN_OPTIONS)]
+    unknown = sorted(set(options) - KNOWN_OPTIONS)
+    out = [f"unknown retriever option(s) {', '.join(quote(k)[1:-1] for k in unknown)} "
+           f"(known: {', '.join(sorted(KNOWN_OPTIONS))})"] if unknown else []
     for key, value in sorted(options.items()):
         is_int = isinstance(value, int) and not isinstance(value, bool)
         is_number = (is_int or isinstance(value, float)) and value == value and abs(value) != float("inf")

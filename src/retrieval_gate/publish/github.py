@@ -168,7 +168,7 @@ class GitHubRepo:
         except (requests.RequestException, Urllib3Error) as exc:
             msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
             raise GitHubError(msg) from None
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # a body that is not the JSON expected
+        except (ValueError, KeyError, TypeError, AttributeError, AssertionError) as exc:  # not the JSON expected
             detail = str(exc).splitlines()[0][:120] if str(exc).strip() else ""
             msg = self._message(f"{action}: the GitHub API answered with a body that is not the JSON expected "
                                 f"({type(exc).__name__}{': ' + detail if detail else ''})")

@@ -204,6 +204,9 @@ ROWS: dict[str, Hostile] = {
         "rg.yml", "write", "x: &x [*x]\nsuites: {}\n")),
     "eval abstain threshold nan": Hostile(EVAL_FLAGS + " --abstain-threshold nan",
         "<flags>", None, "abstain_threshold"),
+    "eval run file matching no case": Hostile(
+        "eval --kb {kb.jsonl} --cases {cases.jsonl} --retriever run:other.jsonl --ephemeral --out {e.json}",
+        "other.jsonl", None, "none of the 2 cases", ("other.jsonl", "write", '{"id": "zz", "retrieved": ["A"]}\n')),
     "eval --out onto --kb": Hostile("eval --kb {kb.jsonl} --cases {cases.jsonl} --retriever bm25 --out {kb.jsonl}",
                                     "kb.jsonl", None, "refusing to overwrite"),
 }

@@ -24,6 +24,9 @@ from retrieval_gate.cli import action as _action  # noqa: F401  isort: skip
 from retrieval_gate.cli import report as _report_cmd  # noqa: F401  isort: skip
 
 
+MAX_PROBLEMS_SHOWN = 50  # a wrong file (a results JSON passed as a run) is not 5,000 lines of errors
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Never shows a traceback for a user mistake."""
     debug.on = os.environ.get("RETRIEVAL_GATE_DEBUG", "") not in ("", "0")
@@ -54,8 +57,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def _report(exc: RetrievalGateError) -> None:
     if isinstance(exc, InputError):
-        for problem in exc.problems:
+        for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:
             err_console.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
+        if len(exc.problems) > MAX_PROBLEMS_SHOWN:
+            err_console.print(f"… and {len(exc.problems) - MAX_PROBLEMS_SHOWN} more", markup=False, highlight=False)
         if len(exc.problems) > 1:
             err_console.print(f"{len(exc.problems)} problems", markup=False, highlight=False)
     else:

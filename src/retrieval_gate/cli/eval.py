@@ -14,7 +14,7 @@ from rich.console import Console
 from retrieval_gate.cli.app import app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
-from retrieval_gate.errors import UsageError
+from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import write_json_atomic
 from retrieval_gate.render.terminal import print_results
 from retrieval_gate.score.results import Results
@@ -165,6 +165,12 @@ def eval_command(
         all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())
     finally:
         progress.close()
+    for spec in specs:  # a run file that matches no case measured nothing: exit 2, as `score` does
+        run_results = all_results[spec.name]
+        if spec.kind == "run" and run_results.cases and all(c.error == "missing from the run"
+                                                            for c in run_results.cases):
+            raise InputError(Problem(str(spec.target), None, f"none of the {len(run_results.cases)} cases is in the "
+                                     "run: its ids do not match the cases' ids"))
     for spec in specs:
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)

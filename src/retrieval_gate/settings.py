@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.load.boundary import bad_string
 from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.metrics import parse_k_list, parse_metric
 from retrieval_gate.retrieve.factory import option_problems
@@ -139,6 +140,10 @@ def load_config(path: Path | None, *, required: bool = False) -> tuple[ConfigFil
         raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
     if not isinstance(data, dict):
         raise InputError(Problem(str(path), 1, "config must be a mapping with a 'suites' key"))
+    bad = bad_string(data)
+    if bad is not None:
+        raise InputError(Problem(str(path), None, f"string {bad[:40]!a} holds a lone surrogate: "
+                                 "it cannot be written as UTF-8"))
     try:
         return ConfigFile.model_validate(data), path
     except ValidationError as exc:

@@ -159,6 +159,8 @@ ROWS: dict[str, Hostile] = {
         "md/b.md", "write", BILLION_LAUGHS)),
     "front matter recursive alias": Hostile(VALIDATE_MD, "b.md", 2, "anchors and aliases", (
         "md/b.md", "write", RECURSIVE_ALIAS)),
+    "front matter lone surrogate": Hostile(VALIDATE_MD, "b.md", 1, "lone surrogate", (
+        "md/b.md", "write", '---\ntitle: "\\ud800"\n---\n# B\ntext\n')),
     # flags and outputs
     "score abstain threshold nan": Hostile(SCORE + " --abstain-threshold nan", "<flags>", None, "abstain_threshold"),
     "score --out onto --cases": Hostile("score --run {run.jsonl} --cases {cases.jsonl} --out {cases.jsonl}",
@@ -202,6 +204,8 @@ ROWS: dict[str, Hostile] = {
         "rg.yml", "write", BILLION_LAUGHS.split("---")[1] + "suites: {}\n")),
     "config recursive alias": Hostile(EVAL, "rg.yml", 1, "recursive alias", (
         "rg.yml", "write", "x: &x [*x]\nsuites: {}\n")),
+    "config lone surrogate": Hostile(EVAL, "rg.yml", None, "lone surrogate", (
+        "rg.yml", "write", 'suites:\n  "\\udc80": {}\n')),
     "eval abstain threshold nan": Hostile(EVAL_FLAGS + " --abstain-threshold nan",
         "<flags>", None, "abstain_threshold"),
     "eval run file matching no case": Hostile(

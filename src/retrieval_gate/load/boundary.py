@@ -106,7 +106,7 @@ def json_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
     return bool(brackets) and ("[]" in brackets or "{}" in brackets)
 
 
-def _bad_string(value: Any) -> str | None:
+def bad_string(value: Any) -> str | None:
     """The first string (key or value) that cannot be encoded as UTF-8, if any."""
     stack = [value]
     while stack:
@@ -135,7 +135,7 @@ def loads(text: str) -> Any:
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise JsonRefused(f"nested deeper than {MAX_DEPTH} levels") from None
     if _SURROGATE_ESCAPE.search(text):
-        bad = _bad_string(value)
+        bad = bad_string(value)
         if bad is not None:
             raise JsonRefused(f"string {bad[:40]!a} holds a lone surrogate escape: it cannot be "
                               "written as UTF-8")

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes, sha256_path
+from retrieval_gate.load.boundary import bad_string
 from retrieval_gate.load.textfile import (
     display,
     raise_if,
@@ -87,6 +88,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
             data = safe_load(block, aliases=False) if block.strip() else {}
             if not isinstance(data, dict):
                 raise ValueError("front matter must be a YAML mapping")
+            bad = bad_string(data)
+            if bad is not None:
+                raise ValueError(f"string {bad[:40]!a} holds a lone surrogate: it cannot be written as UTF-8")
             return data, "\n".join(lines[i + 1 :]), i + 1
     raise ValueError("front matter opened with '---' is never closed")
 

@@ -106,3 +106,20 @@ def test_a_malformed_api_answer_ends_the_action_in_one_line(world, github, engin
     assert run.exit_code == 2
     assert "not the JSON expected" in run.stderr and "Traceback" not in run.stderr
     assert TOKEN not in run.everything()
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_bug_in_the_action_is_one_scrubbed_line_and_exit_3(world, github, engine, monkeypatch, debug):
+    def broken(**_: object) -> None:
+        raise RuntimeError(f"simulated bug near {TOKEN}")
+
+    monkeypatch.setattr(engine, "evaluate", broken)
+    if debug:
+        monkeypatch.setenv("RETRIEVAL_GATE_DEBUG", "1")
+    else:
+        monkeypatch.delenv("RETRIEVAL_GATE_DEBUG", raising=False)
+    run = _pr(world, github, engine)
+    assert run.exit_code == 3
+    assert "internal error: RuntimeError: simulated bug near ***" in run.stderr and "please report" in run.stderr
+    assert ("Traceback" in run.stderr) is debug
+    assert TOKEN not in run.everything()

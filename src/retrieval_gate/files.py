@@ -7,6 +7,8 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +83,25 @@ def sha256_path(path: Path) -> str:
 
 def _hidden(file: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in file.relative_to(root).parts)
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive ``fcntl.flock`` on ``folder`` for read-merge-write updates of a file in it
+    (``baseline update``): concurrent updates on one machine take turns, so none loses the
+    others' history entries. The folder, not the file, is locked: the file is replaced by an
+    atomic rename (a lock on its old inode would not hold) and may not exist yet. The lock is
+    released when the block ends, also on error; it leaves nothing behind."""
+    import fcntl
+
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise InputError(Problem(str(folder), None, f"cannot lock the folder: {exc.strerror}")) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -21,12 +21,16 @@ from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.load.boundary import bad_string
+from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.metrics import parse_k_list, parse_metric
+from retrieval_gate.retrieve.factory import option_problems
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
 from retrieval_gate.store.settings import StoreSettings
 
 DEFAULT_CONFIG_NAME = "retrieval-gate.yml"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MAX_K = 10_000
 
 
 class _Strict(BaseModel):
@@ -43,7 +47,7 @@ class SuiteConfig(_Strict):
     retriever: str = "dense"
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
-    abstain_threshold: float | None = None
+    abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     chunking: ChunkSettings = Field(default_factory=ChunkSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     gate: GateSettings = Field(default_factory=GateSettings)
@@ -55,20 +59,44 @@ class SuiteConfig(_Strict):
     @field_validator("k", mode="before")
     @classmethod
     def _k(cls, value: Any) -> Any:
-        return parse_k_list(value if isinstance(value, str) else list(value))
+        # A scalar ``k: 5`` is accepted as the one-element list [5] (docs/eval.md, config file).
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, str | list | tuple) or any(isinstance(v, bool) for v in value):
+            raise ValueError("expected a list of cutoffs (e.g. [1, 5, 10]), a comma-separated string or one integer")
+        try:
+            ks = parse_k_list(value if isinstance(value, str) else list(value))
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+        if ks[-1] > MAX_K:
+            raise ValueError(f"k {ks[-1]} is above {MAX_K:,}")
+        return ks
 
     @field_validator("metrics", mode="before")
     @classmethod
     def _metrics(cls, value: Any) -> Any:
         if value is None:
             return None
+        if not isinstance(value, str | list | tuple):
+            raise ValueError("expected a list of measures (e.g. [hit, ndcg]) or a comma-separated string")
         items = value.split(",") if isinstance(value, str) else list(value)
         out = []
         for item in items:
             name = str(item).strip()
-            spec = parse_metric(name if "@" in name else f"{name}@1")
+            try:
+                spec = parse_metric(name if "@" in name else f"{name}@1")
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
             out.append(spec.measure)
         return tuple(dict.fromkeys(out))
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problems = option_problems(value)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
 
     @field_validator("retriever")
     @classmethod
@@ -120,41 +148,35 @@ def load_config(path: Path | None, *, required: bool = False) -> tuple[ConfigFil
     return parse_config(text, source=path), path
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """A safe loader that refuses aliases (``*name``): a config never needs them, and nested
-    aliases expand exponentially (a "billion laughs" file of a few hundred bytes)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in the config; "
-                                              "write the value out", event.start_mark)
-        return super().compose_node(parent, index)
-
-
 def parse_config(text: str, *, source: Path) -> ConfigFile:
     """The config file's text → ConfigFile; ``source`` names it in errors (a local path, or
     ``<path>@<sha>`` for the base's copy read through the API)."""
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader) or {}  # a SafeLoader subclass
+        data = safe_load(text, aliases=True) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise InputError(Problem(str(source), line, f"YAML error: {getattr(exc, 'problem', exc)}")) from None
     if not isinstance(data, dict):
         raise InputError(Problem(str(source), 1, "config must be a mapping with a 'suites' key"))
+    bad = bad_string(data)
+    if bad is not None:
+        raise InputError(Problem(str(source), None, f"string {bad[:40]!a} holds a lone surrogate: "
+                                 "it cannot be written as UTF-8"))
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as exc:
         raise InputError(_config_problems(source, exc)) from None
 
 
-def _config_problems(path: Path, exc: ValidationError) -> list[Problem]:
+def _config_problems(path: Path, exc: ValidationError, *, flags: frozenset[str] = frozenset()) -> list[Problem]:
+    """One problem per field, named with the file — or ``<flags>`` when the value came from a flag."""
     out = []
     for err in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in err["loc"])
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-        out.append(Problem(str(path), None, f"{loc}: {msg}" if loc else msg))
+        where = "<flags>" if err["loc"] and str(err["loc"][0]) in flags else str(path)
+        out.append(Problem(where, None, f"{loc}: {msg}" if loc else msg))
     return out
 
 
@@ -180,11 +202,13 @@ def resolve_suite(
         for key in ("kb", "cases", "baseline"):
             if data.get(key) and not Path(data[key]).is_absolute():
                 data[key] = str(root / data[key]) if str(root) != "." else data[key]
-    _deep_update(data, {k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    _deep_update(data, given)
     try:
         resolved = SuiteConfig.model_validate(data)
     except ValidationError as exc:
-        raise InputError(_config_problems(config_path or Path("<flags>"), exc)) from None
+        flags = frozenset(k for k, v in given.items() if not isinstance(v, dict))
+        raise InputError(_config_problems(config_path or Path("<flags>"), exc, flags=flags)) from None
     if env is None:
         return resolved
     return _with_header_refs(resolved, env=env, where=str(config_path or "<flags>"))

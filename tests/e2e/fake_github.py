@@ -286,7 +286,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             body = json.loads(raw) if raw else None
             status, payload, headers = fake.handle(self.command, self.path, body,
                                                    self.headers.get("Authorization"))
-            data = json.dumps(payload).encode()
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()  # bytes: sent as is
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))

@@ -51,7 +51,7 @@ def test_trec_problems(tmp_path: Path) -> None:
     assert "expected 6 columns" in problems[0][1]
     assert "rank 'x' must be an integer" in problems[1][1]
     assert "score 'high'" in problems[2][1]
-    assert "NaN" in problems[3][1]
+    assert "not a finite number" in problems[3][1]
     assert "invalid UTF-8" in problems[4][1]
 
 

@@ -2,19 +2,19 @@
 
 It reads the runner's environment once (GITHUB_*, INPUT_*, the event payload), works in the
 workspace as the runner does, and runs the flow for the mode. Exit codes: 0 ok, 1 a gate is on
-and failed, 2 bad input / API errors. No secret appears in what it prints — the token, every
-ACTIONS_* value, the config's secret header values: named errors and any unexpected traceback
+and failed, 2 bad input / API errors, 3 an internal error (a bug). No secret appears in what it
+prints — the token, every ACTIONS_* value, the config's secret header values: named errors and an
+internal error's line (and traceback, under ``--debug``)
 are scrubbed before they are shown.
 """
 
 from __future__ import annotations
 
 import os
-import traceback
 
 import typer
 
-from retrieval_gate.cli.app import app, err_console
+from retrieval_gate.cli.app import app, report_internal_error
 from retrieval_gate.errors import GitHubError, InputError, Problem, RetrievalGateError
 from retrieval_gate.publish import engine as engine_module
 from retrieval_gate.publish.action_settings import (
@@ -52,9 +52,8 @@ def action() -> None:
         )
     except RetrievalGateError as exc:
         raise _scrubbed(exc, secrets) from None
-    except Exception:  # a bug: show it, without the secrets
-        err_console.print(scrub_text(traceback.format_exc(), secrets), markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    except Exception as exc:  # a bug: one line (the traceback under --debug), without the secrets; exit 3
+        raise typer.Exit(report_internal_error(exc, clean=lambda text: scrub_text(text, secrets))) from None
     raise typer.Exit(outcome.exit_code)
 
 

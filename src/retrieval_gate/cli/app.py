@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import typer
 from rich.console import Console
+
+from retrieval_gate.errors import one_line
 
 app = typer.Typer(
     name="retrieval-gate",
@@ -18,6 +24,41 @@ console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
+@dataclass
+class DebugSetting:
+    """Whether an internal error shows its traceback: ``--debug`` (before the command) or
+    ``RETRIEVAL_GATE_DEBUG=1``. The environment variable is read once, in ``cli.main``."""
+
+    on: bool = False
+
+
+debug = DebugSetting()
+
+INTERNAL_ERROR_EXIT = 3  # a bug in retrieval-gate, never a user's mistake nor a failed gate (1)
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def report_internal_error(exc: BaseException, *, clean: Callable[[str], str] = _unchanged) -> int:
+    """One line for an unexpected exception (the traceback too under ``--debug``), passed
+    through ``clean`` (the action masks its token); returns the exit code 3."""
+    if debug.on:
+        err_console.print(clean(traceback.format_exc()), markup=False, highlight=False, soft_wrap=True)
+    message = one_line(exc)
+    if len(message) > 200:
+        message = message[:200] + "…"
+    hint = "" if debug.on else "; rerun with --debug (or RETRIEVAL_GATE_DEBUG=1) for the traceback"
+    err_console.print(clean(f"internal error: {type(exc).__name__}: {message}{hint}, please report this bug"),
+                      markup=False, highlight=False, soft_wrap=True)
+    return INTERNAL_ERROR_EXIT
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    debug_flag: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error (exit 3)."),
+) -> None:
     """retrieval-gate: measure retrieval on every pull request."""
+    if debug_flag:
+        debug.on = True

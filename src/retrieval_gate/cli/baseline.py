@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+from datetime import datetime
 from pathlib import Path
 
 import typer
 
 from retrieval_gate.cli.app import app, console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.compare.baseline_update import DEFAULT_HISTORY_LIMIT, update_baseline
-from retrieval_gate.files import write_baseline
+from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.files import folder_lock, write_baseline
 from retrieval_gate.load.baseline import read_baseline
 from retrieval_gate.load.results import read_results
 
@@ -30,16 +34,35 @@ def update(
     sha: str | None = typer.Option(None, "--sha", help="Commit the results were measured on (recorded in the history)."),
     ref: str | None = typer.Option(None, "--ref", help="Branch or ref (recorded in the history)."),
     timestamp: str | None = typer.Option(None, "--timestamp", help="When (ISO 8601); default now, UTC."),
-    history_limit: int = typer.Option(DEFAULT_HISTORY_LIMIT, "--history-limit", help="Keep the last N history entries."),
+    history_limit: int = typer.Option(DEFAULT_HISTORY_LIMIT, "--history-limit", min=1, max=100_000, help="Keep the last N history entries."),
 ) -> None:
     """Create the baseline, or refresh it and append this run's headline numbers to its history.
-    An existing file that cannot be read is never overwritten (exit 2, file untouched)."""
+    An existing file that cannot be read is never overwritten (exit 2, file untouched). The
+    read-merge-write runs under an exclusive lock on the baseline's folder, so concurrent updates
+    keep every history entry. A symlinked baseline is written through: its target is updated and
+    the link stays a link."""
+    refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})
+    stamp = check_timestamp(timestamp) if timestamp is not None else now_iso()
     loaded = read_results(results)
-    old = read_baseline(baseline) if baseline.exists() else None
-    new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=timestamp or now_iso(),
-                          history_limit=history_limit)
-    write_baseline(baseline, new)
+    target = Path(os.path.realpath(baseline)) if baseline.is_symlink() else baseline
+    with folder_lock(target.parent):
+        old = read_baseline(target) if target.exists() else None
+        new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=stamp,
+                              history_limit=history_limit)
+        write_baseline(target, new)
     verb = "created" if old is None else "updated"
     console.print(f"{verb} {baseline}: suite {new.suite}, {len(new.cases)} cases, "
                   f"history {len(new.history)} entr{'y' if len(new.history) == 1 else 'ies'} "
                   f"(limit {history_limit})", markup=False, soft_wrap=True)
+
+
+def check_timestamp(text: str) -> str:
+    """``--timestamp`` must be ISO 8601 (``2026-05-01T12:00:00Z``, ``2026-05-01``); stored as given."""
+    try:
+        if len(text) > 40:
+            raise ValueError
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(Problem("--timestamp", None, f"{text[:80]!r} is not an ISO 8601 date-time "
+                                 "(e.g. 2026-05-01T12:00:00Z)")) from None
+    return text

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from retrieval_gate.cli.app import app, console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import parse_assignment
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES
@@ -58,8 +59,8 @@ def compare_command(
     max_drop: list[str] = typer.Option([], "--max-drop", help="Tolerated drop: V (every metric), METRIC=V or METRIC:SLICE=V (default 0.02). Repeatable."),
     alpha: float | None = typer.Option(None, "--alpha", help="Significance level of the p-value (default 0.05); the CI level is 1 − alpha."),
     require_significance: bool | None = typer.Option(None, "--require-significance/--no-require-significance", help="A drop fails only when significant (default on)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and sign-flip draws."),
-    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1000, help="Bootstrap resamples and random sign flips."),
+    seed: int = typer.Option(0, "--seed", min=0, max=2**63 - 1, help="Seed of the bootstrap and sign-flip draws."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1000, max=10_000_000, help="Bootstrap resamples and random sign flips."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
     out: Path | None = typer.Option(None, "--out", help="Write the comparison JSON here."),
@@ -67,6 +68,8 @@ def compare_command(
 ) -> None:
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
+    refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
+                                                                "--config": config})
     loaded = read_results(results)
     overrides = {"gate": gate_overrides(fail_on_regression=fail_on_regression, floor=floor, max_drop=max_drop,
                                         alpha=alpha, require_significance=require_significance)}
@@ -74,6 +77,7 @@ def compare_command(
     baseline_path = baseline if baseline is not None else (Path(suite_config.baseline) if suite_config.baseline else None)
     if baseline_path is None:
         raise UsageError("no baseline: pass --baseline FILE (or set 'baseline' for the suite in the config file)")
+    refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--baseline": baseline_path})
     comparison = compare(results=loaded, baseline=read_baseline(baseline_path), gate=suite_config.gate, seed=seed,
                          resamples=resamples)
     if out is not None:

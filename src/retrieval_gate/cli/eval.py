@@ -14,8 +14,9 @@ import typer
 from rich.console import Console
 
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
-from retrieval_gate.errors import UsageError
+from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import write_json_atomic
 from retrieval_gate.publish.action_settings import runner_environment
 from retrieval_gate.render.terminal import print_results
@@ -117,7 +118,7 @@ def eval_command(
     cases: Path | None = typer.Option(None, "--cases", help="Golden set: JSONL cases or a BEIR folder."),
     k: str | None = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10)."),
     metrics: str | None = typer.Option(None, "--metrics", help="Measures (default: hit,recall,ndcg,mrr,precision,map)."),
-    headline_k: int | None = typer.Option(None, "--headline-k", help="The k shown first (default 5 if measured, else the largest)."),
+    headline_k: int | None = typer.Option(None, "--headline-k", min=1, help="The k shown first (default 5 if measured, else the largest)."),
     model: str | None = typer.Option(None, "--model", help="sentence-transformers model: name or local folder (default: the bundled all-MiniLM-L6-v2, offline)."),
     retriever: str | None = typer.Option(None, "--retriever", help="dense (default), bm25, hybrid, X+rerank, python:module:function, http(s)://URL, run:FILE; comma-separated to run several side by side (the first is the reference for paired deltas)."),
     option: list[str] | None = typer.Option(None, "--option", help="Retriever option KEY=VALUE (repeatable), e.g. bm25_k1=1.2, rrf_k=60, rerank_model=PATH; see docs/retrievers.md."),
@@ -125,11 +126,11 @@ def eval_command(
     store: Path | None = typer.Option(None, "--store", help="Persistent store folder (default .retrieval-gate/store); reruns reuse it."),
     ephemeral: bool = typer.Option(False, "--ephemeral", help="An in-memory store and cache: nothing is kept."),
     chroma_host: str | None = typer.Option(None, "--chroma-host", help="Use a Chroma server at this host."),
-    chroma_port: int | None = typer.Option(None, "--chroma-port", help="Port of the Chroma server (default 8000)."),
-    chunk_size: int | None = typer.Option(None, "--chunk-size", help="Markdown/text cards: max characters per chunk (default 1200)."),
-    chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", help="Characters shared by consecutive chunks of a section (default 150)."),
-    overfetch: int | None = typer.Option(None, "--overfetch", help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
-    batch_size: int | None = typer.Option(None, "--batch-size", help="Embedding batch size (default 64)."),
+    chroma_port: int | None = typer.Option(None, "--chroma-port", min=1, max=65535, help="Port of the Chroma server (default 8000)."),
+    chunk_size: int | None = typer.Option(None, "--chunk-size", min=1, help="Markdown/text cards: max characters per chunk (default 1200)."),
+    chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", min=0, help="Characters shared by consecutive chunks of a section (default 150)."),
+    overfetch: int | None = typer.Option(None, "--overfetch", min=1, max=1000, help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
+    batch_size: int | None = typer.Option(None, "--batch-size", min=1, max=100_000, help="Embedding batch size (default 64)."),
     exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 50,000 chunks (deterministic), HNSW above."),
     ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
@@ -151,6 +152,16 @@ def eval_command(
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
                                               env=runner_environment())  # for http_headers: ${NAME}
     specs = suite_config.retrievers
+    many = len(specs) > 1
+    outputs: dict[str, Path | None] = {"--out": out}
+    if many:
+        outputs.update({f"--out ({spec.name})": output_path(out, spec.slug, True) for spec in specs})
+        outputs["--out (side by side)"] = out.with_name(f"{out.stem}.side_by_side.json")
+    refuse_output_onto_inputs(outputs=outputs, inputs={
+        "--kb": Path(suite_config.kb) if suite_config.kb else None,
+        "--cases": Path(suite_config.cases) if suite_config.cases else None,
+        "--config": config_path,
+        **{f"--retriever {spec.name}": Path(spec.target) for spec in specs if spec.kind == "run" and spec.target}})
     if reference is not None and reference not in [s.name for s in specs]:
         raise UsageError(f"--reference {reference!r} is not one of the retrievers ({', '.join(s.name for s in specs)})")
     progress = CliProgress(err_console)
@@ -158,7 +169,12 @@ def eval_command(
         all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())
     finally:
         progress.close()
-    many = len(all_results) > 1
+    for spec in specs:  # a run file that matches no case measured nothing: exit 2, as `score` does
+        run_results = all_results[spec.name]
+        if spec.kind == "run" and run_results.cases and all(c.error == "missing from the run"
+                                                            for c in run_results.cases):
+            raise InputError(Problem(str(spec.target), None, f"none of the {len(run_results.cases)} cases is in the "
+                                     "run: its ids do not match the cases' ids"))
     for spec in specs:
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from retrieval_gate.cli.app import app, console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_text_atomic
@@ -83,6 +84,9 @@ def report_command(
     if template is not None and fmt != "markdown":
         raise UsageError("--template applies to --format markdown only")
     links = parse_links(link)
+    refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
+                                                                "--comparison": comparison, "--template": template,
+                                                                "--config": config})
     loaded, base, comp = read_report_inputs(results=results, baseline=baseline, comparison=comparison, config=config,
                                             suite=suite)
     if audit_base is not None and audit is None:

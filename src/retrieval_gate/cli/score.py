@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import typer
 
-from retrieval_gate.cli.app import app, console
+from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
+from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import write_json_atomic
+from retrieval_gate.load.boundary import quote
 from retrieval_gate.load.dataset import load_dataset
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import MEASURES_ALL, metric_grid
@@ -23,16 +27,21 @@ def score(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base: maps chunk ids to cards and checks gold ids."),
     k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
     metrics: str | None = typer.Option(None, "--metrics", help="Measures to compute (default: all of hit,recall,ndcg,mrr,precision,map)."),
-    headline_k: int | None = typer.Option(None, "--headline-k", help="The k shown first in reports (default 5 if measured, else the largest)."),
+    headline_k: int | None = typer.Option(None, "--headline-k", min=1, help="The k shown first in reports (default 5 if measured, else the largest)."),
     suite: str = typer.Option("default", "--suite", help="Suite name recorded in the results."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when nothing scores ≥ this."),
     out: Path = typer.Option(..., "--out", help="Where to write results JSON."),
 ) -> None:
-    """Score a precomputed run against the golden set."""
+    """Score a precomputed run against the golden set. Exit 2 when no case of the golden set is in
+    the run (the ids do not match: nothing was measured)."""
+    refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
     suite_config = resolve_suite(ConfigFile(), suite="default", config_path=None,
-                                 overrides={"k": k, "metrics": metrics, "headline_k": headline_k})
+                                 overrides={"k": k, "metrics": metrics, "headline_k": headline_k,
+                                            "abstain_threshold": abstain_threshold})
     case_set, loaded_kb = load_dataset(cases=cases, kb=kb)
     loaded_run = load_run(run)
+    check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
+                      run_path=loaded_run.path, cases_path=case_set.path)
     grid = metric_grid(suite_config.k, suite_config.metrics or MEASURES_ALL)
     results = assemble_results(
         case_set=case_set,
@@ -46,8 +55,26 @@ def score(
                                  format=loaded_run.format, count=len(loaded_run.rankings))},
         headline_k=suite_config.headline_k,
         created_at=now_iso(),
-        abstain_threshold=abstain_threshold,
+        abstain_threshold=suite_config.abstain_threshold,
     )
     write_json_atomic(out, results.to_json_data())
     print_results(results, console)
     console.print(f"wrote {out}")
+
+
+def check_run_matches(*, run_ids: Iterable[str], case_ids: list[str], run_path: str, cases_path: str) -> None:
+    """No case in the run → exit 2 (a run of other queries would score 0 with exit 0); some cases
+    missing → a warning line (they count as failed)."""
+    present = set(run_ids)
+    missing = [cid for cid in case_ids if cid not in present]
+    if not missing:
+        return
+    if len(missing) == len(case_ids):
+        run_example = ", ".join(quote(i, 40) for i in sorted(present)[:2]) or "none"
+        case_example = ", ".join(quote(i, 40) for i in case_ids[:2])
+        raise InputError(Problem(run_path, None, f"none of the {len(case_ids)} cases of {cases_path} is in the run: "
+                                 f"its ids ({run_example}) do not match the cases' ids ({case_example}); "
+                                 "is it the run of this golden set (and not an empty pipe)?"))
+    err_console.print(f"warning: {run_path}: {len(missing)} of {len(case_ids)} cases are not in the run "
+                      f"(e.g. {quote(missing[0], 40)}); they count as failed", markup=False, highlight=False,
+                      soft_wrap=True)

@@ -21,6 +21,7 @@ Floors are judged whenever given; regressions only with ``fail_on_regression``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -74,7 +75,9 @@ def parse_assignment(text: str, *, flag: str) -> tuple[str, float]:
     try:
         number = float(value)
     except ValueError:
-        raise UsageError(f"{flag} {text!r}: {value!r} is not a number") from None
+        raise UsageError(f"{flag} {text[:80]!r}: {value[:40]!r} is not a number") from None
+    if not math.isfinite(number):
+        raise UsageError(f"{flag} {text[:80]!r}: the value must be a finite number")
     return key.strip(), number
 
 
@@ -119,8 +122,8 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
 
     max_drop: dict[RowKey, float] = {}
     for key, value in gate.max_drop.items():
-        if not value >= 0:
-            raise UsageError(f"max drop {key!r}: {value} must be ≥ 0")
+        if not 0 <= value < math.inf:
+            raise UsageError(f"max drop {key!r}: {value} must be a finite number ≥ 0")
         metric, slice_name = check("max drop", key)
         bare = ":" not in key
         max_drop[(metric, "*") if bare else (metric, slice_name)] = float(value)
@@ -129,8 +132,8 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
         if not 0 <= value <= 1:
             raise UsageError(f"floor {key!r}: {value} must be between 0 and 1")
         floors[check("floor", key)] = float(value)
-    if not gate.default_max_drop >= 0:
-        raise UsageError(f"default max drop {gate.default_max_drop} must be ≥ 0")
+    if not 0 <= gate.default_max_drop < math.inf:
+        raise UsageError(f"default max drop {gate.default_max_drop} must be a finite number ≥ 0")
     headline = frozenset((name, OVERALL) for name in headline_names(headline_k, known))
     return GateRules(fail_on_regression=gate.fail_on_regression, default_max_drop=gate.default_max_drop,
                      max_drop=max_drop, floors=floors, alpha=gate.alpha,

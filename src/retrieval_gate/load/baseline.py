@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from retrieval_gate.compare.baseline_codec import parse_baseline
 from retrieval_gate.compare.model import Baseline
 from retrieval_gate.errors import BaselineError
+from retrieval_gate.load import boundary
 
 
 def read_baseline(path: Path) -> Baseline:
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read(boundary.MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise BaselineError(f"{path}: baseline not found") from None
     except IsADirectoryError:
@@ -23,4 +26,13 @@ def read_baseline(path: Path) -> Baseline:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BaselineError(f"{path}: not a baseline: invalid UTF-8 at byte {exc.start + 1}") from None
+    if len(raw) > boundary.MAX_FILE_BYTES:
+        raise BaselineError(f"{path}: not a baseline: larger than {boundary.MAX_FILE_BYTES:,} bytes")
+    try:  # the input boundary's limits (depth, finite numbers, duplicate keys, UTF-8 strings)
+        boundary.loads(text)
+    except boundary.JsonRefused as exc:
+        where = boundary.line_of(text, exc.needle)
+        raise BaselineError(f"{path}{f':{where}' if where else ''}: not a baseline: {exc.message}") from None
+    except json.JSONDecodeError:
+        pass  # parse_baseline names the syntax error
     return parse_baseline(text, source=str(path))

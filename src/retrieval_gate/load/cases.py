@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes, sha256_path
+from retrieval_gate.load.boundary import id_problem, quote
 from retrieval_gate.load.subset_manifest import read_subset_manifest
 from retrieval_gate.load.textfile import (
     display,
     iter_lines,
     raise_if,
+    read_bytes,
     validated_records,
 )
 from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case, CaseSet
@@ -66,11 +69,12 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
                     tags = obj["tags"] = {name: value}
         return obj
 
+    data = read_bytes(path)  # read once: a pipe works like a file
     cases, lines = validated_records(path, problems, model=Case, what="case", prepare=prepare,
-                                     empty="no cases: the file is empty")
+                                     empty="no cases: the file is empty", data=data)
     if not cases:
         return None, problems
-    digest = sha256_path(path)
+    digest = sha256_bytes(data)
     return CaseSet(tuple(cases), display(path), digest, "jsonl", lines,
                    subset=read_subset_manifest(path, digest)), problems
 
@@ -98,10 +102,18 @@ def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, list[str]
             continue
         qid, doc, score = (c.strip() for c in cols)
         try:
-            relevance = int(float(score))
+            value = float(score)
         except ValueError:
-            problems.append(Problem(display(path), number, f"score {score!r} is not a number"))
+            problems.append(Problem(display(path), number, f"score {quote(score)} is not a number"))
             continue
+        if not math.isfinite(value):
+            problems.append(Problem(display(path), number, f"score {quote(score)} is not a finite number"))
+            continue
+        too_long = id_problem(qid, "query id") or id_problem(doc, "corpus id")
+        if too_long is not None:
+            problems.append(Problem(display(path), number, too_long))
+            continue
+        relevance = int(value)
         first_line.setdefault(qid, number)
         ids = gold.setdefault(qid, [])
         if relevance >= 1 and doc not in ids:
@@ -122,6 +134,8 @@ def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
         qid = obj.get("_id", obj.get("id"))
         if qid is None:
             return Problem(display(queries), number, "missing required field '_id'")
+        if isinstance(qid, bool) or not isinstance(qid, str | int):
+            return Problem(display(queries), number, "field '_id' must be a string or an integer")
         return {"id": str(qid), "query": obj.get("text", ""), "gold": tuple(gold.get(str(qid), ()))}
 
     cases, lines = validated_records(queries, problems, model=Case, what="query", prepare=prepare,
@@ -129,7 +143,7 @@ def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
     for qid, number in qrel_lines.items():
         if qid not in lines:
             problems.append(Problem(display(qrels_path), number,
-                                    f"query id {qid!r} is not in queries.jsonl"))
+                                    f"query id {quote(qid)} is not in queries.jsonl"))
     if not cases:
         return None, problems
     digest = sha256_path(queries) + sha256_path(qrels_path)

@@ -11,7 +11,8 @@ import yaml
 from pydantic import ValidationError
 
 from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.files import sha256_path
+from retrieval_gate.files import sha256_bytes, sha256_path
+from retrieval_gate.load.boundary import bad_string
 from retrieval_gate.load.textfile import (
     display,
     raise_if,
@@ -19,6 +20,7 @@ from retrieval_gate.load.textfile import (
     validated_records,
     validation_problems,
 )
+from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.models import Card, KnowledgeBase
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
@@ -62,27 +64,32 @@ def _load_jsonl(path: Path, fmt: str) -> tuple[KnowledgeBase | None, list[Proble
             obj.pop("title", None)
         return obj
 
+    data = read_bytes(path)  # read once: a pipe works like a file
     cards, lines = validated_records(path, problems, model=Card, what="card", prepare=prepare,
-                                     empty="knowledge base is empty: no cards")
+                                     empty="knowledge base is empty: no cards", data=data)
     if not cards:
         return None, problems
-    return KnowledgeBase(tuple(cards), display(path), sha256_path(path), fmt, lines), problems
+    return KnowledgeBase(tuple(cards), display(path), sha256_bytes(data), fmt, lines), problems
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str, int]:
     """Split ``---\\n<yaml>\\n---\\n<body>`` → (front matter or None, body, lines consumed).
 
     The block opens with a first line ``---`` and closes at the next line that is exactly
-    ``---`` (or ``...``); an empty block is an empty mapping."""
+    ``---`` (or ``...``); an empty block is an empty mapping. Anchors and aliases are refused
+    (``load.yamltext``)."""
     lines = text.split("\n")
     if lines[0].rstrip("\r") != "---":
         return None, text, 0
     for i in range(1, len(lines)):
         if lines[i].rstrip() in ("---", "..."):
             block = "\n".join(lines[1:i])
-            data = yaml.safe_load(block) if block.strip() else {}
+            data = safe_load(block, aliases=False) if block.strip() else {}
             if not isinstance(data, dict):
                 raise ValueError("front matter must be a YAML mapping")
+            bad = bad_string(data)
+            if bad is not None:
+                raise ValueError(f"string {bad[:40]!a} holds a lone surrogate: it cannot be written as UTF-8")
             return data, "\n".join(lines[i + 1 :]), i + 1
     raise ValueError("front matter opened with '---' is never closed")
 

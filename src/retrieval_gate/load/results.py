@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.load import boundary
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
 
@@ -25,12 +26,15 @@ def parse_results(raw: bytes, *, source: Path) -> Results:
     confined reader in its privileged modes); ``source`` names the file in errors."""
     path = source
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
+        data = boundary.loads(text)
     except UnicodeDecodeError as exc:
         raise InputError(Problem(display(path), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
     except json.JSONDecodeError as exc:
         raise InputError(Problem(display(path), exc.lineno,
                                  f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    except boundary.JsonRefused as exc:
+        raise InputError(Problem(display(path), boundary.line_of(text, exc.needle), exc.message)) from None
     if not isinstance(data, dict):
         raise InputError(Problem(display(path), None, "not a results file: expected a JSON object"))
     version = data.get("schema_version")
@@ -51,25 +55,23 @@ def parse_results(raw: bytes, *, source: Path) -> Results:
 def read_comparison(path: Path) -> Comparison:
     """Load and validate a comparison JSON file (written by ``compare --out``)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(Problem(str(path), None, "comparison file not found")) from None
-    except OSError as exc:
-        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
-    return parse_comparison(raw, source=path)
+    return parse_comparison(read_bytes(path), source=path)
 
 
 def parse_comparison(raw: bytes, *, source: Path) -> Comparison:
     """Validate a comparison file's bytes; ``source`` names the file in errors."""
     path = source
+    text = ""
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
+        data = boundary.loads(text)
     except UnicodeDecodeError as exc:
         raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
     except json.JSONDecodeError as exc:
         raise InputError(Problem(str(path), exc.lineno,
                                  f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    except boundary.JsonRefused as exc:
+        raise InputError(Problem(str(path), boundary.line_of(text, exc.needle), exc.message)) from None
     try:
         return Comparison.model_validate(data)
     except ValidationError as exc:

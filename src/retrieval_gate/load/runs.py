@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.files import sha256_path
-from retrieval_gate.load.textfile import display, iter_json_objects, iter_lines, raise_if
+from retrieval_gate.files import sha256_bytes
+from retrieval_gate.load.boundary import MAX_RECORDS, id_problem, quote
+from retrieval_gate.load.textfile import display, iter_json_objects, iter_lines, raise_if, read_bytes
 from retrieval_gate.models import RankedList
 
 
@@ -21,24 +23,27 @@ class Run:
 
 
 def load_run(path: Path) -> Run:
+    """Read the run exactly once (so ``--run <(…)`` and ``/dev/stdin`` score like the file)."""
     path = Path(path)
     problems: list[Problem] = []
-    first = next(iter_lines(path, []), None)
+    data = read_bytes(path)
+    first = next(iter_lines(path, [], data=data), None)
     if first is None:
         raise InputError(Problem(display(path), None, "run is empty"))
     if first[1].lstrip().startswith("{"):
-        rankings, fmt = _load_jsonl(path, problems), "jsonl"
+        rankings, fmt = _load_jsonl(path, problems, data), "jsonl"
     else:
-        rankings, fmt = _load_trec(path, problems), "trec"
+        rankings, fmt = _load_trec(path, problems, data), "trec"
     raise_if(problems)
-    return Run(rankings, display(path), sha256_path(path), fmt)
+    return Run(rankings, display(path), sha256_bytes(data), fmt)
 
 
-def _load_trec(path: Path, problems: list[Problem]) -> dict[str, RankedList]:
+def _load_trec(path: Path, problems: list[Problem], data: bytes) -> dict[str, RankedList]:
     """Rows are ordered as trec_eval orders them: score descending, ties by docid descending
     (the rank column is read for validation only), so numbers match trec_eval on the same file."""
     rows: dict[str, list[tuple[float, str]]] = {}
-    for number, text in iter_lines(path, problems):
+    count = 0
+    for number, text in iter_lines(path, problems, data=data):
         cols = text.split()
         if len(cols) != 6:
             problems.append(Problem(display(path), number,
@@ -50,11 +55,19 @@ def _load_trec(path: Path, problems: list[Problem]) -> dict[str, RankedList]:
             value = float(score)
         except ValueError:
             problems.append(Problem(display(path), number,
-                                    f"rank {rank!r} must be an integer and score {score!r} a number"))
+                                    f"rank {quote(rank)} must be an integer and score {quote(score)} a number"))
             continue
-        if value != value:  # NaN
-            problems.append(Problem(display(path), number, "score is NaN"))
+        if not math.isfinite(value):  # NaN, inf, 1e400
+            problems.append(Problem(display(path), number, f"score {quote(score)} is not a finite number"))
             continue
+        too_long = id_problem(qid, "query id") or id_problem(doc, "document id")
+        if too_long is not None:
+            problems.append(Problem(display(path), number, too_long))
+            continue
+        count += 1
+        if count > MAX_RECORDS:
+            problems.append(Problem(display(path), number, f"more than {MAX_RECORDS:,} rows"))
+            break
         rows.setdefault(qid, []).append((value, doc))
     out = {}
     for qid, pairs in rows.items():
@@ -63,10 +76,15 @@ def _load_trec(path: Path, problems: list[Problem]) -> dict[str, RankedList]:
     return out
 
 
-def _load_jsonl(path: Path, problems: list[Problem]) -> dict[str, RankedList]:
+def _is_id(value: object) -> bool:
+    """Ids are strings or integers — never booleans (``True`` is an ``int`` to Python)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _load_jsonl(path: Path, problems: list[Problem], data: bytes) -> dict[str, RankedList]:
     out: dict[str, RankedList] = {}
     lines: dict[str, int] = {}
-    for number, obj in iter_json_objects(path, problems):
+    for number, obj in iter_json_objects(path, problems, data=data):
         qid = obj.get("id", obj.get("qid"))
         retrieved = obj.get("retrieved", [])
         scores = obj.get("scores")
@@ -74,14 +92,18 @@ def _load_jsonl(path: Path, problems: list[Problem]) -> dict[str, RankedList]:
         unknown = set(obj) - {"id", "qid", "retrieved", "scores", "error", "latency_ms"}
         where = Problem(display(path), number, "")
         if unknown:
-            problems.append(_at(where, f"unknown field {sorted(unknown)[0]!r}"))
+            problems.append(_at(where, f"unknown field {quote(sorted(unknown)[0])}"))
             continue
-        if not isinstance(qid, str | int) or isinstance(qid, bool) or qid == "":
-            problems.append(_at(where, "missing or invalid 'id'"))
+        if not _is_id(qid) or qid == "":
+            problems.append(_at(where, "missing or invalid 'id' (a string or an integer)"))
             continue
         qid = str(qid)
-        if not isinstance(retrieved, list) or not all(isinstance(d, str | int) for d in retrieved):
-            problems.append(_at(where, "field 'retrieved' must be a list of ids"))
+        if not isinstance(retrieved, list) or not all(_is_id(d) for d in retrieved):
+            problems.append(_at(where, "field 'retrieved' must be a list of ids (strings or integers)"))
+            continue
+        too_long = id_problem(qid) or next(filter(None, (id_problem(str(d), "retrieved id") for d in retrieved)), None)
+        if too_long is not None:
+            problems.append(_at(where, too_long))
             continue
         if scores is not None and (
             not isinstance(scores, list) or len(scores) != len(retrieved)
@@ -97,7 +119,7 @@ def _load_jsonl(path: Path, problems: list[Problem]) -> dict[str, RankedList]:
             problems.append(_at(where, "field 'latency_ms' must be a number"))
             continue
         if qid in lines:
-            problems.append(_at(where, f"duplicate id {qid!r} (first at line {lines[qid]})"))
+            problems.append(_at(where, f"duplicate id {quote(qid)} (first at line {lines[qid]})"))
             continue
         lines[qid] = number
         out[qid] = RankedList(

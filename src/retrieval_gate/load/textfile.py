@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.load import boundary
 
 
 def display(path: Path) -> str:
@@ -18,9 +19,15 @@ def display(path: Path) -> str:
 
 
 def read_bytes(path: Path) -> bytes:
-    """Read a whole file, or raise a one-line InputError naming it."""
+    """Read a whole file once (a pipe or ``<(…)`` works like a file), at most
+    ``boundary.MAX_FILE_BYTES``, or raise a one-line InputError naming it."""
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read(boundary.MAX_FILE_BYTES + 1)
+        if len(data) > boundary.MAX_FILE_BYTES:
+            raise InputError(Problem(display(path), None,
+                                     f"file is larger than {boundary.MAX_FILE_BYTES:,} bytes"))
+        return data
     except FileNotFoundError:
         raise InputError(Problem(display(path), None, "file not found")) from None
     except IsADirectoryError:
@@ -29,14 +36,19 @@ def read_bytes(path: Path) -> bytes:
         raise InputError(Problem(display(path), None, f"cannot read: {exc.strerror}")) from None
 
 
-def iter_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` for each non-blank line; undecodable lines become problems."""
-    data = read_bytes(path)
+def iter_lines(path: Path, problems: list[Problem], *, data: bytes | None = None) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each non-blank line; undecodable or oversized lines
+    become problems. ``data``: the file's bytes when the caller already read them (read once)."""
+    data = read_bytes(path) if data is None else data
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     for number, raw in enumerate(data.split(b"\n"), start=1):
         raw = raw.rstrip(b"\r")
         if not raw.strip():
+            continue
+        if len(raw) > boundary.MAX_LINE_BYTES:
+            problems.append(Problem(display(path), number,
+                                    f"line is longer than {boundary.MAX_LINE_BYTES:,} bytes"))
             continue
         try:
             text = raw.decode("utf-8")
@@ -48,15 +60,20 @@ def iter_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]
         yield number, text
 
 
-def iter_json_objects(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each JSONL line that parses to an object."""
-    for number, text in iter_lines(path, problems):
+def iter_json_objects(path: Path, problems: list[Problem], *,
+                      data: bytes | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each JSONL line that parses to an object within the
+    input boundary's limits (``load.boundary``)."""
+    for number, text in iter_lines(path, problems, data=data):
         try:
-            value = json.loads(text)
+            value = boundary.loads(text)
         except json.JSONDecodeError as exc:
             problems.append(
                 Problem(display(path), number, f"JSON syntax error: {exc.msg} (column {exc.colno})")
             )
+            continue
+        except boundary.JsonRefused as exc:
+            problems.append(Problem(display(path), number, exc.message))
             continue
         if not isinstance(value, dict):
             problems.append(
@@ -72,6 +89,7 @@ Record = TypeVar("Record", bound=BaseModel)
 def validated_records(
     path: Path, problems: list[Problem], *, model: type[Record], what: str,
     prepare: Callable[[dict[str, Any], int], dict[str, Any] | Problem], empty: str,
+    data: bytes | None = None,
 ) -> tuple[list[Record], dict[str, int]]:
     """Each JSONL object of ``path``, ``prepare``d and validated into ``model``, in file order,
     with the line of each id. A line that does not validate, or repeats an earlier id, becomes a
@@ -79,7 +97,10 @@ def validated_records(
     gets the problem ``empty``."""
     records: list[Record] = []
     lines: dict[str, int] = {}
-    for number, obj in iter_json_objects(path, problems):
+    for number, obj in iter_json_objects(path, problems, data=data):
+        if len(records) >= boundary.MAX_RECORDS:
+            problems.append(Problem(display(path), number, f"more than {boundary.MAX_RECORDS:,} {what}s"))
+            break
         prepared = prepare(dict(obj), number)
         if isinstance(prepared, Problem):
             problems.append(prepared)
@@ -90,9 +111,14 @@ def validated_records(
             problems.extend(validation_problems(path, number, exc))
             continue
         record_id = record.id  # type: ignore[attr-defined]
+        too_long = boundary.id_problem(record_id, f"{what} id")
+        if too_long is not None:
+            problems.append(Problem(display(path), number, too_long))
+            continue
         if record_id in lines:
+            first = lines[record_id]
             problems.append(Problem(display(path), number,
-                                    f"duplicate {what} id {record_id!r} (first at line {lines[record_id]})"))
+                                    f"duplicate {what} id {boundary.quote(record_id)} (first at line {first})"))
             continue
         lines[record_id] = number
         records.append(record)
@@ -108,14 +134,14 @@ def validation_problems(path: Path, line: int, exc: ValidationError) -> list[Pro
         loc = ".".join(str(part) for part in err["loc"])
         kind = err["type"]
         if kind == "extra_forbidden":
-            message = f"unknown field {loc!r}"
+            message = f"unknown field {boundary.quote(loc)}"
         elif kind == "missing":
-            message = f"missing required field {loc!r}"
+            message = f"missing required field {boundary.quote(loc)}"
         else:
             msg = err["msg"]
             if msg.startswith("Value error, "):
                 msg = msg[len("Value error, ") :]
-            message = f"field {loc!r}: {msg}" if loc else msg
+            message = f"field {boundary.quote(loc)}: {msg}" if loc else msg
         out.append(Problem(display(path), line, message))
     return out
 

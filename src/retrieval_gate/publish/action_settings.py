@@ -1,6 +1,7 @@
 """The action's settings, read ONCE from the runner's environment into one typed object.
 
-``runner_environment`` is the one read of ``os.environ`` in the package (the CLI's commands take
+``runner_environment`` reads the environment once (through ``environment.py``, the one module that
+touches ``os.environ``; the CLI's commands take
 flags, and ``eval`` gets from it only the variables the config's ``http_headers`` name;
 ``settings.py`` reads the config file). Inputs reach a Docker
 action as ``INPUT_<NAME>`` (the input name upper-cased; names use underscores because Docker
@@ -20,6 +21,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from retrieval_gate.environment import read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
 from retrieval_gate.settings import (
@@ -160,9 +162,9 @@ class ActionSettings(_Frozen):
 
 
 def runner_environment() -> dict[str, str]:
-    """A copy of the process environment: the one read of ``os.environ`` in the package — the
-    runner's for the action, and for ``eval`` the variables its ``http_headers`` name."""
-    return dict(os.environ)
+    """The process environment (``environment.read_environment``) — the runner's for the action,
+    and for ``eval`` the variables its ``http_headers`` name."""
+    return read_environment()
 
 
 def github_token(env: Mapping[str, str]) -> str:
@@ -200,6 +202,10 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found,
                                  env=env)
     secrets = runner_secrets(env) + [v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
+    confine_paths(workspace=workspace, paths={
+        "input config": inputs.config, "input comment_file": inputs.comment_file, "input out_dir": inputs.out_dir,
+        "input results_file": inputs.results_file, "input comparison_file": inputs.comparison_file,
+        "kb": suite_config.kb, "cases": suite_config.cases, "store path": suite_config.store.path})
     return ActionSettings(
         event_name=env.get("GITHUB_EVENT_NAME", ""),
         event=event,
@@ -343,3 +349,18 @@ def _read_event(path: str | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(Problem(path, 1, "event payload is not a JSON object"))
     return data
+
+
+def confine_paths(*, workspace: Path, paths: Mapping[str, str | None]) -> None:
+    """Every path the action reads or writes must stay inside the workspace once resolved
+    (``..`` and symlinks followed): ``out_dir: ../../x`` or a ``kb`` symlinked to ``/etc`` is a
+    usage error (exit 2) before anything is read or written. Relative paths are taken from the
+    workspace (the working directory of the action)."""
+    root = os.path.realpath(workspace)
+    for name, raw in paths.items():
+        if raw is None:
+            continue
+        resolved = os.path.realpath(os.path.join(root, raw))
+        if resolved != root and not resolved.startswith(root.rstrip(os.sep) + os.sep):
+            raise UsageError(f"{name} {raw[:80]!r} resolves to {resolved[:120]}, outside the workspace {root}: "
+                             "every path of the action must stay inside it")

@@ -16,8 +16,12 @@ Calls used (and nothing else)::
 Retries: 5xx, 429 and rate-limit 403 answers are retried by PyGithub's ``GithubRetry`` (a urllib3
 ``Retry``) with exponential backoff — waits 0, 2, 4, 8, 16 s (``backoff_factor`` × 2^(n−1), the
 first retry immediate), honouring ``Retry-After`` and ``X-RateLimit-Reset`` up to
-``max_rate_limit_wait``. A POST that got a 5xx is *not* retried by the transport (the comment may
-have been created); :meth:`GitHubRepo.upsert_comment` looks for it again instead.
+``max_rate_limit_wait`` (5 minutes): a longer wait asked for (``Retry-After: 3600`` on a 429 or
+a 5xx, which urllib3 alone would honour for up to 6 hours) gives up at once with one
+``GitHubError`` line. An answer whose body is not the JSON expected (an HTML error page, a cut-off
+body) is a ``GitHubError`` too, never a traceback. A POST that got a 5xx is *not* retried by the
+transport (the comment may have been created); :meth:`GitHubRepo.upsert_comment` looks for it
+again instead.
 """
 
 from __future__ import annotations
@@ -74,9 +78,25 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+MAX_WAIT_S = 300.0  # the documented bound on any one wait (docs/action.md)
+
+
+class WaitTooLong(Urllib3Error):
+    """The API asked for a wait beyond the bound: give up rather than hang the job."""
+
+
 class _Retry(GithubRetry):
     """GithubRetry that never re-sends a POST after a 5xx (the server may have acted on it);
-    rate-limit answers to a POST are still retried (GitHub did not act on those)."""
+    rate-limit answers to a POST are still retried (GitHub did not act on those); and that never
+    waits longer than ``max_rate_limit_wait`` for a ``Retry-After``."""
+
+    def get_retry_after(self, response: Any) -> float | None:
+        value = super().get_retry_after(response)
+        bound = self.max_rate_limit_wait if self.max_rate_limit_wait is not None else MAX_WAIT_S
+        if value is not None and value > bound:
+            raise WaitTooLong(f"the GitHub API asked to wait {value:.0f} s (HTTP {response.status}, Retry-After), "
+                              f"more than the {bound:.0f} s the action waits at most: giving up")
+        return value
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
         if method.upper() == "POST" and status_code >= 500:
@@ -84,7 +104,7 @@ class _Retry(GithubRetry):
         return super().is_retry(method, status_code, has_retry_after)
 
 
-def default_retry(*, total: int = 5, backoff_factor: float = 1.0, max_rate_limit_wait: float = 300.0) -> _Retry:
+def default_retry(*, total: int = 5, backoff_factor: float = 1.0, max_rate_limit_wait: float = MAX_WAIT_S) -> _Retry:
     return _Retry(
         total=total,
         backoff_factor=backoff_factor,
@@ -139,12 +159,19 @@ class GitHubRepo:
             yield
         except GithubException as exc:
             raise self._error(exc, action, conflict=conflict) from None
+        except WaitTooLong as exc:
+            raise GitHubError(self._message(f"{action}: {exc}")) from None
         except requests.exceptions.RetryError as exc:  # retries exhausted on 5xx / 429 answers
             reason = getattr(getattr(exc.args[0] if exc.args else None, "reason", None), "args", ("",))[0] or exc
             msg = self._message(f"{action}: the GitHub API kept failing after retries ({reason})")
             raise GitHubError(msg) from None
         except (requests.RequestException, Urllib3Error) as exc:
             msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
+            raise GitHubError(msg) from None
+        except (ValueError, KeyError, TypeError, AttributeError, AssertionError) as exc:  # not the JSON expected
+            detail = str(exc).splitlines()[0][:120] if str(exc).strip() else ""
+            msg = self._message(f"{action}: the GitHub API answered with a body that is not the JSON expected "
+                                f"({type(exc).__name__}{': ' + detail if detail else ''})")
             raise GitHubError(msg) from None
 
     def _error(self, exc: GithubException, action: str, *, conflict: bool = False) -> GitHubError:

@@ -118,7 +118,25 @@ def _render(template: Template, where: str, context: Mapping[str, Any]) -> str:
     except TemplateNotFound as exc:
         raise InputError(Problem(where, None, f"template not found: {exc.name}")) from None
     except TemplateError as exc:
-        raise InputError(Problem(where, None, f"template error: {exc}")) from None
+        raise InputError(Problem(where, _template_line(exc), f"template error: {exc}")) from None
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        # The template's own mistake (a loop past the sandbox's range cap, 1/0, a bad call): a
+        # usage error naming the template and its line, not a crash.
+        message = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise InputError(Problem(where, _template_line(exc),
+                                 f"template error: {type(exc).__name__}: {message}")) from None
+
+
+def _template_line(exc: BaseException) -> int | None:
+    """The template line Jinja records in the traceback (its frames carry template lines)."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name == "<template>" or name.endswith(".j2"):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def _check_marker(text: str, marker: str, where: str) -> None:

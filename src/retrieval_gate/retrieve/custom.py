@@ -5,7 +5,9 @@ the KB or loads a model.
   limit: int) -> list[str]`` of card (or chunk) ids, best first. If a case has a ``filter`` the
   function is called with ``filter=…`` and must accept it (else that case fails).
 - ``http(s)://…``: ``POST {"query", "limit"[, "filter"]}`` → ``{"ids": […][, "scores": […]]}``,
-  with a timeout and bounded retries (connection errors, timeouts, HTTP 429 and 5xx; other 4xx
+  with a per-read timeout, a total deadline per attempt (connect + headers + body: a server that
+  trickles one byte at a time is cut off), an answer of at most ``http_max_bytes`` and bounded
+  retries (connection errors, timeouts, HTTP 429 and 5xx; other 4xx
   are not retried). A query that still fails becomes that case's error — counted as failed in
   completeness, never a crash.
 - ``run:path``: a precomputed run file (``load/runs.py``: TREC or JSONL), matched by case id.
@@ -15,12 +17,15 @@ Answers are mapped chunk → card, de-duplicated by first occurrence and cut at 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import importlib
 import importlib.util
 import inspect
 import json
+import socket
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import RetrieverError
+from retrieval_gate.load import boundary
 from retrieval_gate.load.runs import Run
 from retrieval_gate.models import Case, RankedList
 from retrieval_gate.retrieve.spec import public_url
@@ -132,8 +138,10 @@ class PythonRetriever:
         try:
             value = self.func(query, limit, filter=where) if where is not None else self.func(query, limit)
             ids = _as_ids(value, self.name)
-        except Exception as exc:  # the user's code failing on one query fails that case only
-            return RankedList(error=f"{self.name}: {type(exc).__name__}: {exc}")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return RankedList(error=f"{self.name}: {type(exc).__name__}: {boundary.clip(str(exc))}")
         return _finish(ids, limit, self.chunk_to_card, started)
 
     def search(self, queries: Sequence[str], limit: int,
@@ -151,21 +159,76 @@ class HttpOptions:
     backoff_s: float = 0.5  # wait before retry i (0-based): backoff_s · 2^i
     concurrency: int = 4
     headers: Mapping[str, str] = field(default_factory=dict)
+    deadline_s: float = 30.0  # total per attempt: connect + headers + body
+    max_bytes: int = 16 * 1024 * 1024  # a longer answer fails the case
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> HttpOptions:
         """From config ``options``: ``http_timeout_s``, ``http_retries``, ``http_backoff_s``,
-        ``http_concurrency``, ``http_headers``."""
-        kwargs = {key: data[f"http_{key}"] for key in ("timeout_s", "retries", "backoff_s", "concurrency", "headers")
+        ``http_concurrency``, ``http_headers``, ``http_deadline_s``, ``http_max_bytes``."""
+        kwargs = {key: data[f"http_{key}"] for key in ("timeout_s", "retries", "backoff_s", "concurrency", "headers",
+                                                       "deadline_s", "max_bytes")
                   if f"http_{key}" in data}
         opts = cls(**kwargs)
-        if opts.timeout_s <= 0 or opts.retries < 0 or opts.backoff_s < 0 or opts.concurrency < 1:
-            raise RetrieverError("http options: timeout_s > 0, retries ≥ 0, backoff_s ≥ 0, concurrency ≥ 1")
+        numbers = (opts.timeout_s, opts.backoff_s, opts.deadline_s)
+        if (not all(isinstance(v, int | float) and not isinstance(v, bool) and v < float("inf") for v in numbers)
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in
+                           (opts.retries, opts.concurrency, opts.max_bytes))
+                or opts.timeout_s <= 0 or opts.retries < 0 or opts.backoff_s < 0 or opts.concurrency < 1
+                or opts.deadline_s <= 0 or opts.max_bytes < 1):
+            raise RetrieverError("http options: timeout_s > 0, retries ≥ 0, backoff_s ≥ 0, concurrency ≥ 1, "
+                                 "deadline_s > 0 (finite numbers), max_bytes ≥ 1")
         return opts
 
 
 class _Retryable(Exception):
     pass
+
+
+class _Deadline:
+    """A total deadline for one HTTP attempt. The socket timeout bounds each read, not the sum
+    of them: at the deadline a timer shuts the connection's socket down, which ends a blocked
+    connect or read at once (the attempt then fails as "no complete answer within N s")."""
+
+    def __init__(self, seconds: float):
+        self.expired = threading.Event()
+        self._connections: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _register(self, connection: http.client.HTTPConnection) -> http.client.HTTPConnection:
+        with self._lock:
+            self._connections.append(connection)
+        return connection
+
+    def _expire(self) -> None:
+        self.expired.set()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            sock = connection.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        register = self._register
+
+        class Http(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> Any:
+                return self.do_open(lambda host, **kw: register(http.client.HTTPConnection(host, **kw)), req)
+
+        class Https(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> Any:
+                return self.do_open(lambda host, **kw: register(http.client.HTTPSConnection(host, **kw)), req,
+                                    context=self._context)  # type: ignore[attr-defined]
+
+        return urllib.request.build_opener(Http, Https)
 
 
 class HttpRetriever:
@@ -188,26 +251,41 @@ class HttpRetriever:
         body = json.dumps(payload).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json", **self.options.headers}
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        deadline = _Deadline(self.options.deadline_s)
         try:
-            with urllib.request.urlopen(request, timeout=self.options.timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            message = f"HTTP {exc.code} {exc.reason}"
-            if exc.code == 429 or exc.code >= 500:
-                raise _Retryable(message) from None
-            raise ValueError(message) from None
-        except TimeoutError:
-            raise _Retryable(f"timed out after {self.options.timeout_s:g} s") from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
-                raise _Retryable(f"timed out after {self.options.timeout_s:g} s") from None
-            raise _Retryable(f"cannot connect: {exc.reason}") from None
+            timeout = min(self.options.timeout_s, self.options.deadline_s)
+            with deadline.opener().open(request, timeout=timeout) as response:
+                raw = response.read(self.options.max_bytes + 1)
         except (OSError, http.client.HTTPException) as exc:
-            raise _Retryable(f"connection failed: {type(exc).__name__}: {exc}") from None
+            failure = self._failure(exc)
+        else:
+            failure = None
+        finally:
+            deadline.cancel()
+        if deadline.expired.is_set():  # a cut-off answer may also look complete but short
+            raise _Retryable(f"no complete answer within {self.options.deadline_s:g} s")
+        if failure is not None:
+            raise failure
+        if len(raw) > self.options.max_bytes:
+            raise ValueError(f"answer is longer than {self.options.max_bytes:,} bytes")
         try:
-            return json.loads(raw)
+            return boundary.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise ValueError("response is not JSON") from None
+        except boundary.JsonRefused as exc:
+            raise ValueError(f"response refused: {exc.message}") from None
+
+    def _failure(self, exc: BaseException) -> Exception:
+        """The retryable (or not) failure an HTTP error, timeout or connection error means."""
+        if isinstance(exc, urllib.error.HTTPError):
+            message = f"HTTP {exc.code} {exc.reason}"
+            return _Retryable(message) if exc.code == 429 or exc.code >= 500 else ValueError(message)
+        if isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
+                                             and isinstance(exc.reason, TimeoutError)):
+            return _Retryable(f"timed out after {self.options.timeout_s:g} s")
+        if isinstance(exc, urllib.error.URLError):
+            return _Retryable(f"cannot connect: {exc.reason}")
+        return _Retryable(f"connection failed: {type(exc).__name__}: {exc}")
 
     def _one(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
         started = time.perf_counter()

@@ -23,7 +23,15 @@ KNOWN_OPTIONS = frozenset({
     "bm25_k1", "bm25_b", "bm25_language", "bm25_stemmer", "bm25_stopwords", "bm25_token_pattern",
     "rrf_k", "hybrid_depth", "rerank_model", "rerank_top_n", "rerank_batch_size",
     "http_timeout_s", "http_retries", "http_backoff_s", "http_concurrency", "http_headers",
+    "http_deadline_s", "http_max_bytes",
 })
+
+# Numeric options and what they accept, checked when the config is read (``option_problems``),
+# so a bad value is named with its file and key path before any work starts.
+_POSITIVE_INTS = ("rrf_k", "hybrid_depth", "rerank_top_n", "rerank_batch_size", "http_concurrency", "http_max_bytes")
+_NON_NEGATIVE_INTS = ("http_retries",)
+_POSITIVE_NUMBERS = ("http_timeout_s", "http_deadline_s")
+_NON_NEGATIVE_NUMBERS = ("http_backoff_s", "bm25_k1", "bm25_b")
 
 
 def check_options(options: Mapping[str, Any]) -> None:
@@ -32,6 +40,28 @@ def check_options(options: Mapping[str, Any]) -> None:
     if unknown:
         raise UsageError(f"unknown retriever option(s) {', '.join(unknown)} "
                          f"(known: {', '.join(sorted(KNOWN_OPTIONS))})")
+
+
+def option_problems(options: Mapping[str, Any]) -> list[str]:
+    """Every unknown option and every numeric option of the wrong type or range, as
+    ``options.KEY: …`` messages quoting at most ~80 characters of the value."""
+    from retrieval_gate.load.boundary import quote
+
+    unknown = sorted(set(options) - KNOWN_OPTIONS)
+    out = [f"unknown retriever option(s) {', '.join(quote(k)[1:-1] for k in unknown)} "
+           f"(known: {', '.join(sorted(KNOWN_OPTIONS))})"] if unknown else []
+    for key, value in sorted(options.items()):
+        is_int = isinstance(value, int) and not isinstance(value, bool)
+        is_number = (is_int or isinstance(value, float)) and value == value and abs(value) != float("inf")
+        if key in _POSITIVE_INTS and not (is_int and value >= 1):
+            out.append(f"options.{key}: must be an integer ≥ 1, got {quote(value)}")
+        elif key in _NON_NEGATIVE_INTS and not (is_int and value >= 0):
+            out.append(f"options.{key}: must be an integer ≥ 0, got {quote(value)}")
+        elif key in _POSITIVE_NUMBERS and not (is_number and value > 0):
+            out.append(f"options.{key}: must be a finite number > 0, got {quote(value)}")
+        elif key in _NON_NEGATIVE_NUMBERS and not (is_number and value >= 0):
+            out.append(f"options.{key}: must be a finite number ≥ 0, got {quote(value)}")
+    return out
 
 
 def _int_option(options: Mapping[str, Any], key: str, default: int) -> int:

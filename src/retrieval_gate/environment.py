@@ -1,0 +1,22 @@
+"""The process environment (shell): the one place in the package that reads ``os.environ``.
+
+Read once per entry point: ``cli.main`` (``RETRIEVAL_GATE_DEBUG``), the action's settings
+(``GITHUB_*``, ``INPUT_*``: ``publish.action_settings``) and ``eval`` (the variables its
+``http_headers`` name as ``${NAME}``). Everything else receives settings, never the environment.
+"""
+
+from __future__ import annotations
+
+import os
+
+DEBUG_VARIABLE = "RETRIEVAL_GATE_DEBUG"
+
+
+def read_environment() -> dict[str, str]:
+    """A copy of the process environment."""
+    return dict(os.environ)
+
+
+def debug_requested(env: dict[str, str]) -> bool:
+    """``RETRIEVAL_GATE_DEBUG`` set to anything but empty or 0: show tracebacks of internal errors."""
+    return env.get(DEBUG_VARIABLE, "") not in ("", "0")

@@ -1,0 +1,85 @@
+"""YAML for user files, without expansion bombs: the one YAML loader of the package.
+
+- Front matter of Markdown cards (``aliases=False``): anchors (``&a``) and aliases (``*a``) are
+  refused — a card's metadata has no use for them, and an alias chain (billion laughs) or a
+  recursive alias would expand without bound downstream.
+- Config files (``aliases=True``): anchors and aliases are allowed (``<<: *defaults`` shares
+  settings between suites), but the document they expand to is capped at ``MAX_EXPANDED_NODES``
+  nodes, and an alias inside its own anchor (a recursive document) is refused.
+
+Both raise ``yaml.YAMLError`` (with a mark, so callers can name the line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.composer import ComposerError
+from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+MAX_EXPANDED_NODES = 100_000
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:  # type: ignore[override]
+        event = self.peek_event()
+        if isinstance(event, AliasEvent) or (isinstance(event, ScalarEvent | CollectionStartEvent)
+                                             and event.anchor is not None):
+            raise ComposerError(None, None, "anchors and aliases (&name, *name) are not allowed here",
+                                event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def _expanded_size(root: Node) -> int:
+    """Nodes of the document with every alias expanded, without expanding it; a node that
+    contains itself raises ComposerError."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_nodes.discard(key)
+            children = _children(node)
+            sizes[key] = min(1 + sum(sizes[id(c)] for c in children), MAX_EXPANDED_NODES + 1)
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise ComposerError(None, None, "a recursive alias (a node that contains itself) is not allowed",
+                                node.start_mark)
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                raise ComposerError(None, None, "a recursive alias (a node that contains itself) is not allowed",
+                                    child.start_mark)
+            stack.append((child, False))
+    return sizes[id(root)]
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def safe_load(text: str, *, aliases: bool) -> Any:
+    """``yaml.safe_load`` with the rules above."""
+    loader = (yaml.SafeLoader if aliases else _NoAliasLoader)(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if aliases and _expanded_size(node) > MAX_EXPANDED_NODES:
+            raise ComposerError(None, None, f"the document expands to more than {MAX_EXPANDED_NODES:,} "
+                                "values through aliases", node.start_mark)
+        return loader.construct_document(node)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply") from None
+    finally:
+        loader.dispose()

@@ -1,0 +1,90 @@
+"""The input boundary's limits (load/boundary.py) and the YAML loader (load/yamltext.py), one
+rule per row, each checked on both sides of its limit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from retrieval_gate.load import boundary
+from retrieval_gate.load.yamltext import MAX_EXPANDED_NODES, safe_load
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("[" * 64 + "]" * 64, json.loads("[" * 64 + "]" * 64)),
+        ('{"a": "' + "[" * 500 + '"}', {"a": "[" * 500}),  # brackets inside strings do not nest
+        ('{"id": "\\ud83d\\ude00"}', {"id": "\U0001F600"}),  # a valid surrogate pair is one character
+        ("1" * 100, int("1" * 100)),
+        ("-1e308", -1e308),
+        ('{"a": 1, "b": {"a": 2}}', {"a": 1, "b": {"a": 2}}),  # the same key in two objects is fine
+    ],
+)
+def test_inputs_inside_the_limits_parse_as_json_would(text: str, value: object) -> None:
+    assert boundary.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
+        ('{"a": ' * 65 + "1" + "}" * 65, "nested deeper than 64 levels"),
+        ("1" * 101, "integer of 101 digits"),
+        ("[NaN]", "NaN is not allowed"),
+        ("[Infinity]", "Infinity is not allowed"),
+        ("[-Infinity]", "-Infinity is not allowed"),
+        ("[1e400]", "number '1e400' is out of range"),
+        ('{"gold": ["A"], "gold": []}', "duplicate key 'gold'"),
+        ('["\\ud800"]', "lone surrogate"),
+        ('{"\\udfff": 1}', "lone surrogate"),
+    ],
+)
+def test_inputs_outside_the_limits_are_refused(text: str, message: str) -> None:
+    with pytest.raises(boundary.JsonRefused, match=message.replace("(", r"\(").replace("[", r"\[")):
+        boundary.loads(text)
+
+
+def test_a_refusal_locates_its_line_in_a_document() -> None:
+    text = '{\n  "a": 1,\n  "b": NaN\n}'
+    with pytest.raises(boundary.JsonRefused) as caught:
+        boundary.loads(text)
+    assert boundary.line_of(text, caught.value.needle) == 3
+
+
+def test_quote_cuts_long_values_and_says_how_long() -> None:
+    assert boundary.quote("short") == "'short'"
+    quoted = boundary.quote("x" * 10_000_000)
+    assert len(quoted) < 120 and quoted.endswith("… (10,000,000 characters)")
+
+
+def test_yaml_merge_keys_and_aliases_work_in_config_files() -> None:
+    data = safe_load("base: &b {k: [1, 2]}\nsuite:\n  <<: *b\n  model: m\n", aliases=True)
+    assert data == {"base": {"k": [1, 2]}, "suite": {"k": [1, 2], "model": "m"}}
+
+
+def test_yaml_expansion_is_capped_in_config_files() -> None:
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 6)]  # 10^6 values
+    with pytest.raises(yaml.YAMLError, match=f"more than {MAX_EXPANDED_NODES:,} values"):
+        safe_load("\n".join(levels), aliases=True)
+    assert safe_load("\n".join(levels[:4]), aliases=True)["a3"][0][0][0] == ["x"] * 10  # 10^4: fine
+
+
+def test_a_recursive_yaml_alias_is_refused() -> None:
+    with pytest.raises(yaml.YAMLError, match="recursive alias") as caught:
+        safe_load("ok: 1\nloop: &x [1, *x]\n", aliases=True)
+    assert caught.value.problem_mark.line + 1 == 2
+
+
+@pytest.mark.parametrize("text", ["a: &x 1\nb: 2\n", "a: 1\nb: *x\n", "a: &x [1]\nb: *x\n"])
+def test_front_matter_refuses_anchors_and_aliases(text: str) -> None:
+    with pytest.raises(yaml.YAMLError, match="anchors and aliases"):
+        safe_load(text, aliases=False)
+
+
+def test_yaml_nested_past_the_parser_is_an_error_not_a_crash() -> None:
+    with pytest.raises(yaml.YAMLError, match="nested too deeply"):
+        safe_load("[" * 5000 + "]" * 5000, aliases=False)

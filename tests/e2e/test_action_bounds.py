@@ -52,7 +52,6 @@ def _bounded(call, seconds: float = 120.0):
 @pytest.mark.parametrize("name, value", [
     ("out_dir", "../../outside"),
     ("out_dir", "/tmp/retrieval-gate-outside"),
-    ("comment_file", "../comment.md"),
     ("kb", "../kb"),
 ])
 def test_an_action_path_outside_the_workspace_exits_2(world, github, engine, name, value):

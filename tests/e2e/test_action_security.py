@@ -126,10 +126,12 @@ def test_gate_on_and_an_unreadable_baseline_fails_clearly_not_as_a_first_run(wor
     assert "first run" not in run.stdout and github.comments.get(7) is None
 
 
-def test_aliases_in_the_bases_config_are_refused(world, github, engine):
-    base = _base(github, engine, config="suites:\n  default: &d\n    k: [1, 5]\n  other: *d\n")
+def test_a_recursive_alias_in_the_bases_config_is_refused(world, github, engine):
+    """Aliases are allowed in a config (capped: load/yamltext.py); a recursive one is refused, and
+    the error names the base's copy."""
+    base = _base(github, engine, config="suites:\n  default: {k: [1, 5]}\nloop: &x [1, *x]\n")
     run = _pr(world, base)
-    assert run.exit_code == 2 and "retrieval-gate.yml@" in run.stderr and "aliases" in run.stderr
+    assert run.exit_code == 2 and "retrieval-gate.yml@" in run.stderr and "recursive alias" in run.stderr
 
 
 # -- 2. comment mode renders validated data, never follows a link ---------------------------------
@@ -367,6 +369,7 @@ def test_a_config_outside_the_repository_cannot_be_read_at_the_base(world, githu
     outside.write_text(BASE_CONFIG, encoding="utf-8")
     report = world.run(event_name="push", event=world.push_event(ref="refs/heads/feature"), ref="refs/heads/feature",
                        inputs={"config": str(outside)})
-    assert report.exit_code == 0 and report.outputs["mode"] == "report"  # a local run may keep it anywhere
+    # every path of the action stays inside the workspace (issue 16), in every mode
+    assert report.exit_code == 2 and "must stay inside" in report.stderr
     run = _pr(world, _base(github, engine), inputs={"config": str(outside)})
-    assert run.exit_code == 2 and "outside the repository" in run.stderr and github.comments.get(7) is None
+    assert run.exit_code == 2 and "must stay inside" in run.stderr and github.comments.get(7) is None

@@ -202,9 +202,10 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found,
                                  env=env)
     secrets = runner_secrets(env) + [v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
+    # The data files of the privileged modes (results_file, comparison_file) are read through
+    # publish.untrusted.read_confined, which refuses links and paths outside the workspace itself.
     confine_paths(workspace=workspace, paths={
-        "input config": inputs.config, "input comment_file": inputs.comment_file, "input out_dir": inputs.out_dir,
-        "input results_file": inputs.results_file, "input comparison_file": inputs.comparison_file,
+        "input config": inputs.config, "input out_dir": inputs.out_dir,
         "kb": suite_config.kb, "cases": suite_config.cases, "store path": suite_config.store.path})
     return ActionSettings(
         event_name=env.get("GITHUB_EVENT_NAME", ""),

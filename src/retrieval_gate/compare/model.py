@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.score.results import Completeness, MetricCell
 
-BASELINE_SCHEMA_VERSION = 2  # 1 was the pre-release layout without history (migrated on load)
+BASELINE_SCHEMA_VERSION = 3  # 1: no history; 2: no relevance in the fingerprint (migrated on load)
 COMPARISON_SCHEMA_VERSION = 1
 
 RowStatus = Literal["ok", "improved", "regressed", "inconclusive", "below_floor", "new", "missing"]
@@ -41,7 +41,7 @@ class BaselineCase(_Strict):
 
 
 class Baseline(_Strict):
-    schema_version: Literal[2] = BASELINE_SCHEMA_VERSION
+    schema_version: Literal[3] = BASELINE_SCHEMA_VERSION
     suite: str = "default"
     tool_version: str
     sha: str | None = None

@@ -92,13 +92,16 @@ def _qrels_file(folder: Path) -> Path:
 
 
 def _looks_like_qrels(path: Path) -> bool:
-    """A file whose first line that is not blank or a ``#`` comment is not a JSON object."""
+    """A file whose first line that is not blank or a ``#`` comment is not a JSON object (a file
+    of comments only is an empty qrels file: JSONL has no comments)."""
+    comments = False
     for _, text in iter_lines(path, []):
         stripped = text.lstrip()
         if stripped.startswith("#"):
+            comments = True
             continue
         return not stripped.startswith("{")
-    return False
+    return comments
 
 
 def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:

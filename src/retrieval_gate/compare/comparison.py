@@ -131,7 +131,7 @@ def compare(
         stats={
             "delta": "paired mean of current − baseline over the cases scored in both",
             "method": "sign-flip test; interval = the test inverted",
-            "ci": "sign-flip test inverted (compare.interval)",
+            "ci": "paired sign-flip test inverted",
             "ci_level": 1 - gate.alpha,
             "p_value": "paired sign-flip permutation test, two-sided (exact when the permutation law "
                        "is small, e.g. hit@k; else Monte Carlo)",

@@ -12,7 +12,8 @@ Which cases carry scores (and so enter each mean) is the *mean convention* (``ME
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Container, Mapping, Sequence
 
 from retrieval_gate.metrics import MetricSpec, to_cards
 from retrieval_gate.metrics.grid import compile_grid, grid_scores
@@ -54,14 +55,25 @@ def ndcg_gains(case: Case, level: int, relevant: Sequence[str]) -> dict[str, int
     return dict.fromkeys(positive, 1)
 
 
-def unjudged_at(ranked: Sequence[str], judged: Mapping[str, int] | Sequence[str],
-                ks: Sequence[int]) -> dict[str, float]:
+_UNJUDGED_MEMO: dict[tuple[tuple[int, ...], int, tuple[int, ...]], dict[str, float]] = {}
+_MEMO_MAX = 1 << 16
+
+
+def unjudged_at(ranked: Sequence[str], judged: Container[str], ks: Sequence[int]) -> dict[str, float]:
     """``{"unjudged@k": share of the top k with no judgement}``: the number of the first k cards
     that no gold entry (any grade) names, over k — ``1 − Judged@k`` of ir_measures when the
-    ranking has at least k cards (a shorter ranking's empty places are not counted)."""
-    judged_set = judged if isinstance(judged, Mapping) else frozenset(judged)
-    flags = [card not in judged_set for card in ranked[:max(ks, default=0)]]
-    return {f"unjudged@{k}": sum(flags[:k]) / k for k in ks}
+    ranking has at least k cards (a shorter ranking's empty places are not counted). The values
+    depend only on (ks, length, judged ranks): memoised (bounded)."""
+    ks = tuple(ks)
+    top = ranked[:max(ks, default=0)]
+    judged_ranks = tuple(i for i, card in enumerate(top, start=1) if card in judged)
+    key = (ks, len(top), judged_ranks)
+    cached = _UNJUDGED_MEMO.get(key)
+    if cached is None:
+        cached = {f"unjudged@{k}": (min(k, len(top)) - bisect_right(judged_ranks, k)) / k for k in ks}
+        if len(_UNJUDGED_MEMO) < _MEMO_MAX:
+            _UNJUDGED_MEMO[key] = cached
+    return dict(cached)
 
 
 def score_case(
@@ -87,8 +99,9 @@ def score_case(
     else:
         error = ranking.error
         ids = () if error else to_cards(ranking.ids, chunk_to_card, limit=max(keep, depth))
-    judged: Mapping[str, int] | Sequence[str] = case.grades or case.gold
     relevant = case.gold if rel_level == 1 and not case.grades else relevant_at(case, rel_level)
+    relevant_set = frozenset(relevant)
+    judged: Container[str] = case.grades or (relevant_set if relevant is case.gold else frozenset(case.gold))
     if mean == "relevant":
         scored = bool(relevant)
     elif mean == "trec":
@@ -98,8 +111,8 @@ def score_case(
     scores: dict[str, float] = {}
     unjudged: dict[str, float] = {}
     if scored and metrics:
-        gains = ndcg_gains(case, rel_level, relevant)
-        scores = grid_scores(ids, frozenset(relevant), metrics, gains) if gains is not None or relevant \
+        gains = None if rel_level == 1 and not case.grades else ndcg_gains(case, rel_level, relevant)
+        scores = grid_scores(ids, relevant_set, metrics, gains) if gains is not None or relevant \
             else dict(metrics.zeros)
         if error is None and ranking is not None:  # a failed case ranked nothing to judge
             unjudged = unjudged_at(ids, judged, metrics.ks)
@@ -110,7 +123,7 @@ def score_case(
     return CaseResult.model_construct(
         id=case.id, query=case.query, kind=case.kind, locale=case.locale, form=case.form,
         hard_class=case.hard_class, tags=dict(case.tags), gold=list(case.gold),
-        grades=dict(case.grades), retrieved=list(ids[:keep]), scores=scores, unjudged=unjudged,
+        grades=dict(case.grades) if case.grades else {}, retrieved=list(ids[:keep]), scores=scores, unjudged=unjudged,
         status=status, error=error, latency_ms=None if ranking is None else ranking.latency_ms,
         slices=slice_names(case, relevant),
     )

@@ -164,20 +164,25 @@ def _tail(tails: np.ndarray, m: np.ndarray, c: int) -> np.ndarray:
 
 def _monte_carlo_p_function(d: np.ndarray, values: np.ndarray, counts: np.ndarray, *, resamples: int,
                             seed: int) -> Callable[[float], float]:
+    """p(δ) on R sign vectors drawn once. Cases sharing a value that many cases share (at least
+    ``BINOMIAL_COST``: typically the unchanged cases, d = 0) flip as a binomial group; the other
+    cases get one random sign each."""
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
-    n = len(d)
-    if len(values) * BINOMIAL_COST <= n:  # few distinct values: flip each group as a binomial
-        flips = 2.0 * rng.binomial(counts, 0.5, size=(resamples, len(values))) - counts
-        a_sums, b_sums = flips @ values, flips.sum(axis=1)
-    else:
-        a_sums, b_sums = np.empty(resamples), np.empty(resamples)
-        chunk = max(1, CHUNK_ELEMENTS // n)
+    grouped = counts >= BINOMIAL_COST
+    flips = 2.0 * rng.binomial(counts[grouped], 0.5, size=(resamples, int(grouped.sum()))) - counts[grouped]
+    a_sums, b_sums = flips @ values[grouped], flips.sum(axis=1)
+    single = np.repeat(values[~grouped], counts[~grouped])
+    n_single = len(single)
+    if n_single:
+        chunk = max(1, CHUNK_ELEMENTS // n_single)
         for start in range(0, resamples, chunk):
             count = min(chunk, resamples - start)
-            raw = rng.integers(0, 256, size=(count, (n + 7) // 8), dtype=np.uint8)
-            signs = 2.0 * np.unpackbits(raw, axis=1, count=n).astype(np.float64) - 1.0
-            a_sums[start:start + count] = signs @ d
-            b_sums[start:start + count] = signs.sum(axis=1)
+            raw = rng.integers(0, 256, size=(count, (n_single + 7) // 8), dtype=np.uint8)
+            bits = np.unpackbits(raw, axis=1, count=n_single).astype(np.float64)
+            # Σ s_i x_i with s_i = 2·bit − 1
+            a_sums[start:start + count] += 2.0 * (bits @ single) - single.sum()
+            b_sums[start:start + count] += 2.0 * bits.sum(axis=1) - n_single
+    n = len(d)
     total = float(d.sum())
     scale = float(np.abs(d).sum()) + n
 

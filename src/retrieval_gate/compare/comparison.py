@@ -9,7 +9,9 @@ Per row (metric m, slice s):
   decimals on both sides first, so an unchanged case contributes exactly 0. When no case was
   added or removed, ``delta == current − baseline`` (up to that rounding); otherwise the paired
   delta is the honest change (the same cases before and after) and the two means are context;
-- ``p_value``: paired sign-flip test, two-sided (``compare.stats``); for the rows the gate
+- ``p_value``: paired sign-flip test, two-sided: exact where the permutation law is small
+  (``compare.stats``), else a Monte Carlo estimate on the same draws the interval inverts
+  (``compare.interval``); for the rows the gate
   judges, ``p_adjusted``: corrected over those rows (``gate.correction``, Holm by default;
   ``compare.power``), and the status reads the adjusted p;
 - ``ci``: the sign-flip test inverted (``compare.interval``) at ``ci_level`` = ``1 − alpha``, or
@@ -30,6 +32,7 @@ nobody labelled.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,7 +40,7 @@ import numpy as np
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.interval import sign_flip_interval
+from retrieval_gate.compare.interval import invert, p_function
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
 from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde, paired_sd
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
@@ -79,8 +82,8 @@ def compare(
             a = rules.alpha if p_adj is None else rules.alpha * stat.p / p_adj
             cache = (stat.diffs.tobytes(), a, stat.p)
             if cache not in intervals:
-                intervals[cache] = sign_flip_interval(stat.diffs, level=1 - a, p_value=stat.p,
-                                                      resamples=resamples, seed=seed)
+                law = stat.law if stat.law is not None else p_function(stat.diffs, resamples=resamples, seed=seed)
+                intervals[cache] = invert(law, stat.diffs, level=1 - a, p_value=stat.p)
             sd = paired_sd(stat.diffs)
             size, method = mde(n=stat.n, sd=sd, alpha=rules.alpha)
             extra = {"ci": intervals[cache], "ci_level": 1 - a, "p_value": stat.p, "p_adjusted": p_adj,
@@ -166,6 +169,7 @@ class _Stat(NamedTuple):
     delta: float
     p: float
     diffs: np.ndarray  # the n paired differences
+    law: Callable[[float], float] | None  # δ ↦ p(δ) when already built (Monte Carlo p-values)
 
 
 def _paired_stats(
@@ -208,9 +212,19 @@ def _paired_stats(
             key = (chosen.tobytes(), tuple(cols))  # slices with the same cases (kind=golden = overall)
             if key not in done:
                 block = diffs[np.ix_(chosen, cols)]
-                p, _ = sign_flip_p_values(block, resamples=resamples, seed=seed)
-                done[key] = [_Stat(len(chosen), math.fsum(block[:, c].tolist()) / len(chosen), float(p[c]),
-                                   np.ascontiguousarray(block[:, c])) for c in range(len(cols))]
+                # exact p-values where the law is small; else the Monte Carlo p on the draws the
+                # interval inverts (one set of draws for both)
+                p, _ = sign_flip_p_values(block, resamples=resamples, seed=seed, monte_carlo=False)
+                stats = []
+                for c in range(len(cols)):
+                    column = np.ascontiguousarray(block[:, c])
+                    law = None
+                    if np.isnan(p[c]):
+                        law = p_function(column, resamples=resamples, seed=seed)
+                        p[c] = law(0.0)
+                    stats.append(_Stat(len(chosen), math.fsum(column.tolist()) / len(chosen), float(p[c]),
+                                       column, law))
+                done[key] = stats
             for j, stat in zip(cols, done[key], strict=True):
                 out[(metrics[j], slice_name)] = stat
     return out

@@ -57,10 +57,16 @@ def sign_flip_interval(
     d = np.asarray(diffs, dtype=np.float64).ravel()
     if len(d) == 0:
         raise ValueError("no paired cases")
+    return invert(p_function(d, resamples=resamples, seed=seed), d, level=level, p_value=p_value)
+
+
+def invert(p_of: Callable[[float], float], diffs: np.ndarray, *, level: float,
+           p_value: float | None = None) -> tuple[float, float]:
+    """The interval from a ``p_function`` of the same differences (see ``sign_flip_interval``)."""
+    d = np.asarray(diffs, dtype=np.float64).ravel()
     if not 0 < level < 1:
         raise ValueError("level must be in (0, 1)")
     a = 1.0 - level
-    p_of = _p_function(d, resamples=resamples, seed=seed)
     estimate = math.fsum(d.tolist()) / len(d)
     low_edge = min(-1.0, float(d.min()) - 1.0)
     high_edge = max(1.0, float(d.max()) + 1.0)
@@ -98,7 +104,10 @@ def _agree_at_zero(p_of: Callable[[float], float], a: float, low: float, high: f
     return low, high
 
 
-def _p_function(d: np.ndarray, *, resamples: int, seed: int) -> Callable[[float], float]:
+def p_function(diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Callable[[float], float]:
+    """``δ ↦ p(δ)``, the sign-flip p-value of ``d_i − δ`` (exact, or on R draws made once).
+    ``p_function(d)(0.0)`` is a valid p-value of "no change" itself."""
+    d = np.asarray(diffs, dtype=np.float64).ravel()
     values, counts = np.unique(d, return_counts=True)
     exact = _exact_p_function(values, counts)
     if exact is not None:

@@ -51,8 +51,8 @@ def sign_flip_interval(
     diffs: np.ndarray | list[float], *, level: float, p_value: float | None = None,
     resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
 ) -> tuple[float, float]:
-    """``(low, high)``: the sign-flip test of the mean difference inverted at ``1 − level`` ...
-    i.e. the shifts not rejected at ``a = 1 − level`` (module docstring). ``p_value``: the p at 0
+    """``(low, high)``: the sign-flip test of the mean difference inverted — the shifts it does not
+    reject at ``a = 1 − level`` (module docstring). ``p_value``: the p at 0
     that the reader sees; the interval contains 0 exactly when ``p_value ≥ a``."""
     d = np.asarray(diffs, dtype=np.float64).ravel()
     if len(d) == 0:

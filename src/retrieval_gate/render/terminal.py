@@ -56,6 +56,11 @@ def results_table(results: Results) -> Table:
     return table
 
 
+MEAN_WORDS = {"relevant": "cases with a relevant card (--mean relevant)",
+              "trec": "judged cases in the run, as trec_eval (--mean trec)",
+              "trec-c": "every judged case, as trec_eval -c (--mean trec-c)"}
+
+
 def completeness_line(results: Results) -> str:
     c = results.completeness
     line = (f"cases: {c.expected} expected · {c.scored} scored · {c.no_gold} no-gold · "
@@ -68,6 +73,10 @@ def completeness_line(results: Results) -> str:
 def print_results(results: Results, console: Console) -> None:
     console.print(results_table(results))
     console.print(completeness_line(results))
+    if results.graded or results.relevance_level != 1 or results.mean != "relevant":
+        gains = "graded gains (nDCG gain = grade)" if results.graded else "binary gains"
+        console.print(f"relevance: grade ≥ {results.relevance_level} is relevant · {gains} · mean over "
+                      f"{MEAN_WORDS[results.mean]}", markup=False, soft_wrap=True)
     if "recall" in {parse_metric(m).measure for m in results.metrics}:
         console.print("recall@k is a lower bound under disjunctive gold; hit@k is the success signal.",
                       style="dim")

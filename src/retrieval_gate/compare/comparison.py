@@ -40,7 +40,7 @@ import numpy as np
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.interval import invert, p_function
+from retrieval_gate.compare.interval import invert, p_function, p_functions
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
 from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde, paired_sd
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
@@ -215,15 +215,17 @@ def _paired_stats(
                 # exact p-values where the law is small; else the Monte Carlo p on the draws the
                 # interval inverts (one set of draws for both)
                 p, _ = sign_flip_p_values(block, resamples=resamples, seed=seed, monte_carlo=False)
+                estimated = [c for c in range(len(cols)) if np.isnan(p[c])]
+                laws: dict[int, Callable[[float], float]] = {}
+                if estimated:
+                    laws = dict(zip(estimated, p_functions(block[:, estimated], resamples=resamples, seed=seed),
+                                    strict=True))
                 stats = []
                 for c in range(len(cols)):
                     column = np.ascontiguousarray(block[:, c])
-                    law = None
-                    if np.isnan(p[c]):
-                        law = p_function(column, resamples=resamples, seed=seed)
-                        p[c] = law(0.0)
-                    stats.append(_Stat(len(chosen), math.fsum(column.tolist()) / len(chosen), float(p[c]),
-                                       column, law))
+                    law = laws.get(c)
+                    stats.append(_Stat(len(chosen), math.fsum(column.tolist()) / len(chosen),
+                                       float(p[c]) if law is None else law(0.0), column, law))
                 done[key] = stats
             for j, stat in zip(cols, done[key], strict=True):
                 out[(metrics[j], slice_name)] = stat

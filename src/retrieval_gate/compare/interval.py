@@ -18,7 +18,8 @@ flip as ``(2·Bin(c_g, ½) − c_g)·(v_g − δ)``):
   added in closed form (hit@k: three values, so any n up to hundreds of changed cases);
 - otherwise with R Monte Carlo sign vectors drawn once (seeded): ``Σ s_i (d_i − δ) = A_r − δ·B_r``
   with ``A_r = Σ s_ri d_i`` and ``B_r = Σ s_ri``, so every δ is tested on the same draws and
-  ``p(δ) = (1 + #{|A_r − δ B_r| ≥ |S − nδ|}) / (1 + R)``.
+  ``p(δ) = (1 + #{|A_r − δ B_r| ≥ |S − nδ|}) / (1 + R)``. The unchanged cases (d = 0) move only
+  ``B_r`` and flip as one binomial group; metrics over the same cases share the draws.
 
 The end points are found by bisection between the estimate (p = 1) and the edge of the possible
 range (``[−1, 1]`` for measures in [0, 1], or beyond the data): the boundary of the accepted
@@ -40,7 +41,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from retrieval_gate.compare.stats import BINOMIAL_COST, CHUNK_ELEMENTS, DEFAULT_RESAMPLES
+from retrieval_gate.compare.stats import CHUNK_ELEMENTS, DEFAULT_RESAMPLES
 
 EXACT_SUPPORT = 1 << 12  # largest enumerated law (points) per δ
 _BISECTIONS = 48
@@ -107,12 +108,30 @@ def _agree_at_zero(p_of: Callable[[float], float], a: float, low: float, high: f
 def p_function(diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Callable[[float], float]:
     """``δ ↦ p(δ)``, the sign-flip p-value of ``d_i − δ`` (exact, or on R draws made once).
     ``p_function(d)(0.0)`` is a valid p-value of "no change" itself."""
-    d = np.asarray(diffs, dtype=np.float64).ravel()
-    values, counts = np.unique(d, return_counts=True)
-    exact = _exact_p_function(values, counts)
-    if exact is not None:
-        return exact
-    return _monte_carlo_p_function(d, values, counts, resamples=resamples, seed=seed)
+    d = np.asarray(diffs, dtype=np.float64).reshape(-1, 1)
+    return p_functions(d, resamples=resamples, seed=seed)[0]
+
+
+def p_functions(block: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+                ) -> list[Callable[[float], float]]:
+    """``p_function`` of each column of an ``n × M`` block of paired differences over the same
+    cases. Columns whose law cannot be enumerated share one set of Monte Carlo draws: the cases
+    unchanged in every such column flip as one binomial group (they move only ``B_r``), every
+    other case gets one random sign, used by all the columns."""
+    d = np.asarray(block, dtype=np.float64)
+    out: list[Callable[[float], float] | None] = []
+    monte_carlo: list[int] = []
+    for j in range(d.shape[1]):
+        values, counts = np.unique(d[:, j], return_counts=True)
+        exact = _exact_p_function(values, counts)
+        out.append(exact)
+        if exact is None:
+            monte_carlo.append(j)
+    if monte_carlo:
+        for j, p_of in zip(monte_carlo, _monte_carlo_p_functions(d[:, monte_carlo], resamples=resamples, seed=seed),
+                           strict=True):
+            out[j] = p_of
+    return [p_of for p_of in out if p_of is not None]
 
 
 def _lower_tails(c: int) -> np.ndarray:
@@ -171,26 +190,30 @@ def _tail(tails: np.ndarray, m: np.ndarray, c: int) -> np.ndarray:
     return np.where(index < 0, 0.0, tails[np.clip(index, 0, c)])
 
 
-def _monte_carlo_p_function(d: np.ndarray, values: np.ndarray, counts: np.ndarray, *, resamples: int,
-                            seed: int) -> Callable[[float], float]:
-    """p(δ) on R sign vectors drawn once. Cases sharing a value that many cases share (at least
-    ``BINOMIAL_COST``: typically the unchanged cases, d = 0) flip as a binomial group; the other
-    cases get one random sign each."""
+def _monte_carlo_p_functions(d: np.ndarray, *, resamples: int, seed: int) -> list[Callable[[float], float]]:
+    """p(δ) of each column on R sign vectors drawn once (``p_functions``)."""
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
-    grouped = counts >= BINOMIAL_COST
-    flips = 2.0 * rng.binomial(counts[grouped], 0.5, size=(resamples, int(grouped.sum()))) - counts[grouped]
-    a_sums, b_sums = flips @ values[grouped], flips.sum(axis=1)
-    single = np.repeat(values[~grouped], counts[~grouped])
-    n_single = len(single)
-    if n_single:
-        chunk = max(1, CHUNK_ELEMENTS // n_single)
+    m_cols = d.shape[1]
+    still = ~np.any(d != 0.0, axis=1)
+    z = int(still.sum())
+    moving = d[~still]
+    m = len(moving)
+    a_sums = np.zeros((resamples, m_cols))
+    b_sums = 2.0 * rng.binomial(z, 0.5, size=resamples) - z  # the unchanged cases: Σ s_i over them
+    if m:
+        chunk = max(1, CHUNK_ELEMENTS // m)
+        column_sums = moving.sum(axis=0)
         for start in range(0, resamples, chunk):
             count = min(chunk, resamples - start)
-            raw = rng.integers(0, 256, size=(count, (n_single + 7) // 8), dtype=np.uint8)
-            bits = np.unpackbits(raw, axis=1, count=n_single).astype(np.float64)
+            raw = rng.integers(0, 256, size=(count, (m + 7) // 8), dtype=np.uint8)
+            bits = np.unpackbits(raw, axis=1, count=m).astype(np.float64)
             # Σ s_i x_i with s_i = 2·bit − 1
-            a_sums[start:start + count] += 2.0 * (bits @ single) - single.sum()
-            b_sums[start:start + count] += 2.0 * bits.sum(axis=1) - n_single
+            a_sums[start:start + count] = 2.0 * (bits @ moving) - column_sums
+            b_sums[start:start + count] += 2.0 * bits.sum(axis=1) - m
+    return [_mc_p_of(a_sums[:, j].copy(), b_sums, d[:, j], resamples) for j in range(m_cols)]
+
+
+def _mc_p_of(a_sums: np.ndarray, b_sums: np.ndarray, d: np.ndarray, resamples: int) -> Callable[[float], float]:
     n = len(d)
     total = float(d.sum())
     scale = float(np.abs(d).sum()) + n

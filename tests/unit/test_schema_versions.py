@@ -38,3 +38,14 @@ def test_a_version_1_comparison_file_still_loads(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     comparison = read_comparison(path)
     assert comparison.schema_version == 1 and all(r.mde is None for r in comparison.rows)
+
+
+def test_a_changed_relevance_level_gain_or_mean_is_not_like_for_like() -> None:
+    base = hits_results([1, 0, 1])
+    same = run(hits_results([1, 0, 1]), base)
+    assert same.like_for_like
+    changed = hits_results([1, 0, 1]).model_copy(update={"relevance_level": 2, "graded": True, "mean": "trec"})
+    comparison = run(changed, base)
+    assert not comparison.like_for_like
+    assert {(c.key, c.baseline, c.current) for c in comparison.config_changes} == {
+        ("relevance.level", 1, 2), ("relevance.graded", False, True), ("relevance.mean", "relevant", "trec")}

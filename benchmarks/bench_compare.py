@@ -6,8 +6,8 @@ locale, form; 7 slices in all). The "current" run is the baseline system with a 
 cases re-ranked (``--changed``, default 30%) — a typical PR — and, as the worst case, with every
 case re-ranked. Timed, in one process, best of ``--repeat``:
 
-- ``compare()``: every metric × slice row (168 rows) with its paired bootstrap CI and sign-flip
-  p-value, lost/gained hits, config diff, gate — what ``retrieval-gate compare`` does after
+- ``compare()``: every metric × slice row (168 rows) with its sign-flip p-value and the interval
+  that inverts it, lost/gained hits, config diff, gate — what ``retrieval-gate compare`` does after
   reading the files;
 - one metric (nDCG@10, overall) alone: our bootstrap CI and our sign-flip p-value, side by side
   with ``scipy.stats.bootstrap`` (percentile, vectorised) and ``scipy.stats.permutation_test``

@@ -17,7 +17,15 @@ ANSWER_FIELDS = ("answer", "ground_truth_answer")
 
 
 class Case(BaseModel):
-    """One golden question. ``gold`` is disjunctive: any listed card satisfies the case."""
+    """One golden question. ``gold`` is disjunctive: any listed card satisfies the case.
+
+    Gold comes in two forms. A list (``"gold": ["card-a", "card-b"]``) is binary: every listed
+    card has grade 1. A mapping (``"gold": {"card-a": 2, "card-b": 1, "card-c": 0}``) is graded,
+    as a qrels file: each card's integer grade is its nDCG gain (negative and 0: judged, not
+    relevant), and the binary measures count a card relevant when its grade reaches the
+    relevance level (``--rel-level``, default 1). Then ``grades`` keeps the mapping and ``gold``
+    the cards of grade ≥ 1; ``grades`` is empty for the list form.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -37,6 +45,22 @@ class Case(BaseModel):
         default=None, validation_alias=AliasChoices(*ANSWER_FIELDS)
     )
     filter: dict[str, Any] | None = None
+    grades: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _graded_gold(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if "grades" in data:
+            raise ValueError("unknown field 'grades': give graded gold as \"gold\": {card id: grade}")
+        for name in GOLD_FIELDS:
+            value = data.get(name)
+            if isinstance(value, dict):
+                grades = _grades(value)
+                data = {**data, name: [card for card, grade in grades.items() if grade >= 1],
+                        "grades": grades}
+        return data
 
     @field_validator("id", mode="before")
     @classmethod
@@ -92,6 +116,39 @@ class Case(BaseModel):
         return out
 
 
+def _grades(value: dict[Any, Any]) -> dict[str, int]:
+    """A graded gold mapping, checked: non-empty card ids, integer grades (as trec_eval reads)."""
+    out: dict[str, int] = {}
+    for card, grade in value.items():
+        if not isinstance(card, str) or not card.strip():
+            raise ValueError("gold contains an empty card id")
+        if not isinstance(grade, int) or isinstance(grade, bool):
+            raise ValueError(f"gold grade of {card!r} must be an integer, got {grade!r}")
+        out[card] = grade
+    return out
+
+
+def judgements(case: Case) -> dict[str, int]:
+    """Every judged card of a case with its grade: ``grades``, or grade 1 for each listed card."""
+    return case.grades or dict.fromkeys(case.gold, 1)
+
+
+def relevant_at(case: Case, level: int) -> tuple[str, ...]:
+    """The cards the binary measures count as relevant: grade ≥ ``level`` (trec_eval ``-l``)."""
+    if not case.grades:
+        return case.gold if level <= 1 else ()
+    return tuple(card for card, grade in case.grades.items() if grade >= level)
+
+
+def positive_gains(case: Case) -> dict[str, int] | None:
+    """nDCG gains when they differ from binary gains over ``relevant_at(case, 1)``: the cards of
+    grade > 0 with their grades, as trec_eval's ``ndcg_cut`` (negative grades gain nothing).
+    None when every positive grade is 1 (binary gains)."""
+    if not case.grades or all(grade <= 1 for grade in case.grades.values()):
+        return None
+    return {card: grade for card, grade in case.grades.items() if grade > 0}
+
+
 class Card(BaseModel):
     """One knowledge-base entry: a card, or a chunk of one (``parent_id`` names the card)."""
 
@@ -138,7 +195,7 @@ class CaseSet:
     cases: tuple[Case, ...]
     path: str
     sha256: str
-    format: str  # "jsonl" | "beir"
+    format: str  # "jsonl" | "beir" | "qrels" (no query text: score only)
     lines: dict[str, int] = field(default_factory=dict)
     subset: dict[str, Any] | None = None  # a PR subset's manifest (``retrieval-gate subset``)
 

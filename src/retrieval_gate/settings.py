@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -48,6 +48,8 @@ class SuiteConfig(_Strict):
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
+    rel_level: int = Field(default=1, ge=1)  # a card is relevant at grade ≥ this (trec_eval -l)
+    mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers
     chunking: ChunkSettings = Field(default_factory=ChunkSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     gate: GateSettings = Field(default_factory=GateSettings)

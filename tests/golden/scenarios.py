@@ -17,10 +17,12 @@ Regenerate the golden files with ``python -m tests.golden.regenerate`` (or
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from statistics import NormalDist, stdev
 from typing import Any
 
 from retrieval_gate.compare.model import (
@@ -126,6 +128,19 @@ def paired(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[f
     return (sum(diffs) / len(diffs) if diffs else None), len(diffs)
 
 
+def mde_by_hand(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[float, int]:
+    """(z_.975 + z_.8)·sd/√n from the paired differences' sample sd, or z²/(n + z²) without spread;
+    and the n at which that reaches 0.02."""
+    before = {c.id: c.scores[metric] for c in base.cases if slice_name in c.slices and metric in c.scores}
+    diffs = [c.scores[metric] - before[c.id] for c in cur.cases
+             if slice_name in c.slices and metric in c.scores and c.id in before]
+    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+    sd = stdev(diffs) if len(diffs) > 1 else 0.0
+    if sd > 0:
+        return z * sd / len(diffs) ** 0.5, math.ceil((z * sd / 0.02) ** 2)
+    return z * z / (len(diffs) + z * z), math.ceil(z * z * 0.98 / 0.02)
+
+
 def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None = None,
                     config_changes: Sequence[ConfigChange] = (), fail: bool = False) -> Comparison:
     rows = []
@@ -140,20 +155,24 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
             ci = None if delta is None else (delta - half, delta + half)
             status = ("new" if old is None else "missing" if new is None else
                       "improved" if ci and ci[0] > 0 else "regressed" if ci and ci[1] < 0 else "ok")
+            mde, needed = mde_by_hand(base, cur, slice_name, metric) if n else (None, None)
+            if status == "ok" and mde is not None and mde > 0.02:
+                status = "underpowered"
             rows.append(ComparisonRow(
                 slice=slice_name, metric=metric, baseline=None if old is None else old.value,
                 current=None if new is None else new.value, delta=delta, n=n,
                 n_baseline=0 if old is None else old.n, n_current=0 if new is None else new.n,
-                ci=ci, status=status))
+                ci=ci, status=status, mde=mde, n_needed=needed if status == "underpowered" else None))
     before = {c.id: c for c in base.cases}
     lost, gained = [], []
     for c in cur.cases:
         b = before.get(c.id)
         if b is None or "hit@5" not in c.scores or "hit@5" not in b.scores:
             continue
+        top = c.retrieved[0] if c.retrieved else None
         change = CaseChange(id=c.id, query=c.query, metric="hit@5", baseline=b.scores["hit@5"],
                             current=c.scores["hit@5"], delta=c.scores["hit@5"] - b.scores["hit@5"],
-                            slices=c.slices)
+                            slices=c.slices, possibly_relevant=top if top not in c.gold else None)
         if change.delta < 0:
             lost.append(change)
         elif change.delta > 0:
@@ -168,7 +187,8 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
         like_for_like=not config_changes, config_changes=list(config_changes),
         cases_added=sorted(cur_ids - base_ids), cases_removed=sorted(base_ids - cur_ids),
         n_paired=len(cur_ids & base_ids), rows=rows, lost_hits=lost, gained_hits=gained,
-        gate=gate or {}, stats={"method": "paired bootstrap", "resamples": 10_000, "seed": 0, "alpha": 0.05},
+        gate=gate or {}, stats={"method": "paired bootstrap", "resamples": 10_000, "seed": 0, "alpha": 0.05,
+                                "correction": "holm", "judged_rows": 3},
         regressed=regressed, failures=failures, verdict="fail" if failures else "pass",
     )
 

@@ -119,7 +119,7 @@ def test_abstention_fills_the_no_answer_slice() -> None:
 
 
 def test_results_carry_inputs_k_and_metrics(results: Results) -> None:
-    assert results.schema_version == 1 and results.k == [1, 3] and results.headline_k == 3
+    assert results.schema_version == 2 and results.k == [1, 3] and results.headline_k == 3
     assert results.metrics == ["hit@1", "hit@3", "recall@1", "recall@3"]
     assert results.inputs["cases"].count == 6 and results.inputs["cases"].sha256 == "0" * 64
     case_a = next(c for c in results.cases if c.id == "a")

@@ -78,7 +78,7 @@ def v1_document() -> dict:
 
 def test_version_1_is_migrated_with_headline_k_and_a_seeded_history():
     migrated = parse_baseline(json.dumps(v1_document()), source="old.json")
-    assert migrated.schema_version == 2
+    assert migrated.schema_version == 3
     assert migrated.headline_k == 5
     assert len(migrated.history) == 1
     entry = migrated.history[0]
@@ -101,7 +101,7 @@ def test_version_1_without_cutoff_5_takes_the_largest_k():
     ('{"hello": "world"}', "missing or invalid 'schema_version'"),
     ('{"schema_version": "2"}', "missing or invalid 'schema_version'"),
     ('{"schema_version": 0}', "missing or invalid 'schema_version'"),
-    ('{"schema_version": 3, "anything": 1}', "schema_version 3 is newer than this tool reads"),
+    ('{"schema_version": 4, "anything": 1}', "schema_version 4 is newer than this tool reads"),
     ('{"schema_version": 2, "suite": "default"}', "not a valid baseline .*tool_version"),
     ('{"schema_version": 1, "cases": [], "inputs": {}}', "this is a results file"),
 ])
@@ -137,3 +137,13 @@ def test_reading_never_writes(tmp_path):
     with pytest.raises(BaselineError):
         read_baseline(Path(path))
     assert (path.read_bytes(), os.stat(path).st_mtime_ns) == before
+
+
+def test_version_2_is_migrated_with_the_scoring_every_earlier_file_used():
+    data = json.loads(dumps_baseline(sample_baseline()))
+    data["schema_version"] = 2
+    data["fingerprint"] = {"config": {"retriever": "dense"}, "k": [5], "inputs": {}}
+    migrated = parse_baseline(json.dumps(data), source="old.json")
+    assert migrated.schema_version == 3
+    assert migrated.fingerprint["relevance"] == {"graded": False, "level": 1, "mean": "relevant"}
+    assert migrated.fingerprint["config"] == {"retriever": "dense"}

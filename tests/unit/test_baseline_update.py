@@ -38,6 +38,7 @@ def test_the_fingerprint_holds_config_k_and_input_hashes_but_not_the_run_or_vola
         "config": {"model": "m1", "retriever": "dense", "store": {}},
         "k": [5],
         "inputs": {"cases": "cases-1", "kb": "kb-1"},
+        "relevance": {"graded": False, "level": 1, "mean": "relevant"},
     }
 
 

@@ -4,6 +4,8 @@ config changes, lost / gained hits. Expected numbers are worked out by hand in e
 from __future__ import annotations
 
 import json
+import math
+from statistics import NormalDist
 
 import pytest
 
@@ -48,8 +50,12 @@ def test_identical_runs_are_ok_like_for_like_and_pass():
     results = hits_results([1, 0, 1, 1, 0] * 10)
     comparison = run(results, results, GateSettings(fail_on_regression=True, floors={"hit@5": 0.5}))
     assert comparison.like_for_like and comparison.config_changes == []
-    assert {r.status for r in comparison.rows} == {"ok"}
+    # nothing changed, so no observed variance: the hit@k bound z²/(n + z²) says what n = 50 can see
+    z2 = (NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)) ** 2
+    assert {r.status for r in comparison.rows} == {"underpowered"}
     assert all((r.delta, r.ci, r.p_value) == (0.0, (0.0, 0.0), 1.0) for r in comparison.rows)
+    assert all(r.mde == pytest.approx(z2 / (50 + z2)) and r.mde_method == "binomial" for r in comparison.rows)
+    assert all(r.n_needed == math.ceil(z2 * 0.98 / 0.02) for r in comparison.rows)
     assert (comparison.verdict, comparison.regressed, comparison.failures) == ("pass", False, [])
     assert comparison.lost_hits == comparison.gained_hits == []
     json.dumps(comparison.model_dump(mode="json"), allow_nan=False)
@@ -59,11 +65,11 @@ def test_unrounded_current_scores_pair_exactly_with_the_rounded_baseline():
     ndcg = 0.6309297535714575  # stored as 0.63093 in the baseline
     results = make_results([make_case(f"q{i}", {"hit@5": 1.0, "recall@5": 1.0, "ndcg@5": ndcg}) for i in range(20)])
     nd = row(run(results, results), "ndcg@5")
-    assert (nd.delta, nd.p_value, nd.status) == (0.0, 1.0, "ok")
+    assert (nd.delta, nd.p_value, nd.status) == (0.0, 1.0, "underpowered")
 
 
 @pytest.mark.parametrize("lost", [1, 2])
-def test_one_or_two_lost_hits_out_of_29_are_inconclusive_not_regressed(lost):
+def test_one_or_two_lost_hits_out_of_29_are_underpowered_not_regressed(lost):
     before = hits_results([1] * 29)
     after = hits_results([0] * lost + [1] * (29 - lost))
     comparison = run(after, before, GateSettings(fail_on_regression=True))
@@ -71,7 +77,7 @@ def test_one_or_two_lost_hits_out_of_29_are_inconclusive_not_regressed(lost):
     assert hit.delta == pytest.approx(-lost / 29)
     assert hit.delta < -0.02
     assert hit.p_value == {1: 1.0, 2: 0.5}[lost]
-    assert hit.status == "inconclusive"
+    assert hit.status == "underpowered" and hit.ci is not None and hit.ci[0] < 0 < hit.ci[1]
     assert comparison.verdict == "pass" and not comparison.regressed
 
 
@@ -87,7 +93,7 @@ def test_a_significant_drop_is_regressed_but_fails_only_with_the_gate_on():
     assert report_only.regressed and report_only.verdict == "pass" and report_only.failures == []
     gated = run(after, before, GateSettings(fail_on_regression=True))
     assert gated.verdict == "fail"
-    assert gated.failures[0].startswith("hit@5 on overall: dropped by 0.100 (paired n=300, p=<0.001)")
+    assert gated.failures[0].startswith("hit@5 on overall: dropped by 0.100 (paired n=300, p=<0.001 Holm-adjusted)")
 
 
 def test_a_significant_gain_is_improved():
@@ -105,7 +111,7 @@ def test_new_and_missing_metrics_and_slices():
     statuses = {(r.metric, r.slice): r.status for r in comparison.rows}
     assert statuses[("map@5", "overall")] == "missing"
     assert statuses[("mrr@5", "overall")] == "new"
-    assert statuses[("hit@5", "overall")] == "ok"
+    assert statuses[("hit@5", "overall")] == "underpowered"  # n = 10
     assert statuses[("hit@5", "locale=pt-BR")] == "new"
     assert statuses[("hit@5", "locale=es-419")] == "missing"
     assert row(comparison, "mrr@5").baseline is None and row(comparison, "map@5").current is None

@@ -92,7 +92,7 @@ def test_a_slice_regression_is_reported_but_not_judged_unless_named():
     named = judge(current, baseline, fail_on_regression=True, default_max_drop=0.06,
                   max_drop={"hit@5:locale=pt-BR": 0.05})
     assert named.verdict == "fail"
-    assert named.failures == ["hit@5 on locale=pt-BR: dropped by 0.100 (paired n=150, p=<0.001), "
+    assert named.failures == ["hit@5 on locale=pt-BR: dropped by 0.100 (paired n=150, p=<0.001 Holm-adjusted), "
                               "more than the max drop 0.05"]
 
 

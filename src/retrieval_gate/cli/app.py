@@ -62,3 +62,9 @@ def _root(
     """retrieval-gate: measure retrieval on every pull request."""
     if debug_flag:
         debug.on = True
+
+
+REL_LEVEL_HELP = ("Grade from which a card counts as relevant for hit/recall/precision/MRR/MAP, as trec_eval -l "
+                  "(default 1; nDCG always uses the grades as gains).")
+MEAN_HELP = ("Which cases each mean covers: relevant (default: cases with a relevant card), trec (as trec_eval: "
+             "judged cases in the run) or trec-c (as trec_eval -c: every judged case).")

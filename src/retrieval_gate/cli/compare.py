@@ -22,7 +22,7 @@ from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
 
 def gate_overrides(
     *, fail_on_regression: bool | None, floor: list[str], max_drop: list[str], alpha: float | None,
-    require_significance: bool | None,
+    require_significance: bool | None, correction: str | None = None,
 ) -> dict[str, Any]:
     """Flags → a partial ``gate`` mapping laid over the config file's (None = not given)."""
     floors = dict(parse_assignment(text, flag="--floor") for text in floor)
@@ -38,7 +38,8 @@ def gate_overrides(
             except ValueError:
                 raise UsageError(f"--max-drop {text!r}: expected VALUE, METRIC=VALUE or METRIC:SLICE=VALUE") from None
     return {"fail_on_regression": fail_on_regression, "floors": floors, "max_drop": drops,
-            "default_max_drop": default_drop, "alpha": alpha, "require_significance": require_significance}
+            "default_max_drop": default_drop, "alpha": alpha, "require_significance": require_significance,
+            "correction": correction}
 
 
 def suite_for_results(*, config: Path | None, suite: str | None, results_suite: str,
@@ -59,8 +60,9 @@ def compare_command(
     max_drop: list[str] = typer.Option([], "--max-drop", help="Tolerated drop: V (every metric), METRIC=V or METRIC:SLICE=V (default 0.02). Repeatable."),
     alpha: float | None = typer.Option(None, "--alpha", help="Significance level of the p-value (default 0.05); the CI level is 1 − alpha."),
     require_significance: bool | None = typer.Option(None, "--require-significance/--no-require-significance", help="A drop fails only when significant (default on)."),
-    seed: int = typer.Option(0, "--seed", min=0, max=2**63 - 1, help="Seed of the bootstrap and sign-flip draws."),
-    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1000, max=10_000_000, help="Bootstrap resamples and random sign flips."),
+    correction: str | None = typer.Option(None, "--correction", help="Multiple-comparison correction over the p-values of the rows the gate judges: holm (default), bh or none."),
+    seed: int = typer.Option(0, "--seed", min=0, max=2**63 - 1, help="Seed of the sign-flip draws."),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1000, max=10_000_000, help="Random sign flips (Monte Carlo p-values and intervals)."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
     out: Path | None = typer.Option(None, "--out", help="Write the comparison JSON here."),
@@ -72,7 +74,8 @@ def compare_command(
                                                                 "--config": config})
     loaded = read_results(results)
     overrides = {"gate": gate_overrides(fail_on_regression=fail_on_regression, floor=floor, max_drop=max_drop,
-                                        alpha=alpha, require_significance=require_significance)}
+                                        alpha=alpha, require_significance=require_significance,
+                                        correction=correction)}
     suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite, overrides=overrides)
     baseline_path = baseline if baseline is not None else (Path(suite_config.baseline) if suite_config.baseline else None)
     if baseline_path is None:

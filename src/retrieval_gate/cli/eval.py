@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import InputError, Problem, UsageError
@@ -134,6 +134,8 @@ def eval_command(
     exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 50,000 chunks (deterministic), HNSW above."),
     ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
+    rel_level: int | None = typer.Option(None, "--rel-level", help=REL_LEVEL_HELP),
+    mean: str | None = typer.Option(None, "--mean", help=MEAN_HELP),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file; also names the store collection."),
     out: Path = typer.Option(..., "--out", help="Where to write the results JSON."),
@@ -148,6 +150,7 @@ def eval_command(
                                overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
                                abstain_threshold=abstain_threshold)
     overrides["options"] = parse_options(option or [])
+    overrides.update(rel_level=rel_level, mean=mean)
     config_file, config_path = load_config(config, required=config is not None)
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
                                               env=runner_environment())  # for http_headers: ${NAME}

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import InputError, Problem
@@ -23,21 +23,25 @@ from retrieval_gate.settings import ConfigFile, resolve_suite
 @app.command()
 def score(
     run: Path = typer.Option(..., "--run", help="Run to score: TREC run file or JSONL {id, retrieved}."),
-    cases: Path = typer.Option(..., "--cases", help="Golden set: JSONL cases or a BEIR folder."),
+    cases: Path = typer.Option(..., "--cases", help="Golden set: JSONL cases, a BEIR folder, or a bare TREC/BEIR qrels file."),
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base: maps chunk ids to cards and checks gold ids."),
     k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
     metrics: str | None = typer.Option(None, "--metrics", help="Measures to compute (default: all of hit,recall,ndcg,mrr,precision,map)."),
     headline_k: int | None = typer.Option(None, "--headline-k", min=1, help="The k shown first in reports (default 5 if measured, else the largest)."),
     suite: str = typer.Option("default", "--suite", help="Suite name recorded in the results."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when nothing scores ≥ this."),
+    rel_level: int = typer.Option(1, "--rel-level", help=REL_LEVEL_HELP),
+    mean: str = typer.Option("relevant", "--mean", help=MEAN_HELP),
     out: Path = typer.Option(..., "--out", help="Where to write results JSON."),
 ) -> None:
-    """Score a precomputed run against the golden set. Exit 2 when no case of the golden set is in
-    the run (the ids do not match: nothing was measured)."""
+    """Score a precomputed run against the golden set (`trec_eval qrels run` is
+    `score --cases qrels --run run --mean trec`). Exit 2 when no case of the golden set is in the
+    run (the ids do not match: nothing was measured)."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
     suite_config = resolve_suite(ConfigFile(), suite="default", config_path=None,
                                  overrides={"k": k, "metrics": metrics, "headline_k": headline_k,
-                                            "abstain_threshold": abstain_threshold})
+                                            "abstain_threshold": abstain_threshold,
+                                            "rel_level": rel_level, "mean": mean})
     case_set, loaded_kb = load_dataset(cases=cases, kb=kb)
     loaded_run = load_run(run)
     check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
@@ -56,6 +60,8 @@ def score(
         headline_k=suite_config.headline_k,
         created_at=now_iso(),
         abstain_threshold=suite_config.abstain_threshold,
+        rel_level=suite_config.rel_level,
+        mean=suite_config.mean,
     )
     write_json_atomic(out, results.to_json_data())
     print_results(results, console)

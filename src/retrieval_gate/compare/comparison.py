@@ -9,24 +9,41 @@ Per row (metric m, slice s):
   decimals on both sides first, so an unchanged case contributes exactly 0. When no case was
   added or removed, ``delta == current − baseline`` (up to that rounding); otherwise the paired
   delta is the honest change (the same cases before and after) and the two means are context;
-- ``ci``: paired percentile bootstrap CI of delta at level ``1 − alpha``; ``p_value``: paired
-  sign-flip test, two-sided (``compare.stats``);
+- ``p_value``: paired sign-flip test, two-sided: exact where the permutation law is small
+  (``compare.stats``), else a Monte Carlo estimate on the same draws the interval inverts
+  (``compare.interval``); for the rows the gate
+  judges, ``p_adjusted``: corrected over those rows (``gate.correction``, Holm by default;
+  ``compare.power``), and the status reads the adjusted p;
+- ``ci``: the sign-flip test inverted (``compare.interval``) at ``ci_level`` = ``1 − alpha``, or
+  ``1 − alpha·p/p_adjusted`` for a judged row — so 0 lies outside the interval exactly when the
+  row is significant;
+- ``mde`` / ``mde_method``: the minimum detectable effect at the row's n (paired, the gate's
+  alpha, power 0.8; ``compare.power``); ``n_needed`` for an ``underpowered`` row;
 - ``status`` and the verdict: ``compare.gate``.
 
 Lost / gained hits: paired cases whose hit at the headline k went 1 → 0 (0 → 1), most impactful
 first: the largest nDCG@k drop (gain) first, then the id. Each entry carries nDCG@k (or hit@k
-when nDCG is not measured) before and after.
+when nDCG is not measured) before and after. A lost hit names ``possibly_relevant``: the card
+now at the rank where the baseline had its first gold card (from the baseline's MRR@k; else
+the first card of the current top k) when no gold entry judges it — it may be a correct card
+nobody labelled.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
+from retrieval_gate.compare.interval import invert, p_function, p_functions
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
-from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, paired_stats
+from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde, paired_sd
+from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
@@ -44,36 +61,55 @@ def compare(
     current = {case.id: case for case in results.cases}
     paired_ids = sorted(set(current) & set(baseline.cases))
     stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
-                          level=1 - gate.alpha, seed=seed, resamples=resamples)
+                          seed=seed, resamples=resamples)
+    keys = [(metric, slice_name) for slice_name in _slice_order(results, baseline) for metric in metrics
+            if baseline.aggregates.get(slice_name, {}).get(metric) is not None
+            or results.aggregates.get(slice_name, {}).get(metric) is not None]
+    family = [key for key in keys if rules.gated(key) and key in stats]
+    adjusted = dict(zip(family, adjust_p([stats[key].p for key in family], rules.correction), strict=True))
+    intervals: dict[tuple[bytes, float, float], tuple[float, float]] = {}
     rows: list[ComparisonRow] = []
     views: dict[RowKey, RowView] = {}
-    for slice_name in _slice_order(results, baseline):
-        for metric in metrics:
-            old = baseline.aggregates.get(slice_name, {}).get(metric)
-            new = results.aggregates.get(slice_name, {}).get(metric)
-            if old is None and new is None:
-                continue
-            key = (metric, slice_name)
-            stat = stats.get(key)
-            tolerance, floor = rules.tolerance(key), rules.floor(key)
-            status = row_status(
-                baseline=None if old is None else old.value, current=None if new is None else new.value,
-                n=0 if stat is None else stat[0], delta=None if stat is None else stat[1],
-                p_value=None if stat is None else stat[3], tolerance=tolerance, floor=floor,
-                alpha=rules.alpha, require_significance=rules.require_significance,
-            )
-            row = ComparisonRow(
-                slice=slice_name, metric=metric,
-                baseline=None if old is None else old.value, current=None if new is None else new.value,
-                delta=None if stat is None else stat[1], n=0 if stat is None else stat[0],
-                n_baseline=0 if old is None else old.n, n_current=0 if new is None else new.n,
-                ci=None if stat is None else stat[2], p_value=None if stat is None else stat[3],
-                floor=floor, max_drop=tolerance, status=status, gated=rules.gated(key),
-            )
-            rows.append(row)
-            views[key] = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
-                                 n_current=row.n_current, delta=row.delta, p_value=row.p_value,
-                                 tolerance=tolerance, floor=floor)
+    for key in keys:
+        metric, slice_name = key
+        old = baseline.aggregates.get(slice_name, {}).get(metric)
+        new = results.aggregates.get(slice_name, {}).get(metric)
+        stat = stats.get(key)
+        tolerance, floor = rules.tolerance(key), rules.floor(key)
+        extra: dict[str, Any] = {}
+        if stat is not None:
+            p_adj = adjusted.get(key)
+            a = rules.alpha if p_adj is None else rules.alpha * stat.p / p_adj
+            cache = (stat.diffs.tobytes(), a, stat.p)
+            if cache not in intervals:
+                law = stat.law if stat.law is not None else p_function(stat.diffs, resamples=resamples, seed=seed)
+                intervals[cache] = invert(law, stat.diffs, level=1 - a, p_value=stat.p)
+            sd = paired_sd(stat.diffs)
+            size, method = mde(n=stat.n, sd=sd, alpha=rules.alpha)
+            extra = {"ci": intervals[cache], "ci_level": 1 - a, "p_value": stat.p, "p_adjusted": p_adj,
+                     "mde": size, "mde_method": method, "delta": stat.delta, "n": stat.n}
+        status = row_status(
+            baseline=None if old is None else old.value, current=None if new is None else new.value,
+            n=extra.get("n", 0), delta=extra.get("delta"),
+            p_value=extra.get("p_adjusted") if extra.get("p_adjusted") is not None else extra.get("p_value"),
+            tolerance=tolerance, floor=floor, alpha=rules.alpha,
+            require_significance=rules.require_significance, mde=extra.get("mde"),
+        )
+        if status == "underpowered":
+            extra["n_needed"] = cases_needed(effect=tolerance, sd=paired_sd(stat.diffs) if stat else None,
+                                             alpha=rules.alpha)
+        row = ComparisonRow(
+            slice=slice_name, metric=metric,
+            baseline=None if old is None else old.value, current=None if new is None else new.value,
+            n_baseline=0 if old is None else old.n, n_current=0 if new is None else new.n,
+            floor=floor, max_drop=tolerance, status=status, gated=rules.gated(key),
+            **{"delta": None, "n": 0, **extra},
+        )
+        rows.append(row)
+        views[key] = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
+                             n_current=row.n_current, delta=row.delta,
+                             p_value=row.p_adjusted if row.p_adjusted is not None else row.p_value,
+                             tolerance=tolerance, floor=floor)
     reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
     changes = config_changes(baseline=baseline.fingerprint, current=fingerprint(results))
     if baseline.suite != results.suite:
@@ -97,10 +133,14 @@ def compare(
         gate=gate.model_dump(mode="json"),
         stats={
             "delta": "paired mean of current − baseline over the cases scored in both",
-            "method": "paired bootstrap CI + sign-flip p", "ci": "paired percentile bootstrap",
+            "method": "sign-flip test; interval = the test inverted",
+            "ci": "paired sign-flip test inverted",
             "ci_level": 1 - gate.alpha,
             "p_value": "paired sign-flip permutation test, two-sided (exact when the permutation law "
                        "is small, e.g. hit@k; else Monte Carlo)",
+            "correction": rules.correction, "judged_rows": len(family),
+            "mde": "paired, two-sided alpha, power 0.8: observed variance, or the hit@k binomial bound",
+            "power": DEFAULT_POWER,
             "resamples": resamples, "seed": seed, "alpha": gate.alpha,
         },
         regressed=any(r.status in ("regressed", "below_floor") for r in rows if r.gated),
@@ -124,13 +164,21 @@ def _slice_order(results: Results, baseline: Baseline) -> list[str]:
     return sorted(names, key=lambda s: (s != OVERALL, names.index(s)))
 
 
-def _paired_stats(
-    *, results: Results, baseline: Baseline, paired_ids: list[str], metrics: list[str], level: float,
-    seed: int, resamples: int,
-) -> dict[RowKey, tuple[int, float, tuple[float, float], float]]:
-    """``{(metric, slice): (n, delta, ci, p)}`` for every row with at least one paired case.
+class _Stat(NamedTuple):
+    n: int
+    delta: float
+    p: float
+    diffs: np.ndarray  # the n paired differences
+    law: Callable[[float], float] | None  # δ ↦ p(δ) when already built (Monte Carlo p-values)
 
-    Per slice, metrics paired over the same cases are computed together (shared draws)."""
+
+def _paired_stats(
+    *, results: Results, baseline: Baseline, paired_ids: list[str], metrics: list[str], seed: int,
+    resamples: int,
+) -> dict[RowKey, _Stat]:
+    """``{(metric, slice): (n, delta, p, differences)}`` for every row with a paired case.
+
+    Per slice, metrics paired over the same cases are tested together (shared draws)."""
     if not paired_ids:
         return {}
     column = {m: j for j, m in enumerate(metrics)}
@@ -150,8 +198,8 @@ def _paired_stats(
             slices.setdefault(name, []).append(i)
     both = ~np.isnan(cur) & ~np.isnan(base)
     diffs = np.where(both, cur - base, 0.0)
-    out: dict[RowKey, tuple[int, float, tuple[float, float], float]] = {}
-    done: dict[tuple[bytes, tuple[int, ...]], list[tuple[int, float, tuple[float, float], float]]] = {}
+    out: dict[RowKey, _Stat] = {}
+    done: dict[tuple[bytes, tuple[int, ...]], list[_Stat]] = {}
     for slice_name, members in slices.items():
         rows = np.asarray(members)
         present = both[rows]
@@ -163,8 +211,22 @@ def _paired_stats(
             chosen = rows[present[:, cols[0]]]
             key = (chosen.tobytes(), tuple(cols))  # slices with the same cases (kind=golden = overall)
             if key not in done:
-                done[key] = [(s.n, s.delta, s.ci, s.p_value) for s in paired_stats(
-                    diffs[np.ix_(chosen, cols)], level=level, resamples=resamples, seed=seed)]
+                block = diffs[np.ix_(chosen, cols)]
+                # exact p-values where the law is small; else the Monte Carlo p on the draws the
+                # interval inverts (one set of draws for both)
+                p, _ = sign_flip_p_values(block, resamples=resamples, seed=seed, monte_carlo=False)
+                estimated = [c for c in range(len(cols)) if np.isnan(p[c])]
+                laws: dict[int, Callable[[float], float]] = {}
+                if estimated:
+                    laws = dict(zip(estimated, p_functions(block[:, estimated], resamples=resamples, seed=seed),
+                                    strict=True))
+                stats = []
+                for c in range(len(cols)):
+                    column = np.ascontiguousarray(block[:, c])
+                    law = laws.get(c)
+                    stats.append(_Stat(len(chosen), math.fsum(column.tolist()) / len(chosen),
+                                       float(p[c]) if law is None else law(0.0), column, law))
+                done[key] = stats
             for j, stat in zip(cols, done[key], strict=True):
                 out[(metrics[j], slice_name)] = stat
     return out
@@ -175,6 +237,7 @@ def _hit_changes(
 ) -> tuple[list[CaseChange], list[CaseChange]]:
     hit = f"hit@{results.headline_k}"
     ndcg = f"ndcg@{results.headline_k}"
+    mrr = f"mrr@{results.headline_k}"
     lost: list[CaseChange] = []
     gained: list[CaseChange] = []
     for case_id in paired_ids:
@@ -183,10 +246,24 @@ def _hit_changes(
             continue
         measure = ndcg if ndcg in new and ndcg in old else hit
         before, after = round(old[measure], DECIMALS), round(new[measure], DECIMALS)
+        lost_hit = new[hit] < old[hit]
         change = CaseChange(id=case_id, query=current[case_id].query, metric=measure, baseline=before,
                             current=after, delta=round(after - before, DECIMALS),
-                            slices=list(current[case_id].slices))
+                            slices=list(current[case_id].slices),
+                            possibly_relevant=_unjudged_in_place(current[case_id], old.get(mrr), results.headline_k)
+                            if lost_hit else None)
         (gained if new[hit] > old[hit] else lost).append(change)
     lost.sort(key=lambda c: (c.delta, c.id))
     gained.sort(key=lambda c: (-c.delta, c.id))
     return lost, gained
+
+
+def _unjudged_in_place(case: CaseResult, baseline_mrr: float | None, k: int) -> str | None:
+    """The card now at the baseline's first gold rank (1 / its MRR@k; else rank 1) when no gold
+    entry judges it."""
+    rank = round(1 / baseline_mrr) if baseline_mrr else 1
+    if not 1 <= rank <= min(k, len(case.retrieved)):
+        return None
+    card = case.retrieved[rank - 1]
+    judged = case.grades or dict.fromkeys(case.gold)
+    return None if card in judged else card

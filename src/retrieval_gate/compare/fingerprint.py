@@ -2,7 +2,8 @@
 
 ``fingerprint(results)`` = ``{"config": results.config (minus keys that do not change what is
 retrieved), "k": the cutoffs, "inputs": {name: sha256} of every input except the run being
-measured}``. Two runs are *like for like* when their fingerprints are equal.
+measured, "relevance": {"level", "graded", "mean"} — how the numbers were scored}``. Two runs
+are *like for like* when their fingerprints are equal.
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ def fingerprint(results: Results) -> dict[str, Any]:
         "k": list(results.k),
         "inputs": {name: info.sha256 for name, info in sorted(results.inputs.items())
                    if name not in MEASURED_INPUTS},
+        "relevance": relevance_fingerprint(level=results.relevance_level, graded=results.graded,
+                                           mean=results.mean),
     }
+
+
+def relevance_fingerprint(*, level: int = 1, graded: bool = False, mean: str = "relevant") -> dict[str, Any]:
+    """How the numbers were scored; the defaults are what every file before them used."""
+    return {"graded": graded, "level": level, "mean": mean}
 
 
 def _drop(data: Mapping[str, Any], keys: frozenset[str], prefix: str = "") -> dict[str, Any]:

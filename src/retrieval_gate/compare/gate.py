@@ -3,7 +3,9 @@
 Keys of ``floors`` and ``max_drop`` are ``metric`` (the ``overall`` slice) or ``metric:slice``
 (``hit@5:locale=pt-BR``). Metric names are normalised (``nDCG@10`` → ``ndcg@10``).
 
-Row status (Δ = paired mean difference, tol = the row's max drop, p = sign-flip p-value):
+Row status (Δ = paired mean difference, tol = the row's max drop, p = sign-flip p-value —
+for a judged row, adjusted for the family of judged rows by ``gate.correction``: Holm by
+default, ``compare.power``; MDE = the row's minimum detectable effect, ``compare.power``):
 
 - ``new`` / ``missing``: the metric × slice exists only in the current run / only in the baseline;
 - ``inconclusive``: both exist but no case is paired, or ``|Δ| > tol`` with ``p ≥ alpha``
@@ -12,6 +14,9 @@ Row status (Δ = paired mean difference, tol = the row's max drop, p = sign-flip
 - ``regressed``: ``Δ < −tol`` and (``p < alpha`` or significance not required);
 - ``improved``: ``Δ > tol`` and (``p < alpha`` or significance not required);
 - ``ok``: ``|Δ| ≤ tol``;
+- ``underpowered`` (instead of ``ok`` / ``inconclusive``): not significant (``p ≥ alpha``) and
+  ``MDE > tol`` — at this n, a drop of the tolerance would likely go unseen. Significance and
+  tolerance still decide regressions: a large significant drop is ``regressed`` whatever the MDE;
 - ``below_floor`` (overrides the above): a floor is configured for the row and current < floor.
 
 Judged ("gated") rows: hit/recall/nDCG at the headline k on ``overall``, plus every row named by a
@@ -24,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +40,7 @@ from retrieval_gate.metrics.names import PLAIN_METRICS
 from retrieval_gate.score.scoring import OVERALL
 
 _EPS = 1e-12
+CORRECTION_NAMES = {"holm": "Holm", "bh": "BH", "none": "uncorrected"}
 
 RowKey = tuple[str, str]  # (metric, slice)
 
@@ -49,6 +56,7 @@ class GateSettings(BaseModel):
     floors: dict[str, float] = Field(default_factory=dict)  # metric[:slice] → absolute floor
     alpha: float = Field(default=0.05, gt=0, lt=1)
     require_significance: bool = True
+    correction: Literal["holm", "bh", "none"] = "holm"  # over the p-values of the judged rows
 
 
 def normalise_metric(name: str) -> str:
@@ -92,6 +100,7 @@ class GateRules:
     alpha: float
     require_significance: bool
     headline: frozenset[RowKey]
+    correction: str = "holm"
 
     def tolerance(self, key: RowKey) -> float:
         """``metric:slice`` key, else the bare ``metric`` key (any slice), else the default."""
@@ -137,14 +146,17 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
     headline = frozenset((name, OVERALL) for name in headline_names(headline_k, known))
     return GateRules(fail_on_regression=gate.fail_on_regression, default_max_drop=gate.default_max_drop,
                      max_drop=max_drop, floors=floors, alpha=gate.alpha,
-                     require_significance=gate.require_significance, headline=headline)
+                     require_significance=gate.require_significance, headline=headline,
+                     correction=gate.correction)
 
 
 def row_status(
     *, baseline: float | None, current: float | None, n: int, delta: float | None, p_value: float | None,
     tolerance: float, floor: float | None, alpha: float, require_significance: bool,
+    mde: float | None = None,
 ) -> str:
-    """The status of one metric × slice row (rules in the module docstring)."""
+    """The status of one metric × slice row (rules in the module docstring); ``p_value`` is the
+    adjusted one for a judged row."""
     if current is not None and floor is not None and current < floor - _EPS:
         return "below_floor"
     if baseline is None:
@@ -153,11 +165,12 @@ def row_status(
         return "missing"
     if n == 0 or delta is None:
         return "inconclusive"
+    underpowered = mde is not None and mde > tolerance + _EPS and not (p_value is not None and p_value < alpha)
     if abs(delta) <= tolerance + _EPS:
-        return "ok"
+        return "underpowered" if underpowered else "ok"
     significant = not require_significance or (p_value is not None and p_value < alpha)
     if not significant:
-        return "inconclusive"
+        return "underpowered" if underpowered else "inconclusive"
     return "regressed" if delta < 0 else "improved"
 
 
@@ -195,6 +208,8 @@ def failures(*, rules: GateRules, rows: Mapping[RowKey, RowView], display: Mappi
             if row.status == "regressed" and rules.gated(key):
                 assert row.delta is not None
                 p = "not required" if not rules.require_significance else f"p={format_p(row.p_value)}"
+                if rules.require_significance and rules.correction != "none":
+                    p += f" {CORRECTION_NAMES[rules.correction]}-adjusted"
                 out.append(f"{display.get(row.metric, row.metric)} on {row.slice}: dropped by {-row.delta:.3f} "
                            f"(paired n={row.n}, {p}), more than the max drop {row.tolerance:g}")
     return out

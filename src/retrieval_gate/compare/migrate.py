@@ -2,9 +2,13 @@
 
 Versions
 - 1 (pre-release): the current layout without ``headline_k`` and without ``history``.
-- 2 (current): adds ``headline_k`` (5 when measured, else the largest k — the results file's
+- 2: adds ``headline_k`` (5 when measured, else the largest k — the results file's
   rule) and ``history``. Migrating seeds the history with the v1 file's own headline numbers,
   so the trend starts at the baseline the user already had.
+- 3 (current): the fingerprint records how the numbers were scored (``relevance``: level,
+  graded gains, mean convention). Every earlier file was scored at level 1 with binary gains
+  and the ``relevant`` mean, which migrating writes down — so a graded or ``--mean trec`` run
+  compared with it is (rightly) not like for like.
 
 A newer version than ``BASELINE_SCHEMA_VERSION`` is never guessed at: it is refused by the reader.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from retrieval_gate.compare.fingerprint import relevance_fingerprint
 from retrieval_gate.compare.headline import headline_numbers
 from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION
 from retrieval_gate.metrics.headline import default_headline_k
@@ -44,7 +49,16 @@ def _seed_history(data: dict[str, Any]) -> list[dict[str, Any]]:
              "headline": headline, "n": n}]
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    fingerprint = out.get("fingerprint")
+    if isinstance(fingerprint, dict) and "relevance" not in fingerprint:
+        out["fingerprint"] = {**fingerprint, "relevance": relevance_fingerprint()}
+    out["schema_version"] = 3
+    return out
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

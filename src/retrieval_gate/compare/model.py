@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.score.results import Completeness, MetricCell
 
-BASELINE_SCHEMA_VERSION = 2  # 1 was the pre-release layout without history (migrated on load)
-COMPARISON_SCHEMA_VERSION = 1
+BASELINE_SCHEMA_VERSION = 3  # 1: no history; 2: no relevance in the fingerprint (migrated on load)
+COMPARISON_SCHEMA_VERSION = 2  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant
 
-RowStatus = Literal["ok", "improved", "regressed", "inconclusive", "below_floor", "new", "missing"]
+RowStatus = Literal["ok", "improved", "regressed", "inconclusive", "underpowered", "below_floor", "new",
+                    "missing"]
 
 
 class _Strict(BaseModel):
@@ -41,7 +42,7 @@ class BaselineCase(_Strict):
 
 
 class Baseline(_Strict):
-    schema_version: Literal[2] = BASELINE_SCHEMA_VERSION
+    schema_version: Literal[3] = BASELINE_SCHEMA_VERSION
     suite: str = "default"
     tool_version: str
     sha: str | None = None
@@ -66,8 +67,13 @@ class ComparisonRow(_Strict):
     n: int  # cases paired (present in both with this score key)
     n_baseline: int = 0
     n_current: int = 0
-    ci: tuple[float, float] | None = None  # paired bootstrap CI of the delta
-    p_value: float | None = None  # paired sign-flip permutation test, two-sided
+    ci: tuple[float, float] | None = None  # the sign-flip test inverted at ci_level (compare.interval)
+    ci_level: float | None = None  # 1 − alpha, or 1 − alpha·p/p_adjusted for a judged row
+    p_value: float | None = None  # paired sign-flip permutation test, two-sided, raw
+    p_adjusted: float | None = None  # for a judged row: corrected over the judged rows (stats.correction)
+    mde: float | None = None  # minimum detectable effect at n (compare.power)
+    mde_method: Literal["observed", "binomial"] | None = None
+    n_needed: int | None = None  # underpowered: paired cases needed for an MDE of max_drop
     floor: float | None = None
     max_drop: float | None = None
     status: RowStatus = "ok"
@@ -82,6 +88,7 @@ class CaseChange(_Strict):
     current: float
     delta: float
     slices: list[str] = Field(default_factory=list)
+    possibly_relevant: str | None = None  # an unjudged card now where the gold card was: label it
 
 
 class ConfigChange(_Strict):
@@ -91,7 +98,7 @@ class ConfigChange(_Strict):
 
 
 class Comparison(_Strict):
-    schema_version: Literal[1] = COMPARISON_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = COMPARISON_SCHEMA_VERSION
     suite: str = "default"
     headline_k: int
     metrics: list[str]

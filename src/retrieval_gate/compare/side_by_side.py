@@ -6,8 +6,9 @@ For retriever r, metric m and the reference retriever ref:
 - ``value`` = r's mean of m over its cases with gold (its own aggregate), with ``n``;
 - ``delta`` = (1/n_p) Σ_i (m_i(r) − m_i(ref)) over the n_p cases scored by both (per-case
   scores rounded to 6 decimals first, as ``compare`` does);
-- ``ci`` = paired percentile-bootstrap CI of delta, ``p_value`` = paired sign-flip test, two
-  sided — both from ``compare.stats`` (same seed → same numbers).
+- ``p_value`` = paired sign-flip test, two sided (``compare.stats``), ``ci`` = that test inverted
+  at ``level`` (``compare.interval``): it excludes 0 exactly when p < 1 − level (same seed → same
+  numbers).
 
 Failed cases stay in: they are scored as empty rankings by both, exactly as in each results
 file, so a retriever that fails more often is not flattered.
@@ -15,6 +16,7 @@ file, so a retriever that fails more often is not flattered.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +24,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, paired_stats
+from retrieval_gate.compare.interval import sign_flip_interval
+from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_value
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES, headline_names
 from retrieval_gate.score.results import Results
@@ -108,9 +111,11 @@ def side_by_side(
                     if slice_name in c.slices and metric in c.scores and metric in ref_cases[c.id].scores
                 ]
                 if diffs:
-                    [stat] = paired_stats(np.asarray(diffs), level=level, resamples=resamples, seed=seed)
-                    cell = cell.model_copy(update={"delta": stat.delta, "n_paired": stat.n, "ci": stat.ci,
-                                                   "p_value": stat.p_value})
+                    d = np.asarray(diffs)
+                    p = sign_flip_p_value(d, resamples=resamples, seed=seed)
+                    ci = sign_flip_interval(d, level=level, p_value=p, resamples=resamples, seed=seed)
+                    cell = cell.model_copy(update={"delta": math.fsum(diffs) / len(diffs), "n_paired": len(diffs),
+                                                   "ci": ci, "p_value": p})
             cells[metric] = cell
         timings = run.extras.get("timings") or {}
         rows.append(RetrieverRow(retriever=name, cells=cells, scored=run.completeness.scored,
@@ -118,5 +123,5 @@ def side_by_side(
                         latency_p50_ms=run.latency.p50_ms if run.latency is not None else None,
                         search_s=timings.get("search_s")))
     return SideBySide(suite=ref.suite, slice=slice_name, reference=ref_name, metrics=chosen, rows=rows,
-                      stats={"method": "paired bootstrap CI + sign-flip test", "level": level,
+                      stats={"method": "sign-flip test, CI = the test inverted", "level": level,
                              "resamples": resamples, "seed": seed})

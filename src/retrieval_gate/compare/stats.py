@@ -197,10 +197,11 @@ def binomial_lower_tail(low: int, m: int) -> float:
 
 
 def sign_flip_p_values(
-    diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, monte_carlo: bool = True,
 ) -> tuple[np.ndarray, list[str]]:
     """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
-    "monte-carlo")."""
+    "monte-carlo"). ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN
+    (the caller estimates it otherwise, e.g. on the draws of ``compare.interval``)."""
     d = _as_matrix(diffs)
     m_cols = d.shape[1]
     if resamples < 1:
@@ -208,7 +209,7 @@ def sign_flip_p_values(
     mags = np.abs(d)
     p = np.ones(m_cols)
     methods = ["exact"] * m_cols
-    monte_carlo: list[int] = []
+    monte_carlo_columns: list[int] = []
     for j in range(m_cols):
         nonzero = mags[mags[:, j] > _ZERO, j]
         if len(nonzero) == 0:
@@ -218,12 +219,14 @@ def sign_flip_p_values(
         if len(magnitudes) == 1 or _support_bound(magnitudes, counts) <= EXACT_MAX_SUPPORT:
             exact = _exact_p(magnitudes, counts, abs(float(d[:, j].sum())), _tolerance(float(nonzero.sum())))
         if exact is None:
-            monte_carlo.append(j)
+            monte_carlo_columns.append(j)
             methods[j] = "monte-carlo"
         else:
             p[j] = exact
-    if monte_carlo:
-        p[monte_carlo] = _monte_carlo(d[:, monte_carlo], resamples=resamples, seed=seed)
+    if monte_carlo_columns and not monte_carlo:
+        p[monte_carlo_columns] = np.nan
+    elif monte_carlo_columns:
+        p[monte_carlo_columns] = _monte_carlo(d[:, monte_carlo_columns], resamples=resamples, seed=seed)
     return p, methods
 
 

@@ -47,6 +47,9 @@ def load_eval_inputs(suite_config: SuiteConfig) -> tuple[KnowledgeBase, CaseSet]
         missing = " and ".join(n for n, v in (("--kb", suite_config.kb), ("--cases", suite_config.cases)) if not v)
         raise UsageError(f"eval needs {missing} (or kb:/cases: in the suite of retrieval-gate.yml)")
     case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb))
+    if case_set.format == "qrels":
+        raise UsageError(f"eval needs query text, and {case_set.path} is a bare qrels file: give a BEIR "
+                         "folder (queries.jsonl + qrels) or JSONL cases (a qrels file serves `score`)")
     assert kb is not None
     return kb, case_set
 
@@ -121,7 +124,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
             results = assemble_results(case_set=case_set, rankings=rankings, metrics=grid, ks=ks, kb=kb,
                                        suite=suite, config=config_out, headline_k=suite_config.headline_k,
                                        created_at=created_at, abstain_threshold=suite_config.abstain_threshold,
-                                       extras=extras)
+                                       extras=extras, rel_level=suite_config.rel_level, mean=suite_config.mean)
             if suite_config.store.ann_check and retriever is dense_retriever:
                 results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=kb, queries=queries,
                                                         filters=filters, main=results, grid=grid, ks=ks)

@@ -1,4 +1,9 @@
-"""Golden sets: a JSONL file of cases, or a BEIR folder (``queries.jsonl`` + ``qrels.tsv``)."""
+"""Golden sets: a JSONL file of cases, a BEIR folder (``queries.jsonl`` + ``qrels.tsv``), or a bare
+qrels file (TREC ``qid iter docid rel`` or BEIR ``query-id corpus-id score``; no query text, so
+it serves ``score``, not ``eval``).
+
+Qrels are read as trec_eval reads them: the grade is kept (an integer; ``-1``, ``0``: judged,
+not relevant), blank lines and lines starting with ``#`` are skipped."""
 
 from __future__ import annotations
 
@@ -38,7 +43,9 @@ def read_cases(path: Path) -> tuple[CaseSet | None, list[Problem]]:
     try:
         if not path.exists():
             raise InputError(Problem(display(path), None, "cases not found"))
-        return _load_beir(path) if path.is_dir() else _load_jsonl(path)
+        if path.is_dir():
+            return _load_beir(path)
+        return _load_qrels_only(path) if _looks_like_qrels(path) else _load_jsonl(path)
     except InputError as exc:
         return None, exc.problems
 
@@ -86,14 +93,34 @@ def _qrels_file(folder: Path) -> Path:
     raise InputError(Problem(display(folder), None, "BEIR folder has no qrels.tsv (or qrels/test.tsv)"))
 
 
-def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, list[str]], dict[str, int]]:
-    """BEIR/TREC qrels → ``{query_id: [relevant ids]}`` (score ≥ 1 is relevant, as trec_eval)."""
-    gold: dict[str, list[str]] = {}
-    first_line: dict[str, int] = {}
-    for number, text in iter_lines(path, problems):
-        cols = text.split("\t") if "\t" in text else text.split()
-        if number == 1 and cols[:2] == ["query-id", "corpus-id"]:
+def _looks_like_qrels(path: Path) -> bool:
+    """A file whose first line that is not blank or a ``#`` comment is not a JSON object (a file
+    of comments only is an empty qrels file: JSONL has no comments)."""
+    comments = False
+    for _, text in iter_lines(path, []):
+        stripped = text.lstrip()
+        if stripped.startswith("#"):
+            comments = True
             continue
+        return not stripped.startswith("{")
+    return comments
+
+
+def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """BEIR/TREC qrels → ``{query_id: {doc id: grade}}`` in file order, and each query's first
+    line. Blank and ``#`` lines are skipped; a pair given twice with different grades is a
+    problem (which grade holds would be a guess)."""
+    gold: dict[str, dict[str, int]] = {}
+    first_line: dict[str, int] = {}
+    header_seen = False
+    for number, text in iter_lines(path, problems):
+        if text.lstrip().startswith("#"):
+            continue
+        cols = text.split("\t") if "\t" in text else text.split()
+        if not header_seen and cols[:2] == ["query-id", "corpus-id"]:
+            header_seen = True
+            continue
+        header_seen = True
         if len(cols) == 4:  # TREC qrels: qid iter docid rel
             cols = [cols[0], cols[2], cols[3]]
         if len(cols) != 3:
@@ -115,10 +142,26 @@ def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, list[str]
             continue
         relevance = int(value)
         first_line.setdefault(qid, number)
-        ids = gold.setdefault(qid, [])
-        if relevance >= 1 and doc not in ids:
-            ids.append(doc)
+        grades = gold.setdefault(qid, {})
+        if grades.get(doc, relevance) != relevance:
+            problems.append(Problem(display(path), number, f"query {qid!r} judges {doc!r} again with "
+                                    f"another grade ({grades[doc]}, then {relevance})"))
+            continue
+        grades[doc] = relevance
     return gold, first_line
+
+
+def _load_qrels_only(path: Path) -> tuple[CaseSet | None, list[Problem]]:
+    """A bare qrels file: one case per judged query, without query text (``score`` only)."""
+    problems: list[Problem] = []
+    gold, lines = load_qrels(path, problems)
+    cases = [Case(id=qid, query="-", gold=grades).model_copy(update={"query": ""})
+             for qid, grades in gold.items()]
+    if not cases:
+        if not problems:
+            problems.append(Problem(display(path), None, "no judgements: the qrels file is empty"))
+        return None, problems
+    return CaseSet(tuple(cases), display(path), sha256_path(path), "qrels", lines), problems
 
 
 def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
@@ -136,7 +179,7 @@ def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
             return Problem(display(queries), number, "missing required field '_id'")
         if isinstance(qid, bool) or not isinstance(qid, str | int):
             return Problem(display(queries), number, "field '_id' must be a string or an integer")
-        return {"id": str(qid), "query": obj.get("text", ""), "gold": tuple(gold.get(str(qid), ()))}
+        return {"id": str(qid), "query": obj.get("text", ""), "gold": gold.get(str(qid), {})}
 
     cases, lines = validated_records(queries, problems, model=Case, what="query", prepare=prepare,
                                      empty="no queries: the file is empty")

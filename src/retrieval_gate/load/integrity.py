@@ -15,7 +15,7 @@ def integrity_problems(*, cases: CaseSet, kb: KnowledgeBase) -> list[Problem]:
     card_ids = kb.card_ids
     chunk_to_card = kb.chunk_to_card
     problems = []
-    where = cases.path if cases.format == "jsonl" else f"{cases.path}/queries.jsonl"
+    where = cases.path if cases.format in ("jsonl", "qrels") else f"{cases.path}/queries.jsonl"
     for case in cases.cases:
         for gold in case.gold:
             if gold in card_ids:

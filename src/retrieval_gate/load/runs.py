@@ -1,4 +1,5 @@
-"""Precomputed runs: TREC run files (``qid Q0 docid rank score tag``) or JSONL
+"""Precomputed runs: TREC run files (``qid Q0 docid rank score tag``; further columns are ignored,
+as trec_eval ignores them) or JSONL
 (``{"id": case_id, "retrieved": [ids…]}``, optional ``scores``, ``error``, ``latency_ms``)."""
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ def _load_trec(path: Path, problems: list[Problem], data: bytes) -> dict[str, Ra
     count = 0
     for number, text in iter_lines(path, problems, data=data):
         cols = text.split()
-        if len(cols) != 6:
+        if len(cols) < 6:  # columns after the 6th are ignored, as trec_eval ignores them
             problems.append(Problem(display(path), number,
                                     f"expected 6 columns (qid Q0 docid rank score tag), got {len(cols)}"))
             continue
-        qid, _, doc, rank, score, _ = cols
+        qid, _, doc, rank, score = cols[:5]
         try:
             int(rank)
             value = float(score)

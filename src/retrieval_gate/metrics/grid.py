@@ -11,6 +11,13 @@ sums) from the 1-based ranks of the gold cards within the top ``max(k)``:
     nDCG@k = Σ_{p ≤ k} 1/log2(p + 1)  /  Σ_{i=1..min(k,|gold|)} 1/log2(i + 1)
     AP@k  = (1/|gold|) · Σ_{j-th gold card at rank p ≤ k} j / p
 
+With graded gains (``gains``: card → grade > 0, trec_eval's ``ndcg_cut``), the binary measures
+still come from the ranks of the relevant cards, and nDCG from the gains, in one more pass over
+the top ``max(k)`` (``graded_ndcg``; the reference is ``metrics.ndcg.graded_ndcg_at_k``):
+
+    nDCG@k = Σ_{i ≤ k} gain(ranked_i) / log2(i + 1)  /  Σ_{i ≤ k} g*_i / log2(i + 1)
+    g* = the positive gains sorted descending; 0 when no gain is positive
+
 ``tests/unit/test_metrics_pytrec.py`` checks equality (``==``, not approximately) with the
 reference functions on random rankings, and both against pytrec_eval.
 """
@@ -19,7 +26,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from functools import lru_cache
 
 from retrieval_gate.metrics.names import MEASURES, MetricSpec
@@ -47,6 +54,7 @@ class CompiledGrid(tuple[MetricSpec, ...]):
     """A metric grid (a tuple of MetricSpec) with its per-cutoff plan worked out once."""
 
     depth: int
+    ks: tuple[int, ...]
     rows: tuple[_Row, ...]
     zeros: dict[str, float]
     memo: dict[tuple[int, tuple[int, ...]], dict[str, float]]
@@ -59,6 +67,7 @@ class CompiledGrid(tuple[MetricSpec, ...]):
                 raise ValueError(f"unknown measure {spec.measure!r}")
             by_k.setdefault(spec.k, {})[spec.measure] = spec.name
         grid.depth = max(by_k, default=0)
+        grid.ks = tuple(sorted(by_k))
         grid.rows = tuple(
             (k, *(names.get(m) for m in _ROW_ORDER)) for k, names in sorted(by_k.items())
         )
@@ -80,12 +89,19 @@ def gold_positions(ranked: Sequence[str], gold: Set[str], depth: int) -> list[in
 _MEMO_MAX = 1 << 16
 
 
-def grid_scores(ranked: Sequence[str], gold: Set[str], metrics: Sequence[MetricSpec]) -> dict[str, float]:
-    """``{metric name: value}`` for one de-duplicated card ranking and a non-empty gold set.
+def grid_scores(ranked: Sequence[str], gold: Set[str], metrics: Sequence[MetricSpec],
+                gains: Mapping[str, float] | None = None) -> dict[str, float]:
+    """``{metric name: value}`` for one de-duplicated card ranking and a gold set (non-empty
+    unless ``gains`` is given: a judged case with nothing relevant scores 0 on every binary
+    measure). ``gains``: graded nDCG gains (see the module docstring); None = binary gains.
 
-    The values depend only on (|gold|, positions), which few patterns cover in practice, so a
-    compiled grid memoises them (bounded); the caller always gets its own dict."""
+    The binary values depend only on (|gold|, positions), which few patterns cover in practice,
+    so a compiled grid memoises them (bounded); the caller always gets its own dict."""
     grid = compile_grid(metrics)
+    if gains is not None:
+        out = grid_scores(ranked, gold, grid) if gold else dict(grid.zeros)
+        out.update(graded_ndcg(grid, ranked, gains))
+        return out
     positions = gold_positions(ranked, gold, grid.depth)
     if not positions:
         return dict(grid.zeros)
@@ -96,6 +112,21 @@ def grid_scores(ranked: Sequence[str], gold: Set[str], metrics: Sequence[MetricS
         if len(grid.memo) < _MEMO_MAX:
             grid.memo[key] = cached
     return dict(cached)
+
+
+def graded_ndcg(grid: CompiledGrid, ranked: Sequence[str], gains: Mapping[str, float]) -> dict[str, float]:
+    """Every nDCG@k of the grid with graded gains, from one pass over the top ``grid.depth``."""
+    names = [(row[0], row[5]) for row in grid.rows if row[5]]
+    if not names:
+        return {}
+    terms = [(i, gains[card] * discount(i)) for i, card in enumerate(ranked[:grid.depth], start=1)
+             if gains.get(card, 0) > 0]
+    ideal = sorted((g for g in gains.values() if g > 0), reverse=True)
+    out: dict[str, float] = {}
+    for k, name in names:
+        best = math.fsum(g * discount(i) for i, g in enumerate(ideal[:k], start=1))
+        out[name] = math.fsum(t for i, t in terms if i <= k) / best if best > 0 else 0.0
+    return out
 
 
 def scores_from_positions(grid: CompiledGrid, positions: Sequence[int], n_gold: int) -> dict[str, float]:

@@ -41,6 +41,9 @@ class Cell:
     floor: float | None = None
     status: str = "current"
     compared: bool = False
+    mde: float | None = None
+    n_needed: int | None = None
+    ci_level: float | None = None  # set only when the CI is not at the report's stated level
 
     @property
     def bad(self) -> bool:
@@ -79,6 +82,7 @@ class CaseRow:
     current: float
     delta: float
     slices: list[str]
+    possibly_relevant: str | None = None
 
 
 def headline_metrics(results: Results) -> list[str]:
@@ -89,12 +93,14 @@ def headline_metrics(results: Results) -> list[str]:
     return names or [m for m in results.metrics if parse_metric(m).k == k] or list(results.metrics[:3])
 
 
-def cell_from_row(row: ComparisonRow) -> Cell:
+def cell_from_row(row: ComparisonRow, stated_level: float | None = None) -> Cell:
     spec = parse_metric(row.metric)
+    other_level = row.ci_level if row.ci_level is not None and stated_level is not None \
+        and abs(row.ci_level - stated_level) > 1e-9 else None
     return Cell(metric=row.metric, display=Markup(spec.display), measure=spec.measure, current=row.current,
                 n=row.n, n_current=row.n_current, baseline=row.baseline, n_baseline=row.n_baseline,
                 delta=row.delta, ci=row.ci, p_value=row.p_value, floor=row.floor, status=row.status,
-                compared=True)
+                compared=True, mde=row.mde, n_needed=row.n_needed, ci_level=other_level)
 
 
 def cells_by_slice(
@@ -107,7 +113,7 @@ def cells_by_slice(
     if comparison is not None:
         for row in comparison.rows:
             if is_metric_name(row.metric):
-                out.setdefault(row.slice, {})[row.metric] = cell_from_row(row)
+                out.setdefault(row.slice, {})[row.metric] = cell_from_row(row, comparison.stats.get("ci_level"))
         return out
     base_aggs = baseline.aggregates if baseline is not None else {}
     for slice_name, metrics in results.aggregates.items():
@@ -162,7 +168,8 @@ def keep_slices(rows: list[SliceRow], limit: int | None, primary: str) -> list[S
 def case_rows(changes: Sequence[CaseChange]) -> list[CaseRow]:
     return [CaseRow(id=c.id, query=c.query, metric=c.metric, display=_display(c.metric), baseline=c.baseline,
                     current=c.current,
-                    delta=c.delta, slices=[s for s in c.slices if s != OVERALL]) for c in changes]
+                    delta=c.delta, slices=[s for s in c.slices if s != OVERALL],
+                    possibly_relevant=c.possibly_relevant) for c in changes]
 
 
 def worse_cells(cells: Mapping[str, Mapping[str, Cell]], headline_names: Sequence[str]) -> list[tuple[str, Cell]]:

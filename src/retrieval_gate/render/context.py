@@ -28,7 +28,7 @@ from retrieval_gate.render.cells import (
 from retrieval_gate.render.escape import clean_text
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.render.trend import trend
-from retrieval_gate.render.verdict import gate_active, gate_summary, stats_line, verdict
+from retrieval_gate.render.verdict import correction_text, gate_active, gate_summary, stats_line, verdict
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
@@ -149,6 +149,10 @@ def build_context(
         "no_answer": {"n": results.completeness.no_gold,
                       "abstention": no_answer_cells.get("abstention")},
         "other_metrics": [overall[m] for m in other],
+        # with list-form gold every card outside the list is unjudged: shown for judged sets only
+        "unjudged": results.unjudged.get(OVERALL, {}).get(f"unjudged@{k}")
+        if any(case.grades for case in results.cases) else None,
+        "correction": correction_text(stats),
         "completeness": results.completeness,
         "failed_ids": _limit(failed_ids, limits.cases, "failed case ids", cut),
         "like_for_like": comparison.like_for_like if comparison else True,

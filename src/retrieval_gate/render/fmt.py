@@ -22,6 +22,7 @@ STATUS_EMOJI = {
     "regressed": "🔴",
     "below_floor": "🔴",
     "inconclusive": "🟡",
+    "underpowered": "🔎",
     "ok": "⚪",
     "new": "🆕",
     "missing": "➖",
@@ -31,6 +32,7 @@ STATUS_WORDS = {
     "regressed": "regressed",
     "below_floor": "below floor",
     "inconclusive": "inconclusive",
+    "underpowered": "underpowered",
     "ok": "no significant change",
     "new": "new",
     "missing": "missing now",
@@ -64,8 +66,8 @@ def arrow(value: float | None, digits: int = 3) -> str:
 
 
 def delta(cell: Cell) -> Markup:
-    """Status emoji (🟢 improved, 🔴 regressed / below floor, 🟡 inconclusive, ⚪ no significant
-    change), direction arrow, signed paired Δ: ``🔴 ▼ −0.040``."""
+    """Status emoji (🟢 improved, 🔴 regressed / below floor, 🟡 inconclusive, 🔎 underpowered,
+    ⚪ no significant change), direction arrow, signed paired Δ: ``🔴 ▼ −0.040``."""
     if not cell.compared:
         return Markup("–")
     emoji = STATUS_EMOJI.get(cell.status, "")
@@ -88,7 +90,8 @@ def ci(cell: Cell) -> Markup:
     ``p = 0.031``, else ``–``."""
     if cell.ci is not None:
         lo, hi = cell.ci
-        return Markup(f"[{_bound(lo)}, {_bound(hi)}]")
+        level = "" if cell.ci_level is None else f" at {100 * cell.ci_level:.1f}%"
+        return Markup(f"[{_bound(lo)}, {_bound(hi)}]{level}")
     if cell.p_value is not None:
         return Markup(f"p = {cell.p_value:.3g}")
     return Markup("–")
@@ -98,6 +101,17 @@ def _bound(value: float) -> str:
     """A CI bound: signed, except a bound at zero, which is ``0.000``."""
     text = signed(value)
     return text[1:] if text.startswith("±") else text
+
+
+def mde(cell: Cell) -> Markup:
+    """The minimum detectable effect at the cell's n, ``0.136``; for an underpowered cell also the
+    paired n that would see a drop of the max drop: ``0.136 (n≈385)``; ``–`` when not compared."""
+    if cell.mde is None:
+        return Markup("–")
+    text = f"{cell.mde:.3f}"
+    if cell.status == "underpowered" and cell.n_needed is not None:
+        text += f" (n≈{cell.n_needed:,})"
+    return Markup(text)
 
 
 def n_label(cell: Cell) -> Markup:

@@ -15,6 +15,7 @@ from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.render.cells import INDICATIVE_N
 from retrieval_gate.render.slices import slice_order, split_slice
+from retrieval_gate.render.verdict import stats_note
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
@@ -55,6 +56,11 @@ def results_table(results: Results) -> Table:
     return table
 
 
+MEAN_WORDS = {"relevant": "cases with a relevant card (--mean relevant)",
+              "trec": "judged cases in the run, as trec_eval (--mean trec)",
+              "trec-c": "every judged case, as trec_eval -c (--mean trec-c)"}
+
+
 def completeness_line(results: Results) -> str:
     c = results.completeness
     line = (f"cases: {c.expected} expected · {c.scored} scored · {c.no_gold} no-gold · "
@@ -67,6 +73,10 @@ def completeness_line(results: Results) -> str:
 def print_results(results: Results, console: Console) -> None:
     console.print(results_table(results))
     console.print(completeness_line(results))
+    if results.graded or results.relevance_level != 1 or results.mean != "relevant":
+        gains = "graded gains (nDCG gain = grade)" if results.graded else "binary gains"
+        console.print(f"relevance: grade ≥ {results.relevance_level} is relevant · {gains} · mean over "
+                      f"{MEAN_WORDS[results.mean]}", markup=False, soft_wrap=True)
     if "recall" in {parse_metric(m).measure for m in results.metrics}:
         console.print("recall@k is a lower bound under disjunctive gold; hit@k is the success signal.",
                       style="dim")
@@ -81,7 +91,7 @@ def print_results(results: Results, console: Console) -> None:
 # --- comparison with a baseline (compare command) --------------------------------------------
 
 _STATUS_STYLE = {"regressed": "bold red", "below_floor": "bold red", "improved": "green",
-                 "inconclusive": "yellow", "new": "cyan", "missing": "magenta", "ok": ""}
+                 "inconclusive": "yellow", "underpowered": "yellow", "new": "cyan", "missing": "magenta", "ok": ""}
 _CHANGE_LINES = 10
 _LOG_WIDTH = 120
 
@@ -106,7 +116,7 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("slice", overflow="fold")
     table.add_column("metric", no_wrap=True)
-    for name in ("baseline", "current", "Δ", "CI", "p", "n"):
+    for name in ("baseline", "current", "Δ", "CI", "p", "n", "MDE"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
     shown = [row for row in comparison.rows
@@ -116,8 +126,11 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
         last = i == len(shown) - 1 or shown[i + 1].slice != row.slice
         ci = "–" if row.ci is None else f"{_signed(row.ci[0])}…{_signed(row.ci[1])}"
         status = row.status.replace("_", " ") + (" *" if row.gated else "")
+        if row.n_needed is not None:
+            status += f" (needs n≈{row.n_needed:,})"
+        p = format_p(row.p_adjusted if row.p_adjusted is not None else row.p_value)
         table.add_row(row.slice if first else "", display_name(row.metric), _fixed(row.baseline),
-                      _fixed(row.current), _signed(row.delta), ci, format_p(row.p_value), str(row.n), status,
+                      _fixed(row.current), _signed(row.delta), ci, p, str(row.n), _fixed(row.mde), status,
                       style=_STATUS_STYLE.get(row.status, ""), end_section=last)
     return table, len(comparison.rows) - len(shown)
 
@@ -140,7 +153,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
         table.width = Measurement.get(console, options, table).maximum
     console.print(table, crop=console.is_terminal)
     notes = "* judged by the gate. Δ: paired mean difference over the n cases in both runs; "
-    notes += f"CI {comparison.stats.get('ci_level', 0.95):.0%} paired bootstrap; p: sign-flip test."
+    notes += stats_note(comparison.stats)
     if hidden:
         notes += f" {hidden} more rows (other metrics): --all, or the comparison JSON."
     console.print(notes, style="dim", markup=False, soft_wrap=True)
@@ -151,6 +164,9 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
         for change in changes[:_CHANGE_LINES]:
             console.print(f"  {change.id}  {display_name(change.metric)} {change.baseline:.3f} → "
                           f"{change.current:.3f}  {change.query[:80]}", markup=False, soft_wrap=True)
+            if change.possibly_relevant is not None:
+                console.print(f"    possibly relevant: {change.possibly_relevant} is unjudged where the gold card "
+                              "was (label it)", markup=False, soft_wrap=True)
         if len(changes) > _CHANGE_LINES:
             console.print(f"  … and {len(changes) - _CHANGE_LINES} more", markup=False)
     for reason in comparison.failures:

@@ -51,12 +51,40 @@ def gate_summary(gate: Mapping[str, Any]) -> str:
     return "; ".join(parts) if parts else "off (report only)"
 
 
+CORRECTION_WORDS = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no"}
+
+
+def correction_text(stats: Mapping[str, Any]) -> str:
+    """``Holm-adjusted over the 3 judged rows`` (empty for a comparison from before corrections)."""
+    method = stats.get("correction")
+    if method is None:
+        return ""
+    judged = int(stats.get("judged_rows", 0))
+    rows = f"the {judged} judged row{'s' if judged != 1 else ''}"
+    if method == "none":
+        return f"not corrected over {rows}"
+    return f"{CORRECTION_WORDS.get(method, method)}-adjusted over {rows}"
+
+
+def stats_note(stats: Mapping[str, Any]) -> str:
+    """The terminal's one-line legend of the CI, p and MDE columns."""
+    level = float(stats.get("ci_level", 0.95))
+    if stats.get("correction") is None:  # a comparison file from before schema 2
+        return f"CI {level:.0%} paired bootstrap; p: sign-flip test."
+    return (f"CI: the sign-flip test inverted at {level:.0%} (judged rows: at the level the correction "
+            f"leaves them, so the CI excludes 0 exactly when the row is significant); p: sign-flip test, "
+            f"judged rows {correction_text(stats)}; MDE: minimum detectable effect at n "
+            f"(power {stats.get('power', 0.8):g}).")
+
+
 def stats_line(stats: Mapping[str, Any]) -> str:
     """``paired percentile bootstrap, 10,000 resamples, seed 0`` from a comparison's stats."""
     method = stats.get("ci") or stats.get("method")
     if not method:
         return ""
     parts = [str(method)]
+    if correction_text(stats):
+        parts.append(f"p of judged rows {correction_text(stats)}")
     if stats.get("resamples"):
         parts.append(f"{int(stats['resamples']):,} resamples")
     if stats.get("seed") is not None:

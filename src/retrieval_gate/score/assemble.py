@@ -9,17 +9,24 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from retrieval_gate import __version__
 from retrieval_gate.metrics import MetricSpec
 from retrieval_gate.metrics.grid import compile_grid
 from retrieval_gate.metrics.headline import default_headline_k
-from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
+from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList, positive_gains
 from retrieval_gate.score.aggregate import aggregate, completeness, latency_summary
 from retrieval_gate.score.provenance import provenance
 from retrieval_gate.score.results import InputInfo, Results
-from retrieval_gate.score.scoring import score_case
+from retrieval_gate.score.scoring import MEANS, score_case
+
+
+class _Unjudged(NamedTuple):
+    """A case's unjudged@k figures, shaped for ``aggregate`` (which reads scores and slices)."""
+
+    scores: dict[str, float]
+    slices: list[str]
 
 
 @contextmanager
@@ -50,18 +57,25 @@ def assemble_results(
     created_at: str | None = None,
     abstain_threshold: float | None = None,
     extras: Mapping[str, Any] | None = None,
+    rel_level: int = 1,
+    mean: str = "relevant",
 ) -> Results:
-    """Score every expected case (missing rankings count as failed), aggregate per slice."""
+    """Score every expected case (missing rankings count as failed), aggregate per slice.
+    ``rel_level`` and ``mean``: see ``score.scoring.score_case``."""
+    if mean not in MEANS:
+        raise ValueError(f"mean {mean!r}: expected one of {', '.join(MEANS)}")
     chunk_to_card = kb.chunk_to_card if kb is not None else None
     keep = max(ks)
     metrics = compile_grid(metrics)
     with cyclic_gc_paused():
         cases = [
             score_case(case=case, ranking=rankings.get(case.id), metrics=metrics,
-                       chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold)
+                       chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold,
+                       rel_level=rel_level, mean=mean)
             for case in case_set.cases
         ]
         aggregates = aggregate(cases)
+        unjudged = aggregate(_Unjudged(c.unjudged, c.slices) for c in cases)
     expected = set(case_set.ids)
     unknown = [qid for qid in rankings if qid not in expected]
     all_inputs = {"cases": InputInfo(path=case_set.path, sha256=case_set.sha256,
@@ -81,6 +95,10 @@ def assemble_results(
         inputs=all_inputs,
         completeness=completeness(cases, unknown),
         aggregates=aggregates,
+        relevance_level=rel_level,
+        graded=any(positive_gains(case) is not None for case in case_set.cases),
+        mean=mean,
+        unjudged=unjudged,
         latency=latency_summary(cases),
         extras=dict(extras or {}),
         provenance=provenance(cases=case_set.cases, entries=kb.cards if kb is not None else None,

@@ -1,6 +1,9 @@
-"""The results file (schema_version 1): what ``score`` and ``eval`` write and every later step reads.
+"""The results file (schema_version 2): what ``score`` and ``eval`` write and every later step reads.
 
-See docs/formats.md for the field-by-field description.
+See docs/formats.md for the field-by-field description. Version 2 added ``relevance_level``,
+``graded``, ``mean`` and ``unjudged`` (results and cases) and ``grades`` (cases); a version 1
+file reads with the values every version 1 file had: level 1, binary gains, the ``relevant``
+mean, no unjudged figures.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.score.provenance import Provenance
 
-RESULTS_SCHEMA_VERSION = 1
+RESULTS_SCHEMA_VERSION = 2
 
 CaseStatus = Literal["scored", "no_gold", "failed"]
 
@@ -27,8 +30,10 @@ class CaseResult(BaseModel):
     hard_class: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
     gold: list[str] = Field(default_factory=list)
+    grades: dict[str, int] = Field(default_factory=dict)  # graded gold (empty: binary list form)
     retrieved: list[str] = Field(default_factory=list)
     scores: dict[str, float] = Field(default_factory=dict)
+    unjudged: dict[str, float] = Field(default_factory=dict)  # unjudged@k: top k without judgement
     status: CaseStatus = "scored"
     error: str | None = None
     latency_ms: float | None = None
@@ -76,7 +81,7 @@ class Latency(BaseModel):
 class Results(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = RESULTS_SCHEMA_VERSION
     tool_version: str
     suite: str = "default"
     created_at: str | None = None
@@ -87,6 +92,10 @@ class Results(BaseModel):
     inputs: dict[str, InputInfo] = Field(default_factory=dict)
     completeness: Completeness
     aggregates: dict[str, dict[str, MetricCell]]
+    relevance_level: int = 1  # a card is relevant to the binary measures at grade ≥ this
+    graded: bool = False  # nDCG used graded gains (some grade > 1)
+    mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers
+    unjudged: dict[str, dict[str, MetricCell]] = Field(default_factory=dict)  # slice → unjudged@k
     latency: Latency | None = None
     extras: dict[str, Any] = Field(default_factory=dict)
     # Versions of corpus, queries, labels, k unit, scorer, aggregation (issue 14). Optional:

@@ -1,16 +1,28 @@
-"""Per-case scoring: a case, its card ranking, the metric grid → one CaseResult."""
+"""Per-case scoring: a case, its card ranking, the metric grid → one CaseResult.
+
+Which cases carry scores (and so enter each mean) is the *mean convention* (``MEANS``):
+
+- ``relevant`` (default): every case with ≥ 1 relevant card at the relevance level; a case
+  missing from the run scores 0. Cases without a relevant card (no-answer cases) never dilute
+  a retrieval mean; they have their own ``abstention`` score.
+- ``trec``: as ``trec_eval``: every judged case (≥ 1 judgement, any grade) that the run
+  ranks; a judged case with nothing relevant scores 0 on the binary measures.
+- ``trec-c``: as ``trec_eval -c``: every judged case; one missing from the run scores 0.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Container, Mapping, Sequence
 
 from retrieval_gate.metrics import MetricSpec, to_cards
 from retrieval_gate.metrics.grid import compile_grid, grid_scores
-from retrieval_gate.models import Case, RankedList
+from retrieval_gate.models import Case, RankedList, positive_gains, relevant_at
 from retrieval_gate.score.results import CaseResult
 
 OVERALL = "overall"  # the slice every case belongs to
 NO_ANSWER_SLICE = "no-answer"  # cases with no gold
+MEANS = ("relevant", "trec", "trec-c")  # mean conventions (module docstring)
 
 
 def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[MetricSpec]) -> dict[str, float]:
@@ -23,12 +35,45 @@ def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[Me
     return grid_scores(ranked, frozenset(gold), metrics)
 
 
-def slice_names(case: Case) -> list[str]:
-    """``overall``, then one ``field=value`` per slice field; no-gold cases also ``no-answer``."""
+def slice_names(case: Case, relevant: Sequence[str] | None = None) -> list[str]:
+    """``overall``, then one ``field=value`` per slice field; cases with nothing relevant
+    (``relevant``, default ``case.gold``) also ``no-answer``."""
     names = [OVERALL, *(f"{f}={v}" for f, v in case.slice_values().items())]
-    if not case.gold:
+    if not (case.gold if relevant is None else relevant):
         names.append(NO_ANSWER_SLICE)
     return names
+
+
+def ndcg_gains(case: Case, level: int, relevant: Sequence[str]) -> dict[str, int] | None:
+    """The case's nDCG gains (grade > 0), or None when they are binary gains over ``relevant``."""
+    gains = positive_gains(case)
+    if gains is not None:
+        return gains
+    positive = case.gold if not case.grades else tuple(c for c, g in case.grades.items() if g > 0)
+    if level == 1 or tuple(relevant) == positive:
+        return None
+    return dict.fromkeys(positive, 1)
+
+
+_UNJUDGED_MEMO: dict[tuple[tuple[int, ...], int, tuple[int, ...]], dict[str, float]] = {}
+_MEMO_MAX = 1 << 16
+
+
+def unjudged_at(ranked: Sequence[str], judged: Container[str], ks: Sequence[int]) -> dict[str, float]:
+    """``{"unjudged@k": share of the top k with no judgement}``: the number of the first k cards
+    that no gold entry (any grade) names, over k — ``1 − Judged@k`` of ir_measures when the
+    ranking has at least k cards (a shorter ranking's empty places are not counted). The values
+    depend only on (ks, length, judged ranks): memoised (bounded)."""
+    ks = tuple(ks)
+    top = ranked[:max(ks, default=0)]
+    judged_ranks = tuple(i for i, card in enumerate(top, start=1) if card in judged)
+    key = (ks, len(top), judged_ranks)
+    cached = _UNJUDGED_MEMO.get(key)
+    if cached is None:
+        cached = {f"unjudged@{k}": (min(k, len(top)) - bisect_right(judged_ranks, k)) / k for k in ks}
+        if len(_UNJUDGED_MEMO) < _MEMO_MAX:
+            _UNJUDGED_MEMO[key] = cached
+    return dict(cached)
 
 
 def score_case(
@@ -39,9 +84,13 @@ def score_case(
     chunk_to_card: Mapping[str, str] | None = None,
     keep: int = 10,
     abstain_threshold: float | None = None,
+    rel_level: int = 1,
+    mean: str = "relevant",
 ) -> CaseResult:
     """Score one case. A missing ranking or one carrying an error counts as *failed* and is
-    scored as an empty ranking: never silently dropped. ``keep`` bounds the stored ranking."""
+    scored as an empty ranking: never silently dropped (except that ``mean="trec"`` leaves a
+    case missing from the run unscored, as trec_eval). ``keep`` bounds the stored ranking;
+    ``rel_level``: the grade from which a card counts as relevant (trec_eval ``-l``)."""
     metrics = compile_grid(metrics)
     depth = metrics.depth
     if ranking is None:
@@ -50,17 +99,33 @@ def score_case(
     else:
         error = ranking.error
         ids = () if error else to_cards(ranking.ids, chunk_to_card, limit=max(keep, depth))
-    scores = case_scores(ids, case.gold, metrics)
-    if not case.gold and abstain_threshold is not None and error is None and ranking is not None:
-        scores = {"abstention": abstention(ranking, abstain_threshold)}
-    status = "failed" if error else ("scored" if case.gold else "no_gold")
+    relevant = case.gold if rel_level == 1 and not case.grades else relevant_at(case, rel_level)
+    relevant_set = frozenset(relevant)
+    judged: Container[str] = case.grades or (relevant_set if relevant is case.gold else frozenset(case.gold))
+    if mean == "relevant":
+        scored = bool(relevant)
+    elif mean == "trec":
+        scored = bool(judged) and ranking is not None
+    else:
+        scored = bool(judged)
+    scores: dict[str, float] = {}
+    unjudged: dict[str, float] = {}
+    if scored and metrics:
+        gains = None if rel_level == 1 and not case.grades else ndcg_gains(case, rel_level, relevant)
+        scores = grid_scores(ids, relevant_set, metrics, gains) if gains is not None or relevant \
+            else dict(metrics.zeros)
+        if error is None and ranking is not None:  # a failed case ranked nothing to judge
+            unjudged = unjudged_at(ids, judged, metrics.ks)
+    if not relevant and abstain_threshold is not None and error is None and ranking is not None:
+        scores["abstention"] = abstention(ranking, abstain_threshold)
+    status = "failed" if error else ("scored" if scored else "no_gold")
     # Every field below comes from validated models or from this module: skip re-validation.
     return CaseResult.model_construct(
         id=case.id, query=case.query, kind=case.kind, locale=case.locale, form=case.form,
         hard_class=case.hard_class, tags=dict(case.tags), gold=list(case.gold),
-        retrieved=list(ids[:keep]), scores=scores, status=status, error=error,
-        latency_ms=None if ranking is None else ranking.latency_ms,
-        slices=slice_names(case),
+        grades=dict(case.grades) if case.grades else {}, retrieved=list(ids[:keep]), scores=scores, unjudged=unjudged,
+        status=status, error=error, latency_ms=None if ranking is None else ranking.latency_ms,
+        slices=slice_names(case, relevant),
     )
 
 

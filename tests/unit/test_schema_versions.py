@@ -1,0 +1,51 @@
+"""Files written before graded relevance still load: a results file of schema_version 1 and a
+comparison file of schema_version 1 read with the values every such file had."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from retrieval_gate.compare.fingerprint import fingerprint
+from retrieval_gate.load.results import read_comparison, read_results
+from tests.unit.compare_data import hits_results
+from tests.unit.test_comparison import run
+
+
+def test_a_version_1_results_file_reads_as_level_1_binary_relevant_mean(tmp_path: Path) -> None:
+    data = hits_results([1, 0, 1]).to_json_data()
+    for key in ("relevance_level", "graded", "mean", "unjudged"):
+        del data[key]
+    for case in data["cases"]:
+        del case["grades"], case["unjudged"]
+    data["schema_version"] = 1
+    path = tmp_path / "old.results.json"
+    path.write_text(json.dumps(data))
+    results = read_results(path)
+    assert (results.schema_version, results.relevance_level, results.graded, results.mean) == (1, 1, False, "relevant")
+    assert fingerprint(results)["relevance"] == {"graded": False, "level": 1, "mean": "relevant"}
+
+
+def test_a_version_1_comparison_file_still_loads(tmp_path: Path) -> None:
+    data = run(hits_results([1, 0, 1]), hits_results([1, 1, 1])).model_dump(mode="json")
+    data["schema_version"] = 1
+    for row in data["rows"]:
+        for key in ("p_adjusted", "ci_level", "mde", "mde_method", "n_needed"):
+            del row[key]
+    for change in data["lost_hits"]:
+        del change["possibly_relevant"]
+    path = tmp_path / "old.comparison.json"
+    path.write_text(json.dumps(data))
+    comparison = read_comparison(path)
+    assert comparison.schema_version == 1 and all(r.mde is None for r in comparison.rows)
+
+
+def test_a_changed_relevance_level_gain_or_mean_is_not_like_for_like() -> None:
+    base = hits_results([1, 0, 1])
+    same = run(hits_results([1, 0, 1]), base)
+    assert same.like_for_like
+    changed = hits_results([1, 0, 1]).model_copy(update={"relevance_level": 2, "graded": True, "mean": "trec"})
+    comparison = run(changed, base)
+    assert not comparison.like_for_like
+    assert {(c.key, c.baseline, c.current) for c in comparison.config_changes} == {
+        ("relevance.level", 1, 2), ("relevance.graded", False, True), ("relevance.mean", "relevant", "trec")}

@@ -154,8 +154,9 @@ def test_subset_of_the_examples_and_its_comment_notice(tmp_path):
 def test_subset_edited_after_drawing_is_not_called_a_subset(tmp_path):
     out = tmp_path / "pr.jsonl"
     run("subset", "--cases", str(EXAMPLES / "cases.jsonl"), "--per-cell", "1", "--out", str(out), cwd=tmp_path)
-    out.write_text(out.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
-    write_jsonl(tmp_path / "run.jsonl", [{"id": "x", "retrieved": []}])
+    first = out.read_text(encoding="utf-8").splitlines()[0]
+    out.write_text(first + "\n", encoding="utf-8")
+    write_jsonl(tmp_path / "run.jsonl", [{"id": json.loads(first)["id"], "retrieved": []}])
     assert run("score", "--run", "run.jsonl", "--cases", str(out), "--out", "r.json", cwd=tmp_path).returncode == 0
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["provenance"]["subset"] is None
 

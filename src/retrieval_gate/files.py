@@ -8,11 +8,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from retrieval_gate.compare.baseline_codec import dumps_baseline
-from retrieval_gate.compare.model import Baseline
 from retrieval_gate.errors import InputError, Problem
+
+if TYPE_CHECKING:
+    from retrieval_gate.compare.model import Baseline
 
 
 def dumps_json(data: Any) -> str:
@@ -60,6 +61,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
     """A baseline in its stable text form (``compare.baseline_codec.dumps_baseline``), atomically."""
+    from retrieval_gate.compare.baseline_codec import dumps_baseline
+
     write_text_atomic(Path(path), dumps_baseline(baseline))
 
 

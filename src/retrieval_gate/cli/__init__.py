@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 
 from retrieval_gate.cli.app import app, err_console
@@ -29,13 +28,11 @@ def main(argv: list[str] | None = None) -> None:
     except RetrievalGateError as exc:
         _report(exc)
         sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except (click.ClickException, typer.TyperException) as exc:
+    except typer.TyperException as exc:
         # typer ≥ 0.25 vendors click (typer._click): its usage errors are TyperExceptions.
         exc.show(file=sys.stderr)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except typer.Abort:
         err_console.print("aborted")
         sys.exit(130)
     except typer.Exit as exc:

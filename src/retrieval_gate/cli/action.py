@@ -15,21 +15,22 @@ import typer
 
 from retrieval_gate.cli.app import app, err_console
 from retrieval_gate.errors import GitHubError, InputError, Problem, RetrievalGateError
-from retrieval_gate.publish import engine as engine_module
-from retrieval_gate.publish.action_settings import (
-    build_action_settings,
-    github_token,
-    runner_environment,
-    workspace_of,
-)
-from retrieval_gate.publish.flows import run_action
-from retrieval_gate.publish.github import GitHubRepo, scrub
-from retrieval_gate.publish.runner import Runner
 
 
 @app.command()
 def action() -> None:
     """The GitHub Action entry point: reads the runner's environment (GITHUB_*, INPUT_*)."""
+    from retrieval_gate.publish import engine as engine_module
+    from retrieval_gate.publish.action_settings import (
+        build_action_settings,
+        github_token,
+        runner_environment,
+        workspace_of,
+    )
+    from retrieval_gate.publish.flows import run_action
+    from retrieval_gate.publish.github import GitHubRepo, scrub
+    from retrieval_gate.publish.runner import Runner
+
     env = runner_environment()
     token = github_token(env)
     try:
@@ -57,6 +58,8 @@ def action() -> None:
 
 def _scrubbed(exc: RetrievalGateError, token: str) -> RetrievalGateError:
     """The same error, or — if its text holds the token — a GitHubError with the token masked."""
+    from retrieval_gate.publish.github import scrub
+
     if not token or token not in str(exc):
         return exc
     if isinstance(exc, InputError):

@@ -7,11 +7,10 @@ from pathlib import Path
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.clock import now_iso
-from retrieval_gate.compare.baseline_update import DEFAULT_HISTORY_LIMIT, update_baseline
-from retrieval_gate.files import write_baseline
-from retrieval_gate.load.baseline import read_baseline
-from retrieval_gate.load.results import read_results
+
+# compare.baseline_update.DEFAULT_HISTORY_LIMIT, without importing the baseline model for --help
+# (a unit test keeps them equal)
+DEFAULT_HISTORY_LIMIT = 100
 
 baseline_app = typer.Typer(
     name="baseline",
@@ -34,6 +33,12 @@ def update(
 ) -> None:
     """Create the baseline, or refresh it and append this run's headline numbers to its history.
     An existing file that cannot be read is never overwritten (exit 2, file untouched)."""
+    from retrieval_gate.clock import now_iso
+    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.files import write_baseline
+    from retrieval_gate.load.baseline import read_baseline
+    from retrieval_gate.load.results import read_results
+
     loaded = read_results(results)
     old = read_baseline(baseline) if baseline.exists() else None
     new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=timestamp or now_iso(),

@@ -6,18 +6,18 @@ when something has to be embedded."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
 from retrieval_gate.cli.app import app, console, err_console
-from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import UsageError
-from retrieval_gate.files import write_json_atomic
-from retrieval_gate.render.terminal import print_results
-from retrieval_gate.score.results import Results
-from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from retrieval_gate.score.results import Results
+    from retrieval_gate.settings import SuiteConfig
 
 _PLAIN = {"embedding passages": ("embedded", "passages"), "embedding queries": ("embedded", "queries"),
           "indexing": ("indexed", "chunks")}
@@ -136,7 +136,11 @@ def eval_command(
 ) -> None:
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
+    from retrieval_gate.clock import now_iso
     from retrieval_gate.evaluation.run import run_evals
+    from retrieval_gate.files import write_json_atomic
+    from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.settings import load_config, resolve_suite
 
     overrides = eval_overrides(kb=kb, cases=cases, k=k, metrics=metrics, headline_k=headline_k, model=model,
                                retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
@@ -190,6 +194,7 @@ def write_side_by_side(all_results: dict[str, Results], *, out: Path, reference:
     """Several retrievers: one table with paired deltas vs the reference, and its JSON
     (``<out stem>.side_by_side.json``)."""
     from retrieval_gate.compare.side_by_side import side_by_side
+    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.render.side_by_side import side_by_side_table
 
     sbs = side_by_side(results=all_results, reference=reference)

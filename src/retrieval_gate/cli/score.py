@@ -5,15 +5,6 @@ from pathlib import Path
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.clock import now_iso
-from retrieval_gate.files import write_json_atomic
-from retrieval_gate.load.dataset import load_dataset
-from retrieval_gate.load.runs import load_run
-from retrieval_gate.metrics import MEASURES_ALL, metric_grid
-from retrieval_gate.render.terminal import print_results
-from retrieval_gate.score.assemble import assemble_results
-from retrieval_gate.score.results import InputInfo
-from retrieval_gate.settings import ConfigFile, resolve_suite
 
 
 @app.command()
@@ -29,6 +20,16 @@ def score(
     out: Path = typer.Option(..., "--out", help="Where to write results JSON."),
 ) -> None:
     """Score a precomputed run against the golden set."""
+    from retrieval_gate.clock import now_iso
+    from retrieval_gate.files import write_json_atomic
+    from retrieval_gate.load.dataset import load_dataset
+    from retrieval_gate.load.runs import load_run
+    from retrieval_gate.metrics import MEASURES_ALL, metric_grid
+    from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.score.assemble import assemble_results
+    from retrieval_gate.score.results import InputInfo
+    from retrieval_gate.settings import ConfigFile, resolve_suite
+
     suite_config = resolve_suite(ConfigFile(), suite="default", config_path=None,
                                  overrides={"k": k, "metrics": metrics, "headline_k": headline_k})
     case_set, loaded_kb = load_dataset(cases=cases, kb=kb)

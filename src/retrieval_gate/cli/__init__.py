@@ -4,6 +4,7 @@ errors into messages and exit codes (0 ok, 1 gate failed, 2 bad input or usage).
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -20,6 +21,19 @@ from retrieval_gate.cli import action as _action  # noqa: F401  isort: skip
 from retrieval_gate.cli import report as _report_cmd  # noqa: F401  isort: skip
 
 
+class _LazyClick:
+    """``click``, imported only when an exception reaches ``main``'s handlers: typer ≥ 0.25
+    vendors its own copy, so a run that goes well never pays for importing click (start-up)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import click as real
+
+        return getattr(real, name)
+
+
+click: Any = _LazyClick()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Never shows a traceback for a user mistake."""
     try:
@@ -28,11 +42,13 @@ def main(argv: list[str] | None = None) -> None:
     except RetrievalGateError as exc:
         _report(exc)
         sys.exit(exc.exit_code)
-    except typer.TyperException as exc:
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (click.ClickException, typer.TyperException) as exc:
         # typer ≥ 0.25 vendors click (typer._click): its usage errors are TyperExceptions.
         exc.show(file=sys.stderr)
         sys.exit(2)
-    except typer.Abort:
+    except click.exceptions.Abort:
         err_console.print("aborted")
         sys.exit(130)
     except typer.Exit as exc:

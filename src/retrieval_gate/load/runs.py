@@ -8,7 +8,8 @@ from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_path
-from retrieval_gate.load.textfile import display, iter_json_objects, iter_lines, raise_if
+from retrieval_gate.load.fastpath import fast_trec
+from retrieval_gate.load.textfile import display, iter_json_objects, iter_lines, raise_if, read_bytes
 from retrieval_gate.models import RankedList
 
 
@@ -37,6 +38,9 @@ def load_run(path: Path) -> Run:
 def _load_trec(path: Path, problems: list[Problem]) -> dict[str, RankedList]:
     """Rows are ordered as trec_eval orders them: score descending, ties by docid descending
     (the rank column is read for validation only), so numbers match trec_eval on the same file."""
+    fast = fast_trec(read_bytes(path))  # a well-formed file in one pass (load/fastpath.py)
+    if fast is not None:
+        return fast
     rows: dict[str, list[tuple[float, str]]] = {}
     for number, text in iter_lines(path, problems):
         cols = text.split()

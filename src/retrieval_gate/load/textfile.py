@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.load.fastpath import decoded_text, text_lines
 
 
 def display(path: Path) -> str:
@@ -32,6 +33,10 @@ def read_bytes(path: Path) -> bytes:
 def iter_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each non-blank line; undecodable lines become problems."""
     data = read_bytes(path)
+    text = decoded_text(data)  # the whole file decodes: no per-line decoding (load/fastpath.py)
+    if text is not None:
+        yield from text_lines(text)
+        return
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     for number, raw in enumerate(data.split(b"\n"), start=1):

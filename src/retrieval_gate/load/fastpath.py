@@ -39,8 +39,16 @@ def decoded_text(data: bytes) -> str | None:
 
 def text_lines(text: str) -> Iterator[tuple[int, str]]:
     """``(line_number, text)`` of each non-blank line of a decoded file — exactly what
-    ``textfile.iter_lines`` yields line by line, without decoding each line alone."""
-    for number, line in enumerate(text.split("\n"), start=1):
+    ``textfile.iter_lines`` yields line by line, without decoding each line alone. Lazy: asking
+    for the first line (the run's format) does not split a million-line file."""
+    start, number, size = 0, 0, len(text)
+    while start <= size:
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        number += 1
+        line = text[start:end]
+        start = end + 1
         if line.endswith("\r"):
             line = line.rstrip("\r")
         # ``iter_lines`` skips a line whose bytes are all ASCII whitespace (``bytes.strip``).
@@ -77,7 +85,9 @@ def _read_trec(data: bytes) -> dict[str, RankedList] | None:
         return None  # a line with other than 6 columns, or blank lines: the slow path tells which
     qids, docs = tokens[0::7], tokens[2::7]
     try:
-        deque(map(int, tokens[3::7]), maxlen=0)  # each rank must be an integer
+        ranks = tokens[3::7]
+        if not "".join(ranks).isdecimal():  # plain digits are integers; else int() decides
+            deque(map(int, ranks), maxlen=0)
         scores = list(map(float, tokens[4::7]))
     except ValueError:
         return None

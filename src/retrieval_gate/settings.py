@@ -10,7 +10,7 @@ runner's environment."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -40,6 +40,7 @@ class SuiteConfig(_Strict):
     retriever: str = "dense"
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
+    device: Literal["cpu", "cuda", "mps", "auto"] = "cpu"  # embedding device (embed/sentence.py)
     abstain_threshold: float | None = None
     chunking: ChunkSettings = Field(default_factory=ChunkSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)

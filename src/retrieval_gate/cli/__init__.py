@@ -15,6 +15,7 @@ from retrieval_gate.errors import InputError, RetrievalGateError
 from retrieval_gate.cli import score as _score  # noqa: F401  isort: skip
 from retrieval_gate.cli import validate as _validate  # noqa: F401  isort: skip
 from retrieval_gate.cli import eval as _eval  # noqa: F401  isort: skip
+from retrieval_gate.cli import embed as _embed  # noqa: F401  isort: skip
 from retrieval_gate.cli import baseline as _baseline  # noqa: F401  isort: skip
 from retrieval_gate.cli import compare as _compare  # noqa: F401  isort: skip
 from retrieval_gate.cli import action as _action  # noqa: F401  isort: skip

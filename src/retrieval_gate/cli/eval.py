@@ -79,6 +79,7 @@ def eval_overrides(**flags: Any) -> dict[str, Any]:
         "cases": str(flags["cases"]) if flags["cases"] is not None else None,
         "k": flags["k"], "metrics": flags["metrics"], "headline_k": flags["headline_k"], "model": flags["model"],
         "retriever": flags["retriever"], "overfetch": flags["overfetch"], "batch_size": flags["batch_size"],
+        "device": flags.get("device"),
         "abstain_threshold": flags["abstain_threshold"],
         "chunking": {"size": flags["chunk_size"], "overlap": flags["chunk_overlap"]},
         "store": store,
@@ -127,6 +128,8 @@ def eval_command(
     chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", help="Characters shared by consecutive chunks of a section (default 150)."),
     overfetch: int | None = typer.Option(None, "--overfetch", help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
     batch_size: int | None = typer.Option(None, "--batch-size", help="Embedding batch size (default 64)."),
+    device: str | None = typer.Option(None, "--device", help="Embedding device: cpu (default), cuda, mps or auto (cuda or mps when torch sees one). Non-CPU vectors get their own cache space."),
+    cache_from: list[Path] | None = typer.Option(None, "--cache-from", help="Shard folder written by `retrieval-gate embed --shard I/N --out DIR` (or a folder of them): its vectors fill the cache first. Repeatable."),
     exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 50,000 chunks (deterministic), HNSW above."),
     ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
@@ -146,7 +149,7 @@ def eval_command(
                                retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
                                chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
                                overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
-                               abstain_threshold=abstain_threshold)
+                               abstain_threshold=abstain_threshold, device=device)
     overrides["options"] = parse_options(option or [])
     config_file, config_path = load_config(config, required=config is not None)
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
@@ -155,7 +158,8 @@ def eval_command(
         raise UsageError(f"--reference {reference!r} is not one of the retrievers ({', '.join(s.name for s in specs)})")
     progress = CliProgress(err_console)
     try:
-        all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())
+        all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso(),
+                                cache_from=cache_from or ())
     finally:
         progress.close()
     many = len(all_results) > 1

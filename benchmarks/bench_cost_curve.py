@@ -73,8 +73,8 @@ class SyntheticEmbedder:
 def write_inputs(folder: Path, *, chunks: int, cases: int) -> tuple[Path, Path]:
     kb = folder / f"kb{chunks}.jsonl"
     if not kb.exists():
-        kb.write_text("".join(json.dumps({"id": f"c{i}", "title": "", "text": f"card {i} text {i * 7919 % 1000}"}) + "\n"
-                              for i in range(chunks)))
+        kb.write_text("".join(json.dumps({"id": f"c{i}", "title": "", "text": f"card {i} text {i * 7919 % 1000}"})
+                              + "\n" for i in range(chunks)))
     path = folder / f"cases{chunks}-{cases}.jsonl"
     path.write_text("".join(json.dumps({"id": f"q{j}", "query": f"find: card {j % chunks} text "
                                         f"{(j % chunks) * 7919 % 1000}", "gold": [f"c{j % chunks}"]}) + "\n"
@@ -115,8 +115,8 @@ def store_point(chunks: int, case_counts: list[int], modes: list[str]) -> None:
                     "write_s": round(write_s, 3), "report_s": round(report_s, 3), "json_mb": round(len(text) / 1e6, 2),
                     "hit@10": round(results.aggregates["overall"]["hit@10"].value, 4),
                 }), flush=True)
-    print(json.dumps({"chunks": chunks, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}),
-          flush=True)
+    peak_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(json.dumps({"chunks": chunks, "peak_rss_mb": peak_mb}), flush=True)
 
 
 def store_part(kb_sizes: list[int], case_counts: list[int], modes: list[str]) -> None:
@@ -125,8 +125,9 @@ def store_part(kb_sizes: list[int], case_counts: list[int], modes: list[str]) ->
     print("|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     peaks = {}
     for chunks in kb_sizes:
-        done = subprocess.run([sys.executable, __file__, "--point", str(chunks), "--cases", ",".join(map(str, case_counts)),
-                               "--modes", ",".join(modes)], capture_output=True, text=True,
+        done = subprocess.run([sys.executable, __file__, "--point", str(chunks),
+                               "--cases", ",".join(map(str, case_counts)), "--modes", ",".join(modes)],
+                              capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(REPO / "src")})
         if done.returncode != 0:
             print(f"| {chunks} | failed: {done.stderr[-500:]!r} |")

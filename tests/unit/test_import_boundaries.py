@@ -97,3 +97,19 @@ def test_cli_defaults_copied_for_start_up_equal_their_definitions() -> None:
 
     assert baseline_cli.DEFAULT_HISTORY_LIMIT == DEFAULT_HISTORY_LIMIT
     assert compare_cli.DEFAULT_RESAMPLES == DEFAULT_RESAMPLES
+
+
+def test_the_lazy_console_is_a_rich_console_made_on_first_use() -> None:
+    import io
+
+    from rich.console import Console
+
+    from retrieval_gate.cli.app import LazyConsole
+
+    buffer = io.StringIO()
+    lazy = LazyConsole(file=buffer, width=40, highlight=False)
+    assert lazy._real is None
+    lazy.print("hello [bold]world[/bold]")
+    assert isinstance(lazy.real, Console)
+    assert buffer.getvalue() == "hello world\n"
+    assert lazy.width == 40

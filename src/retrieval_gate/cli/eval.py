@@ -43,7 +43,7 @@ class CliProgress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeRemainingColumn(), console=self.out, transient=True)
+                                 TimeRemainingColumn(), console=getattr(self.out, "real", self.out), transient=True)
             self._bar.start()
         task = self._tasks.get(stage)
         if task is None:

@@ -10,16 +10,84 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from retrieval_gate.compare.baseline_codec import dumps_baseline
-from retrieval_gate.compare.model import Baseline
 from retrieval_gate.errors import InputError, Problem
+
+if TYPE_CHECKING:
+    from retrieval_gate.compare.model import Baseline
 
 
 def dumps_json(data: Any) -> str:
-    """Stable JSON: sorted keys, two-space indent, UTF-8 kept, trailing newline."""
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Stable JSON: sorted keys, two-space indent, UTF-8 kept, trailing newline.
+
+    Written by orjson (C; the standard library's encoder is pure Python once indented), byte for
+    byte as ``json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)``
+    writes it: ``_for_orjson`` checks every value first — a NaN or infinity raises the same
+    ValueError, and the floats orjson spells differently (0 < |x| < 1e-4: ``1e-05``, not
+    ``0.00001``) are passed pre-written. Data orjson cannot take as is (keys that are not
+    strings, integers beyond 64 bits, other types) goes to ``json.dumps``, which handles or
+    refuses it as before."""
+    try:
+        ready = _for_orjson(data)
+    except _NotPlain:
+        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    import orjson
+
+    try:
+        options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+        return orjson.dumps(ready, option=options).decode()
+    except orjson.JSONEncodeError:  # e.g. nested deeper than orjson's 255 levels
+        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+class _NotPlain(Exception):
+    """A value orjson would write differently from ``json.dumps`` (or not at all)."""
+
+
+_INT64 = (-(2**63), 2**64 - 1)
+
+
+def _for_orjson(value: Any) -> Any:
+    """``value`` with every float orjson would spell differently replaced by its ``repr`` as an
+    ``orjson.Fragment`` (a new container only where something was replaced); ValueError for a
+    non-finite float, as ``json.dumps(allow_nan=False)``; ``_NotPlain`` for anything else."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is float:
+        if value - value != 0.0:  # NaN or ±inf
+            raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+        if value and -1e-4 < value < 1e-4:
+            import orjson
+
+            return orjson.Fragment(repr(value))
+        return value
+    if kind is int:
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise _NotPlain
+        return value
+    if kind is dict:
+        out = None
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            new = _for_orjson(item)
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = new
+        return value if out is None else out
+    if kind is list or kind is tuple:
+        items = None
+        for index, item in enumerate(value):
+            new = _for_orjson(item)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[index] = new
+        return value if items is None else items
+    raise _NotPlain
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -62,6 +130,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
     """A baseline in its stable text form (``compare.baseline_codec.dumps_baseline``), atomically."""
+    from retrieval_gate.compare.baseline_codec import dumps_baseline
+
     write_text_atomic(Path(path), dumps_baseline(baseline))
 
 

@@ -47,6 +47,7 @@ class SuiteConfig(_Strict):
     retriever: str = "dense"
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
+    device: Literal["cpu", "cuda", "mps", "auto"] = "cpu"  # embedding device (embed/sentence.py)
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     rel_level: int = Field(default=1, ge=1)  # a card is relevant at grade ≥ this (trec_eval -l)
     mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers

@@ -6,8 +6,8 @@ error — a bug, reported in one line; the traceback only under ``--debug`` or
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-import click
 import typer
 
 from retrieval_gate.cli.app import app, debug, err_console, report_internal_error
@@ -18,6 +18,7 @@ from retrieval_gate.errors import InputError, RetrievalGateError
 from retrieval_gate.cli import score as _score  # noqa: F401  isort: skip
 from retrieval_gate.cli import validate as _validate  # noqa: F401  isort: skip
 from retrieval_gate.cli import eval as _eval  # noqa: F401  isort: skip
+from retrieval_gate.cli import embed as _embed  # noqa: F401  isort: skip
 from retrieval_gate.cli import baseline as _baseline  # noqa: F401  isort: skip
 from retrieval_gate.cli import compare as _compare  # noqa: F401  isort: skip
 from retrieval_gate.cli import action as _action  # noqa: F401  isort: skip
@@ -27,6 +28,19 @@ from retrieval_gate.cli import subset as _subset  # noqa: F401  isort: skip  (is
 
 
 MAX_PROBLEMS_SHOWN = 50  # a wrong file (a results JSON passed as a run) is not 5,000 lines of errors
+
+
+class _LazyClick:
+    """``click``, imported only when an exception reaches ``main``'s handlers: typer ≥ 0.25
+    vendors its own copy, so a run that goes well never pays for importing click (start-up)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import click as real
+
+        return getattr(real, name)
+
+
+click: Any = _LazyClick()
 
 
 def main(argv: list[str] | None = None) -> None:

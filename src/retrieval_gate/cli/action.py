@@ -16,22 +16,23 @@ import typer
 
 from retrieval_gate.cli.app import app, report_internal_error
 from retrieval_gate.errors import GitHubError, InputError, Problem, RetrievalGateError
-from retrieval_gate.publish import engine as engine_module
-from retrieval_gate.publish.action_settings import (
-    build_action_settings,
-    runner_environment,
-    runner_secrets,
-    workspace_of,
-)
-from retrieval_gate.publish.flows import run_action
-from retrieval_gate.publish.github import GitHubRepo
-from retrieval_gate.publish.runner import Runner
-from retrieval_gate.publish.untrusted import scrub_text
 
 
 @app.command()
 def action() -> None:
     """The GitHub Action entry point: reads the runner's environment (GITHUB_*, INPUT_*)."""
+    from retrieval_gate.publish import engine as engine_module
+    from retrieval_gate.publish.action_settings import (
+        build_action_settings,
+        runner_environment,
+        runner_secrets,
+        workspace_of,
+    )
+    from retrieval_gate.publish.flows import run_action
+    from retrieval_gate.publish.github import GitHubRepo
+    from retrieval_gate.publish.runner import Runner
+    from retrieval_gate.publish.untrusted import scrub_text
+
     env = runner_environment()
     secrets = runner_secrets(env)
     try:
@@ -59,6 +60,8 @@ def action() -> None:
 
 def _scrubbed(exc: RetrievalGateError, secrets: list[str]) -> RetrievalGateError:
     """The same error, or — if its text holds a secret — a GitHubError with the secrets masked."""
+    from retrieval_gate.publish.untrusted import scrub_text
+
     text = str(exc)
     if scrub_text(text, secrets) == text:
         return exc

@@ -1,13 +1,17 @@
-"""The typer application object and the consoles shared by every command."""
+"""The typer application object and the consoles shared by every command.
+
+Start-up matters (``--help`` and ``validate`` answer in a fraction of a second): this module
+imports typer only. ``console`` and ``err_console`` are stand-ins that build the rich Console on
+first use, so a command that prints nothing rich never imports rich."""
 
 from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import typer
-from rich.console import Console
 
 from retrieval_gate.errors import one_line
 
@@ -20,8 +24,32 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+
+
+class LazyConsole:
+    """A ``rich.console.Console`` made on first attribute access; every attribute is the real
+    console's (``console.print``, ``console.is_terminal``, passing it to rich renderers)."""
+
+    def __init__(self, **options: Any):
+        self._options = options
+        self._real: Any = None
+
+    @property
+    def real(self) -> Any:
+        if self._real is None:
+            from rich.console import Console
+
+            self._real = Console(**self._options)
+        return self._real
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.real, name)
+
+
+console: Any = LazyConsole(highlight=False)
+err_console: Any = LazyConsole(stderr=True, highlight=False)
 
 
 @dataclass

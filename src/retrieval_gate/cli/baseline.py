@@ -10,12 +10,11 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.clock import now_iso
-from retrieval_gate.compare.baseline_update import DEFAULT_HISTORY_LIMIT, update_baseline
 from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.files import folder_lock, write_baseline
-from retrieval_gate.load.baseline import read_baseline
-from retrieval_gate.load.results import read_results
+
+# compare.baseline_update.DEFAULT_HISTORY_LIMIT, without importing the baseline model for --help
+# (a unit test keeps them equal)
+DEFAULT_HISTORY_LIMIT = 100
 
 baseline_app = typer.Typer(
     name="baseline",
@@ -41,6 +40,12 @@ def update(
     read-merge-write runs under an exclusive lock on the baseline's folder, so concurrent updates
     keep every history entry. A symlinked baseline is written through: its target is updated and
     the link stays a link."""
+    from retrieval_gate.clock import now_iso
+    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.files import folder_lock, write_baseline
+    from retrieval_gate.load.baseline import read_baseline
+    from retrieval_gate.load.results import read_results
+
     refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})
     stamp = check_timestamp(timestamp) if timestamp is not None else now_iso()
     loaded = read_results(results)

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.compare.comparison import compare
-from retrieval_gate.compare.gate import parse_assignment
-from retrieval_gate.compare.stats import DEFAULT_RESAMPLES
 from retrieval_gate.errors import UsageError
-from retrieval_gate.files import write_json_atomic
-from retrieval_gate.load.baseline import read_baseline
-from retrieval_gate.load.results import read_results
-from retrieval_gate.render.terminal import print_comparison
-from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
+
+if TYPE_CHECKING:
+    from retrieval_gate.settings import SuiteConfig
+
+# compare.stats.DEFAULT_RESAMPLES, without importing numpy for --help (a unit test keeps them equal)
+DEFAULT_RESAMPLES = 10_000
 
 
 def gate_overrides(
@@ -25,6 +23,8 @@ def gate_overrides(
     require_significance: bool | None, correction: str | None = None,
 ) -> dict[str, Any]:
     """Flags → a partial ``gate`` mapping laid over the config file's (None = not given)."""
+    from retrieval_gate.compare.gate import parse_assignment
+
     floors = dict(parse_assignment(text, flag="--floor") for text in floor)
     drops: dict[str, float] = {}
     default_drop = None
@@ -46,6 +46,8 @@ def suite_for_results(*, config: Path | None, suite: str | None, results_suite: 
                       overrides: dict[str, Any] | None = None) -> SuiteConfig:
     """The suite that judges a results file: ``--suite``, else the results' own suite when the
     config file has it, else ``default``; flags (``overrides``) on top."""
+    from retrieval_gate.settings import load_config, resolve_suite
+
     config_file, config_path = load_config(config, required=config is not None)
     name = suite or (results_suite if results_suite in config_file.suites else "default")
     return resolve_suite(config_file, suite=name, overrides=overrides or {}, config_path=config_path)
@@ -70,6 +72,12 @@ def compare_command(
 ) -> None:
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
+    from retrieval_gate.compare.comparison import compare
+    from retrieval_gate.files import write_json_atomic
+    from retrieval_gate.load.baseline import read_baseline
+    from retrieval_gate.load.results import read_results
+    from retrieval_gate.render.terminal import print_comparison
+
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
                                                                 "--config": config})
     loaded = read_results(results)

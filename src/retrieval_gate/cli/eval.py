@@ -8,20 +8,19 @@ torch only when something has to be embedded."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.files import write_json_atomic
-from retrieval_gate.publish.action_settings import runner_environment
-from retrieval_gate.render.terminal import print_results
-from retrieval_gate.score.results import Results
-from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from retrieval_gate.score.results import Results
+    from retrieval_gate.settings import SuiteConfig
 
 _PLAIN = {"embedding passages": ("embedded", "passages"), "embedding queries": ("embedded", "queries"),
           "indexing": ("indexed", "chunks")}
@@ -47,7 +46,7 @@ class CliProgress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeRemainingColumn(), console=self.out, transient=True)
+                                 TimeRemainingColumn(), console=getattr(self.out, "real", self.out), transient=True)
             self._bar.start()
         task = self._tasks.get(stage)
         if task is None:
@@ -83,6 +82,7 @@ def eval_overrides(**flags: Any) -> dict[str, Any]:
         "cases": str(flags["cases"]) if flags["cases"] is not None else None,
         "k": flags["k"], "metrics": flags["metrics"], "headline_k": flags["headline_k"], "model": flags["model"],
         "retriever": flags["retriever"], "overfetch": flags["overfetch"], "batch_size": flags["batch_size"],
+        "device": flags.get("device"),
         "abstain_threshold": flags["abstain_threshold"],
         "chunking": {"size": flags["chunk_size"], "overlap": flags["chunk_overlap"]},
         "store": store,
@@ -131,6 +131,8 @@ def eval_command(
     chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", min=0, help="Characters shared by consecutive chunks of a section (default 150)."),
     overfetch: int | None = typer.Option(None, "--overfetch", min=1, max=1000, help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, max=100_000, help="Embedding batch size (default 64)."),
+    device: str | None = typer.Option(None, "--device", help="Embedding device: cpu (default), cuda, mps or auto (cuda or mps when torch sees one). Non-CPU vectors get their own cache space."),
+    cache_from: list[Path] | None = typer.Option(None, "--cache-from", help="Shard folder written by `retrieval-gate embed --shard I/N --out DIR` (or a folder of them): its vectors fill the cache first. Repeatable."),
     exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 50,000 chunks (deterministic), HNSW above."),
     ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
@@ -142,18 +144,23 @@ def eval_command(
 ) -> None:
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
+    from retrieval_gate.clock import now_iso
+    from retrieval_gate.environment import read_environment
     from retrieval_gate.evaluation.run import run_evals
+    from retrieval_gate.files import write_json_atomic
+    from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.settings import load_config, resolve_suite
 
     overrides = eval_overrides(kb=kb, cases=cases, k=k, metrics=metrics, headline_k=headline_k, model=model,
                                retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
                                chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
                                overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
-                               abstain_threshold=abstain_threshold)
+                               abstain_threshold=abstain_threshold, device=device)
     overrides["options"] = parse_options(option or [])
     overrides.update(rel_level=rel_level, mean=mean)
     config_file, config_path = load_config(config, required=config is not None)
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
-                                              env=runner_environment())  # for http_headers: ${NAME}
+                                              env=read_environment())  # for http_headers: ${NAME}
     specs = suite_config.retrievers
     many = len(specs) > 1
     outputs: dict[str, Path | None] = {"--out": out}
@@ -169,7 +176,8 @@ def eval_command(
         raise UsageError(f"--reference {reference!r} is not one of the retrievers ({', '.join(s.name for s in specs)})")
     progress = CliProgress(err_console)
     try:
-        all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())
+        all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso(),
+                                cache_from=cache_from or ())
     finally:
         progress.close()
     for spec in specs:  # a run file that matches no case measured nothing: exit 2, as `score` does
@@ -213,6 +221,7 @@ def write_side_by_side(all_results: dict[str, Results], *, out: Path, reference:
     """Several retrievers: one table with paired deltas vs the reference, and its JSON
     (``<out stem>.side_by_side.json``)."""
     from retrieval_gate.compare.side_by_side import side_by_side
+    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.render.side_by_side import side_by_side_table
 
     sbs = side_by_side(results=all_results, reference=reference)

@@ -6,18 +6,20 @@ from __future__ import annotations
 import io
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.errors import UsageError
-from retrieval_gate.files import write_text_atomic
-from retrieval_gate.load.results import read_comparison, read_results
 from retrieval_gate.render.limits import COMMENT_MAX_CHARS
-from retrieval_gate.score.results import Results
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from retrieval_gate.compare.model import Baseline, Comparison
+    from retrieval_gate.score.results import Results
 
 FORMATS = ("markdown", "html", "terminal")
 
@@ -37,6 +39,8 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
                        suite: str | None) -> tuple[Results, Baseline | None, Comparison | None]:
     """Read the files; with a baseline and no comparison, compare now with the suite's gate
     settings from the config file (as ``compare`` would, without its flags)."""
+    from retrieval_gate.load.results import read_comparison, read_results
+
     loaded = read_results(results)
     base = None
     if baseline is not None:
@@ -79,6 +83,8 @@ def report_command(
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
+    from retrieval_gate.files import write_text_atomic
+
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if template is not None and fmt != "markdown":
@@ -115,6 +121,8 @@ def report_command(
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)
             return
+        from rich.console import Console
+
         buffer = io.StringIO()
         terminal_text(results=loaded, comparison=comp,
                       target=Console(file=buffer, width=120, no_color=True, highlight=False))

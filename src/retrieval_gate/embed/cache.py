@@ -25,6 +25,7 @@ from retrieval_gate.files import sha256_bytes
 
 CACHE_SCHEMA = "1"
 _SQL_VARS = 500  # keys per SELECT … IN (…)
+SLICE_SIZE = 256  # texts per call to the model: the unit of progress, of commits and of shards
 
 Notify = Callable[[str], None]
 Progress = Callable[[str, int, int], None]
@@ -141,6 +142,17 @@ class EmbeddingCache:
             self._conn.close()
             self._conn = None
 
+    def seal(self) -> None:
+        """Fold the write-ahead log into the file and leave WAL mode, so the cache is one
+        self-contained file (a shard folder uploaded as an artifact), then close."""
+        if self._conn is not None:
+            try:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"embedding cache {self.path} failed: {exc}") from None
+        self.close()
+
 
 @dataclass
 class EmbedStats:
@@ -164,7 +176,7 @@ class CachedEmbedder:
     run keeps what it embedded), stores them, and answers in input order."""
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache, *, progress: Progress | None = None,
-                 slice_size: int = 256):
+                 slice_size: int = SLICE_SIZE):
         self.inner = inner
         self.cache = cache
         self.progress = progress
@@ -193,7 +205,9 @@ class CachedEmbedder:
         keys = [sha256_bytes(t.encode("utf-8")) for t in texts]
         first_text = dict(zip(keys, texts, strict=True))
         found = self.cache.get_many(space, first_text)
-        missing = sorted((k for k in first_text if k not in found), key=lambda k: -len(first_text[k]))
+        # Longest first, ties by key: the slices (and so every batch the model sees) depend on the
+        # set of texts only, which lets shards (embed/shards.py) give the very same vectors.
+        missing = sorted((k for k in first_text if k not in found), key=lambda k: (-len(first_text[k]), k))
         if kind == "document":
             self.stats.documents += len(first_text)
             self.stats.documents_embedded += len(missing)

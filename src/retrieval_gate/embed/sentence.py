@@ -1,6 +1,12 @@
 """sentence-transformers adapter. The model is loaded on the first text to embed, not before:
 ``identity()`` comes from the files' hash (see ``resolve``), so a fully cached run never imports
-torch."""
+torch.
+
+Device: ``cpu`` (the default), ``cuda``, ``mps`` or ``auto`` (the first of cuda, mps, cpu that
+torch offers — deciding imports torch). Vectors made on another device class may differ in the
+last bits, so the identity of a non-CPU embedder carries the class (``<files sha256>+cuda``):
+its vectors get their own cache space and store, and a comparison shows the change. CPU keeps
+the plain files hash (caches and baselines made before devices existed stay valid)."""
 
 from __future__ import annotations
 
@@ -11,7 +17,25 @@ import numpy as np
 
 from retrieval_gate.embed.base import ModelIdentity
 from retrieval_gate.embed.resolve import ModelRef
-from retrieval_gate.errors import EmbedderError
+from retrieval_gate.errors import EmbedderError, UsageError
+
+DEVICES = ("cpu", "cuda", "mps", "auto")
+
+
+def resolve_device(device: str | None) -> str:
+    """The device class to run on: ``cpu`` for None; ``auto`` asks torch."""
+    if device is None or device == "cpu":
+        return "cpu"
+    if device not in DEVICES:
+        raise UsageError(f"device {device!r}: expected one of {', '.join(DEVICES)}")
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    return "mps" if mps is not None and mps.is_available() else "cpu"
 
 
 class SentenceTransformerEmbedder:
@@ -22,15 +46,26 @@ class SentenceTransformerEmbedder:
     def __init__(self, ref: ModelRef, *, batch_size: int = 64, device: str | None = None):
         self.ref = ref
         self.batch_size = batch_size
-        self.device = device
+        self.requested_device = device
+        self._device: str | None = None
         self._model: Any = None
+
+    @property
+    def device(self) -> str:
+        """The device class (``cpu``, ``cuda``, ``mps``), ``auto`` resolved once."""
+        if self._device is None:
+            self._device = resolve_device(self.requested_device)
+        return self._device
 
     @property
     def loaded(self) -> bool:
         return self._model is not None
 
     def identity(self) -> ModelIdentity:
-        return self.ref.identity
+        ident = self.ref.identity
+        if self.device == "cpu":
+            return ident
+        return ModelIdentity(name=ident.name, sha256=f"{ident.sha256}+{self.device}")
 
     def model(self) -> Any:
         if self._model is None:

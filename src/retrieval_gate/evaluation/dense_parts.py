@@ -59,7 +59,8 @@ class DenseParts:
     it (``dense``, ``hybrid``): one store sync, one embedder, one cache."""
 
     def __init__(self, *, suite_config: SuiteConfig, suite: str, kb: KnowledgeBase, chunks: Sequence[Chunk],
-                 embedder: Embedder | None, store: VectorStore | None, progress: EvalProgress):
+                 embedder: Embedder | None, store: VectorStore | None, progress: EvalProgress,
+                 cache_from: Sequence[Path] = ()):
         self.suite_config, self.suite, self.kb, self.chunks = suite_config, suite, kb, chunks
         self._embedder_in, self._store_in = embedder, store  # given by the caller (tests), else built here
         self.progress = progress
@@ -69,6 +70,8 @@ class DenseParts:
         self.sync_report: SyncReport | None = None
         self.retriever: DenseRetriever | None = None
         self.chunking = chunking_fingerprint(kb_format=kb.format, settings=suite_config.chunking)
+        self.cache_from = list(cache_from)
+        self.shards: dict[str, Any] | None = None  # what --cache-from brought in (embed/shards.py)
 
     def build(self) -> DenseRetriever:
         if self.retriever is not None:
@@ -79,7 +82,8 @@ class DenseParts:
             from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
 
             inner = SentenceTransformerEmbedder(resolve_model(self.suite_config.model),
-                                                batch_size=self.suite_config.batch_size)
+                                                batch_size=self.suite_config.batch_size,
+                                                device=self.suite_config.device)
         store = self._store_in
         if store is None:
             from retrieval_gate.store.chroma import ChromaStore, collection_name
@@ -89,6 +93,14 @@ class DenseParts:
         self.store = store
         self.cache = EmbeddingCache(store.cache_file, notify=self.progress.note)
         self.embedder = CachedEmbedder(inner, self.cache, progress=self.progress.step)
+        if self.cache_from:  # vectors embedded by `retrieval-gate embed --shard` jobs
+            from retrieval_gate.embed.shards import import_shards
+
+            report = import_shards(self.cache, self.cache_from,
+                                   spaces=[self.embedder.space("document"), self.embedder.space("query")])
+            self.shards = report.as_extras()
+            self.progress.note(f"cache: {report.imported} vectors from {len(report.folders)} shard folder(s)"
+                               + (f"; {report.other} of another model or device left out" if report.other else ""))
         self.sync_report = store.sync(chunks=self.chunks, embedder=self.embedder, chunking=self.chunking)
         self.retriever = DenseRetriever(index=store.index(exact=self.suite_config.store.exact), embedder=self.embedder,
                                         overfetch=self.suite_config.overfetch, fingerprint=self.fingerprint())
@@ -111,4 +123,7 @@ class DenseParts:
 def dense_extras(dense: DenseParts) -> dict[str, Any]:
     """``Results.extras`` of a dense run: what was embedded and what the store sync did."""
     assert dense.embedder is not None and dense.sync_report is not None
-    return {"embedding": dense.embedder.stats.as_extras(), "store": dense.sync_report.as_extras()}
+    extras = {"embedding": dense.embedder.stats.as_extras(), "store": dense.sync_report.as_extras()}
+    if dense.shards is not None:
+        extras["embedding"]["shards"] = dense.shards
+    return extras

@@ -68,9 +68,10 @@ def run_eval(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None
 
 def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
               store: VectorStore | None = None, progress: EvalProgress | None = None,
-              created_at: str | None = None) -> dict[str, Results]:
+              created_at: str | None = None, cache_from: Sequence[Path] = ()) -> dict[str, Results]:
     """One Results per retriever spec in ``suite_config.retriever`` (comma-separated), in order,
-    keyed by spec name; the parts (embeddings, store, BM25 index) are built once and shared."""
+    keyed by spec name; the parts (embeddings, store, BM25 index) are built once and shared.
+    ``cache_from``: shard folders (``retrieval-gate embed``) whose vectors fill the cache first."""
     began = time.perf_counter()
     progress = progress or Silent()
     specs = suite_config.retrievers
@@ -80,7 +81,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
     chunks = chunk_kb(kb, suite_config.chunking)
     loaded_s = time.perf_counter() - began
     dense = DenseParts(suite_config=suite_config, suite=suite, kb=kb, chunks=chunks, embedder=embedder,
-                       store=store, progress=progress)
+                       store=store, progress=progress, cache_from=cache_from)
     try:
         # 2. parts, then retrievers
         dense_began = time.perf_counter()

@@ -11,6 +11,7 @@ from pathlib import Path
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes
 from retrieval_gate.load.boundary import MAX_RECORDS, id_problem, quote
+from retrieval_gate.load.fastpath import fast_trec
 from retrieval_gate.load.textfile import display, iter_json_objects, iter_lines, raise_if, read_bytes
 from retrieval_gate.models import RankedList
 
@@ -42,6 +43,9 @@ def load_run(path: Path) -> Run:
 def _load_trec(path: Path, problems: list[Problem], data: bytes) -> dict[str, RankedList]:
     """Rows are ordered as trec_eval orders them: score descending, ties by docid descending
     (the rank column is read for validation only), so numbers match trec_eval on the same file."""
+    fast = fast_trec(data)  # a plainly well-formed file in one pass (load/fastpath.py)
+    if fast is not None:
+        return fast
     rows: dict[str, list[tuple[float, str]]] = {}
     count = 0
     for number, text in iter_lines(path, problems, data=data):

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.load import boundary
+from retrieval_gate.load.fastpath import decoded_text, text_lines
 
 
 def display(path: Path) -> str:
@@ -40,6 +41,10 @@ def iter_lines(path: Path, problems: list[Problem], *, data: bytes | None = None
     """Yield ``(line_number, text)`` for each non-blank line; undecodable or oversized lines
     become problems. ``data``: the file's bytes when the caller already read them (read once)."""
     data = read_bytes(path) if data is None else data
+    text = decoded_text(data) if len(data) <= boundary.MAX_LINE_BYTES else None
+    if text is not None:  # the whole file decodes and no line can be too long: no per-line work
+        yield from text_lines(text)
+        return
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     for number, raw in enumerate(data.split(b"\n"), start=1):

@@ -45,7 +45,24 @@ class ExactIndex:
     def search(self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None) -> list[Hit]:
         if n <= 0 or not self.ids:
             return []
-        scores = self.matrix @ np.asarray(vector, dtype=np.float32).reshape(-1)
+        return self.top(self.matrix @ np.asarray(vector, dtype=np.float32).reshape(-1), n, where)
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        """``(len(vectors), count)`` scores in one matrix product: the stored matrix is read once
+        for the whole block instead of once per query (per-query search is memory-bound: the
+        cost curve in benchmarks/bench_cost_curve.py). Each row is independent of the others in
+        the block; it may differ from ``search``'s matrix-vector product in the last float32 bit."""
+        block = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+        return block @ self.matrix.T
+
+    def scored(self, scores: np.ndarray) -> PrescoredIndex:
+        """This index answering one query whose scores (a row of ``score_many``) are known."""
+        return PrescoredIndex(self, scores)
+
+    def top(self, scores: np.ndarray, n: int, where: dict[str, Any] | None = None) -> list[Hit]:
+        """The best ``n`` rows for one query's ``scores`` (ties to the lower row), filtered."""
+        if n <= 0 or not self.ids:
+            return []
         rows = np.flatnonzero(self._mask(where)) if where else np.arange(len(self.ids))
         if rows.size == 0:
             return []
@@ -54,3 +71,20 @@ class ExactIndex:
             rows = rows[scores[rows] >= nth]
         rows = rows[np.lexsort((rows, -scores[rows]))][:n]
         return [Hit(self.ids[r], self.card_ids[r], float(scores[r])) for r in rows]
+
+
+class PrescoredIndex:
+    """An ``ExactIndex`` for one query whose scores were computed with the block's (the
+    ``ChunkIndex`` interface: ``search`` ignores the vector and uses the scores)."""
+
+    name = "exact"
+
+    def __init__(self, index: ExactIndex, scores: np.ndarray):
+        self.index = index
+        self.scores = scores
+
+    def count(self) -> int:
+        return self.index.count()
+
+    def search(self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None) -> list[Hit]:
+        return self.index.top(self.scores, n, where)

@@ -1,0 +1,115 @@
+"""Start-up: each command imports what it needs when it needs it (issue 13). Each case runs the
+CLI in a fresh interpreter and lists the heavy packages it imported — a structural check, not a
+timing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import retrieval_gate
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+HEAVY = ("torch", "sentence_transformers", "chromadb", "scipy", "numpy", "rich", "jinja2", "github",
+         "requests", "bm25s", "onnxruntime", "transformers")
+
+PROBE = """
+import json, sys
+from retrieval_gate.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+heavy = HEAVY_NAMES
+loaded = sorted(h for h in heavy if h in sys.modules)
+print("\\n" + json.dumps({"code": code, "loaded": loaded}))
+""".replace("HEAVY_NAMES", repr(HEAVY))
+
+
+def imported_by(args: list[str], cwd: Path) -> tuple[int, set[str]]:
+    # The package under test (not whatever a relative PYTHONPATH would find from ``cwd``).
+    env = {**os.environ, "PYTHONPATH": str(Path(retrieval_gate.__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    return int(last["code"] or 0), set(last["loaded"])
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("run")
+    cases = folder / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "c1", "query": "q", "gold": ["A"]}) + "\n")
+    run = folder / "run.trec"
+    run.write_text("c1 Q0 A 1 2.0 t\nc1 Q0 B 2 1.0 t\n")
+    return cases, run
+
+
+@pytest.mark.parametrize(
+    ("args", "allowed"),
+    [
+        (["--help"], set()),
+        (["score", "--help"], set()),
+        (["eval", "--help"], set()),
+        (["compare", "--help"], set()),
+        (["report", "--help"], set()),
+        (["action", "--help"], set()),
+        (["validate", "--kb", str(EXAMPLES / "kb"), "--cases", str(EXAMPLES / "cases.jsonl")], set()),
+    ],
+    ids=["help", "score-help", "eval-help", "compare-help", "report-help", "action-help", "validate"],
+)
+def test_help_and_validate_import_no_heavy_package(args: list[str], allowed: set[str], tmp_path: Path) -> None:
+    code, loaded = imported_by(args, tmp_path)
+    assert code == 0
+    assert loaded <= allowed, f"{args[0]} imported {sorted(loaded - allowed)}"
+
+
+def test_score_imports_no_model_store_or_scipy(run_file: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, run = run_file
+    code, loaded = imported_by(["score", "--run", str(run), "--cases", str(cases), "--k", "1,3",
+                                "--out", str(tmp_path / "r.json")], tmp_path)
+    assert code == 0
+    # numpy (aggregates) and rich (the terminal table) are what score uses; nothing else heavy.
+    assert loaded <= {"numpy", "rich"}, sorted(loaded)
+    assert (tmp_path / "r.json").is_file()
+
+
+def test_a_bad_input_error_imports_nothing_heavy(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.jsonl"
+    code, loaded = imported_by(["validate", "--kb", str(missing), "--cases", str(missing)], tmp_path)
+    assert code == 2
+    assert "torch" not in loaded and "chromadb" not in loaded and "scipy" not in loaded
+
+
+def test_cli_defaults_copied_for_start_up_equal_their_definitions() -> None:
+    """--help must not import numpy or the baseline model for two defaults: the CLI keeps copies."""
+    from retrieval_gate.cli import baseline as baseline_cli
+    from retrieval_gate.cli import compare as compare_cli
+    from retrieval_gate.compare.baseline_update import DEFAULT_HISTORY_LIMIT
+    from retrieval_gate.compare.stats import DEFAULT_RESAMPLES
+
+    assert baseline_cli.DEFAULT_HISTORY_LIMIT == DEFAULT_HISTORY_LIMIT
+    assert compare_cli.DEFAULT_RESAMPLES == DEFAULT_RESAMPLES
+
+
+def test_the_lazy_console_is_a_rich_console_made_on_first_use() -> None:
+    import io
+
+    from rich.console import Console
+
+    from retrieval_gate.cli.app import LazyConsole
+
+    buffer = io.StringIO()
+    lazy = LazyConsole(file=buffer, width=40, highlight=False)
+    assert lazy._real is None
+    lazy.print("hello [bold]world[/bold]")
+    assert isinstance(lazy.real, Console)
+    assert buffer.getvalue() == "hello world\n"
+    assert lazy.width == 40

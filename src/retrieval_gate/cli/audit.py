@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from retrieval_gate.audit import AuditParams, AuditReport, introduced, resolved, run_audit
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.files import write_json_atomic, write_text_atomic
-from retrieval_gate.load.dataset import load_dataset
-from retrieval_gate.load.textfile import display
-from retrieval_gate.render.audit import print_audit, render_audit_html, render_audit_section
-from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
+
+if TYPE_CHECKING:
+    from retrieval_gate.audit import AuditReport
 
 
 def read_audit(path: Path) -> AuditReport:
     """A previous ``audit.json`` (e.g. the base branch's), validated."""
     from pydantic import ValidationError
+
+    from retrieval_gate.audit import AuditReport
+    from retrieval_gate.load.textfile import display
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -60,7 +61,13 @@ def audit_command(
     """Golden-set hygiene: near-duplicate cards and ambiguous gold, query leakage, duplicate
     queries and split leaks, unwinnable cases, a coverage matrix, unjudged top-k cards. Exit 0
     whatever it finds (report first); 2 on bad input."""
+    from retrieval_gate.audit import AuditParams, introduced, resolved, run_audit
     from retrieval_gate.chunk.chunking import chunk_kb
+    from retrieval_gate.files import write_json_atomic, write_text_atomic
+    from retrieval_gate.load.dataset import load_dataset
+    from retrieval_gate.load.textfile import display
+    from retrieval_gate.render.audit import print_audit, render_audit_html, render_audit_section
+    from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
 
     if markdown is not None and base is None:
         raise UsageError("--markdown needs --base (the section lists the findings introduced since the base)")

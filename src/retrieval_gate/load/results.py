@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -13,6 +14,22 @@ from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.load import boundary
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
+
+
+def json_document(raw: bytes, *, source: Path) -> Any:
+    """A whole JSON file's bytes → data, through the input boundary (``load/boundary.py``); every
+    refusal names the file (and the line where there is one)."""
+    text = ""
+    try:
+        text = raw.decode("utf-8-sig")
+        return boundary.loads(text)
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(display(source), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(display(source), exc.lineno,
+                                 f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    except boundary.JsonRefused as exc:
+        raise InputError(Problem(display(source), boundary.line_of(text, exc.needle), exc.message)) from None
 
 
 def read_results(path: Path) -> Results:
@@ -25,16 +42,7 @@ def parse_results(raw: bytes, *, source: Path) -> Results:
     """Validate a results file's bytes (read by the caller: ``read_results``, or the action's
     confined reader in its privileged modes); ``source`` names the file in errors."""
     path = source
-    try:
-        text = raw.decode("utf-8-sig")
-        data = boundary.loads(text)
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(display(path), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(display(path), exc.lineno,
-                                 f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
-    except boundary.JsonRefused as exc:
-        raise InputError(Problem(display(path), boundary.line_of(text, exc.needle), exc.message)) from None
+    data = json_document(raw, source=path)
     if not isinstance(data, dict):
         raise InputError(Problem(display(path), None, "not a results file: expected a JSON object"))
     version = data.get("schema_version")
@@ -61,17 +69,7 @@ def read_comparison(path: Path) -> Comparison:
 def parse_comparison(raw: bytes, *, source: Path) -> Comparison:
     """Validate a comparison file's bytes; ``source`` names the file in errors."""
     path = source
-    text = ""
-    try:
-        text = raw.decode("utf-8-sig")
-        data = boundary.loads(text)
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(str(path), None, f"cannot read: {exc}")) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(str(path), exc.lineno,
-                                 f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
-    except boundary.JsonRefused as exc:
-        raise InputError(Problem(str(path), boundary.line_of(text, exc.needle), exc.message)) from None
+    data = json_document(raw, source=path)
     try:
         return Comparison.model_validate(data)
     except ValidationError as exc:

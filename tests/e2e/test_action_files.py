@@ -101,3 +101,35 @@ def test_fork_comment_workflow_never_runs_pr_code():
 def test_no_workflow_uses_pull_request_target():
     for path in WORKFLOWS.glob("*.yml"):
         assert "pull_request_target" not in _on(_yaml(path)), path.name
+
+
+def test_retrieval_workflow_restores_the_store_keyed_on_what_invalidates_it():
+    wf = _yaml(WORKFLOWS / "retrieval.yml")
+    for job in wf["jobs"].values():
+        names = [str(step.get("uses", "")) for step in job["steps"]]
+        cache = job["steps"][names.index("actions/cache@v4")]
+        assert names.index("actions/cache@v4") < names.index("./")  # restored before the action runs
+        key, restore = cache["with"]["key"], cache["with"]["restore-keys"]
+        assert cache["with"]["path"] == ".retrieval-gate/store"
+        # model (the lock pins the model wheel's hash), config (chunking, k, retriever), KB content
+        for part in ("hashFiles('docker/requirements.lock')", "hashFiles('retrieval-gate.yml')",
+                     "hashFiles('examples/kb/**')"):
+            assert part in key
+        # a changed KB restores the newest store of the same model and chunking: only changes embed
+        assert all(key.startswith(prefix) for prefix in restore.strip().splitlines())
+
+
+def test_release_workflow_tests_then_pushes_with_sbom_provenance_and_points_action_yml_at_the_digest():
+    wf = _yaml(WORKFLOWS / "release.yml")
+    assert _on(wf) == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}} and wf["permissions"] == {}
+    steps = wf["jobs"]["release"]["steps"]
+    text = (WORKFLOWS / "release.yml").read_text(encoding="utf-8")
+    uses = [str(step.get("uses", "")) for step in steps]
+    runs = [str(step.get("run", "")) for step in steps]
+    tests = next(i for i, run in enumerate(runs) if "pytest -m image" in run)
+    push = next(i for i, step in enumerate(steps) if (step.get("with") or {}).get("push") is True)
+    assert tests < push < uses.index("actions/attest-build-provenance@v2")
+    assert steps[push]["with"]["sbom"] is True and steps[push]["with"]["provenance"] == "mode=max"
+    assert steps[push]["with"]["platforms"] == "linux/amd64"
+    assert "scripts/release-action-yml" in runs[-1] and '@${DIGEST}' in runs[-1]
+    assert "org.opencontainers.image.title" in text

@@ -44,12 +44,20 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates git \
-    && rm -rf /var/lib/apt/lists/* \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
     && git config --system --add safe.directory '*' \
     && python3 -m venv /opt/venv
 
 # The locked dependencies, hash-checked, without resolving anything (--no-deps: the lock is the
 # whole set; pip check proves it consistent). torch is in the lock as its CPU build.
+# Then dead weight goes, in the same layer (a later layer cannot shrink this one), ~360 MB:
+#   kubernetes (126 MB) and onnxruntime (78 MB): chromadb imports the first only in its
+#   distributed server's segment directory and the second only in its default embedding function;
+#   retrieval-gate runs Chroma embedded (or as an HTTP client) and always passes its own vectors.
+#   torch/test, torch/include and torch/bin's test programs (~190 MB): C++ tests, headers for
+#   building extensions (no compiler here), test binaries; torch_shm_manager stays.
+# pip check runs before they go: it would (rightly) report chromadb's declared dependencies.
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 RUN --mount=type=bind,source=docker,target=/tmp/build \
     --mount=type=secret,id=pip_cert \
@@ -58,7 +66,11 @@ RUN --mount=type=bind,source=docker,target=/tmp/build \
     if [ -n "${TORCH_INDEX_URL}" ]; then set -- "$@" --extra-index-url "${TORCH_INDEX_URL}"; \
     else set -- "$@" --find-links /tmp/build/wheels; fi; \
     pip install --require-hashes --no-deps -r /tmp/build/requirements.lock "$@" \
-    && pip check
+    && pip check \
+    && pip uninstall -y -q kubernetes onnxruntime \
+    && torch=/opt/venv/lib/python3.11/site-packages/torch \
+    && rm -rf "$torch/test" "$torch/include" \
+    && find "$torch/bin" -mindepth 1 -maxdepth 1 ! -name torch_shm_manager -exec rm -rf {} +
 
 # The package itself (no dependencies, no build isolation: setuptools is in the lock).
 WORKDIR /opt/retrieval-gate

@@ -62,12 +62,11 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
-@pytest.fixture
-def repo(tmp_path: Path, image: Built) -> Path:
+def make_repo(path: Path, tag: str) -> Path:
     """A repository that uses the action: the example suite, the released action.yml, a workflow."""
-    ws = example_workspace(tmp_path / "repo")
+    ws = example_workspace(path)
     shutil.copy(REPO / "action.yml", ws / "action.yml")
-    subprocess.run([str(REPO / "scripts" / "release-action-yml"), image.tag, str(ws / "action.yml")],
+    subprocess.run([str(REPO / "scripts" / "release-action-yml"), tag, str(ws / "action.yml")],
                    check=True, capture_output=True)
     (ws / ".github" / "workflows").mkdir(parents=True)
     (ws / ".github" / "workflows" / "retrieval.yml").write_text(WORKFLOW, encoding="utf-8")
@@ -78,7 +77,12 @@ def repo(tmp_path: Path, image: Built) -> Path:
     return ws
 
 
-def _act(act: str, repo: Path, tmp: Path, tag: str, event_name: str, event: dict, api_url: str
+@pytest.fixture
+def repo(tmp_path: Path, image: Built) -> Path:
+    return make_repo(tmp_path / "repo", image.tag)
+
+
+def run_act(act: str, repo: Path, tmp: Path, tag: str, event_name: str, event: dict, api_url: str
          ) -> tuple[subprocess.CompletedProcess[str], float]:
     (tmp / "event.json").write_text(json.dumps(event), encoding="utf-8")
     home = tmp / "act-home"
@@ -95,17 +99,17 @@ def _act(act: str, repo: Path, tmp: Path, tag: str, event_name: str, event: dict
     return proc, time.monotonic() - start
 
 
-def _later_step(repo: Path) -> dict[str, str]:
+def later_step(repo: Path) -> dict[str, str]:
     lines = (repo / "later-step.txt").read_text(encoding="utf-8").splitlines()
     return dict(line.split("=", 1) for line in lines)
 
 
 def test_act_push_runs_the_released_action_and_a_later_step_reads_its_outputs(act, repo, tmp_path, image):
     event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/rag", "default_branch": "main"}}
-    proc, seconds = _act(act, repo, tmp_path, image.tag, "push", event, "http://127.0.0.1:9")
+    proc, seconds = run_act(act, repo, tmp_path, image.tag, "push", event, "http://127.0.0.1:9")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     record("act push (report)", seconds)
-    seen = _later_step(repo)
+    seen = later_step(repo)
     assert seen["mode"] == "report" and seen["verdict"] == "none" and seen["n"] == "55"
     assert seen["cases"] == "62" and f"{float(seen['hit5']):.4f}" == seen["hit"]
     assert f"docker://{image.tag}" in (repo / "action.yml").read_text(encoding="utf-8")
@@ -122,12 +126,12 @@ def test_act_pull_request_end_to_end_comments_and_passes(act, repo, tmp_path, im
                                   "head": {"sha": "e" * 40, "ref": "feature",
                                            "repo": {"full_name": github.repository}}},
                  "repository": {"full_name": github.repository, "default_branch": "main"}}
-        proc, seconds = _act(act, repo, tmp_path, image.tag, "pull_request", event, github.api_url)
+        proc, seconds = run_act(act, repo, tmp_path, image.tag, "pull_request", event, github.api_url)
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
         record("act pull_request (end to end)", seconds)
         (comment,) = github.comments[12]
         assert comment["body"].startswith("<!-- retrieval-gate:default -->")
-        seen = _later_step(repo)
+        seen = later_step(repo)
         assert seen["mode"] == "pr" and seen["verdict"] == "pass"
         assert seen["comment_url"] == comment["html_url"]
         assert all(r.authorization == f"token {TOKEN}" for r in github.log)

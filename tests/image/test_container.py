@@ -77,7 +77,10 @@ def test_report_mode_runs_offline_and_writes_outputs_summary_and_files(runner, w
     for path in (workspace / "retrieval-gate-out").iterdir():
         info = path.stat()
         assert info.st_uid == 0 and info.st_mode & stat.S_IROTH, path
-    assert (workspace / ".retrieval-gate" / "store").is_dir()
+    store = workspace / ".retrieval-gate" / "store"
+    assert store.is_dir()
+    # actions/cache saves the store as the runner's user: every file must be readable by others
+    assert all(p.stat().st_mode & stat.S_IROTH for p in store.rglob("*")), "a store file is not world-readable"
     assert_token_absent(run.everything(), workspace)
 
 

@@ -50,7 +50,8 @@ RUN apt-get update \
     && python3 -m venv /opt/venv
 
 # The locked dependencies, hash-checked, without resolving anything (--no-deps: the lock is the
-# whole set; pip check proves it consistent). torch is in the lock as its CPU build.
+# whole set; pip check proves it consistent). torch is in the lock as its CPU build; it alone
+# comes from TORCH_INDEX_URL (or the local wheel), everything else from PyPI only.
 # Then dead weight goes, in the same layer (a later layer cannot shrink this one), ~360 MB:
 #   kubernetes (126 MB) and onnxruntime (78 MB): chromadb imports the first only in its
 #   distributed server's segment directory and the second only in its default embedding function;
@@ -61,11 +62,13 @@ RUN apt-get update \
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 RUN --mount=type=bind,source=docker,target=/tmp/build \
     --mount=type=secret,id=pip_cert \
-    set --; \
-    if [ -s /run/secrets/pip_cert ]; then set -- --cert /run/secrets/pip_cert; fi; \
-    if [ -n "${TORCH_INDEX_URL}" ]; then set -- "$@" --extra-index-url "${TORCH_INDEX_URL}"; \
-    else set -- "$@" --find-links /tmp/build/wheels; fi; \
-    pip install --require-hashes --no-deps -r /tmp/build/requirements.lock "$@" \
+    if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi; \
+    if [ -n "${TORCH_INDEX_URL}" ]; then set -- --index-url "${TORCH_INDEX_URL}"; \
+    else set -- --no-index --find-links /tmp/build/wheels; fi; \
+    awk '/^torch==/ { on = 1 } on { print; if ($0 !~ /\\$/) exit }' /tmp/build/requirements.lock > /tmp/torch.txt \
+    && pip install --require-hashes --no-deps -r /tmp/torch.txt "$@" \
+    && pip install --require-hashes --no-deps -r /tmp/build/requirements.lock \
+    && rm /tmp/torch.txt \
     && pip check \
     && pip uninstall -y -q kubernetes onnxruntime \
     && torch=/opt/venv/lib/python3.11/site-packages/torch \

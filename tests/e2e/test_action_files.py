@@ -52,23 +52,26 @@ def test_dockerfile_is_hadolint_clean():
     assert (proc.returncode, proc.stdout + proc.stderr) == (0, "")
 
 
-def test_dockerfile_runs_offline_with_a_pinned_cpu_torch_and_the_cli_entrypoint():
+def test_dockerfile_runs_offline_from_a_digest_pinned_base_and_hash_pinned_lock():
     text = (REPO / "Dockerfile").read_text(encoding="utf-8")
-    assert re.search(r"^FROM python:3\.11-slim", text, re.M)
-    assert "--index-url https://download.pytorch.org/whl/cpu" in text
-    assert re.search(r'ARG TORCH_VERSION=\d+\.\d+\.\d+\n', text) and '"torch==${TORCH_VERSION}"' in text
+    assert re.search(r"^ARG BASE_IMAGE=debian:bookworm-slim@sha256:[0-9a-f]{64}$", text, re.M)
+    assert re.search(r"^FROM \$\{BASE_IMAGE\}$", text, re.M)
+    assert "ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in text
+    assert "pip install --require-hashes --no-deps -r /tmp/build/requirements.lock" in text and "pip check" in text
     assert "HF_HUB_OFFLINE=1" in text
     assert "git config --system --add safe.directory '*'" in text
     assert text.rstrip().endswith('ENTRYPOINT ["retrieval-gate", "action"]')
+    # the CA bundle of a local build is a BuildKit secret: never COPY'd into a layer
+    assert "--mount=type=secret,id=pip_cert" in text and not re.search(r"^COPY .*(cert|\.crt|\.pem)", text, re.M)
     # dependency layer before the source layer, for cache reuse
-    assert text.index("COPY pyproject.toml") < text.index("COPY src")
+    assert text.index("requirements.lock") < text.index("COPY src")
 
 
 def test_dockerignore_sends_only_what_the_build_needs():
     lines = [ln for ln in (REPO / ".dockerignore").read_text(encoding="utf-8").splitlines()
              if ln and not ln.startswith("#")]
     assert lines[0] == "*"
-    assert {"!pyproject.toml", "!README.md", "!src/"} <= set(lines)
+    assert {"!pyproject.toml", "!README.md", "!src/", "!docker/"} <= set(lines)
 
 
 def _steps(workflow: dict) -> list[dict]:
@@ -132,3 +135,38 @@ def test_fork_comment_workflow_never_runs_pr_code():
 def test_no_workflow_uses_pull_request_target():
     for path in WORKFLOWS.glob("*.yml"):
         assert "pull_request_target" not in _on(_yaml(path)), path.name
+
+
+def test_retrieval_workflow_restores_the_store_keyed_on_what_invalidates_it():
+    wf = _yaml(WORKFLOWS / "retrieval.yml")
+    for name, job in wf["jobs"].items():
+        names = [str(step.get("uses", "")).split("@")[0] for step in job["steps"]]
+        if name == "baseline":  # the writer evaluates nothing: no store to restore
+            assert "actions/cache" not in names
+            continue
+        cache = job["steps"][names.index("actions/cache")]
+        assert names.index("actions/cache") < names.index("./")  # restored before the action runs
+        key, restore = cache["with"]["key"], cache["with"]["restore-keys"]
+        assert cache["with"]["path"] == ".retrieval-gate/store"
+        # model (the lock pins the model wheel's hash), config (chunking, k, retriever), KB content
+        for part in ("hashFiles('docker/requirements.lock')", "hashFiles('retrieval-gate.yml')",
+                     "hashFiles('examples/kb/**')"):
+            assert part in key
+        # a changed KB restores the newest store of the same model and chunking: only changes embed
+        assert all(key.startswith(prefix) for prefix in restore.strip().splitlines())
+
+
+def test_release_workflow_tests_then_pushes_with_sbom_provenance_and_points_action_yml_at_the_digest():
+    wf = _yaml(WORKFLOWS / "release.yml")
+    assert _on(wf) == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}} and wf["permissions"] == {}
+    steps = wf["jobs"]["release"]["steps"]
+    text = (WORKFLOWS / "release.yml").read_text(encoding="utf-8")
+    uses = [str(step.get("uses", "")) for step in steps]
+    runs = [str(step.get("run", "")) for step in steps]
+    tests = next(i for i, run in enumerate(runs) if "pytest -m image" in run)
+    push = next(i for i, step in enumerate(steps) if (step.get("with") or {}).get("push") is True)
+    assert tests < push < uses.index("actions/attest-build-provenance@v2")
+    assert steps[push]["with"]["sbom"] is True and steps[push]["with"]["provenance"] == "mode=max"
+    assert steps[push]["with"]["platforms"] == "linux/amd64"
+    assert "scripts/release-action-yml" in runs[-1] and '@${DIGEST}' in runs[-1]
+    assert "org.opencontainers.image.title" in text

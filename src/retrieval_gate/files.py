@@ -67,26 +67,17 @@ def _for_orjson(value: Any) -> Any:
         if not _INT64[0] <= value <= _INT64[1]:
             raise _NotPlain
         return value
-    if kind is dict:
-        out = None
-        for key, item in value.items():
-            if type(key) is not str:
+    if kind is dict or kind is list or kind is tuple:
+        out: Any = None  # a copy, made only when an item changes
+        for key, item in (value.items() if kind is dict else enumerate(value)):
+            if kind is dict and type(key) is not str:
                 raise _NotPlain
             new = _for_orjson(item)
             if new is not item:
                 if out is None:
-                    out = dict(value)
+                    out = dict(value) if kind is dict else list(value)
                 out[key] = new
         return value if out is None else out
-    if kind is list or kind is tuple:
-        items = None
-        for index, item in enumerate(value):
-            new = _for_orjson(item)
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[index] = new
-        return value if items is None else items
     raise _NotPlain
 
 

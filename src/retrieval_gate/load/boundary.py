@@ -150,6 +150,11 @@ def line_of(text: str, needle: str | None) -> int | None:
     return text.count("\n", 0, index) + 1 if index >= 0 else None
 
 
+def score_problem(value: float, text: str) -> str | None:
+    """A message when a parsed score is not finite (NaN, inf, 1e400), else None."""
+    return None if math.isfinite(value) else f"score {quote(text)} is not a finite number"
+
+
 def id_problem(value: str, what: str = "id") -> str | None:
     """A message when an id is too long, else None."""
     if len(value) > MAX_ID_CHARS:

@@ -7,13 +7,12 @@ not relevant), blank lines and lines starting with ``#`` are skipped."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes, sha256_path
-from retrieval_gate.load.boundary import id_problem, quote
+from retrieval_gate.load.boundary import id_problem, quote, score_problem
 from retrieval_gate.load.subset_manifest import read_subset_manifest
 from retrieval_gate.load.textfile import (
     display,
@@ -133,12 +132,9 @@ def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str,
         except ValueError:
             problems.append(Problem(display(path), number, f"score {quote(score)} is not a number"))
             continue
-        if not math.isfinite(value):
-            problems.append(Problem(display(path), number, f"score {quote(score)} is not a finite number"))
-            continue
-        too_long = id_problem(qid, "query id") or id_problem(doc, "corpus id")
-        if too_long is not None:
-            problems.append(Problem(display(path), number, too_long))
+        refused = score_problem(value, score) or id_problem(qid, "query id") or id_problem(doc, "corpus id")
+        if refused is not None:
+            problems.append(Problem(display(path), number, refused))
             continue
         relevance = int(value)
         first_line.setdefault(qid, number)

@@ -56,6 +56,7 @@ def read_kb(path: Path) -> tuple[KnowledgeBase | None, list[Problem]]:
 
 def _load_jsonl(path: Path, fmt: str) -> tuple[KnowledgeBase | None, list[Problem]]:
     problems: list[Problem] = []
+    data = read_bytes(path)  # read once: a pipe works like a file
 
     def prepare(obj: dict[str, Any], number: int) -> dict[str, Any]:
         if "_id" in obj and "id" not in obj:
@@ -64,7 +65,6 @@ def _load_jsonl(path: Path, fmt: str) -> tuple[KnowledgeBase | None, list[Proble
             obj.pop("title", None)
         return obj
 
-    data = read_bytes(path)  # read once: a pipe works like a file
     cards, lines = validated_records(path, problems, model=Card, what="card", prepare=prepare,
                                      empty="knowledge base is empty: no cards", data=data)
     if not cards:

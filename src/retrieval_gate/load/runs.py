@@ -4,13 +4,12 @@ as trec_eval ignores them) or JSONL
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import sha256_bytes
-from retrieval_gate.load.boundary import MAX_RECORDS, id_problem, quote
+from retrieval_gate.load.boundary import MAX_RECORDS, id_problem, quote, score_problem
 from retrieval_gate.load.fastpath import fast_trec
 from retrieval_gate.load.textfile import display, iter_json_objects, iter_lines, raise_if, read_bytes
 from retrieval_gate.models import RankedList
@@ -62,12 +61,9 @@ def _load_trec(path: Path, problems: list[Problem], data: bytes) -> dict[str, Ra
             problems.append(Problem(display(path), number,
                                     f"rank {quote(rank)} must be an integer and score {quote(score)} a number"))
             continue
-        if not math.isfinite(value):  # NaN, inf, 1e400
-            problems.append(Problem(display(path), number, f"score {quote(score)} is not a finite number"))
-            continue
-        too_long = id_problem(qid, "query id") or id_problem(doc, "document id")
-        if too_long is not None:
-            problems.append(Problem(display(path), number, too_long))
+        refused = score_problem(value, score) or id_problem(qid, "query id") or id_problem(doc, "document id")
+        if refused is not None:
+            problems.append(Problem(display(path), number, refused))
             continue
         count += 1
         if count > MAX_RECORDS:

@@ -75,14 +75,9 @@ def run(argv: list[str]) -> float:
 
 
 def comparable(path: Path) -> str:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data.pop("created_at", None)
-    data.pop("latency", None)
-    for case in data["cases"]:
-        case.pop("latency_ms", None)
-    data["extras"].pop("timings", None)
-    data["extras"].pop("embedding", None)
-    data["extras"].get("store", {}).pop("seconds", None)
+    from retrieval_gate.score.results import without_run_specific_fields
+
+    data = without_run_specific_fields(json.loads(path.read_text(encoding="utf-8")))
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)
 
 

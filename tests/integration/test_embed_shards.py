@@ -25,6 +25,7 @@ from retrieval_gate.errors import InputError, UsageError
 from retrieval_gate.evaluation.embed_shard import embed_shard
 from retrieval_gate.evaluation.run import run_evals
 from retrieval_gate.files import dumps_json
+from retrieval_gate.score.results import without_run_specific_fields
 from retrieval_gate.settings import SuiteConfig
 from retrieval_gate.store.settings import StoreSettings
 from tests.fake_embedder import HashEmbedder
@@ -66,15 +67,7 @@ def write_dataset(root: Path, *, n_cards: int = 700, n_cases: int = 300, seed: i
 
 def comparable(results: Any) -> str:
     """Results JSON without the fields that say when, how fast and what was embedded where."""
-    data = results.to_json_data()
-    data.pop("created_at", None)
-    data.pop("latency", None)
-    for case in data["cases"]:
-        case.pop("latency_ms", None)
-    data["extras"].pop("timings", None)
-    data["extras"].pop("embedding", None)
-    data["extras"]["store"].pop("seconds", None)
-    return dumps_json(data)
+    return dumps_json(without_run_specific_fields(results.to_json_data()))
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4])

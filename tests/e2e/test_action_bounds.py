@@ -63,6 +63,14 @@ def test_an_action_path_outside_the_workspace_exits_2(world, github, engine, nam
     assert github.requests("POST") == [] and github.requests("PATCH") == []
 
 
+def test_a_config_outside_the_workspace_is_refused_before_it_is_read(world, github, engine):
+    outside = world.tmp / "outside.yml"
+    outside.write_text("suites: [unclosed\n", encoding="utf-8")  # would be a YAML error if parsed
+    run = _pr(world, github, engine, inputs={"config": str(outside)})
+    assert run.exit_code == 2 and "must stay inside" in run.stderr
+    assert "YAML" not in run.stderr and github.comments.get(7) is None
+
+
 def test_a_symlink_out_of_the_workspace_is_outside(world, github, engine, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -195,6 +195,8 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     workspace = workspace_of(env)
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
     config_path = Path(inputs.config) if inputs.config is not None else None
+    # Paths stay inside the workspace: the inputs' before anything is read, the suite's after.
+    confine_paths(workspace=workspace, paths={"input config": inputs.config, "input out_dir": inputs.out_dir})
     if _privileged(inputs, env.get("GITHUB_EVENT_NAME", "")):
         config_file, found = _load_config_confined(config_path, workspace=workspace)
     else:
@@ -205,7 +207,6 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     # The data files of the privileged modes (results_file, comparison_file) are read through
     # publish.untrusted.read_confined, which refuses links and paths outside the workspace itself.
     confine_paths(workspace=workspace, paths={
-        "input config": inputs.config, "input out_dir": inputs.out_dir,
         "kb": suite_config.kb, "cases": suite_config.cases, "store path": suite_config.store.path})
     return ActionSettings(
         event_name=env.get("GITHUB_EVENT_NAME", ""),

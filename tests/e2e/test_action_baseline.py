@@ -35,11 +35,13 @@ def _history(github: FakeGitHub, branch: str = "main") -> list[str]:
 def test_first_push_to_the_default_branch_creates_the_baseline(world, github):
     run = _push(world)
     assert run.exit_code == 0 and run.outputs["mode"] == "update-baseline"
-    (put,) = github.requests("PUT")
+    (put,) = github.requests("PUT", f"/contents/{BASELINE}$")
     assert "sha" not in put.body and put.body["branch"] == "main"  # a create: no blob sha
     assert put.body["message"] == f"retrieval-gate: update {BASELINE} for {OURS[:12]} [skip ci]"
     assert _history(github) == [OURS]
-    assert run.outputs["baseline_commit"] == github.branches["main"]
+    # the baseline's commit, then the audit's beside it (two contents-API writes) — the branch's head
+    assert github.file_at(run.outputs["baseline_commit"], BASELINE) == github.file_at("main", BASELINE)
+    assert run.outputs["audit_commit"] == github.branches["main"]
     assert run.outputs["verdict"] == "no-baseline"
     local = (world.workspace / run.outputs["baseline_file"]).read_text(encoding="utf-8")
     assert local == github.file_at("main", BASELINE)
@@ -51,7 +53,7 @@ def test_push_updates_the_baseline_with_the_blob_sha_and_keeps_history(world, gi
     github.commit("main", {BASELINE: old}, message="older baseline")
     run = _push(world)
     assert run.exit_code == 0
-    (put,) = github.requests("PUT")
+    (put,) = github.requests("PUT", f"/contents/{BASELINE}$")
     assert put.body["sha"] == blob_sha(old.encode())
     assert _history(github) == [f"{0:040x}", f"{1:040x}", THEIRS, OURS]
     assert run.outputs["verdict"] == "pass" and run.outputs["delta_hit_at_k"] == "0.0000"
@@ -68,8 +70,8 @@ def test_concurrent_merge_409_rereads_merges_and_both_history_entries_survive(wo
     run = _push(world)
 
     assert run.exit_code == 0
-    assert [r.status for r in github.requests("PUT")] == [409, 200]
-    puts = github.requests("PUT")
+    assert [r.status for r in github.requests("PUT", f"/contents/{BASELINE}$")] == [409, 200]
+    puts = github.requests("PUT", f"/contents/{BASELINE}$")
     assert puts[0].body["sha"] != puts[1].body["sha"]  # the retry used the new blob sha
     assert _history(github) == [f"{0:040x}", THEIRS, OURS]  # theirs kept, ours added: no lost update
     assert "after 2 attempts (concurrent writers)" in run.summary
@@ -83,7 +85,7 @@ def test_two_first_merges_racing_to_create_the_baseline_422_then_update(world, g
     github.before("PUT", f"/contents/{BASELINE}$", another_merge_creates_it_first)
     run = _push(world)
     assert run.exit_code == 0
-    first, second = github.requests("PUT")
+    first, second = github.requests("PUT", f"/contents/{BASELINE}$")
     assert (first.status, "sha" in first.body) == (422, False)  # a create, refused: the file exists now
     assert (second.status, "sha" in second.body) == (200, True)  # an update with the new blob sha
     assert _history(github) == [THEIRS, OURS]
@@ -95,7 +97,7 @@ def test_a_conflict_while_the_file_does_not_change_is_not_retried_forever(world,
                 times=10)
     run = _push(world)
     assert run.exit_code == 2
-    assert len(github.requests("PUT")) == 2
+    assert len(github.requests("PUT", f"/contents/{BASELINE}$")) == 2
     assert "Repository rule violations found" in run.stderr and "protected" in run.stderr
     assert github.file_at("main", BASELINE) is None
 

@@ -170,7 +170,7 @@ def test_server_errors_are_retried_then_succeed(world, github, engine):
     github.fail("PATCH", r"/issues/comments/\d+$", status=500)
     run = _pr(world, base)
     assert run.exit_code == 0
-    assert [r.status for r in github.requests("GET", "/contents/baselines/")] == [502, 200]
+    assert [r.status for r in github.requests("GET", "/contents/baselines/default.json$")] == [502, 200]
     assert [r.status for r in github.requests("GET", r"/issues/7/comments$")] == [503, 200]
     assert [r.status for r in github.requests("PATCH")] == [500, 200]
     assert len(github.comments[7]) == 1 and "hit@5: 0.6000" in github.comments[7][0]["body"]

@@ -99,22 +99,22 @@ def test_a_refresh_writes_the_audit_beside_the_baseline_and_an_unchanged_one_wri
     assert first.exit_code == 0
     written = github.file_at("main", AUDIT)
     assert written is not None and github.file_at("main", BASELINE) is not None
-    (put,) = github.requests("PUT", f"/contents/{AUDIT}$")
-    assert put.body["message"] == f"retrieval-gate: update {AUDIT} for {MERGE[:12]} [skip ci]"
-    assert first.outputs["audit_commit"] == github.branches["main"]
+    (commit,) = github.requests("POST", "/git/commits$")  # one commit: the baseline and its audit
+    assert commit.body["message"] == f"retrieval-gate: update {BASELINE} and {AUDIT} for {MERGE[:12]} [skip ci]"
+    assert first.outputs["audit_commit"] == first.outputs["baseline_commit"] == github.branches["main"]
     assert (world.workspace / first.outputs["audit_file"]).read_text(encoding="utf-8") == written
     # The committed golden file of the examples (made by `retrieval-gate audit`) has the same findings.
     golden = json.loads((REPO / "examples" / "audit.json").read_text(encoding="utf-8"))
     report = parse_audit(written.encode(), source=Path(AUDIT))
     assert [f.model_dump(mode="json") for f in report.findings] == golden["findings"]
-    assert f"Audit `{AUDIT}` updated in commit" in first.summary
+    assert f"Audit `{AUDIT}` ({len(golden['findings'])} findings) written in the same commit" in first.summary
 
     second = _push(world, sha=NEXT_MERGE)  # another merge, same KB and cases: a new baseline entry only
     assert second.exit_code == 0
-    assert len(github.requests("PUT", f"/contents/{AUDIT}$")) == 1
-    assert len(github.requests("PUT", f"/contents/{BASELINE}$")) == 2
+    last = github.requests("POST", "/git/commits$")[-1]
+    assert last.body["message"] == f"retrieval-gate: update {BASELINE} for {NEXT_MERGE[:12]} [skip ci]"
     assert second.outputs["audit_commit"] == "" and github.file_at("main", AUDIT) == written
-    assert f"Audit `{AUDIT}` unchanged; nothing written." in second.summary
+    assert f"Audit `{AUDIT}` unchanged; nothing written for it." in second.summary
 
 
 @pytest.mark.parametrize(("change", "kind", "cases", "cards"), [
@@ -189,4 +189,6 @@ def test_audit_false_runs_no_audit_and_shows_no_section(world, github, repo, eng
 
     refresh = _push(world, sha=NEXT_MERGE, inputs={"audit": "false"})
     assert refresh.exit_code == 0 and refresh.outputs["audit_file"] == refresh.outputs["audit_commit"] == ""
-    assert len(github.requests("PUT", f"/contents/{AUDIT}$")) == 1  # the first refresh's only
+    assert github.requests("POST", "/git/commits$")[-1].body["message"] == (
+        f"retrieval-gate: update {BASELINE} for {NEXT_MERGE[:12]} [skip ci]")
+    assert len(engine.audits) == audits

@@ -1,16 +1,16 @@
 """The golden-set audit in the action's flows (issue 14; input ``audit``, default on).
 
-- **Refresh** (``update-baseline``, ``write-baseline``): after the baseline, the suite's KB and
-  cases are audited with the suite's ``audit:`` settings and the audit is written next to the
-  baseline, ``baselines/<suite>.json`` → ``baselines/<suite>.audit.json`` (:func:`audit_repo_path`),
-  through the contents API with the baseline's conflict and retry rules (``commit_file``); an
-  unchanged audit (the file holds no time or timing) writes nothing.
+- **Refresh** (``update-baseline``, ``write-baseline``): the suite's KB and cases are audited
+  with the suite's ``audit:`` settings and the audit is written next to the baseline,
+  ``baselines/<suite>.json`` → ``baselines/<suite>.audit.json`` (:func:`audit_repo_path`), in the
+  baseline's commit (``publish.baseline_commit``: one commit, the same conflict and retry rules);
+  an unchanged audit (the file holds no time or timing) is not written.
 - **Pull request** (``pr``): the PR's KB and cases are audited with the **base's** ``audit:``
   settings (``publish.base_gate.judged_by``), the base's audit is read **at the base sha** through
   the API (never the checkout's copy, which the PR may edit), and the comment gets a collapsed
   section of the findings the PR introduced (``audit.diff``). No base audit, or one that does not
   parse, is a one-line note instead. Nothing here changes the exit code: findings never fail the
-  gate, and an audit that cannot run or be written is a warning.
+  gate, and an audit that cannot run is a warning.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval_gate.errors import GitHubError, RetrievalGateError, one_line
-from retrieval_gate.publish.baseline_commit import FileCommit, commit_file
 from retrieval_gate.publish.flow_context import FlowContext, GitHubPort
 
 if TYPE_CHECKING:
@@ -62,38 +61,36 @@ def run_suite_audit(ctx: FlowContext, *, suite_config: SuiteConfig) -> tuple[Aud
 
 
 @dataclass(frozen=True)
-class AuditRefresh:
-    path: str  # the audit's repository path
-    local: str  # out_dir/audit.json ("" when the audit did not run)
-    write: FileCommit | None  # None when the audit did not run or could not be written
-    note: str  # one sentence for the job summary
+class AuditFile:
+    """The refresh's audit, to be committed with the baseline."""
+
+    path: str  # its repository path, beside the baseline
+    text: str
+    local: str  # out_dir/audit.json
+    findings: int
 
 
-def refresh_audit(ctx: FlowContext, *, gh: GitHubPort, branch: str) -> AuditRefresh:
-    """Audit the checkout with the suite's settings and write it next to the baseline."""
+def refresh_audit_file(ctx: FlowContext) -> AuditFile | None:
+    """The checkout's audit with the suite's own settings (the branch being refreshed judges
+    itself), or None when it could not run (a warning; the baseline is still written)."""
     from retrieval_gate.evaluation.audit_suite import dumps_audit
 
     s = ctx.settings
-    path = audit_repo_path(s.baseline_path)
     report, local = run_suite_audit(ctx, suite_config=s.suite_config)
     if report is None:
-        return AuditRefresh(path=path, local="", write=None, note=f"The golden-set audit could not run ({local}); "
-                            f"`{path}` is left as it was.")
-    text = dumps_audit(report)
-    try:
-        write = commit_file(ctx, gh=gh, path=path, branch=branch, render=lambda _current: text,
-                            message=f"retrieval-gate: update {path} for {s.sha[:12] or branch} [skip ci]")
-    except GitHubError as exc:
-        why = ctx.scrub(one_line(exc))
-        ctx.runner.annotate("warning", f"the audit {path} was not written: {why}", title="retrieval-gate: audit")
-        return AuditRefresh(path=path, local=local, write=None,
-                            note=f"The golden-set audit `{path}` could not be written ({why}).")
-    if write.commit:
-        note = f"Audit `{path}` updated in commit `{write.commit[:12]}` ({report.counts['findings']} findings)."
-    else:
-        note = f"Audit `{path}` unchanged; nothing written."
-    ctx.runner.log(note.replace("`", ""))
-    return AuditRefresh(path=path, local=local, write=write, note=note)
+        return None
+    return AuditFile(path=audit_repo_path(s.baseline_path), text=dumps_audit(report), local=local,
+                     findings=len(report.findings))
+
+
+def refresh_note(audit: AuditFile | None, *, commit: str, changed: tuple[str, ...], baseline_path: str) -> str:
+    """One sentence for the refresh's job summary about the audit file."""
+    if audit is None:
+        return (f"The golden-set audit could not run (see the warning); `{audit_repo_path(baseline_path)}` is "
+                "left as it was.")
+    if audit.path in changed:
+        return f"Audit `{audit.path}` ({audit.findings} findings) written in the same commit `{commit[:12]}`."
+    return f"Audit `{audit.path}` unchanged; nothing written for it."
 
 
 @dataclass(frozen=True)

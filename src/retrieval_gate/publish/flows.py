@@ -12,8 +12,9 @@ pull_request           ``pr``: eval the checkout → the gate settings and the b
                        findings the PR introduced (``publish.audit_step``).
 push, default branch   ``update-baseline``: eval → merge into the branch's baseline (history
                        kept) → write it back through the contents API with the blob sha,
-                       ``[skip ci]``; on 409/422 re-read, re-merge, retry (bounded, backoff);
-                       then the suite's audit beside it (``<suite>.audit.json``), same rules.
+                       ``[skip ci]``, with the suite's audit beside it (``<suite>.audit.json``)
+                       in the same commit (Git Data API, the ref moved only if it did not
+                       move meanwhile); on 422 re-read, re-merge, retry (bounded, backoff).
 push, other branches   ``report``: eval → job summary, HTML report and outputs. No API calls.
 workflow_dispatch      ``pr`` against ``base_ref`` (or the ``pr_number``'s base, or the default
                        branch), with that ref's gate; ``mode: update-baseline`` /
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING
 from retrieval_gate.errors import GitHubError, PermissionDenied, UsageError
 from retrieval_gate.load.results import parse_results
 from retrieval_gate.publish.action_settings import ActionSettings
-from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit
+from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note
 from retrieval_gate.publish.base_gate import (
     JudgedBy,
     base_suite,
@@ -207,29 +208,34 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: str 
     gh = ctx.gh()
     if results is None:
         results = _evaluate(ctx)
-    write = commit_baseline(ctx, gh=gh, results=results, branch=branch)
-    audit = refresh_audit(ctx, gh=gh, branch=branch) if s.inputs.audit else None
+    audit = refresh_audit_file(ctx) if s.inputs.audit else None
+    write = commit_baseline(ctx, gh=gh, results=results, branch=branch,
+                            beside={audit.path: audit.text} if audit is not None else None)
     old = write.previous
     comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=old)
     baseline_file = s.out_dir / "baseline.json"
     ctx.write_text(baseline_file, write.text)
-    if write.commit:
+    if write.commit and s.baseline_path not in write.changed:
+        note = f"Baseline `{s.baseline_path}` on `{branch}` already holds these results."
+    elif write.commit:
         note = (f"Baseline `{s.baseline_path}` updated on `{branch}` in commit `{write.commit[:12]}`"
                 f"{f' after {write.attempts} attempts (concurrent writers)' if write.attempts > 1 else ''}.")
     else:
         note = f"Baseline `{s.baseline_path}` on `{branch}` already holds these results; nothing written."
+    if s.inputs.audit:
+        note += " " + refresh_note(audit, commit=write.commit, changed=write.changed, baseline_path=s.baseline_path)
     runner.log(note.replace("`", ""))
     links = links_for(s, baseline_ref=branch)
     summary = engine.render_summary(results=results, comparison=comparison, baseline=old, links=links)
-    audit_note = f"> {audit.note}\n\n" if audit is not None else ""
-    write_summary(ctx, f"> {note}\n\n{audit_note}{summary}")
+    write_summary(ctx, f"> {note}\n\n{summary}")
     outputs = step_outputs(results=results, comparison=comparison, mode=mode,
                            verdict=None if old is not None else "no-baseline")
     outputs.update(paths)
-    outputs.update(baseline_path=s.baseline_path, baseline_ref=branch, baseline_commit=write.commit,
+    outputs.update(baseline_path=s.baseline_path, baseline_ref=branch,
+                   baseline_commit=write.commit if s.baseline_path in write.changed else "",
                    baseline_file=baseline_file.as_posix(), audit_file=audit.local if audit is not None else "",
-                   audit_commit=audit.write.commit if audit is not None and audit.write is not None else "")
+                   audit_commit=write.commit if audit is not None and audit.path in write.changed else "")
     runner.set_outputs(outputs)
     annotate(runner, comparison, gate_applies=False)
     return Outcome(mode=mode, exit_code=0, outputs=outputs)

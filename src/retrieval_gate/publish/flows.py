@@ -10,11 +10,10 @@ pull_request           ``pr``: eval the checkout → the gate settings and the b
                        → job summary → outputs → annotations → exit 1 only if a gate is on
                        and fails. With ``audit`` on, the comment also lists the golden-set
                        findings the PR introduced (``publish.audit_step``).
-push, default branch   ``update-baseline``: eval → merge into the branch's baseline (history
-                       kept) → write it back through the contents API with the blob sha,
-                       ``[skip ci]``, with the suite's audit beside it (``<suite>.audit.json``)
-                       in the same commit (Git Data API, the ref moved only if it did not
-                       move meanwhile); on 422 re-read, re-merge, retry (bounded, backoff).
+push, default branch   ``update-baseline``: eval → audit → merge into the branch's baseline
+                       (history kept) → write it and the audit (``<suite>.audit.json``) back in
+                       one commit, ``[skip ci]`` (Git Data API; the ref moved only if it did
+                       not move meanwhile); on 422 re-read, re-merge, retry (bounded, backoff).
 push, other branches   ``report``: eval → job summary, HTML report and outputs. No API calls.
 workflow_dispatch      ``pr`` against ``base_ref`` (or the ``pr_number``'s base, or the default
                        branch), with that ref's gate; ``mode: update-baseline`` /

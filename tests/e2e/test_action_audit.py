@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.load.results import parse_audit
+from retrieval_gate.settings import SuiteConfig
 from tests.e2e.action_harness import REPO, ActionWorld
 from tests.e2e.fake_engine import FakeEngine
 from tests.e2e.fake_github import FakeGitHub
@@ -192,3 +193,17 @@ def test_audit_false_runs_no_audit_and_shows_no_section(world, github, repo, eng
     assert github.requests("POST", "/git/commits$")[-1].body["message"] == (
         f"retrieval-gate: update {BASELINE} for {NEXT_MERGE[:12]} [skip ci]")
     assert len(engine.audits) == audits
+
+
+def test_a_write_baseline_job_without_the_data_warns_and_still_writes_the_baseline(world, github, engine):
+    results = FakeEngine().evaluate(suite_config=SuiteConfig(), suite="default")
+    (world.workspace / "eval-out").mkdir()
+    (world.workspace / "eval-out" / "results.json").write_text(json.dumps(results.to_json_data()), encoding="utf-8")
+    (world.workspace / CONFIG).write_text(CONFIG_TEXT, encoding="utf-8")  # names examples/, not checked out here
+    run = world.run(event_name="push", event=world.push_event(ref="refs/heads/main"), ref="refs/heads/main",
+                    sha=MERGE, inputs={"config": CONFIG, "mode": "write-baseline",
+                                       "results_file": "eval-out/results.json"})
+    assert run.exit_code == 0 and github.file_at("main", BASELINE) is not None
+    assert github.file_at("main", AUDIT) is None and run.outputs["audit_commit"] == run.outputs["audit_file"] == ""
+    assert "::warning title=retrieval-gate%3A audit::the golden-set audit could not run" in run.stdout
+    assert "The golden-set audit could not run" in run.summary

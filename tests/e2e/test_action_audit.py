@@ -207,3 +207,26 @@ def test_a_write_baseline_job_without_the_data_warns_and_still_writes_the_baseli
     assert github.file_at("main", AUDIT) is None and run.outputs["audit_commit"] == run.outputs["audit_file"] == ""
     assert "::warning title=retrieval-gate%3A audit::the golden-set audit could not run" in run.stdout
     assert "The golden-set audit could not run" in run.summary
+
+
+def test_a_pr_that_fixes_a_base_finding_is_counted_as_resolved(world, github, repo):
+    _add_leak(repo)  # the default branch has the leaked case …
+    base = _refreshed_base(world, github)
+    lines = (repo / "examples" / "cases.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (repo / "examples" / "cases.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")  # … the PR removes it
+    run = _pr(world, base)
+    assert run.exit_code == 0
+    body = _comment(github)
+    assert "0 new findings in this PR · 1 resolved" in body and _audit_rows(body) == []
+
+
+def test_a_base_audit_made_with_other_settings_is_flagged_in_the_section(world, github, repo):
+    _refreshed_base(world, github)
+    # the base's audit settings changed after its last refresh (no refresh since)
+    base = github.commit("main", {CONFIG: CONFIG_TEXT + "      leak_min_words: 5\n"}, message="audit knobs")
+    _add_leak(repo)
+    run = _pr(world, base)
+    assert run.exit_code == 0
+    body = _comment(github)
+    assert [(r[1], r[2]) for r in _audit_rows(body)] == [("query_leakage", "en-leak")]
+    assert "the base audit was made with other settings than this PR's audit" in body

@@ -74,7 +74,7 @@ class GitHubError(RetrievalGateError):
 
 
 class ConflictError(GitHubError):
-    """A contents write was rejected because the file changed since it was read (HTTP 409/422)."""
+    """A write was rejected because the branch or file changed since it was read (HTTP 409/422)."""
 
 
 class PermissionDenied(GitHubError):

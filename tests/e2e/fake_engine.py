@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrieval_gate.audit import AuditReport, run_audit
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.model import Baseline, BaselineCase, Comparison, ComparisonRow, HistoryEntry
 from retrieval_gate.score.results import CaseResult, Completeness, MetricCell, Results
@@ -25,13 +26,19 @@ def _mean(values: list[float]) -> float:
 @dataclass
 class FakeEngine:
     """``scores``: case id → hit@5 (recall and nDCG are derived: recall = hit, nDCG = hit / 2 + 0.25
-    for hits, 0 otherwise — arbitrary but fixed). ``drop`` is the regression threshold."""
+    for hits, 0 otherwise — arbitrary but fixed). ``drop`` is the regression threshold.
+
+    The golden-set audit is cheap (no model, no store), so ``real_audit=True`` runs the real one
+    (``evaluation.audit_suite``) over the workspace's KB and cases; by default the audit is of an
+    empty data set (no findings), for tests whose workspace holds no data."""
 
     scores: dict[str, float] = field(default_factory=lambda: {f"q{i}": 1.0 for i in range(10)})
     drop: float = 0.02
     calls: list[tuple[str, Any]] = field(default_factory=list)
     configs: list[SuiteConfig] = field(default_factory=list)
     gates: list[GateSettings] = field(default_factory=list)  # the gate each compare was judged with
+    real_audit: bool = False
+    audits: list[SuiteConfig] = field(default_factory=list)  # the suite config each audit ran with
 
     @staticmethod
     def case_scores(hit: float) -> dict[str, float]:
@@ -91,6 +98,14 @@ class FakeEngine:
                           failures=failures, verdict="fail" if failures else "pass",
                           gate=gate.model_dump())
 
+    def audit(self, *, suite_config: SuiteConfig) -> AuditReport:
+        self.audits.append(suite_config)
+        if self.real_audit:
+            from retrieval_gate.evaluation.audit_suite import audit_suite
+
+            return audit_suite(suite_config=suite_config)
+        return run_audit(cases=[], entries=[], params=suite_config.audit)
+
     def marker(self, *, suite: str) -> str:
         return f"<!-- retrieval-gate:{suite} -->"
 
@@ -109,12 +124,12 @@ class FakeEngine:
         return "\n".join(lines) + "\n"
 
     def render_comment(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None,
-                       links: dict[str, str], max_chars: int) -> str:
-        return self._text(results, comparison, baseline, links)[:max_chars]
+                       links: dict[str, str], max_chars: int, audit_section: str = "") -> str:
+        return (self._text(results, comparison, baseline, links) + audit_section)[:max_chars]
 
     def render_summary(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None,
-                       links: dict[str, str]) -> str:
-        return "## summary\n" + self._text(results, comparison, baseline, links)
+                       links: dict[str, str], audit_section: str = "") -> str:
+        return "## summary\n" + self._text(results, comparison, baseline, links) + audit_section
 
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
         return f"<html><body>{results.suite}</body></html>\n"

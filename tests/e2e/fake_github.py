@@ -1,9 +1,11 @@
 """A fake GitHub REST API served over real HTTP on 127.0.0.1, for end-to-end tests of the action.
 
 It implements just the endpoints PyGithub calls for us (see publish/github.py), with GitHub's
-semantics where they matter: contents reads at a branch or a commit sha, writes that check the
-blob sha (409 on mismatch, 422 on a create over an existing file), issue comments paginated 30 a
-page with ``Link`` headers, ``GET /user`` refused (403) as it is for the Actions ``GITHUB_TOKEN``.
+semantics where they matter: contents reads at a branch or a commit sha; the Git Data API —
+blobs, trees on a base tree (entries by blob sha or inline content), commits with parents, and a
+ref update refused with 422 "Update is not a fast forward" unless the ref's commit is an ancestor
+of the new one; issue comments paginated 30 a page with ``Link`` headers; ``GET /user`` refused
+(403) as it is for the Actions ``GITHUB_TOKEN``.
 
 Faults are injected per request: ``fail(...)`` answers N matching requests with a canned status;
 ``before(...)`` runs a hook before a matching request is handled (e.g. another writer commits).
@@ -71,6 +73,9 @@ class FakeGitHub:
         self.large_file_threshold = large_file_threshold
         self.commits: dict[str, dict[str, bytes]] = {}
         self.commit_messages: dict[str, str] = {}
+        self.parents: dict[str, list[str]] = {}
+        self.trees: dict[str, dict[str, bytes]] = {}  # Git Data API trees (whole file maps)
+        self.blobs: dict[str, bytes] = {}
         self.branches: dict[str, str] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
@@ -93,11 +98,28 @@ class FakeGitHub:
                     tree.pop(path, None)
                 else:
                     tree[path] = text.encode("utf-8")
-            sha = hashlib.sha1(f"{parent}:{message}:{next(self._ids)}".encode()).hexdigest()
-            self.commits[sha] = tree
-            self.commit_messages[sha] = message
+            sha = self._new_commit(tree, message=message, parents=[parent] if parent else [])
             self.branches[branch] = sha
             return sha
+
+    def _new_commit(self, tree: dict[str, bytes], *, message: str, parents: list[str]) -> str:
+        sha = hashlib.sha1(f"{parents}:{message}:{next(self._ids)}".encode()).hexdigest()
+        self.commits[sha] = tree
+        self.commit_messages[sha] = message
+        self.parents[sha] = parents
+        return sha
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """``old`` is ``new`` or one of its ancestors."""
+        seen, todo = set(), [new]
+        while todo:
+            sha = todo.pop()
+            if sha == old:
+                return True
+            if sha not in seen:
+                seen.add(sha)
+                todo.extend(self.parents.get(sha, []))
+        return False
 
     def file_at(self, ref: str, path: str) -> str | None:
         with self._lock:
@@ -190,9 +212,13 @@ class FakeGitHub:
             file_path = unquote(m.group(1))
             if method == "GET":
                 return self._get_contents(file_path, query.get("ref", [self.default_branch])[0])
-            if method == "PUT":
-                return self._put_contents(file_path, body)
+        if rest.startswith("/git/") and (answer := self._git_data(method, rest, body)) is not None:
+            return answer
         if method == "GET" and (m := re.fullmatch(r"/git/blobs/([0-9a-f]+)", rest)):
+            if m.group(1) in self.blobs:
+                data = self.blobs[m.group(1)]
+                return 200, {"sha": m.group(1), "size": len(data), "encoding": "base64",
+                             "content": base64.encodebytes(data).decode()}, {}
             for tree in self.commits.values():
                 for data in tree.values():
                     if blob_sha(data) == m.group(1):
@@ -219,6 +245,71 @@ class FakeGitHub:
             return (200, pull, {}) if pull else (404, {"message": "Not Found"}, {})
         return 404, {"message": f"fake GitHub: no route for {method} {path}"}, {}
 
+    # -- the Git Data API (one commit for several files) -------------------------------------------
+
+    def _url(self, tail: str) -> str:
+        return f"{self.api_url}/repos/{self.repository}{tail}"
+
+    def _ref_json(self, branch: str) -> dict[str, Any]:
+        sha = self.branches[branch]
+        return {"ref": f"refs/heads/{branch}", "url": self._url(f"/git/refs/heads/{branch}"),
+                "object": {"sha": sha, "type": "commit", "url": self._url(f"/git/commits/{sha}")}}
+
+    def _tree_sha(self, tree: dict[str, bytes]) -> str:
+        listing = "".join(f"{path}\0{blob_sha(data)}\n" for path, data in sorted(tree.items()))
+        sha = hashlib.sha1(listing.encode()).hexdigest()
+        self.trees[sha] = tree
+        return sha
+
+    def _commit_json(self, sha: str) -> dict[str, Any]:
+        tree = self._tree_sha(self.commits[sha])
+        return {"sha": sha, "url": self._url(f"/git/commits/{sha}"), "message": self.commit_messages[sha],
+                "tree": {"sha": tree, "url": self._url(f"/git/trees/{tree}")},
+                "parents": [{"sha": p, "url": self._url(f"/git/commits/{p}")} for p in self.parents[sha]]}
+
+    def _git_data(self, method: str, rest: str, body: Any) -> tuple[int, Any, dict[str, str]] | None:
+        """GET ref (PyGithub's ``/git/ref/``) and commit; POST blob, tree, commit; PATCH ref. None: not ours."""
+        if method == "GET" and (m := re.fullmatch(r"/git/refs?/heads/(.+)", rest)):
+            branch = unquote(m.group(1))
+            return (200, self._ref_json(branch), {}) if branch in self.branches else (404, {"message": "Not Found"}, {})
+        if method == "GET" and (m := re.fullmatch(r"/git/commits/([0-9a-f]{40})", rest)):
+            return (200, self._commit_json(m.group(1)), {}) if m.group(1) in self.commits else (
+                404, {"message": "Not Found"}, {})
+        if method == "POST" and rest == "/git/blobs":
+            data = body["content"].encode("utf-8") if body.get("encoding", "utf-8") == "utf-8" \
+                else base64.b64decode(body["content"])
+            self.blobs[blob_sha(data)] = data
+            return 201, {"sha": blob_sha(data), "url": self._url(f"/git/blobs/{blob_sha(data)}")}, {}
+        if method == "POST" and rest == "/git/trees":
+            base = body.get("base_tree")
+            if base is not None and base not in self.trees:
+                return 422, {"message": f"Invalid tree info: base_tree {base} not found"}, {}
+            tree = dict(self.trees[base]) if base else {}
+            for element in body["tree"]:
+                if "content" in element:  # GitHub writes the blob itself
+                    data = element["content"].encode("utf-8")
+                    self.blobs[blob_sha(data)] = data
+                    element = {**element, "sha": blob_sha(data)}
+                if element.get("sha") not in self.blobs:
+                    return 422, {"message": f"Invalid tree info: blob {element.get('sha')} not found"}, {}
+                tree[element["path"]] = self.blobs[element["sha"]]
+            sha = self._tree_sha(tree)
+            return 201, {"sha": sha, "url": self._url(f"/git/trees/{sha}"), "tree": []}, {}
+        if method == "POST" and rest == "/git/commits":
+            if body["tree"] not in self.trees or any(p not in self.commits for p in body["parents"]):
+                return 422, {"message": "Invalid tree or parent sha"}, {}
+            sha = self._new_commit(dict(self.trees[body["tree"]]), message=body["message"], parents=body["parents"])
+            return 201, self._commit_json(sha), {}
+        if method == "PATCH" and (m := re.fullmatch(r"/git/refs/heads/(.+)", rest)):
+            branch = unquote(m.group(1))
+            if branch not in self.branches or body["sha"] not in self.commits:
+                return 422, {"message": "Reference does not exist"}, {}
+            if not body.get("force") and not self.is_ancestor(self.branches[branch], body["sha"]):
+                return 422, {"message": "Update is not a fast forward"}, {}
+            self.branches[branch] = body["sha"]
+            return 200, self._ref_json(branch), {}
+        return None
+
     def _file_json(self, path: str, data: bytes, *, with_content: bool) -> dict[str, Any]:
         large = len(data) > self.large_file_threshold
         out = {
@@ -239,25 +330,6 @@ class FakeGitHub:
         if path not in tree:
             return 404, {"message": "Not Found"}, {}
         return 200, self._file_json(path, tree[path], with_content=True), {}
-
-    def _put_contents(self, path: str, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
-        branch = body.get("branch") or self.default_branch
-        if branch not in self.branches:
-            return 422, {"message": f"Branch {branch} not found"}, {}
-        current = self.commits[self.branches[branch]].get(path)
-        sent = body.get("sha")
-        if current is not None and sent is None:
-            return 422, {"message": 'Invalid request.\n\n"sha" wasn\'t supplied.'}, {}
-        if sent is not None and (current is None or blob_sha(current) != sent):
-            return 409, {"message": f"{path} does not match {sent}"}, {}
-        text = base64.b64decode(body["content"]).decode("utf-8")
-        sha = self.commit(branch, {path: text}, message=body["message"])
-        data = text.encode("utf-8")
-        return (200 if current is not None else 201), {
-            "content": self._file_json(path, data, with_content=False),
-            "commit": {"sha": sha, "message": body["message"],
-                       "html_url": f"https://github.example/{self.repository}/commit/{sha}"},
-        }, {}
 
     def _list_comments(self, issue: int, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
         per_page = int(query.get("per_page", [self.per_page])[0])

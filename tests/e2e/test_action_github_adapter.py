@@ -88,21 +88,36 @@ def test_a_permission_403_is_permission_denied_not_retried(github):
     assert len(github.requests("POST")) == 1
 
 
-def test_a_racing_create_is_a_conflict_422(github):
+def test_commit_files_writes_one_commit_on_the_head_and_moves_the_branch(github):
+    github.commit("main", {"baselines/default.json": "old\n", "README.md": "# rag\n"})
     repo = _repo(github)
-    assert repo.get_file(path="baselines/default.json", ref="main") is None
-    github.commit("main", {"baselines/default.json": "{\"theirs\": 1}\n"})  # the other merge created it
-    with pytest.raises(ConflictError, match="HTTP 422"):
-        repo.put_file(path="baselines/default.json", text="{}\n", branch="main", message="m", expected_sha=None)
+    head = repo.branch_head(branch="main")
+    sha = repo.commit_files(branch="main", parent=head, message="m [skip ci]",
+                            files={"baselines/default.json": "new\n", "baselines/default.audit.json": "{}\n"})
+    assert github.branches["main"] == sha and github.parents[sha] == [head]
+    assert github.file_at(sha, "baselines/default.json") == "new\n"
+    assert github.file_at(sha, "baselines/default.audit.json") == "{}\n"
+    assert github.file_at(sha, "README.md") == "# rag\n"  # the rest of the tree kept
+    (update,) = github.requests("PATCH", "/git/refs/heads/main$")
+    assert update.body == {"sha": sha, "force": False}
 
 
-def test_a_stale_blob_sha_is_a_conflict_409(github):
-    github.commit("main", {"b.json": "1\n"})
+def test_a_branch_that_moved_before_the_commit_is_a_conflict_and_nothing_is_made(github):
     repo = _repo(github)
-    stale = repo.get_file(path="b.json", ref="main")
-    github.commit("main", {"b.json": "2\n"})
-    with pytest.raises(ConflictError, match="HTTP 409"):
-        repo.put_file(path="b.json", text="3\n", branch="main", message="m", expected_sha=stale.sha)
+    head = repo.branch_head(branch="main")
+    github.commit("main", {"baselines/default.json": "{\"theirs\": 1}\n"})  # the other merge wrote first
+    with pytest.raises(ConflictError, match="main moved from"):
+        repo.commit_files(branch="main", parent=head, files={"baselines/default.json": "{}\n"}, message="m")
+    assert github.requests("POST", "/git/") == [] and github.requests("PATCH") == []
+
+
+def test_a_branch_that_moves_during_the_commit_is_a_conflict_422(github):
+    repo = _repo(github)
+    head = repo.branch_head(branch="main")
+    github.before("PATCH", "/git/refs/heads/main$", lambda: github.commit("main", {"b.json": "2\n"}))
+    with pytest.raises(ConflictError, match="HTTP 422: Update is not a fast forward"):
+        repo.commit_files(branch="main", parent=head, files={"b.json": "3\n"}, message="m")
+    assert github.file_at("main", "b.json") == "2\n"  # theirs, not overwritten
 
 
 def test_unreachable_api_is_a_github_error_without_the_token():

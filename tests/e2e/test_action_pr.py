@@ -170,7 +170,7 @@ def test_server_errors_are_retried_then_succeed(world, github, engine):
     github.fail("PATCH", r"/issues/comments/\d+$", status=500)
     run = _pr(world, base)
     assert run.exit_code == 0
-    assert [r.status for r in github.requests("GET", "/contents/baselines/")] == [502, 200]
+    assert [r.status for r in github.requests("GET", "/contents/baselines/default.json$")] == [502, 200]
     assert [r.status for r in github.requests("GET", r"/issues/7/comments$")] == [503, 200]
     assert [r.status for r in github.requests("PATCH")] == [500, 200]
     assert len(github.comments[7]) == 1 and "hit@5: 0.6000" in github.comments[7][0]["body"]
@@ -268,6 +268,9 @@ def test_workflow_run_renders_the_fork_comment_from_its_data_and_posts_it_to_the
     assert "- hit@5: 0.6000 (Δ -0.4000)" in comment["body"]  # rendered here from the validated data
     assert "(https://github.example/acme/rag/actions/runs/99)" in comment["body"]
     assert ("evaluate", "default") not in engine.calls[1:]  # nothing evaluated in the privileged job
+    # the fork's audit is not relayed: one line says so, and nothing was audited here
+    assert "Golden-set audit: not shown for a pull request from a fork" in comment["body"]
+    assert engine.audits == [] and github.requests("GET", r"\.audit\.json$") == []
     assert run.outputs["comment_url"] == comment["html_url"]
     again = _comment_run(world, github, head_sha="1" * 40)
     assert again.exit_code == 0 and len(github.comments[7]) == 1

@@ -95,6 +95,8 @@ def test_merge_then_pr_with_the_real_engine(github, workspace, tmp_path):
     baseline = json.loads(written)
     assert [h["sha"] for h in baseline["history"]] == ["a" * 40]
     assert sorted(baseline["cases"]) == ["c1", "c2", "c3", "c4", "c5"]
+    audit = json.loads(github.file_at("main", "baselines/default.audit.json") or "{}")  # in the same commit
+    assert audit["counts"]["cases"] == 5 and merged.outputs["audit_commit"] == merged.outputs["baseline_commit"]
 
     base = github.branches["main"]
     pr_event = {"number": 3, "pull_request": {"number": 3, "base": {"sha": base, "ref": "main"},
@@ -114,11 +116,12 @@ def test_merge_then_pr_with_the_real_engine(github, workspace, tmp_path):
     assert (workspace / first.outputs["html_path"]).read_text(encoding="utf-8").lstrip().lower().startswith(
         "<!doctype html")
     assert "<!-- retrieval-gate:default -->" in first.summary
+    assert "Golden-set audit" not in comment["body"]  # the same data as the base's audit: nothing new
 
     second = _run(github, workspace, tmp_path, 3, event_name="pull_request", event=pr_event,
                   ref="refs/pull/3/merge", sha="c" * 40)
     assert second.exit_code == 0, second.stderr
-    assert len(github.comments[3]) == 1 and len(github.requests("PATCH")) == 1  # new run link
+    assert len(github.comments[3]) == 1 and len(github.requests("PATCH", "/issues/comments/")) == 1  # new run link
     for run in (merged, first, second):
         assert TOKEN not in run.everything()
 

@@ -49,8 +49,8 @@ def _everything_written(world: ActionWorld, github: FakeGitHub) -> str:
     files = [p.read_text(encoding="utf-8", errors="replace") for p in world.workspace.rglob("*")
              if p.is_file() and not p.is_symlink() and "pr-artifact" not in p.parts]
     posted = [c["body"] for comments in github.comments.values() for c in comments]
-    puts = [json.dumps(r.body) for r in github.requests("PUT")]
-    return "\n".join(files + posted + puts)
+    written = [json.dumps(r.body) for r in github.log if r.method in ("PUT", "POST", "PATCH")]
+    return "\n".join(files + posted + written)
 
 
 # -- 1. a pull request cannot switch its own gate off ---------------------------------------------
@@ -259,7 +259,7 @@ def test_a_baseline_write_under_an_event_acting_for_someone_else_is_refused(worl
     run = world.run(event_name=event_name, event=event, ref="refs/heads/main",
                     inputs={"mode": mode, "results_file": "results.json"})
     assert run.exit_code == 2 and f"refused under the {event_name} event (nothing written)" in run.stderr
-    assert github.requests("PUT") == [] and engine.calls == []
+    assert github.requests("POST", "/git/") == github.requests("PATCH") == [] and engine.calls == []
 
 
 def test_write_baseline_writes_the_eval_jobs_results_without_evaluating(world, github, engine):
@@ -279,7 +279,7 @@ def test_write_baseline_refuses_a_symlinked_results_file(world, github, engine):
     os.symlink(_secret_file(world), world.workspace / "results.json")
     run = world.run(event_name="push", event=world.push_event(ref="refs/heads/main"), ref="refs/heads/main",
                     inputs={"mode": "write-baseline", "results_file": "results.json"})
-    assert run.exit_code == 2 and "symbolic link" in run.stderr and github.requests("PUT") == []
+    assert run.exit_code == 2 and "symbolic link" in run.stderr and github.requests("POST", "/git/") == []
 
 
 # -- 5. secrets appear nowhere ---------------------------------------------------------------------

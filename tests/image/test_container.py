@@ -105,8 +105,9 @@ def test_push_to_main_writes_the_baseline_through_the_api(runner, github):
     written = json.loads(github.file_at("main", BASELINE))
     assert [h["sha"] for h in written["history"]][-1] == "b" * 40
     assert len(written["cases"]) == 62
-    (put,) = github.requests("PUT", r"/contents/baselines/default\.json$")
-    assert put.status in (200, 201) and put.authorization == f"token {TOKEN}"
+    (update,) = github.requests("PATCH", r"/git/refs/heads/main$")  # one commit: the baseline and its audit
+    assert update.status == 200 and update.authorization == f"token {TOKEN}"
+    assert github.file_at("main", "baselines/default.audit.json") is not None
 
 
 def test_pull_request_compares_with_the_base_and_a_rerun_edits_the_sticky_comment(runner, github):

@@ -31,6 +31,7 @@ def test_fail_on_regression_parses_booleans_and_blank_means_config(value, expect
     [
         ({"INPUT_MODE": "deploy"}, "input mode"),
         ({"INPUT_COMMENT": "maybe"}, "input comment"),
+        ({"INPUT_AUDIT": "sometimes"}, "input audit"),
         ({"INPUT_PR_NUMBER": "abc"}, "input pr_number"),
         ({"INPUT_SUITE": "../x"}, "input suite"),
     ],
@@ -42,8 +43,9 @@ def test_bad_inputs_are_usage_errors_naming_the_input(env, message):
 
 def test_blank_inputs_take_defaults_and_the_token_is_secret():
     inputs = parse_inputs({"INPUT_SUITE": " ", "INPUT_GITHUB_TOKEN": "ghs_x", "INPUT_PR_NUMBER": "#12"})
-    assert (inputs.suite, inputs.baseline_dir, inputs.mode, inputs.comment, inputs.pr_number) == (
-        "default", "baselines", "auto", True, 12)
+    assert (inputs.suite, inputs.baseline_dir, inputs.mode, inputs.comment, inputs.audit, inputs.pr_number) == (
+        "default", "baselines", "auto", True, True, 12)
+    assert parse_inputs({"INPUT_AUDIT": "false"}).audit is False
     assert "ghs_x" not in repr(inputs) and inputs.github_token.get_secret_value() == "ghs_x"
 
 

@@ -64,6 +64,45 @@ def test_a_slice_of_24_cannot_see_a_five_point_drop():
     assert cases_needed(effect=0.0, sd=None, alpha=0.05) is None
 
 
+# The unpaired rule, worked by hand with the published quantiles z_0.975 = 1.959964 and
+# z_0.8 = 0.841621 (z = 2.801585, z² = 7.848878): MDE = z·√(2p(1−p)/n), n = ⌈z²·2p(1−p)/δ²⌉.
+@pytest.mark.parametrize("n,p,expected", [
+    (100, 0.5, 2.801585 * math.sqrt(0.5 / 100)),    # 0.198102
+    (400, 0.9, 2.801585 * math.sqrt(0.18 / 400)),   # 0.059431
+    (50, 0.2, 2.801585 * 0.08),                     # √(0.32/50) = 0.08 → 0.224127
+    (9812, 0.5, 2.801585 * math.sqrt(0.5 / 9812)),  # just under 0.02
+])
+def test_unpaired_mde_is_the_two_proportion_normal_approximation_by_hand(n, p, expected):
+    from retrieval_gate.audit.coverage import mde as cell_mde
+    from retrieval_gate.compare.power import unpaired_sd
+
+    size, method = mde(n=n, sd=unpaired_sd(p), alpha=0.05)
+    assert method == "observed" and size == pytest.approx(expected, rel=1e-6)
+    assert cell_mde(n, p) == size  # the audit's coverage cells use this one rule, not a copy
+
+
+@pytest.mark.parametrize("effect,p,expected", [
+    (0.1, 0.5, 393),    # 7.848878 · 0.5 / 0.01 = 392.44
+    (0.05, 0.9, 566),   # 7.848878 · 0.18 / 0.0025 = 565.12
+    (0.02, 0.5, 9812),  # 7.848878 · 0.5 / 0.0004 = 9811.10
+    (0.2, 0.1, 36),     # 7.848878 · 0.18 / 0.04 = 35.32
+])
+def test_unpaired_cases_needed_by_hand(effect, p, expected):
+    from retrieval_gate.audit.coverage import required_n
+    from retrieval_gate.compare.power import unpaired_sd
+
+    assert cases_needed(effect=effect, sd=unpaired_sd(p), alpha=0.05) == expected
+    assert required_n(effect, p) == expected
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.5])
+def test_unpaired_sd_refuses_a_rate_outside_zero_one(p):
+    from retrieval_gate.compare.power import unpaired_sd
+
+    with pytest.raises(ValueError, match=r"p must be in \[0, 1\]"):
+        unpaired_sd(p)
+
+
 def brute_interval(d: np.ndarray, a: float) -> tuple[float, float]:
     """The accepted shifts on a fine grid (every sign vector enumerated), walking out from the
     estimate: p(x) = share of sign vectors s with |s·(d − x)| ≥ |Σ(d − x)|."""

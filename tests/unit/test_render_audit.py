@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from retrieval_gate.audit import AuditParams, run_audit
 from retrieval_gate.audit.model import Coverage, CoverageCell, Finding
 from retrieval_gate.models import Card, Case
-from retrieval_gate.render.audit import coverage_grid, print_audit, render_audit_html, render_audit_section
+from retrieval_gate.render.audit import (
+    coverage_grid,
+    print_audit,
+    render_audit_html,
+    render_audit_note,
+    render_audit_section,
+)
 
 
 def cell(kind, locale, n, detectable=False):
@@ -82,3 +89,14 @@ def test_results_html_report_shows_the_audit_matrix_only_when_given():
     html = render_html(results=results, audit=report)
     assert "<h2>Coverage matrix (golden-set audit)</h2>" in html
     assert "<th>locale=en-US</th><th>locale=pt-BR</th>" in html and html.count('class="n low"') == 2
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("no base audit yet: it is written on the next baseline refresh.",
+     "<sub>🧪 Golden-set audit: no base audit yet: it is written on the next baseline refresh.</sub>\n"),
+    # a reason quoting the PR's data is escaped like every comment value: no mention, no HTML
+    ("does not parse (@octocat <b>x</b>)",
+     "<sub>🧪 Golden-set audit: does not parse (@\u200doctocat &lt;b&gt;x&lt;/b&gt;)</sub>\n"),
+])
+def test_audit_note_is_one_escaped_line(text, expected):
+    assert render_audit_note(text) == expected

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from itertools import product
-from statistics import NormalDist
 
 from retrieval_gate.audit.model import AuditCard, Coverage, CoverageCell, Finding
 from retrieval_gate.audit.params import CASE_FIELDS
+from retrieval_gate.compare.power import cases_needed, unpaired_sd
+from retrieval_gate.compare.power import mde as power_mde
 from retrieval_gate.models import Case
 
 NONE = "(none)"
@@ -17,31 +18,26 @@ MAX_LISTED_EMPTY = 10_000
 
 
 def mde(n: int, p: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Minimum detectable drop of a hit rate over ``n`` cases, two-sided level ``alpha``:
+    """Minimum detectable drop of a hit rate over ``n`` cases near ``p``, two-sided level
+    ``alpha``: the comparison's rule (``compare.power.mde``) with the unpaired variance
+    ``2p(1 − p)`` (``compare.power.unpaired_sd``), i.e.
 
         MDE = (z_{1-α/2} + z_{power}) · sqrt(2 · p(1-p) / n)
 
-    the normal approximation for the difference of two proportions each near ``p`` with n cases.
-    With no variance information about the pairing this is the conservative (unpaired) bound: a
-    paired test with few discordant cases detects less than this. p = 0.5 is the worst case.
-    (α = 0.05, power 0.8: z = 1.95996 + 0.84162 = 2.80158.)  Should be unified with the
-    comparison's MDE when that exists. Capped at 1: a hit rate cannot drop by more, so 1 means
-    "no drop is detectable at this n"."""
+    A coverage cell has no pairing yet (no comparison), so this is the conservative bound: a
+    paired test over correlated runs detects less. p = 0.5 is the worst case. Capped at 1: a hit
+    rate cannot drop by more, so 1 means "no drop is detectable at this n"."""
     if n <= 0:
         raise ValueError("n must be positive")
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
-    return min(1.0, z * math.sqrt(2 * p * (1 - p) / n))
+    value, _ = power_mde(n=n, sd=unpaired_sd(p), alpha=alpha, power=power)
+    return min(1.0, value)
 
 
 def required_n(max_drop: float, p: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
-    """The smallest n whose ``mde`` is ≤ ``max_drop`` (the same formula solved for n)."""
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
-    n = math.ceil(2 * p * (1 - p) * (z / max_drop) ** 2)
-    while n > 1 and mde(n - 1, p, alpha=alpha, power=power) <= max_drop:  # guard float rounding
-        n -= 1
-    while mde(max(n, 1), p, alpha=alpha, power=power) > max_drop:
-        n += 1
-    return max(n, 1)
+    """The smallest n whose ``mde`` is ≤ ``max_drop``: ``compare.power.cases_needed`` with the
+    unpaired variance (1 for a drop ≤ 0 is never asked: the gate's max_drop is positive)."""
+    needed = cases_needed(effect=max_drop, sd=unpaired_sd(p), alpha=alpha, power=power)
+    return 1 if needed is None else needed
 
 
 def cell_p(hits: int | None, n: int) -> float:

@@ -6,40 +6,12 @@ chunks per card, reads an optional results file and a base audit, calls the pure
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.errors import InputError, Problem, UsageError
-
-if TYPE_CHECKING:
-    from retrieval_gate.audit import AuditReport
-
-
-def read_audit(path: Path) -> AuditReport:
-    """A previous ``audit.json`` (e.g. the base branch's), validated."""
-    from pydantic import ValidationError
-
-    from retrieval_gate.audit import AuditReport
-    from retrieval_gate.load.textfile import display
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(Problem(display(Path(path)), None, f"cannot read: {exc.strerror}")) from None
-    except UnicodeDecodeError:
-        raise InputError(Problem(display(Path(path)), None, "not UTF-8")) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(display(Path(path)), exc.lineno, f"JSON syntax error: {exc.msg}")) from None
-    try:
-        return AuditReport.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(Problem(display(Path(path)), None, f"not an audit file: {where}: {first['msg']}")) from None
+from retrieval_gate.errors import UsageError
 
 
 @app.command("audit")
@@ -61,10 +33,10 @@ def audit_command(
     """Golden-set hygiene: near-duplicate cards and ambiguous gold, query leakage, duplicate
     queries and split leaks, unwinnable cases, a coverage matrix, unjudged top-k cards. Exit 0
     whatever it finds (report first); 2 on bad input."""
-    from retrieval_gate.audit import AuditParams, introduced, resolved, run_audit
-    from retrieval_gate.chunk.chunking import chunk_kb
-    from retrieval_gate.files import write_json_atomic, write_text_atomic
-    from retrieval_gate.load.dataset import load_dataset
+    from retrieval_gate.audit import introduced, resolved
+    from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
+    from retrieval_gate.files import write_text_atomic
+    from retrieval_gate.load.results import read_audit
     from retrieval_gate.load.textfile import display
     from retrieval_gate.render.audit import print_audit, render_audit_html, render_audit_section
     from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
@@ -78,33 +50,15 @@ def audit_command(
     settings: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
     if settings.kb is None or settings.cases is None:
         raise UsageError("audit needs --kb and --cases (or a suite that names them)")
-    case_set, loaded_kb = load_dataset(cases=Path(settings.cases), kb=Path(settings.kb))
-    assert loaded_kb is not None
-    chunks: dict[str, int] = {}
-    for chunk in chunk_kb(loaded_kb, settings.chunking):
-        chunks[chunk.card_id] = chunks.get(chunk.card_id, 0) + 1
-
-    retrieved = None
-    k = settings.headline_k or (5 if 5 in settings.k else max(settings.k))
+    loaded = None
     if results is not None:
         from retrieval_gate.load.results import read_results
 
         loaded = read_results(results)
-        k = loaded.headline_k
-        retrieved = {c.id: list(c.retrieved) for c in loaded.cases}
-        known = {c.id for c in case_set.cases}
-        if not known & set(retrieved):
-            raise InputError(Problem(display(Path(results)), None,
-                                     "no case of this results file is in the cases: results of another golden set?"))
     base_report = read_audit(base) if base is not None else None  # bad input fails before any output
-    gate = settings.gate
-    max_drop = gate.max_drop.get(f"hit@{k}", gate.default_max_drop)
-    params: AuditParams = settings.audit
-    report = run_audit(cases=case_set.cases, entries=loaded_kb.cards, params=params, chunks=chunks,
-                       max_drop=max_drop, alpha=gate.alpha, retrieved=retrieved, k=k,
-                       cases_sha256=case_set.sha256, kb_sha256=loaded_kb.sha256,
-                       subset=case_set.subset)
-    write_json_atomic(out, report.to_json_data())
+    report = audit_suite(suite_config=settings, results=loaded,
+                         results_source=display(Path(results)) if results is not None else "results")
+    write_text_atomic(out, dumps_audit(report))
     print_audit(report, console)
     if html is not None:
         write_text_atomic(html, render_audit_html(report))

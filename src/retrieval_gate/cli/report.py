@@ -112,7 +112,7 @@ def report_command(
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
                                   max_chars=max_chars, audit_section=section)
     elif fmt == "html":
-        from retrieval_gate.cli.audit import read_audit
+        from retrieval_gate.load.results import read_audit
         from retrieval_gate.render.html import render_html
 
         text = render_html(results=loaded, comparison=comp, baseline=base,
@@ -138,7 +138,7 @@ def report_command(
 def _audit_section(audit: Path, audit_base: Path) -> str:
     """The PR comment's audit section (issue 14): findings of ``audit`` not in ``audit_base``."""
     from retrieval_gate.audit import introduced, resolved
-    from retrieval_gate.cli.audit import read_audit
+    from retrieval_gate.load.results import read_audit
     from retrieval_gate.render.audit import render_audit_section
 
     current, base_report = read_audit(audit), read_audit(audit_base)

@@ -14,6 +14,19 @@ differences have variance at least ``δ(1 − δ)``, and
 
 solves ``δ = z·√(δ(1 − δ)/n)``: no smaller drop is detectable at this n, whatever the measure.
 
+**Unpaired cells** (the golden-set audit's coverage cells, ``audit/coverage.py``): before a
+comparison exists there are no paired differences to measure. The difference of two *independent*
+Bernoulli(p) outcomes has variance ``2p(1 − p)``, so ``unpaired_sd(p) = √(2p(1 − p))`` passed as
+``sd`` gives
+
+    MDE = (z_{1−α/2} + z_{1−β}) · √(2p(1 − p) / n)
+
+the textbook normal approximation for two proportions near p with n cases each. It is the
+conservative (no pairing) value: a paired comparison's ``s_d`` is smaller whenever the two runs'
+outcomes are positively correlated (most cases hit or miss in both), so the comparison later
+detects at least this much. One rule, two variance sources: observed paired differences here, the
+binomial variance of an unpaired pair there.
+
 **Cases needed** to see a drop of ``max_drop`` (same formulas solved for n):
 ``⌈(z · s_d / max_drop)²⌉`` from observed variance, ``⌈z² (1 − max_drop) / max_drop⌉`` for the
 bound. None when ``max_drop`` is 0 (no n sees a drop of 0).
@@ -68,6 +81,14 @@ def cases_needed(*, effect: float, sd: float | None, alpha: float, power: float 
     if effect >= 1:
         return 1
     return max(1, math.ceil(z * z * (1 - effect) / effect - 1e-9))
+
+
+def unpaired_sd(p: float) -> float:
+    """√(2p(1 − p)): the standard deviation of the difference of two independent Bernoulli(p)
+    outcomes (the unpaired case of ``mde`` / ``cases_needed``; module docstring)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError("p must be in [0, 1]")
+    return math.sqrt(2 * p * (1 - p))
 
 
 def paired_sd(diffs: np.ndarray) -> float | None:

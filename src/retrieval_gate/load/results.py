@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -14,6 +14,9 @@ from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.load import boundary
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
+
+if TYPE_CHECKING:
+    from retrieval_gate.audit import AuditReport
 
 
 def json_document(raw: bytes, *, source: Path) -> Any:
@@ -77,3 +80,23 @@ def parse_comparison(raw: bytes, *, source: Path) -> Comparison:
         loc = ".".join(str(p) for p in first["loc"])
         raise InputError(Problem(str(path), None,
                                  f"not a comparison file (from `compare --out`): {loc}: {first['msg']}")) from None
+
+
+def read_audit(path: Path) -> AuditReport:
+    """Load and validate an ``audit.json`` (written by ``retrieval-gate audit`` or a refresh)."""
+    path = Path(path)
+    return parse_audit(read_bytes(path), source=path)
+
+
+def parse_audit(raw: bytes, *, source: Path) -> AuditReport:
+    """Validate an audit file's bytes (a local file, or the base's read through the API);
+    ``source`` names it in errors."""
+    from retrieval_gate.audit import AuditReport
+
+    data = json_document(raw, source=source)
+    try:
+        return AuditReport.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(Problem(display(source), None, f"not an audit file: {where}: {first['msg']}")) from None

@@ -60,6 +60,7 @@ class ActionInputs(_Frozen):
     mode: Mode = "auto"
     fail_on_regression: bool | None = None  # None: the config file decides (default off)
     comment: bool = True
+    audit: bool = True  # the golden-set audit: written beside the baseline on refresh, diffed in the PR comment
     base_ref: str | None = None
     pr_number: int | None = None
     comment_file: str | None = None
@@ -273,6 +274,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
     data["mode"] = mode
     data["fail_on_regression"] = _bool("fail_on_regression", get("fail_on_regression"), None)
     data["comment"] = _bool("comment", get("comment"), True)
+    data["audit"] = _bool("audit", get("audit"), True)
     pr = get("pr_number")
     if pr is not None:
         if not pr.lstrip("#").isdigit():

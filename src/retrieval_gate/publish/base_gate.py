@@ -7,7 +7,9 @@ are taken from its checkout (the comparison's "not like-for-like" notice covers 
 regression fails), ``baseline`` (which file the PR is compared with) and ``headline_k`` (which
 rows are the headline) — are read from the config file **at the ref the run compares with** (the
 PR's base sha; a dispatch's ``base_ref``) through the contents API, and applied to the PR. A
-change to them is listed in the comment and applies after merge.
+change to them is listed in the comment and applies after merge. The suite's ``audit:`` section
+(what the golden-set audit flags, ``publish.audit_step``) is taken from the base too: the PR's
+findings are diffed with the base's audit, made with those settings.
 
 Pure except for nothing: the caller fetches the base's text and passes it in.
 """
@@ -99,7 +101,8 @@ def judged_by(*, settings: ActionSettings, base: SuiteConfig | None, base_has_co
         notes.append(f"the base's headline_k {headline_k} is not one of this PR's cutoffs k {list(pr.k)}, "
                      f"so the PR's headline_k ({pr.headline_k or 'default'}) is used")
         headline_k = pr.headline_k
-    effective = pr.model_copy(update={"gate": gate, "baseline": reference.baseline, "headline_k": headline_k})
+    effective = pr.model_copy(update={"gate": gate, "baseline": reference.baseline, "headline_k": headline_k,
+                                      "audit": reference.audit})
     base_path = baseline_repo_path(suite_config=effective, inputs=settings.inputs, workspace=settings.workspace)
     changes = _changes(base=_protected(effective, base_path), proposed=_protected(pr, pr_path))
     return JudgedBy(suite_config=effective, baseline_path=base_path, changes=tuple(changes), notes=tuple(notes),

@@ -1,7 +1,9 @@
-"""Writing the refreshed baseline back to a branch, safely under concurrent merges."""
+"""Writing the refreshed baseline — and the suite's audit beside it — back to a branch in one
+commit, safely under concurrent merges (the Git Data API: ``GitHubRepo.commit_files``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,57 +12,90 @@ from retrieval_gate.publish.flow_context import FlowContext, GitHubPort
 
 if TYPE_CHECKING:
     from retrieval_gate.compare.model import Baseline
+    from retrieval_gate.publish.github import RemoteFile
     from retrieval_gate.score.results import Results
 
 
 @dataclass(frozen=True)
-class BaselineCommit:
-    """The result of writing a baseline to a branch through the contents API."""
+class FilesCommit:
+    """The result of writing files to a branch."""
 
     commit: str  # "" when nothing was written (the branch already holds this content)
     attempts: int
-    previous: Baseline | None  # the baseline merged into (for the summary's comparison)
-    text: str
+    texts: dict[str, str]  # path → the text the branch now holds
+    changed: tuple[str, ...]  # the paths the commit wrote
 
 
-def commit_baseline(ctx: FlowContext, *, gh: GitHubPort, results: Results, branch: str) -> BaselineCommit:
-    """Read the branch's baseline, merge the results into it, write it back with the blob sha.
+def commit_files(ctx: FlowContext, *, gh: GitHubPort, branch: str, paths: Sequence[str],
+                 render: Callable[[Mapping[str, RemoteFile | None]], Mapping[str, str]]) -> FilesCommit:
+    """Read the branch's head and ``paths`` at that commit, make their new texts with ``render``
+    (path → current file or None), and commit the ones that changed, in one commit whose parent
+    is the head that was read; nothing is written when none changed.
 
-    A 409/422 means another run wrote first: re-read, re-merge (so its history entry survives)
-    and retry, at most ``max_attempts`` times, waiting 1, 2, 4, 8 … s (+ up to 1 s jitter)
-    between tries. A conflict while the file did not change is not a race (a protected branch,
-    a ruleset): it stops at the second such answer."""
-    s, engine = ctx.settings, ctx.engine
-    timestamp = ctx.clock()
-    message = f"retrieval-gate: update {s.baseline_path} for {s.sha[:12] or branch} [skip ci]"
-    failed_sha: str | None = None
+    The branch is moved only if it still points at that head (never forced). A refusal means
+    another run wrote first: re-read, re-render (the baseline merges again, so the other run's
+    history entry survives) and retry, at most ``max_attempts`` times, waiting 1, 2, 4, 8 … s (+ up
+    to 1 s jitter) between tries. A refusal while the branch did not move is not a race (a
+    protected branch, a ruleset): it stops at the second such answer."""
+    s = ctx.settings
+    failed_head: str | None = None
     not_a_race = 0
     attempt = 0
     while True:
         attempt += 1
-        remote = gh.get_file(path=s.baseline_path, ref=branch)
-        current_sha = remote.sha if remote is not None else None
-        if attempt > 1 and current_sha == failed_sha:
+        head = gh.branch_head(branch=branch)
+        if attempt > 1 and head == failed_head:
             not_a_race += 1
-        previous = (engine.parse_baseline(text=remote.text, source=f"{s.repository}@{branch}:{s.baseline_path}")
-                    if remote is not None else None)
-        updated = engine.update_baseline(baseline=previous, results=results, sha=s.sha or None,
-                                         ref=s.ref or None, timestamp=timestamp)
-        text = ctx.scrub(engine.dumps_baseline(baseline=updated))
-        if remote is not None and remote.text == text:
-            return BaselineCommit(commit="", attempts=attempt, previous=previous, text=text)
+        current = {path: gh.get_file(path=path, ref=head) for path in paths}
+        texts = {path: ctx.scrub(text) for path, text in render(current).items()}
+        changed = {path: text for path, text in texts.items()
+                   if current.get(path) is None or current[path].text != text}  # type: ignore[union-attr]
+        if not changed:
+            return FilesCommit(commit="", attempts=attempt, texts=texts, changed=())
+        message = f"retrieval-gate: update {' and '.join(changed)} for {s.sha[:12] or branch} [skip ci]"
         try:
-            commit = gh.put_file(path=s.baseline_path, text=text, branch=branch, message=message,
-                                 expected_sha=current_sha)
-            return BaselineCommit(commit=commit, attempts=attempt, previous=previous, text=text)
+            commit = gh.commit_files(branch=branch, parent=head, files=changed, message=message)
+            return FilesCommit(commit=commit, attempts=attempt, texts=texts, changed=tuple(changed))
         except ConflictError as exc:
             if attempt >= ctx.max_attempts or not_a_race >= 1:
-                hint = ("the file did not change between tries, so this is not a concurrent write: is the "
-                        f"branch protected, or does a ruleset block {s.baseline_path}?" if not_a_race
+                hint = ("the branch did not move between tries, so this is not a concurrent write: is the "
+                        f"branch protected, or does a ruleset block {', '.join(changed)}?" if not_a_race
                         else "too many concurrent writers; add a concurrency group to the workflow")
                 raise ConflictError(f"{exc} — gave up after {attempt} attempts ({hint})") from None
-            failed_sha = current_sha
+            failed_head = head
             wait = min(2 ** (attempt - 1), 30) + ctx.jitter()
-            ctx.runner.log(f"baseline write conflicted ({exc}); re-reading {s.baseline_path} and merging again "
+            ctx.runner.log(f"write to {branch} conflicted ({exc}); re-reading {', '.join(paths)} and merging again "
                            f"in {wait:.1f}s (attempt {attempt + 1}/{ctx.max_attempts})")
             ctx.sleep(wait)
+
+
+@dataclass(frozen=True)
+class BaselineCommit:
+    """The result of a refresh's write: the commit, the baseline merged into, the texts."""
+
+    commit: str  # "" when nothing was written
+    attempts: int
+    previous: Baseline | None  # the baseline merged into (for the summary's comparison)
+    text: str  # the baseline's text on the branch
+    changed: tuple[str, ...]  # the paths the commit wrote (the baseline, its audit)
+
+
+def commit_baseline(ctx: FlowContext, *, gh: GitHubPort, results: Results, branch: str,
+                    beside: Mapping[str, str] | None = None) -> BaselineCommit:
+    """Merge the results into the branch's baseline and write it back (``commit_files``), with
+    ``beside`` (path → text: the suite's audit) in the same commit, each replaced whole."""
+    s, engine = ctx.settings, ctx.engine
+    timestamp = ctx.clock()
+    previous: list[Baseline | None] = [None]
+
+    def render(current: Mapping[str, RemoteFile | None]) -> dict[str, str]:
+        remote = current[s.baseline_path]
+        previous[0] = (engine.parse_baseline(text=remote.text, source=f"{s.repository}@{branch}:{s.baseline_path}")
+                       if remote is not None else None)
+        updated = engine.update_baseline(baseline=previous[0], results=results, sha=s.sha or None,
+                                         ref=s.ref or None, timestamp=timestamp)
+        return {s.baseline_path: engine.dumps_baseline(baseline=updated), **(beside or {})}
+
+    write = commit_files(ctx, gh=gh, branch=branch, paths=[s.baseline_path, *(beside or {})], render=render)
+    return BaselineCommit(commit=write.commit, attempts=write.attempts, previous=previous[0],
+                          text=write.texts[s.baseline_path], changed=write.changed)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from retrieval_gate.audit import AuditReport
     from retrieval_gate.compare.gate import GateSettings
     from retrieval_gate.compare.model import Baseline, Comparison
     from retrieval_gate.score.results import Results
@@ -38,16 +39,22 @@ class Engine(Protocol):
     def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings) -> Comparison:
         ...
 
+    def audit(self, *, suite_config: SuiteConfig) -> AuditReport:
+        """The golden-set audit of the checkout's KB and cases with ``suite_config``'s ``audit:``
+        and gate settings (no model, no store)."""
+        ...
+
     def marker(self, *, suite: str) -> str:
         """The hidden line that identifies this suite's sticky comment."""
         ...
 
     def render_comment(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None,
-                       links: dict[str, str], max_chars: int) -> str:
+                       links: dict[str, str], max_chars: int, audit_section: str = "") -> str:
+        """``audit_section``: the golden-set audit's Markdown (``render.audit``), placed before the footer."""
         ...
 
     def render_summary(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None,
-                       links: dict[str, str]) -> str:
+                       links: dict[str, str], audit_section: str = "") -> str:
         ...
 
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
@@ -111,18 +118,24 @@ class RealEngine:
 
         return comment_marker(suite)
 
+    def audit(self, *, suite_config: SuiteConfig) -> AuditReport:
+        from retrieval_gate.evaluation.audit_suite import audit_suite
+
+        return audit_suite(suite_config=suite_config)
+
     def render_comment(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None,
-                       links: dict[str, str], max_chars: int) -> str:
+                       links: dict[str, str], max_chars: int, audit_section: str = "") -> str:
         from retrieval_gate.render.markdown import render_comment
 
         return render_comment(results=results, comparison=comparison, baseline=baseline, links=links,
-                              max_chars=max_chars)
+                              max_chars=max_chars, audit_section=audit_section)
 
     def render_summary(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None,
-                       links: dict[str, str]) -> str:
+                       links: dict[str, str], audit_section: str = "") -> str:
         from retrieval_gate.render.markdown import render_summary
 
-        return render_summary(results=results, comparison=comparison, baseline=baseline, links=links)
+        return render_summary(results=results, comparison=comparison, baseline=baseline, links=links,
+                              audit_section=audit_section)
 
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
         from retrieval_gate.render.html import render_html

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -32,7 +32,9 @@ class GitHubPort(Protocol):
 
     def get_file(self, *, path: str, ref: str) -> RemoteFile | None: ...
 
-    def put_file(self, *, path: str, text: str, branch: str, message: str, expected_sha: str | None) -> str: ...
+    def branch_head(self, *, branch: str) -> str: ...
+
+    def commit_files(self, *, branch: str, parent: str, files: Mapping[str, str], message: str) -> str: ...
 
     def upsert_comment(self, *, issue_number: int, marker: str, body: str) -> PostedComment: ...
 

@@ -8,10 +8,12 @@ pull_request           ``pr``: eval the checkout → the gate settings and the b
                        config gate or ``baselines/``; ``publish.base_gate``) → compare →
                        sticky comment (update or create, listing gate changes the PR makes)
                        → job summary → outputs → annotations → exit 1 only if a gate is on
-                       and fails.
-push, default branch   ``update-baseline``: eval → merge into the branch's baseline (history
-                       kept) → write it back through the contents API with the blob sha,
-                       ``[skip ci]``; on 409/422 re-read, re-merge, retry (bounded, backoff).
+                       and fails. With ``audit`` on, the comment also lists the golden-set
+                       findings the PR introduced (``publish.audit_step``).
+push, default branch   ``update-baseline``: eval → audit → merge into the branch's baseline
+                       (history kept) → write it and the audit (``<suite>.audit.json``) back in
+                       one commit, ``[skip ci]`` (Git Data API; the ref moved only if it did
+                       not move meanwhile); on 422 re-read, re-merge, retry (bounded, backoff).
 push, other branches   ``report``: eval → job summary, HTML report and outputs. No API calls.
 workflow_dispatch      ``pr`` against ``base_ref`` (or the ``pr_number``'s base, or the default
                        branch), with that ref's gate; ``mode: update-baseline`` /
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING
 from retrieval_gate.errors import GitHubError, PermissionDenied, UsageError
 from retrieval_gate.load.results import parse_results
 from retrieval_gate.publish.action_settings import ActionSettings
+from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note
 from retrieval_gate.publish.base_gate import (
     JudgedBy,
     base_suite,
@@ -123,10 +126,17 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         comparison = engine.compare(results=results, baseline=baseline, gate=gate)
     links = links_for(s, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
+    audit = None
+    if s.inputs.audit:
+        audit = pull_request_audit(ctx, gh=gh, suite_config=judged.suite_config, baseline_path=baseline_path,
+                                   ref=ref, ref_label=ref_label)
+    else:
+        runner.log("audit: off (input audit=false)")
+    section = audit.section if audit is not None else ""
     marker = engine.marker(suite=s.inputs.suite)
     note = change_note(judged, suite=s.inputs.suite)
     rendered = engine.render_comment(results=results, comparison=comparison, baseline=baseline,
-                                     links=links, max_chars=COMMENT_MAX_CHARS - len(note))
+                                     links=links, max_chars=COMMENT_MAX_CHARS - len(note), audit_section=section)
     body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=note), marker=marker))
     comment_file = s.out_dir / "comment.md"
     ctx.write_text(comment_file, body)
@@ -151,14 +161,16 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         except GitHubError as exc:
             failure = exc
 
-    summary = note + engine.render_summary(results=results, comparison=comparison, baseline=baseline, links=links)
+    summary = note + engine.render_summary(results=results, comparison=comparison, baseline=baseline, links=links,
+                                           audit_section=section)
     if fallback:
         summary += fallback_section(body=body, pr_number=pr_number, comment_file=paths["comment_file"])
     write_summary(ctx, summary, shorter=body)
     outputs = step_outputs(results=results, comparison=comparison, mode="pr",
                            verdict=None if remote is not None else "no-baseline")
     outputs.update(paths)
-    outputs.update(comment_url=comment_url, baseline_path=baseline_path, baseline_ref=ref)
+    outputs.update(comment_url=comment_url, baseline_path=baseline_path, baseline_ref=ref,
+                   audit_file=audit.local if audit is not None else "")
     runner.set_outputs(outputs)
     for line in change_lines(judged):
         runner.annotate("warning", line, title="retrieval-gate: gate settings changed")
@@ -195,17 +207,23 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: str 
     gh = ctx.gh()
     if results is None:
         results = _evaluate(ctx)
-    write = commit_baseline(ctx, gh=gh, results=results, branch=branch)
+    audit = refresh_audit_file(ctx) if s.inputs.audit else None
+    write = commit_baseline(ctx, gh=gh, results=results, branch=branch,
+                            beside={audit.path: audit.text} if audit is not None else None)
     old = write.previous
     comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=old)
     baseline_file = s.out_dir / "baseline.json"
     ctx.write_text(baseline_file, write.text)
-    if write.commit:
+    if write.commit and s.baseline_path not in write.changed:
+        note = f"Baseline `{s.baseline_path}` on `{branch}` already holds these results."
+    elif write.commit:
         note = (f"Baseline `{s.baseline_path}` updated on `{branch}` in commit `{write.commit[:12]}`"
                 f"{f' after {write.attempts} attempts (concurrent writers)' if write.attempts > 1 else ''}.")
     else:
         note = f"Baseline `{s.baseline_path}` on `{branch}` already holds these results; nothing written."
+    if s.inputs.audit:
+        note += " " + refresh_note(audit, commit=write.commit, changed=write.changed, baseline_path=s.baseline_path)
     runner.log(note.replace("`", ""))
     links = links_for(s, baseline_ref=branch)
     summary = engine.render_summary(results=results, comparison=comparison, baseline=old, links=links)
@@ -213,8 +231,10 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: str 
     outputs = step_outputs(results=results, comparison=comparison, mode=mode,
                            verdict=None if old is not None else "no-baseline")
     outputs.update(paths)
-    outputs.update(baseline_path=s.baseline_path, baseline_ref=branch, baseline_commit=write.commit,
-                   baseline_file=baseline_file.as_posix())
+    outputs.update(baseline_path=s.baseline_path, baseline_ref=branch,
+                   baseline_commit=write.commit if s.baseline_path in write.changed else "",
+                   baseline_file=baseline_file.as_posix(), audit_file=audit.local if audit is not None else "",
+                   audit_commit=write.commit if audit is not None and audit.path in write.changed else "")
     runner.set_outputs(outputs)
     annotate(runner, comparison, gate_applies=False)
     return Outcome(mode=mode, exit_code=0, outputs=outputs)

@@ -13,7 +13,8 @@ The fork's read-only run uploads *data* — ``results.json`` and (when it compar
 3. renders the comment with our own templates (every field escaped), with a first line saying
    it was rendered from a fork's run and — as in ``pr`` mode — the gate settings the PR changes
    (the config file at its base and head commits, read through the API), scrubs the token and
-   ACTIONS_* values, and posts it.
+   ACTIONS_* values, and posts it. The golden-set audit section is left out with a one-line note
+   (``FORK_AUDIT_NOTE``): the fork's findings are not relayed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ from retrieval_gate.publish.untrusted import COMPARISON_MAX_BYTES, RESULTS_MAX_B
 from retrieval_gate.render.escape import md_text
 from retrieval_gate.render.limits import COMMENT_MAX_CHARS, sticky_body
 from retrieval_gate.settings import SuiteConfig
+
+# The fork's audit is not relayed: its findings would be the fork's words, computed by the fork's
+# code, and this job reads no data of the fork beyond the validated results and comparison.
+FORK_AUDIT_NOTE = ("not shown for a pull request from a fork (this job relays no audit of the fork's run); "
+                   "the pull request's own run lists the findings it introduced in its job summary.")
 
 
 def comment_flow(ctx: FlowContext) -> Outcome:
@@ -75,8 +81,14 @@ def comment_flow(ctx: FlowContext) -> Outcome:
                f"head {md_text(head_sha[:12])} of {md_text(head_repo)}). The numbers were computed by the pull "
                "request's own code and checked here only for their form.\n\n")
     marker = ctx.engine.marker(suite=s.inputs.suite)
+    section = ""
+    if s.inputs.audit:
+        from retrieval_gate.render.audit import render_audit_note  # rich and the audit's model: on use only
+
+        section = render_audit_note(FORK_AUDIT_NOTE)
     rendered = ctx.engine.render_comment(results=results, comparison=comparison, baseline=None, links=links,
-                                         max_chars=COMMENT_MAX_CHARS - len(preface) - len(note))
+                                         max_chars=COMMENT_MAX_CHARS - len(preface) - len(note),
+                                         audit_section=section)
     body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=preface + note), marker=marker))
     comment_file = s.out_dir / "comment.md"
     ctx.write_text(comment_file, body)

@@ -7,7 +7,11 @@ Calls used (and nothing else)::
     GET   /repos/{o}/{r}                          default branch (only when the event lacks it)
     GET   /repos/{o}/{r}/contents/{path}?ref=R    a file at a branch or commit  (404 → None)
     GET   /repos/{o}/{r}/git/blobs/{sha}          the same file when it is over the 1 MB contents limit
-    PUT   /repos/{o}/{r}/contents/{path}          create / update with the blob sha (409/422 → ConflictError)
+    GET   /repos/{o}/{r}/git/ref/heads/{branch}   the branch's head commit
+    GET   /repos/{o}/{r}/git/commits/{sha}        its tree
+    POST  /repos/{o}/{r}/git/trees                the head's tree with the files replaced (their text inline)
+    POST  /repos/{o}/{r}/git/commits              one commit, parent = the head that was read
+    PATCH /repos/{o}/{r}/git/refs/heads/{branch}  move the branch, never forced (422 → ConflictError)
     GET   /repos/{o}/{r}/issues/{n}/comments      every page (Link headers), to find the sticky comment
     POST  /repos/{o}/{r}/issues/{n}/comments      create it
     PATCH /repos/{o}/{r}/issues/comments/{id}     edit it
@@ -27,13 +31,13 @@ again instead.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import requests
-from github import Auth, Github, GithubException, GithubRetry
+from github import Auth, Github, GithubException, GithubRetry, InputGitTreeElement
 from github.Requester import Requester
 from urllib3 import Retry
 from urllib3.exceptions import HTTPError as Urllib3Error
@@ -216,18 +220,32 @@ class GitHubRepo:
             raise GitHubError(self._message(f"{action}: not UTF-8 text")) from None
         return RemoteFile(path=path, text=text, sha=str(content.sha))
 
-    def put_file(self, *, path: str, text: str, branch: str, message: str, expected_sha: str | None) -> str:
-        """Create (``expected_sha=None``) or update the file on ``branch``; returns the new commit sha.
+    def branch_head(self, *, branch: str) -> str:
+        """The sha of the commit ``branch`` points at."""
+        with self._translate(f"read branch {branch}"):
+            return str(self._repo.get_git_ref(f"heads/{branch}").object.sha)
 
-        GitHub refuses the write with 409 (sha does not match the file's current blob) or 422 (a
-        create where the file now exists): both raise :class:`ConflictError` — re-read and retry."""
-        with self._translate(f"write {path} to {branch}", conflict=True):
-            if expected_sha is None:
-                out = self._repo.create_file(path, message, text, branch=branch)
-            else:
-                out = self._repo.update_file(path, message, text, expected_sha, branch=branch)
-        commit = out["commit"]
-        return str(getattr(commit, "sha", "") or "")
+    def commit_files(self, *, branch: str, parent: str, files: Mapping[str, str], message: str) -> str:
+        """One commit holding ``files`` (path → text, each replaced whole) on top of ``parent``,
+        and ``branch`` moved to it — only if it still points at ``parent``: the ref update is never
+        forced, so GitHub refuses it (422, "not a fast forward") when another writer moved the
+        branch in between; a branch that moved before the objects are made is refused here. Both
+        raise :class:`ConflictError` — re-read and retry. Returns the new commit's sha."""
+        action = f"write {', '.join(files)} to {branch}"
+        with self._translate(action):
+            ref = self._repo.get_git_ref(f"heads/{branch}")
+            head = str(ref.object.sha)
+        if head != parent:
+            raise ConflictError(self._message(f"{action}: {branch} moved from {parent[:12]} to {head[:12]}"))
+        with self._translate(action):
+            base = self._repo.get_git_commit(parent)
+            # the text inline: GitHub writes the blobs (one write request fewer per file than POST /git/blobs)
+            elements = [InputGitTreeElement(path, "100644", "blob", content=text) for path, text in files.items()]
+            tree = self._repo.create_git_tree(elements, base_tree=base.tree)
+            commit = self._repo.create_git_commit(message, tree, [base])
+        with self._translate(action, conflict=True):
+            ref.edit(commit.sha, force=False)
+        return str(commit.sha)
 
     def get_pull(self, *, number: int) -> PullInfo:
         with self._translate(f"read pull request #{number}"):

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from retrieval_gate.audit.coverage import cell_name
 from retrieval_gate.audit.model import AuditReport, Coverage, CoverageCell, Finding
+from retrieval_gate.render.escape import md_text
 from retrieval_gate.render.markdown import markdown_environment
 
 SECTION_TEMPLATE = "audit_section.md.j2"
@@ -113,6 +114,12 @@ def render_audit_section(*, introduced: Sequence[Finding], resolved: int = 0, to
              "cards": _ids(f.cards), "reason": f.reason} for f in introduced[:shown]]
     return template.render(rows=rows, n=len(introduced), resolved=resolved, total=total,
                            high=sum(1 for f in introduced if f.severity == "high"))
+
+
+def render_audit_note(text: str) -> str:
+    """The audit section as one line, when there is nothing to diff (no base audit, a base audit
+    that does not parse, the audit left out): ``text`` escaped like every user-visible value."""
+    return f"<sub>🧪 Golden-set audit: {md_text(text)}</sub>\n"
 
 
 def _html_env() -> ImmutableSandboxedEnvironment:

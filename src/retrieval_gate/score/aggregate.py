@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-
 from retrieval_gate.score.results import CaseResult, Completeness, Latency, MetricCell
 from retrieval_gate.score.scoring import OVERALL
 

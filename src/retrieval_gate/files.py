@@ -51,8 +51,29 @@ _INT64 = (-(2**63), 2**64 - 1)
 def _for_orjson(value: Any) -> Any:
     """``value`` with every float orjson would spell differently replaced by its ``repr`` as an
     ``orjson.Fragment`` (a new container only where something was replaced); ValueError for a
-    non-finite float, as ``json.dumps(allow_nan=False)``; ``_NotPlain`` for anything else."""
+    non-finite float, as ``json.dumps(allow_nan=False)``; ``_NotPlain`` for anything else.
+
+    Leaves (most of a results file: score dicts, id lists) are checked inline in the container's
+    loop, without a call each."""
     kind = type(value)
+    if kind is dict or kind is list or kind is tuple:
+        out: Any = None  # a copy, made only when an item changes
+        for key, item in (value.items() if kind is dict else enumerate(value)):
+            if kind is dict and type(key) is not str:
+                raise _NotPlain
+            leaf = type(item)
+            if leaf is str or leaf is bool or item is None:
+                continue
+            if leaf is float and item - item == 0.0 and not (item and -1e-4 < item < 1e-4):
+                continue  # a finite float orjson writes as json.dumps does
+            if leaf is int and _INT64[0] <= item <= _INT64[1]:
+                continue
+            new = _for_orjson(item)
+            if new is not item:
+                if out is None:
+                    out = dict(value) if kind is dict else list(value)
+                out[key] = new
+        return value if out is None else out
     if kind is str or kind is bool or value is None:
         return value
     if kind is float:
@@ -67,17 +88,6 @@ def _for_orjson(value: Any) -> Any:
         if not _INT64[0] <= value <= _INT64[1]:
             raise _NotPlain
         return value
-    if kind is dict or kind is list or kind is tuple:
-        out: Any = None  # a copy, made only when an item changes
-        for key, item in (value.items() if kind is dict else enumerate(value)):
-            if kind is dict and type(key) is not str:
-                raise _NotPlain
-            new = _for_orjson(item)
-            if new is not item:
-                if out is None:
-                    out = dict(value) if kind is dict else list(value)
-                out[key] = new
-        return value if out is None else out
     raise _NotPlain
 
 

@@ -88,3 +88,35 @@ def test_front_matter_refuses_anchors_and_aliases(text: str) -> None:
 def test_yaml_nested_past_the_parser_is_an_error_not_a_crash() -> None:
     with pytest.raises(yaml.YAMLError, match="nested too deeply"):
         safe_load("[" * 5000 + "]" * 5000, aliases=False)
+
+
+FRONT_MATTER = [
+    "title: Refunds\ndoc_type: policy\n",
+    "title: 'Quoted: with colon'\ntags: [a, b]\nsection: 2\n",
+    "date: 2024-01-31\nratio: 0.5\nflag: yes\nempty:\nnull_value: ~\n",
+    "nested:\n  a: 1\n  b: [x, {c: d}]\n",
+    "multi: |\n  line one\n  line two\nfolded: >\n  a\n  b\n",
+    "unicode: 'São Paulo — ação'\nkey with spaces: v\n",
+    "octal: 0o17\nhex: 0x1F\nsexagesimal: 1:30\ninf: .inf\n",
+]
+
+
+@pytest.mark.parametrize("text", FRONT_MATTER)
+def test_front_matter_parsed_by_libyaml_equals_the_python_loader(text: str) -> None:
+    python_value = yaml.load(text, Loader=yaml.SafeLoader)  # the reference: PyYAML's pure-Python loader
+    assert safe_load(text, aliases=False) == python_value
+
+
+@pytest.mark.parametrize("text", ["a: [1, 2\n", "a: b: c\n", "key: 'open\n", "- a\nb: c\n", "a:\n\t- tab\n"])
+def test_front_matter_errors_are_the_python_loaders_with_the_same_line(text: str) -> None:
+    with pytest.raises(yaml.YAMLError) as reference:
+        yaml.load(text, Loader=yaml.SafeLoader)
+    with pytest.raises(yaml.YAMLError) as ours:
+        safe_load(text, aliases=False)
+    assert str(ours.value) == str(reference.value)
+
+
+@pytest.mark.parametrize("depth", [1, 31, 32, 33, 200])
+def test_deep_front_matter_takes_the_python_loader_and_parses_the_same(depth: int) -> None:
+    text = "a: " + "[" * depth + "x" + "]" * depth + "\n"
+    assert safe_load(text, aliases=False) == yaml.load(text, Loader=yaml.SafeLoader)

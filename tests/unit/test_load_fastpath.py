@@ -110,3 +110,24 @@ def test_iter_lines_whole_file_decode_equals_per_line_decode(tmp_path: Path, dat
     expected = [(n, raw.rstrip(b"\r").decode()) for n, raw in enumerate(body.split(b"\n"), start=1)
                 if raw.rstrip(b"\r").strip()]
     assert fast == expected
+
+
+@pytest.mark.parametrize("column", ["qid", "docid"])
+@pytest.mark.parametrize("length", [1024, 1025])
+def test_an_id_over_the_length_limit_leaves_the_fast_path(tmp_path: Path, column: str, length: int) -> None:
+    from retrieval_gate.load.boundary import MAX_ID_CHARS
+
+    assert MAX_ID_CHARS == 1024  # the limit these cases sit on either side of
+    long_id = "x" * length
+    qid, doc = (long_id, "a") if column == "qid" else ("q1", long_id)
+    text = f"q0 Q0 b 1 2.0 t\n{qid} Q0 {doc} 1 1.0 t\n"
+    within = length <= MAX_ID_CHARS
+    assert (fast_trec(text.encode()) is not None) == within
+    path = tmp_path / "run.trec"
+    path.write_text(text)
+    if within:
+        assert load_run(path).rankings[qid].ids == (doc,)
+    else:
+        with pytest.raises(InputError) as info:
+            load_run(path)
+        assert "run.trec:2" in str(info.value.problems[0]) and "(1,025 characters)" in str(info.value.problems[0])

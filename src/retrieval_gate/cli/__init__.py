@@ -6,25 +6,42 @@ error — a bug, reported in one line; the traceback only under ``--debug`` or
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 from typing import Any
 
 import typer
 
 from retrieval_gate.cli.app import app, debug, err_console, report_internal_error
-from retrieval_gate.environment import debug_requested, read_environment
+from retrieval_gate.environment import debug_requested, read_environment, skip_pydantic_plugins
 from retrieval_gate.errors import InputError, RetrievalGateError
 
-# Each command lives in its own module and registers itself on ``app``.
-from retrieval_gate.cli import score as _score  # noqa: F401  isort: skip
-from retrieval_gate.cli import validate as _validate  # noqa: F401  isort: skip
-from retrieval_gate.cli import eval as _eval  # noqa: F401  isort: skip
-from retrieval_gate.cli import embed as _embed  # noqa: F401  isort: skip
-from retrieval_gate.cli import baseline as _baseline  # noqa: F401  isort: skip
-from retrieval_gate.cli import compare as _compare  # noqa: F401  isort: skip
-from retrieval_gate.cli import action as _action  # noqa: F401  isort: skip
-from retrieval_gate.cli import report as _report_cmd  # noqa: F401  isort: skip
-from retrieval_gate.cli import audit as _audit  # noqa: F401  isort: skip  (issue 14)
-from retrieval_gate.cli import subset as _subset  # noqa: F401  isort: skip  (issue 14)
+# Each command lives in its own module, which registers it on ``app`` when imported. ``main``
+# imports only the module of the command it was asked for (start-up: typer reads the signature of
+# every registered command on each run); help, no command or an unknown one imports them all, so
+# the listing and "No such command" suggestions are complete. Listed in the order help shows them.
+COMMAND_MODULES = {
+    "score": "score",
+    "validate": "validate",
+    "eval": "eval",
+    "embed": "embed",
+    "baseline": "baseline",
+    "compare": "compare",
+    "action": "action",
+    "report": "report",
+    "audit": "audit",
+    "subset": "subset",
+}
+ROOT_FLAGS = frozenset({"--debug"})  # the root callback's options (none takes a value)
+
+
+def register_commands(argv: list[str]) -> None:
+    """Import the command module(s) ``argv`` needs; registered commands keep the listed order."""
+    word = next((arg for arg in argv if arg not in ROOT_FLAGS), None)
+    wanted = [COMMAND_MODULES[word]] if word in COMMAND_MODULES else list(COMMAND_MODULES.values())
+    for module in wanted:
+        import_module(f"retrieval_gate.cli.{module}")
+    order = list(COMMAND_MODULES)
+    app.registered_commands.sort(key=lambda info: order.index(info.name or info.callback.__name__))
 
 
 MAX_PROBLEMS_SHOWN = 50  # a wrong file (a results JSON passed as a run) is not 5,000 lines of errors
@@ -46,6 +63,8 @@ click: Any = _LazyClick()
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Never shows a traceback for a user mistake."""
     debug.on = debug_requested(read_environment())
+    skip_pydantic_plugins()
+    register_commands(sys.argv[1:] if argv is None else list(argv))
     try:
         # With standalone_mode=False click *returns* a typer.Exit's code instead of exiting.
         code = app(args=argv, standalone_mode=False)

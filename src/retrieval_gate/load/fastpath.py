@@ -87,7 +87,7 @@ def _read_trec(data: bytes) -> dict[str, RankedList] | None:
     qids, docs = tokens[0::7], tokens[2::7]
     try:
         ranks = tokens[3::7]
-        if not "".join(ranks).isdecimal():  # plain digits are integers; else int() decides
+        if not all(map(str.isdecimal, ranks)):  # plain digits are integers; else int() decides
             deque(map(int, ranks), maxlen=0)
         scores = list(map(float, tokens[4::7]))
     except ValueError:
@@ -95,18 +95,20 @@ def _read_trec(data: bytes) -> dict[str, RankedList] | None:
     total = sum(scores)
     if not math.isfinite(total) and not all(map(math.isfinite, scores)):  # NaN, inf: the slow path refuses them
         return None
-    if n > MAX_RECORDS or max(map(len, qids)) > MAX_ID_CHARS or max(map(len, docs)) > MAX_ID_CHARS:
+    if n > MAX_RECORDS or max(map(len, docs)) > MAX_ID_CHARS:
         return None  # over a limit: the slow path names the line
     del tokens
     return _rankings(qids, docs, scores)
 
 
-def _rankings(qids: list[str], docs: list[str], scores: list[float]) -> dict[str, RankedList]:
+def _rankings(qids: list[str], docs: list[str], scores: list[float]) -> dict[str, RankedList] | None:
     n = len(qids)
     starts = [0, *compress(range(1, n), map(ne, qids[1:], qids[:-1])), n]
     blocks: dict[str, list[tuple[int, int]]] = {}
     for a, b in pairwise(starts):
         blocks.setdefault(qids[a], []).append((a, b))
+    if max(map(len, blocks)) > MAX_ID_CHARS:  # every qid is a key of blocks: checked once each
+        return None
     out: dict[str, RankedList] = {}
     for qid, spans in blocks.items():
         if len(spans) == 1:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
 from retrieval_gate.score.results import CaseResult, Completeness, Latency, MetricCell
 from retrieval_gate.score.scoring import OVERALL
 
@@ -54,6 +52,8 @@ def latency_summary(cases: Sequence[CaseResult]) -> Latency | None:
     values = [c.latency_ms for c in cases if c.latency_ms is not None]
     if not values:
         return None
+    import numpy as np  # only runs with latencies need it (start-up of `score` on a TREC run)
+
     arr = np.asarray(values, dtype=float)
     return Latency(
         n=len(values),

@@ -48,6 +48,7 @@ class SuiteConfig(_Strict):
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
     device: Literal["cpu", "cuda", "mps", "auto"] = "cpu"  # embedding device (embed/sentence.py)
+    embed_backend: Literal["torch", "onnx", "onnx-int8"] = "torch"  # embed/backends.py
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     rel_level: int = Field(default=1, ge=1)  # a card is relevant at grade ≥ this (trec_eval -l)
     mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers
@@ -114,6 +115,13 @@ class SuiteConfig(_Strict):
     def _headline_k_is_measured(self) -> SuiteConfig:
         if self.headline_k is not None and self.headline_k not in self.k:
             raise ValueError(f"headline_k {self.headline_k} is not one of the cutoffs k {list(self.k)}")
+        return self
+
+    @model_validator(mode="after")
+    def _onnx_runs_on_the_cpu(self) -> SuiteConfig:
+        if self.embed_backend != "torch" and self.device != "cpu":
+            raise ValueError(f"embed_backend {self.embed_backend} runs on the CPU (ONNX Runtime): device "
+                             f"{self.device} needs embed_backend torch")
         return self
 
     @property

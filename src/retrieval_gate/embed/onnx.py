@@ -26,6 +26,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -132,13 +133,13 @@ class OnnxEmbedder:
         return pooled / np.clip(norms, 1e-12, None)
 
 
+@dataclass(frozen=True)
 class ModelLayout:
     """What the ONNX path needs to know of a sentence-transformers folder."""
 
-    def __init__(self, *, max_seq_length: int, pooling: str, lower_case: bool):
-        self.max_seq_length = max_seq_length
-        self.pooling = pooling
-        self.lower_case = lower_case
+    max_seq_length: int
+    pooling: str  # "mean" | "cls"
+    lower_case: bool
 
 
 def read_layout(folder: Path) -> ModelLayout:

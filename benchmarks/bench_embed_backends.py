@@ -48,7 +48,24 @@ BACKENDS = ("torch", "onnx", "onnx-int8")
 
 
 # -- child: one variant in its own process ------------------------------------------------------------
+def export(folder: Path) -> None:
+    """The ONNX export and the int8 quantization, each timed (wall, CPU)."""
+    from retrieval_gate.embed.onnx import ensure_exported
+    from retrieval_gate.embed.resolve import resolve_model
+
+    ref = resolve_model("all-MiniLM-L6-v2")
+    timings = {}
+    for step, quantized in (("export", False), ("quantize", True)):
+        began, cpu = time.perf_counter(), time.process_time()
+        ensure_exported(ref, folder=folder / "onnx" / ref.sha256, quantized=quantized)
+        timings[step] = (time.perf_counter() - began, time.process_time() - cpu)
+    (folder / "export.json").write_text(json.dumps(timings), encoding="utf-8")
+
+
 def child(variant: str, folder: Path) -> None:
+    if variant == "export":
+        export(folder)
+        return
     texts = json.loads((folder / "texts.json").read_text(encoding="utf-8"))
     passages, queries = texts["passages"], texts["queries"]
     began = time.perf_counter()
@@ -145,8 +162,6 @@ def main() -> None:
     from bench_shards import subset
 
     from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
-    from retrieval_gate.embed.onnx import ensure_exported
-    from retrieval_gate.embed.resolve import resolve_model
     from retrieval_gate.load.cases import load_cases
     from retrieval_gate.load.kb import load_kb
 
@@ -162,12 +177,12 @@ def main() -> None:
                                                        "queries": [c.query for c in cases]}), encoding="utf-8")
         print(f"SciFact subset: {len(chunks)} passages, {len(cases)} queries; bundled all-MiniLM-L6-v2; "
               f"os.cpu_count() = {os.cpu_count()}")
-        ref = resolve_model("all-MiniLM-L6-v2")
-        for quantized in (False, True):
-            began, cpu = time.perf_counter(), time.process_time()
-            ensure_exported(ref, folder=folder / "onnx" / ref.sha256, quantized=quantized)
-            print(f"{'int8 quantization' if quantized else 'ONNX export'}: {time.perf_counter() - began:.1f} s wall, "
-                  f"{time.process_time() - cpu:.1f} s CPU (once per model; reused after)")
+        # In a child, as every variant: this process stays small, so each child's peak RSS is its own
+        # (a forked child starts from its parent's high-water mark).
+        spawn([sys.executable, __file__, "--child", "export", "--folder", str(folder)])
+        for step, (wall, cpu) in json.loads((folder / "export.json").read_text(encoding="utf-8")).items():
+            print(f"{'ONNX export' if step == 'export' else 'int8 quantization'}: {wall:.1f} s wall, {cpu:.1f} s CPU "
+                  "(once per model; reused after)")
         rows, results = [], {}
         for variant in args.variants.split(","):
             wall, cpu, rss = spawn([sys.executable, __file__, "--child", variant, "--folder", str(folder)])

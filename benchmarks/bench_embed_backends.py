@@ -17,7 +17,9 @@ in its own process, one after the other:
   (the export and the quantization are made once beforehand and timed apart).
 
 Each variant's vectors are searched exactly (cosine, ties by doc id) and scored with pytrec_eval
-(nDCG@10 per query), independently of our scorer; the table gives passages/s, queries/s, CPU
+(nDCG@10 per query), independently of our scorer; variants may repeat, interleaved
+(``--variants plain,onnx,plain,onnx``), to see the machine's drift — speed-ups are against the
+first ``plain``; the table gives passages/s, queries/s, CPU
 seconds of the embedding, the process's peak RSS, the speed-up over ``plain``, the max |Δ| of
 per-query nDCG@10 against ``plain`` (with how many queries differ at all) and the max |Δ| of any
 vector component. Then ``retrieval-gate eval --ephemeral --embed-backend B`` for each backend as
@@ -155,6 +157,8 @@ def main() -> None:
     if args.child:
         child(args.child, args.folder)
         return
+    if "plain" not in args.variants.split(","):
+        raise SystemExit("--variants must include plain (the reference)")
     if not (args.dataset / "corpus.jsonl").is_file():
         print(f"skipped: no BEIR dataset at {args.dataset}")
         return
@@ -193,7 +197,7 @@ def main() -> None:
                                        qrels=qrels))
             rows.append((variant, t, cpu, rss))
         ref_p, ref_q, ref_ndcg = results["plain"]
-        plain_rate = len(chunks) / json.loads((folder / "plain.json").read_text())["document_s"]
+        plain_rate = next(len(chunks) / t["document_s"] for v, t, _, _ in rows if v == "plain")  # the first
         print(f"plain nDCG@10 (pytrec_eval, mean of {len(query_ids)}): {np.mean(list(ref_ndcg.values())):.4f}")
         print("| path | passages/s | queries/s | embedding CPU s | peak RSS MiB | speed-up (passages) "
               "| max \\|Δ nDCG@10\\| per query | queries differing | mean Δ nDCG@10 | max \\|Δ vector\\| |")

@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.chunk.chunking import ChunkSettings
@@ -102,6 +111,14 @@ class SuiteConfig(_Strict):
             raise ValueError("; ".join(problems))
         return value
 
+    @field_validator("embed_backend")
+    @classmethod
+    def _onnx_runs_on_the_cpu(cls, value: str, info: ValidationInfo) -> str:
+        device = info.data.get("device", "cpu")  # validated before: declared above
+        if value != "torch" and device != "cpu":
+            raise ValueError(f"{value} runs on the CPU (ONNX Runtime): device {device} needs embed_backend torch")
+        return value
+
     @field_validator("retriever")
     @classmethod
     def _retriever(cls, value: str) -> str:
@@ -117,12 +134,6 @@ class SuiteConfig(_Strict):
             raise ValueError(f"headline_k {self.headline_k} is not one of the cutoffs k {list(self.k)}")
         return self
 
-    @model_validator(mode="after")
-    def _onnx_runs_on_the_cpu(self) -> SuiteConfig:
-        if self.embed_backend != "torch" and self.device != "cpu":
-            raise ValueError(f"embed_backend {self.embed_backend} runs on the CPU (ONNX Runtime): device "
-                             f"{self.device} needs embed_backend torch")
-        return self
 
     @property
     def env_secrets(self) -> tuple[str, ...]:

@@ -8,8 +8,10 @@ Read once per entry point: ``cli.main`` (``RETRIEVAL_GATE_DEBUG``), the action's
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 DEBUG_VARIABLE = "RETRIEVAL_GATE_DEBUG"
+ONNX_DIR_VARIABLE = "RETRIEVAL_GATE_ONNX_DIR"
 
 
 def read_environment() -> dict[str, str]:
@@ -29,3 +31,12 @@ def skip_pydantic_plugins() -> None:
     Called by ``cli.main`` before any model is built."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
+
+def onnx_export_root(env: dict[str, str]) -> Path:
+    """Where ``--embed-backend onnx|onnx-int8`` keeps the models it exports (one folder per model
+    files hash): ``RETRIEVAL_GATE_ONNX_DIR``, else ``$XDG_CACHE_HOME/retrieval-gate/onnx``, else
+    ``~/.cache/retrieval-gate/onnx``."""
+    if env.get(ONNX_DIR_VARIABLE):
+        return Path(env[ONNX_DIR_VARIABLE]).expanduser()
+    cache = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".cache")
+    return Path(cache).expanduser() / "retrieval-gate" / "onnx"

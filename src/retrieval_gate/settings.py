@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.chunk.chunking import ChunkSettings
@@ -48,6 +57,7 @@ class SuiteConfig(_Strict):
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
     device: Literal["cpu", "cuda", "mps", "auto"] = "cpu"  # embedding device (embed/sentence.py)
+    embed_backend: Literal["torch", "onnx", "onnx-int8"] = "torch"  # embed/backends.py
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     rel_level: int = Field(default=1, ge=1)  # a card is relevant at grade ≥ this (trec_eval -l)
     mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers
@@ -101,6 +111,14 @@ class SuiteConfig(_Strict):
             raise ValueError("; ".join(problems))
         return value
 
+    @field_validator("embed_backend")
+    @classmethod
+    def _onnx_runs_on_the_cpu(cls, value: str, info: ValidationInfo) -> str:
+        device = info.data.get("device", "cpu")  # validated before: declared above
+        if value != "torch" and device != "cpu":
+            raise ValueError(f"{value} runs on the CPU (ONNX Runtime): device {device} needs embed_backend torch")
+        return value
+
     @field_validator("retriever")
     @classmethod
     def _retriever(cls, value: str) -> str:
@@ -115,6 +133,7 @@ class SuiteConfig(_Strict):
         if self.headline_k is not None and self.headline_k not in self.k:
             raise ValueError(f"headline_k {self.headline_k} is not one of the cutoffs k {list(self.k)}")
         return self
+
 
     @property
     def env_secrets(self) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ def embed_command(
     chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", help="As for eval."),
     batch_size: int | None = typer.Option(None, "--batch-size", help="Embedding batch size (default 64; keep the eval's)."),
     device: str | None = typer.Option(None, "--device", help="cpu (default), cuda, mps or auto."),
+    embed_backend: str | None = typer.Option(None, "--embed-backend", help="torch (default), onnx or onnx-int8 (as for eval; keep the eval's)."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:
@@ -36,7 +37,7 @@ def embed_command(
 
     index, count = parse_shard(shard)
     overrides = {"kb": str(kb) if kb is not None else None, "cases": str(cases) if cases is not None else None,
-                 "model": model, "batch_size": batch_size, "device": device,
+                 "model": model, "batch_size": batch_size, "device": device, "embed_backend": embed_backend,
                  "chunking": {"size": chunk_size, "overlap": chunk_overlap}}
     config_file, config_path = load_config(config, required=config is not None)
     suite_config = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)

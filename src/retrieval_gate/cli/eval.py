@@ -82,7 +82,7 @@ def eval_overrides(**flags: Any) -> dict[str, Any]:
         "cases": str(flags["cases"]) if flags["cases"] is not None else None,
         "k": flags["k"], "metrics": flags["metrics"], "headline_k": flags["headline_k"], "model": flags["model"],
         "retriever": flags["retriever"], "overfetch": flags["overfetch"], "batch_size": flags["batch_size"],
-        "device": flags.get("device"),
+        "device": flags.get("device"), "embed_backend": flags.get("embed_backend"),
         "abstain_threshold": flags["abstain_threshold"],
         "chunking": {"size": flags["chunk_size"], "overlap": flags["chunk_overlap"]},
         "store": store,
@@ -132,6 +132,7 @@ def eval_command(
     overfetch: int | None = typer.Option(None, "--overfetch", min=1, max=1000, help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, max=100_000, help="Embedding batch size (default 64)."),
     device: str | None = typer.Option(None, "--device", help="Embedding device: cpu (default), cuda, mps or auto (cuda or mps when torch sees one). Non-CPU vectors get their own cache space."),
+    embed_backend: str | None = typer.Option(None, "--embed-backend", help="torch (default: sentence-transformers), onnx or onnx-int8 (ONNX Runtime on an export of the same weights; needs the onnx extra). Each backend's vectors get their own cache space; see docs/eval.md."),
     cache_from: list[Path] | None = typer.Option(None, "--cache-from", help="Shard folder written by `retrieval-gate embed --shard I/N --out DIR` (or a folder of them): its vectors fill the cache first. Repeatable."),
     exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 50,000 chunks (deterministic), HNSW above."),
     ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
@@ -155,7 +156,7 @@ def eval_command(
                                retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
                                chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
                                overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
-                               abstain_threshold=abstain_threshold, device=device)
+                               abstain_threshold=abstain_threshold, device=device, embed_backend=embed_backend)
     overrides["options"] = parse_options(option or [])
     overrides.update(rel_level=rel_level, mean=mean)
     config_file, config_path = load_config(config, required=config is not None)

@@ -78,12 +78,11 @@ class DenseParts:
             return self.retriever
         inner = self._embedder_in
         if inner is None:  # resolve first: an unknown model fails before the store is touched
+            from retrieval_gate.embed.backends import make_embedder
             from retrieval_gate.embed.resolve import resolve_model
-            from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
 
-            inner = SentenceTransformerEmbedder(resolve_model(self.suite_config.model),
-                                                batch_size=self.suite_config.batch_size,
-                                                device=self.suite_config.device)
+            inner = make_embedder(resolve_model(self.suite_config.model), backend=self.suite_config.embed_backend,
+                                  batch_size=self.suite_config.batch_size, device=self.suite_config.device)
         store = self._store_in
         if store is None:
             from retrieval_gate.store.chroma import ChromaStore, collection_name
@@ -100,7 +99,7 @@ class DenseParts:
                                    spaces=[self.embedder.space("document"), self.embedder.space("query")])
             self.shards = report.as_extras()
             self.progress.note(f"cache: {report.imported} vectors from {len(report.folders)} shard folder(s)"
-                               + (f"; {report.other} of another model or device left out" if report.other else ""))
+                               + (f"; {report.other} of another model/device/backend left out" if report.other else ""))
         self.sync_report = store.sync(chunks=self.chunks, embedder=self.embedder, chunking=self.chunking)
         self.retriever = DenseRetriever(index=store.index(exact=self.suite_config.store.exact), embedder=self.embedder,
                                         overfetch=self.suite_config.overfetch, fingerprint=self.fingerprint())

@@ -1,0 +1,286 @@
+"""ONNX Runtime embedding backends (opt-in: ``--embed-backend onnx|onnx-int8``; issue 13, part 4).
+
+The model is exported from the same local weights the torch backend loads (``torch.onnx.export``,
+the TorchScript exporter, opset 17, then ONNX Runtime's transformer fusions) on first use, into
+``<export root>/<model files sha256>/`` (``model.onnx``; ``model-int8.onnx`` by
+``onnxruntime.quantization.quantize_dynamic``: weights int8 per channel, activations quantized at
+run time). Each file is written under a temporary name
+and renamed, so a stopped export leaves nothing a later run would take for a model; a later run
+finds the file and exports nothing. Exporting needs the ``onnx`` package (the ``onnx`` extra:
+``pip install 'retrieval-gate[onnx]'``); without it, one ``EmbedderError`` sentence names the extra.
+
+Encoding mirrors sentence-transformers for the models it accepts (a Transformer, mean or CLS
+pooling, an optional Normalize, no prompts): the model folder's tokenizer with padding to the
+longest text of the batch and truncation at ``max_seq_length``, the transformer on ONNX Runtime
+(CPU), pooling and L2 normalisation in numpy. Vectors are close to, not equal to, the torch
+backend's (fp32: last bits; int8: measurably further — README "Embedding backends"), so the
+identity carries the backend (``<files sha256>+onnx``, ``+onnx-int8``): their vectors get their
+own cache space and store, and a comparison with a torch baseline shows the change.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval_gate.embed.base import ModelIdentity
+from retrieval_gate.embed.resolve import ModelRef
+from retrieval_gate.errors import EmbedderError, one_line
+
+ONNX_BACKENDS = ("onnx", "onnx-int8")
+FP32_FILE = "model.onnx"
+INT8_FILE = "model-int8.onnx"
+EXTRA_HINT = "pip install 'retrieval-gate[onnx]'"
+_OPSET = 17
+
+
+class OnnxEmbedder:
+    """The ``Embedder`` of ``--embed-backend onnx`` / ``onnx-int8``; CPU only."""
+
+    def __init__(self, ref: ModelRef, *, backend: str, export_root: Path, batch_size: int = 64):
+        if backend not in ONNX_BACKENDS:
+            raise EmbedderError(f"embed backend {backend!r}: expected one of {', '.join(ONNX_BACKENDS)}")
+        self.ref = ref
+        self.backend = backend
+        self.export_root = Path(export_root)
+        self.batch_size = max(1, batch_size)
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._layout: ModelLayout | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def identity(self) -> ModelIdentity:
+        ident = self.ref.identity
+        return ModelIdentity(name=ident.name, sha256=f"{ident.sha256}+{self.backend}")
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+    def model_file(self) -> Path:
+        """The ONNX file this backend runs, exported (and quantized) first when absent."""
+        return ensure_exported(self.ref, folder=self.export_root / self.ref.sha256,
+                               quantized=self.backend == "onnx-int8")
+
+    def _load(self) -> None:
+        layout = read_layout(self.ref.path)
+        try:
+            import onnxruntime as ort
+            from transformers import AutoTokenizer
+        except ImportError as exc:
+            raise EmbedderError(f"the {self.backend} backend needs onnxruntime and transformers: {exc}") from None
+        path = self.model_file()
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # errors only
+        try:
+            self._session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+            self._tokenizer = AutoTokenizer.from_pretrained(str(self.ref.path), local_files_only=True)
+        except Exception as exc:
+            raise EmbedderError(f"model {self.ref.name!r} ({path}) could not be loaded: {one_line(exc)}") from None
+        self._layout = layout
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        if self._session is None:
+            self._load()
+        assert self._layout is not None
+        # Longest first within the call, as sentence-transformers does, so padding stays short.
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(texts)
+        try:
+            for start in range(0, len(texts), self.batch_size):
+                idx = order[start:start + self.batch_size]
+                vectors = self._encode_batch([texts[i] for i in idx])
+                for i, vec in zip(idx, vectors, strict=True):
+                    out[i] = vec
+        except EmbedderError:
+            raise
+        except Exception as exc:
+            raise EmbedderError(f"model {self.ref.name!r} ({self.backend}) failed to embed: {one_line(exc)}") from None
+        return np.ascontiguousarray(np.stack(out), dtype=np.float32)
+
+    def _encode_batch(self, batch: list[str]) -> np.ndarray:
+        layout = self._layout
+        assert layout is not None
+        if layout.lower_case:  # sentence-transformers' do_lower_case
+            batch = [t.lower() for t in batch]
+        enc = self._tokenizer(batch, padding=True, truncation="longest_first", max_length=layout.max_seq_length,
+                              return_tensors="np")
+        feeds = {i.name: np.asarray(enc[i.name], dtype=np.int64) for i in self._session.get_inputs()}
+        hidden = self._session.run(None, feeds)[0].astype(np.float32, copy=False)
+        mask = np.asarray(enc["attention_mask"], dtype=np.float32)
+        if layout.pooling == "cls":
+            pooled = hidden[:, 0, :]
+        else:
+            summed = np.einsum("bsd,bs->bd", hidden, mask)
+            pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)  # the Embedder contract: L2-normalised rows
+        return pooled / np.clip(norms, 1e-12, None)
+
+
+@dataclass(frozen=True)
+class ModelLayout:
+    """What the ONNX path needs to know of a sentence-transformers folder."""
+
+    max_seq_length: int
+    pooling: str  # "mean" | "cls"
+    lower_case: bool
+
+
+def read_layout(folder: Path) -> ModelLayout:
+    """Read ``modules.json`` / ``sentence_bert_config.json`` / the pooling config; a model the
+    ONNX path would embed differently from sentence-transformers is refused, in one sentence."""
+    def read(name: str) -> Any:
+        try:
+            return json.loads((folder / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise EmbedderError(f"{folder / name}: unreadable ({one_line(exc)})") from None
+
+    unsupported = f"the ONNX backends support sentence-transformers models of Transformer + Pooling (mean or CLS) " \
+                  f"[+ Normalize] without prompts; {folder}"
+    modules = read("modules.json")
+    if not isinstance(modules, list) or not modules:
+        raise EmbedderError(f"{unsupported} has no modules.json")
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]) or modules[0].get("path"):
+        raise EmbedderError(f"{unsupported} has modules {kinds}")
+    prompts = (read("config_sentence_transformers.json") or {}).get("prompts") or {}
+    if any(prompts.values()):
+        raise EmbedderError(f"{unsupported} defines prompts ({', '.join(sorted(prompts))})")
+    pooling_cfg = read(f"{modules[1].get('path', '1_Pooling')}/config.json") or {}
+    modes = sorted(k for k, v in pooling_cfg.items() if k.startswith("pooling_mode_") and v is True)
+    pooling = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}.get(modes[0]) if len(modes) == 1 \
+        else None
+    if pooling is None:
+        raise EmbedderError(f"{unsupported} pools by {modes or 'nothing'}")
+    bert = read("sentence_bert_config.json") or {}
+    return ModelLayout(max_seq_length=int(bert.get("max_seq_length") or 512), pooling=pooling,
+                       lower_case=bool(bert.get("do_lower_case")))
+
+
+def ensure_exported(ref: ModelRef, *, folder: Path, quantized: bool) -> Path:
+    """``folder/model.onnx`` (and ``model-int8.onnx`` when ``quantized``), made when absent."""
+    fp32 = folder / FP32_FILE
+    if not fp32.is_file():
+        _atomic(fp32, lambda tmp: export_onnx(ref, tmp))
+    if not quantized:
+        return fp32
+    int8 = folder / INT8_FILE
+    if not int8.is_file():
+        _atomic(int8, lambda tmp: quantize_int8(fp32, tmp))
+    return int8
+
+
+def _atomic(target: Path, make: Any) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise EmbedderError(f"cannot write the ONNX export to {target.parent}: {exc.strerror}") from None
+    tmp = Path(tmp_name)
+    try:
+        make(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp leaves 0600; the export is a cache anyone may read
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _require_onnx() -> None:
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise EmbedderError("the onnx and onnx-int8 embed backends export the model with the onnx package, "
+                            f"which is not installed: {EXTRA_HINT} (or use --embed-backend torch)") from None
+
+
+def export_onnx(ref: ModelRef, target: Path) -> None:
+    """The transformer of ``ref`` (its last hidden state) as ONNX, batch and sequence dynamic."""
+    _require_onnx()
+    try:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as exc:
+        raise EmbedderError(f"exporting to ONNX needs torch and transformers: {exc}") from None
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        # Eager attention exports as the MatMul/Softmax pattern ONNX Runtime's optimizer fuses into
+        # its Attention operator (the SDPA export is not fused, and ran ~35% more CPU here).
+        model = AutoModel.from_pretrained(str(ref.path), local_files_only=True, attn_implementation="eager").eval()
+        tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+        sample = tokenizer(["an example", "a second, longer example sentence"], padding=True, return_tensors="pt")
+        names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in sample]
+
+        class LastHidden(torch.nn.Module):
+            def __init__(self, inner: Any):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *inputs: Any) -> Any:
+                return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+        axes = {n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]}
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
+            torch.onnx.export(LastHidden(model), tuple(sample[n] for n in names), str(target), input_names=names,
+                              output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=_OPSET,
+                              dynamo=False)
+        fuse_transformer(target, heads=model.config.num_attention_heads, hidden=model.config.hidden_size)
+    except Exception as exc:
+        raise EmbedderError(f"model {ref.name!r} ({ref.path}) could not be exported to ONNX: {one_line(exc)}") from None
+
+
+def fuse_transformer(path: Path, *, heads: int, hidden: int) -> None:
+    """Rewrite ``path`` with ONNX Runtime's transformer fusions (Attention, SkipLayerNormalization,
+    BiasGelu, EmbedLayerNormalization; exact up to float rounding: ~1e-7 per component measured)."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    quiet = logging.getLogger("onnxruntime.transformers")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        fused = optimize_model(str(path), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1)
+        fused.save_model_to_file(str(path))
+    finally:
+        quiet.setLevel(level)
+
+
+def quantize_int8(fp32: Path, target: Path) -> None:
+    """Dynamic int8 quantization (weights int8 per channel; activations at run time)."""
+    _require_onnx()
+    try:
+        from onnx import TensorProto
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quiet = logging.getLogger()  # the quantizer logs a pre-processing hint on the root logger
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True,
+                                 extra_options={"DefaultTensorType": TensorProto.FLOAT})  # fused ops' outputs
+        finally:
+            quiet.setLevel(level)
+    except Exception as exc:
+        raise EmbedderError(f"{fp32} could not be quantized to int8: {one_line(exc)}") from None

@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.errors import StoreError
 from retrieval_gate.store.base import Hit
 from retrieval_gate.store.chroma_where import to_chroma_where
 from retrieval_gate.store.exact import ExactIndex
@@ -41,45 +40,20 @@ class ChromaIndex:
 
 
 def exact_index_from(collection: Any) -> ExactIndex:
-    """Every stored vector of the collection in one matrix (exact search over the store).
-
-    Two passes: the ids first (sorted, they give each chunk its row), then the vectors, written
-    page by page straight into their rows of one preallocated float32 matrix — so the peak is
-    the matrix plus one page, not the three copies that collecting, concatenating and reordering
-    pages would hold at once (n × dim × 4 bytes each: 307 MB at 200,000 chunks of dim 384)."""
-    ids = sorted(_paged_ids(collection))
-    row = {cid: i for i, cid in enumerate(ids)}
-    metas: list[dict[str, Any]] = [{} for _ in ids]
-    matrix: np.ndarray | None = None
+    """Every stored vector of the collection in one matrix (exact search over the store)."""
+    ids: list[str] = []
+    metas: list[dict[str, Any]] = []
+    blocks: list[np.ndarray] = []
     offset = 0
     while True:
         page = collection.get(include=["embeddings", "metadatas"], limit=PAGE, offset=offset)
-        page_ids = page["ids"]
-        if len(page_ids):
-            vectors = np.asarray(page["embeddings"])
-            if matrix is None:
-                matrix = np.empty((len(ids), vectors.shape[1]), dtype=np.float32)
-            if any(cid not in row for cid in page_ids):  # written to while being read (a shared server)
-                raise StoreError("the Chroma collection changed while its vectors were being read; run again")
-            rows = [row[cid] for cid in page_ids]
-            matrix[rows] = vectors
-            for r, meta in zip(rows, page["metadatas"] or [{}] * len(page_ids), strict=True):
-                metas[r] = dict(meta or {})
-        if len(page_ids) < PAGE:
+        ids.extend(page["ids"])
+        metas.extend(dict(m or {}) for m in (page["metadatas"] or [{}] * len(page["ids"])))
+        if len(page["ids"]):
+            blocks.append(np.asarray(page["embeddings"], dtype=np.float32))
+        if len(page["ids"]) < PAGE:
             break
         offset += PAGE
-    if matrix is None:
-        matrix = np.zeros((0, 0), dtype=np.float32)
+    vectors = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
     return ExactIndex(ids=ids, card_ids=[str(m.get("parent_id", i)) for i, m in zip(ids, metas, strict=True)],
-                      vectors=matrix, metadatas=metas)
-
-
-def _paged_ids(collection: Any) -> list[str]:
-    ids: list[str] = []
-    offset = 0
-    while True:
-        page = collection.get(include=[], limit=PAGE, offset=offset)
-        ids.extend(page["ids"])
-        if len(page["ids"]) < PAGE:
-            return ids
-        offset += PAGE
+                      vectors=vectors, metadatas=metas)

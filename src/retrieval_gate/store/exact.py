@@ -24,12 +24,10 @@ class ExactIndex:
     def __init__(self, *, ids: Sequence[str], card_ids: Sequence[str], vectors: np.ndarray,
                  metadatas: Sequence[Mapping[str, Any]] | None = None):
         order = sorted(range(len(ids)), key=lambda i: ids[i])
-        in_order = all(i == r for i, r in enumerate(order))  # rows already sorted: no reordered copy
         self.ids = [ids[i] for i in order]
         self.card_ids = [card_ids[i] for i in order]
         matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1) if len(ids) else np.zeros((0, 0))
-        self.matrix = (np.ascontiguousarray(matrix if in_order else matrix[order]) if len(ids)
-                       else matrix.astype(np.float32))
+        self.matrix = np.ascontiguousarray(matrix[order]) if len(ids) else matrix.astype(np.float32)
         self.metadatas = [dict(metadatas[i]) for i in order] if metadatas is not None else [{} for _ in order]
         self._masks: dict[str, np.ndarray] = {}
 

@@ -9,7 +9,7 @@ own subprocess under ``/usr/bin/time -v`` (wall time, CPU time = user + system, 
 2. cold   — ``retrieval-gate eval`` into an empty store (default HNSW search);
 3. warm   — the same command again on the unchanged KB (the store and cache reused);
 4. hnsw   — warm again with ``--no-exact`` (Chroma's HNSW index instead of the default exact
-            search, which a store under 50,000 chunks gets).
+            search, which a store of up to 200,000 chunks gets).
 
 Targets (issue 3): cold ≤ 1.10 × plain, warm ≤ 0.10 × cold, peak RSS ≤ 1.5 GB, and our nDCG@10
 equal to the plain exact computation within 0.005.

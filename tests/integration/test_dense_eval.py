@@ -166,3 +166,44 @@ def test_search_mode_follows_the_setting_or_the_chunk_count(tmp_path: Path, stor
     results = run_eval(suite_config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
     assert results.config["store"]["search"] == expected
     assert {c.id: c.retrieved[0] for c in results.cases if c.id in TOP1} == TOP1
+
+
+@pytest.mark.parametrize(("limit_minus_chunks", "expected"), [(0, "exact"), (1, "exact"), (-1, "hnsw")])
+def test_auto_search_is_exact_up_to_and_including_the_chunk_limit(tmp_path: Path, limit_minus_chunks: int,
+                                                                 expected: str) -> None:
+    chunks = run_eval(suite_config=config_for(tmp_path / "count"), suite="t",
+                      embedder=HashEmbedder()).extras["store"]["chunks"]
+    store = StoreSettings(path=str(tmp_path / "store"), exact_max_chunks=chunks + limit_minus_chunks)
+    results = run_eval(suite_config=config_for(tmp_path, store=store), suite="t", embedder=HashEmbedder())
+    assert results.config["store"]["search"] == expected
+
+
+def test_the_default_chunk_limit_is_the_one_the_docs_and_the_cli_state() -> None:
+    limit = StoreSettings().exact_max_chunks
+    root = Path(__file__).resolve().parents[2]
+    assert f"{limit:,}" in (root / "docs" / "eval.md").read_text(encoding="utf-8")
+    assert f"exact_max_chunks: {limit}" in (root / "docs" / "eval.md").read_text(encoding="utf-8")
+    assert f"exact up to {limit:,} chunks" in (root / "src" / "retrieval_gate" / "cli" / "eval.py").read_text(
+        encoding="utf-8")
+
+
+def test_a_baseline_searched_by_hnsw_is_not_like_for_like_with_an_exact_run_of_the_same_store(tmp_path: Path) -> None:
+    """A store between the old and the new default chunk limit was searched by HNSW and is now
+    searched exactly: the comparison says the search changed instead of gating like for like."""
+    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.compare.comparison import compare
+    from retrieval_gate.compare.gate import GateSettings
+
+    store = tmp_path / "store"
+    chunks = run_eval(suite_config=config_for(tmp_path, store=StoreSettings(path=str(store))), suite="t",
+                      embedder=HashEmbedder()).extras["store"]["chunks"]
+    old = run_eval(suite_config=config_for(tmp_path, store=StoreSettings(path=str(store), exact_max_chunks=chunks - 1)),
+                   suite="t", embedder=HashEmbedder(), created_at="2026-01-01T00:00:00Z")
+    new = run_eval(suite_config=config_for(tmp_path, store=StoreSettings(path=str(store))), suite="t",
+                   embedder=HashEmbedder(), created_at="2026-01-02T00:00:00Z")
+    baseline = update_baseline(baseline=None, results=old, sha="old", ref="main", timestamp=None)
+    comparison = compare(results=new, baseline=baseline, gate=GateSettings(fail_on_regression=True))
+    assert not comparison.like_for_like
+    changed = {c.key: (c.baseline, c.current) for c in comparison.config_changes}
+    assert changed["config.store.search"] == ("hnsw", "exact")
+    assert {"config.store.hnsw_m", "config.store.hnsw_construction_ef", "config.store.hnsw_search_ef"} <= set(changed)

@@ -134,7 +134,7 @@ def eval_command(
     device: str | None = typer.Option(None, "--device", help="Embedding device: cpu (default), cuda, mps or auto (cuda or mps when torch sees one). Non-CPU vectors get their own cache space."),
     embed_backend: str | None = typer.Option(None, "--embed-backend", help="torch (default: sentence-transformers), onnx or onnx-int8 (ONNX Runtime on an export of the same weights; needs the onnx extra). Each backend's vectors get their own cache space; see docs/eval.md."),
     cache_from: list[Path] | None = typer.Option(None, "--cache-from", help="Shard folder written by `retrieval-gate embed --shard I/N --out DIR` (or a folder of them): its vectors fill the cache first. Repeatable."),
-    exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 50,000 chunks (deterministic), HNSW above."),
+    exact: bool | None = typer.Option(None, "--exact/--no-exact", help="Search exactly (brute force) or through the HNSW index. Default: exact up to 200,000 chunks (deterministic), HNSW above."),
     ann_check: bool | None = typer.Option(None, "--ann-check/--no-ann-check", help="Also search exactly and report the HNSW index's recall against it."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
     rel_level: int | None = typer.Option(None, "--rel-level", help=REL_LEVEL_HELP),

@@ -76,10 +76,8 @@ def parse_comparison(raw: bytes, *, source: Path) -> Comparison:
     try:
         return Comparison.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in first["loc"])
         raise InputError(Problem(str(path), None,
-                                 f"not a comparison file (from `compare --out`): {loc}: {first['msg']}")) from None
+                                 f"not a comparison file (from `compare --out`): {_first_error(exc)}")) from None
 
 
 def read_audit(path: Path) -> AuditReport:
@@ -97,6 +95,10 @@ def parse_audit(raw: bytes, *, source: Path) -> AuditReport:
     try:
         return AuditReport.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(Problem(display(source), None, f"not an audit file: {where}: {first['msg']}")) from None
+        raise InputError(Problem(display(source), None, f"not an audit file: {_first_error(exc)}")) from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    """``field.path: message`` of a validation error's first problem."""
+    first = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"

@@ -38,10 +38,11 @@ def audit_repo_path(baseline_path: str) -> str:
     return stem + AUDIT_SUFFIX
 
 
-def run_suite_audit(ctx: FlowContext, *, suite_config: SuiteConfig) -> tuple[AuditReport | None, str]:
-    """The checkout's audit and the local file it was written to (``out_dir/audit.json``), or
-    (None, why) when it cannot run (bad or missing data in a job that did not evaluate): a warning,
-    never a failed run. Its time is logged: a big suite takes seconds to a minute."""
+def run_suite_audit(ctx: FlowContext, *, suite_config: SuiteConfig) -> tuple[AuditReport | None, str, str]:
+    """The checkout's audit, the local file it was written to (``out_dir/audit.json``) and that
+    file's text, or (None, why, "") when it cannot run (bad or missing data in a job that did not
+    evaluate): a warning, never a failed run. Its time is logged: a big suite takes seconds to a
+    minute."""
     from retrieval_gate.evaluation.audit_suite import dumps_audit
 
     start = time.perf_counter()
@@ -50,14 +51,15 @@ def run_suite_audit(ctx: FlowContext, *, suite_config: SuiteConfig) -> tuple[Aud
     except RetrievalGateError as exc:
         why = ctx.scrub(one_line(exc))
         ctx.runner.annotate("warning", f"the golden-set audit could not run: {why}", title="retrieval-gate: audit")
-        return None, why
+        return None, why, ""
     seconds = time.perf_counter() - start
     local = ctx.settings.out_dir / LOCAL_NAME
-    ctx.write_text(local, dumps_audit(report))
+    text = dumps_audit(report)
+    ctx.write_text(local, text)
     counts = report.counts
     ctx.runner.log(f"audit: {counts['cases']} cases, {counts['cards']} cards, {counts['findings']} findings "
                    f"in {seconds:.1f} s; written to {local.as_posix()}")
-    return report, local.as_posix()
+    return report, local.as_posix(), text
 
 
 @dataclass(frozen=True)
@@ -73,13 +75,11 @@ class AuditFile:
 def refresh_audit_file(ctx: FlowContext) -> AuditFile | None:
     """The checkout's audit with the suite's own settings (the branch being refreshed judges
     itself), or None when it could not run (a warning; the baseline is still written)."""
-    from retrieval_gate.evaluation.audit_suite import dumps_audit
-
     s = ctx.settings
-    report, local = run_suite_audit(ctx, suite_config=s.suite_config)
+    report, local, text = run_suite_audit(ctx, suite_config=s.suite_config)
     if report is None:
         return None
-    return AuditFile(path=audit_repo_path(s.baseline_path), text=dumps_audit(report), local=local,
+    return AuditFile(path=audit_repo_path(s.baseline_path), text=text, local=local,
                      findings=len(report.findings))
 
 
@@ -111,7 +111,7 @@ def pull_request_audit(ctx: FlowContext, *, gh: GitHubPort, suite_config: SuiteC
     if s.suite_config.audit != suite_config.audit:
         ctx.runner.log("audit settings: this PR changes the suite's audit section; it is audited with the base's "
                        "(the change applies after merge)")
-    report, local = run_suite_audit(ctx, suite_config=suite_config)
+    report, local, _ = run_suite_audit(ctx, suite_config=suite_config)
     if report is None:
         return PullAudit(section=render_audit_note(f"the audit could not run ({local})."), local="")
     path = audit_repo_path(baseline_path)

@@ -74,7 +74,7 @@ def compare_command(
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.files import write_json_atomic
-    from retrieval_gate.load.baseline import read_baseline
+    from retrieval_gate.load.baseline import read_baseline, read_kb_manifest
     from retrieval_gate.load.results import read_results
     from retrieval_gate.render.terminal import print_comparison
 
@@ -90,7 +90,7 @@ def compare_command(
         raise UsageError("no baseline: pass --baseline FILE (or set 'baseline' for the suite in the config file)")
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--baseline": baseline_path})
     comparison = compare(results=loaded, baseline=read_baseline(baseline_path), gate=suite_config.gate, seed=seed,
-                         resamples=resamples)
+                         resamples=resamples, kb_before=read_kb_manifest(baseline_path))
     if out is not None:
         write_json_atomic(out, comparison.model_dump(mode="json"))
     print_comparison(comparison, console, all_rows=all_rows)

@@ -32,11 +32,12 @@ nobody labelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
@@ -45,6 +46,7 @@ from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, Compa
 from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde, paired_sd
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
 from retrieval_gate.metrics.names import display_name
+from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
 
@@ -53,8 +55,9 @@ RowKey = tuple[str, str]
 
 def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
+    resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
 ) -> Comparison:
+    """``kb_before``: the baseline's KB manifest (``compare.kb_diff``), for what changed and why."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
@@ -115,7 +118,7 @@ def compare(
     if baseline.suite != results.suite:
         changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
     lost, gained = _hit_changes(results=results, baseline=baseline, paired_ids=paired_ids, current=current)
-    return Comparison(
+    comparison = Comparison(
         suite=results.suite,
         headline_k=results.headline_k,
         metrics=list(results.metrics),
@@ -147,6 +150,7 @@ def compare(
         failures=reasons,
         verdict="fail" if reasons else "pass",
     )
+    return attach_changes(comparison, results=results, baseline=baseline, kb_before=kb_before)
 
 
 def _metric_order(results: Results, baseline: Baseline) -> list[str]:

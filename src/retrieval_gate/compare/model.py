@@ -10,9 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_gate.compare.changes_model import ChangedCase, KbChanges
 from retrieval_gate.score.results import Completeness, MetricCell
 
-BASELINE_SCHEMA_VERSION = 3  # 1: no history; 2: no relevance in the fingerprint (migrated on load)
+BASELINE_SCHEMA_VERSION = 4  # 1: no history; 2: no relevance in the fingerprint; 3: no rankings (migrated on load)
 COMPARISON_SCHEMA_VERSION = 2  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant
 
 RowStatus = Literal["ok", "improved", "regressed", "inconclusive", "underpowered", "below_floor", "new",
@@ -34,15 +35,19 @@ class HistoryEntry(_Strict):
 
 
 class BaselineCase(_Strict):
-    """Per-case scores, so that deltas can be paired case by case. No text, no embeddings."""
+    """Per-case scores, so that deltas can be paired case by case, and the case's ranking (its
+    first max(k) distinct cards, with the retriever's scores where it gives them), so a later run
+    can say which card moved where. No text, no embeddings."""
 
     scores: dict[str, float] = Field(default_factory=dict)
     status: str = "scored"
     slices: list[str] = Field(default_factory=list)
+    ranked: list[str] = Field(default_factory=list)
+    ranked_scores: list[float] = Field(default_factory=list)
 
 
 class Baseline(_Strict):
-    schema_version: Literal[3] = BASELINE_SCHEMA_VERSION
+    schema_version: Literal[4] = BASELINE_SCHEMA_VERSION
     suite: str = "default"
     tool_version: str
     sha: str | None = None
@@ -56,6 +61,7 @@ class Baseline(_Strict):
     aggregates: dict[str, dict[str, MetricCell]]
     cases: dict[str, BaselineCase]
     history: list[HistoryEntry] = Field(default_factory=list)
+    rankings: bool = False  # the cases carry their rankings (False: migrated from schema 3 or older)
 
 
 class ComparisonRow(_Strict):
@@ -118,3 +124,10 @@ class Comparison(_Strict):
     regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
     verdict: Literal["pass", "fail"] = "pass"
+    # What changed and why (compare.changes): every paired case whose ranking of relevant cards
+    # moved, most harmful first; the KB's card diff (None: no manifest on one side); whether the
+    # baseline carries rankings (False: ranks before are unknown).
+    changed_cases: list[ChangedCase] = Field(default_factory=list)
+    kb_changes: KbChanges | None = None
+    baseline_rankings: bool = True
+    stale_gold_cards: list[str] = Field(default_factory=list)  # most lost hits are on these edited gold cards

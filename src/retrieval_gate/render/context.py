@@ -25,6 +25,7 @@ from retrieval_gate.render.cells import (
     slice_rows,
     worse_cells,
 )
+from retrieval_gate.render.changes import changes_context, lost_clause
 from retrieval_gate.render.escape import clean_text
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.render.trend import trend
@@ -188,5 +189,7 @@ def build_context(
         "comparison": comparison,
         "baseline": baseline,
     }
+    context.update(what_changed=changes_context(comparison, limit=limits.cases, cut=cut),
+                   lost_clause=lost_clause(comparison))
     context["cut"] = Cut(parts=cut)
     return context

@@ -14,6 +14,7 @@ from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.render.cells import INDICATIVE_N
+from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line, lost_clause
 from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.render.verdict import stats_note
 from retrieval_gate.score.results import Results
@@ -157,18 +158,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     if hidden:
         notes += f" {hidden} more rows (other metrics): --all, or the comparison JSON."
     console.print(notes, style="dim", markup=False, soft_wrap=True)
-    for label, changes in (("lost a hit", comparison.lost_hits), ("gained a hit", comparison.gained_hits)):
-        if not changes:
-            continue
-        console.print(f"{len(changes)} case(s) {label} at k={comparison.headline_k}:", markup=False)
-        for change in changes[:_CHANGE_LINES]:
-            console.print(f"  {change.id}  {display_name(change.metric)} {change.baseline:.3f} → "
-                          f"{change.current:.3f}  {change.query[:80]}", markup=False, soft_wrap=True)
-            if change.possibly_relevant is not None:
-                console.print(f"    possibly relevant: {change.possibly_relevant} is unjudged where the gold card "
-                              "was (label it)", markup=False, soft_wrap=True)
-        if len(changes) > _CHANGE_LINES:
-            console.print(f"  … and {len(changes) - _CHANGE_LINES} more", markup=False)
+    print_changes(comparison, console)
     for reason in comparison.failures:
         console.print(f"gate: {reason}", style="bold red", markup=False, soft_wrap=True)
     gate_on = comparison.gate.get("fail_on_regression") or comparison.gate.get("floors")
@@ -179,3 +169,29 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
         verdict += " (report only: no gate is on)"
     console.print(f"verdict: {verdict}", style="bold red" if comparison.verdict == "fail" else "bold",
                   markup=False)
+
+
+def print_changes(comparison: Comparison, console: Console) -> None:
+    """What changed and why: the counts per cause, the KB's card diff, one line per changed case
+    (worse first), at most ``_CHANGE_LINES`` per direction."""
+    changes = comparison.changed_cases
+    kb = kb_line(comparison.kb_changes) if comparison.kb_changes is not None else ""
+    if not changes and not kb:
+        return
+    console.print(f"what changed: {len(changes)} case(s) moved · {cause_summary(changes)}", style="bold",
+                  markup=False, soft_wrap=True)
+    if lost_clause(comparison).startswith("labels may be stale"):
+        console.print(lost_clause(comparison), style="bold yellow", markup=False, soft_wrap=True)
+    if kb:
+        console.print(f"  KB: {kb}", markup=False, soft_wrap=True)
+    if not comparison.baseline_rankings:
+        console.print(f"  {NO_RANKINGS}", style="dim", markup=False, soft_wrap=True)
+    for label, movements in (("worse", ("lost-hit", "worse")), ("better", ("better", "gained-hit"))):
+        group = [c for c in changes if c.movement in movements]
+        for change in group[:_CHANGE_LINES]:
+            line = change_line(change, rankings=comparison.baseline_rankings)
+            mark = {"lost-hit": "lost hit", "gained-hit": "gained hit"}.get(change.movement, label)
+            console.print(f"  {change.id} [{mark}] {line.text}", markup=False, soft_wrap=True)
+        if len(group) > _CHANGE_LINES:
+            console.print(f"  … and {len(group) - _CHANGE_LINES} more {label} (the comparison JSON has all)",
+                          markup=False)

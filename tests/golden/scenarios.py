@@ -25,6 +25,7 @@ from functools import cache
 from statistics import NormalDist, stdev
 from typing import Any
 
+from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
 from retrieval_gate.compare.model import (
     Baseline,
     BaselineCase,
@@ -115,9 +116,47 @@ def make_baseline(results: Results, *, history: Sequence[float] = (), sha: str =
         k=list(results.k), headline_k=results.headline_k, metrics=list(results.metrics),
         fingerprint=fingerprint or {"model": "all-MiniLM-L6-v2", "retriever": "dense", "k": list(KS)},
         completeness=results.completeness, aggregates=results.aggregates,
-        cases={c.id: BaselineCase(scores=c.scores, status=c.status, slices=c.slices) for c in results.cases},
-        history=entries,
+        cases={c.id: BaselineCase(scores=c.scores, status=c.status, slices=c.slices, ranked=c.retrieved)
+               for c in results.cases},
+        history=entries, rankings=True,
     )
+
+
+def _rank(ranked: Sequence[str], card: str) -> int | None:
+    return ranked.index(card) + 1 if card in ranked else None
+
+
+_MOVEMENT_ORDER = {"lost-hit": 0, "worse": 1, "better": 2, "gained-hit": 3}
+
+
+def changed_by_hand(base: Results, cur: Results, *, cause: str) -> list[ChangedCase]:
+    """Every paired case with gold whose gold cards' ranks moved: lost / gained when hit@5 did,
+    else worse / better by nDCG@5 (then by the sum of ranks, absent = 11); the card now first,
+    when it is not gold, as the one displacer of a case that got worse. Sorted lost, worse,
+    better, gained; by the nDCG@5 change (largest harm first), then id."""
+    before = {c.id: c for c in base.cases}
+    out = []
+    for c in cur.cases:
+        b = before.get(c.id)
+        if b is None or not c.gold or "hit@5" not in c.scores or "hit@5" not in b.scores:
+            continue
+        gold = [GoldRank(card=g, rank_before=_rank(b.retrieved, g), rank_after=_rank(c.retrieved, g)) for g in c.gold]
+        if all(g.rank_before == g.rank_after for g in gold):
+            continue
+        dh, dn = c.scores["hit@5"] - b.scores["hit@5"], c.scores["ndcg@5"] - b.scores["ndcg@5"]
+        ranks_after = sum(g.rank_after or 11 for g in gold)
+        ranks_before = sum(g.rank_before or 11 for g in gold)
+        movement = ("lost-hit" if dh < 0 else "gained-hit" if dh > 0 else "worse" if dn < 0 else "better" if dn > 0
+                    else "worse" if ranks_after > ranks_before else "better")
+        top = c.retrieved[0] if c.retrieved else None
+        displaced = [Displacer(card=top, rank=1, judged=False)] \
+            if movement in ("lost-hit", "worse") and top is not None and top not in c.gold else []
+        out.append(ChangedCase(id=c.id, query=c.query, slices=c.slices, gold=gold, movement=movement,
+                               metric="ndcg@5", metric_before=b.scores["ndcg@5"], metric_after=c.scores["ndcg@5"],
+                               displaced_by=displaced, cause=cause))
+    out.sort(key=lambda x: (_MOVEMENT_ORDER[x.movement],
+                            (x.metric_after - x.metric_before) * (1 if _MOVEMENT_ORDER[x.movement] < 2 else -1), x.id))
+    return out
 
 
 def paired(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[float | None, int]:
@@ -190,6 +229,7 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
         gate=gate or {}, stats={"method": "paired bootstrap", "resamples": 10_000, "seed": 0, "alpha": 0.05,
                                 "correction": "holm", "judged_rows": 3},
         regressed=regressed, failures=failures, verdict="fail" if failures else "pass",
+        changed_cases=changed_by_hand(base, cur, cause="config" if config_changes else "ranking"),
     )
 
 

@@ -37,8 +37,9 @@ def test_report_only_output():
     assert "not like-for-like" in text and "config.model: 'm1' → 'm2'" in text
     assert "locale=pt-BR" in text and "hit@5" in text and "nDCG@5" in text
     assert "−0.300" in text and "regressed *" in text and "<0.001" in text
-    assert "12 case(s) lost a hit at k=5:" in text
-    assert "… and 2 more" in text
+    assert "what changed: 12 case(s) moved · 12 lost hits: 12 retrieval settings change" in text
+    assert "q000 [lost hit] gold card-q000 — → — · nDCG@5 1.000 → 0.000 · cause: the retrieval settings changed" in text
+    assert "… and 2 more worse" in text
     assert "verdict: PASS (regressed, report only: no gate is on)" in text
 
 

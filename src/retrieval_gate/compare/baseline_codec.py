@@ -39,7 +39,7 @@ def parse_baseline(text: str, *, source: str) -> Baseline:
     if version > BASELINE_SCHEMA_VERSION:
         raise BaselineError(f"{source}: baseline schema_version {version} is newer than this tool reads "
                             f"({BASELINE_SCHEMA_VERSION}); upgrade retrieval-gate")
-    data = migrate(expand_cases(data) if version >= 4 else data)
+    data = migrate(expand_cases(data))
     try:
         return Baseline.model_validate(data)
     except ValidationError as exc:

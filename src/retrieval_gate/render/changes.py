@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup
+
 from retrieval_gate.compare.changes import stale_words
 from retrieval_gate.compare.changes_model import CAUSES, ChangedCase, KbChanges
 from retrieval_gate.compare.model import Comparison
@@ -120,8 +122,13 @@ def kb_line(kb: KbChanges | None) -> str:
     return ", ".join([named(kb.edited, "edited"), named(kb.added, "added"), named(kb.removed, "removed")])
 
 
-def lost_clause(comparison: Comparison | None) -> str:
-    """What the comment's title adds when cases lost their hit — significant or not."""
+def lost_clause(comparison: Comparison | None) -> Markup:
+    """What the comment's title adds when cases lost their hit — significant or not: `` · 1 case
+    lost its hit: see below`` (safe text: card ids are not in it)."""
+    return Markup(f" · {_lost_words(comparison)}") if _lost_words(comparison) else Markup("")
+
+
+def _lost_words(comparison: Comparison | None) -> str:
     if comparison is None:
         return ""
     lost = sum(1 for c in comparison.changed_cases if c.movement == "lost-hit")
@@ -142,7 +149,8 @@ def changes_context(comparison: Comparison | None, *, limit: int | None,
     changes = comparison.changed_cases
     rankings = comparison.baseline_rankings
     worse = [change_line(c, rankings=rankings) for c in changes if c.movement in ("lost-hit", "worse")]
-    better = [change_line(c, rankings=rankings) for c in changes if c.movement in ("better", "gained-hit")]
+    better = [change_line(c, rankings=rankings) for movement in ("gained-hit", "better")  # gained hits first
+              for c in changes if c.movement == movement]
     shown_worse, shown_better = worse, better
     if limit is not None:
         shown_worse, shown_better = worse[:limit], better[:limit]

@@ -166,8 +166,8 @@ def build_context(
         "n_added": len(added),
         "n_removed": len(removed),
         "n_paired": comparison.n_paired if comparison else 0,
-        "lost_hits": _limit(lost, limits.cases, "lost hits", cut),
-        "gained_hits": _limit(gained, limits.cases, "gained hits", cut),
+        "lost_hits": lost,  # shown as part of what_changed (render.changes), which is cut there
+        "gained_hits": gained,
         "n_lost": len(lost),
         "n_gained": len(gained),
         "trend": trend(results=results, baseline=baseline, metric=primary),

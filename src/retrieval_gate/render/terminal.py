@@ -8,13 +8,14 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_gate.compare.changes import stale_words
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.render.cells import INDICATIVE_N
-from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line, lost_clause
+from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line
 from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.render.verdict import stats_note
 from retrieval_gate.score.results import Results
@@ -180,8 +181,8 @@ def print_changes(comparison: Comparison, console: Console) -> None:
         return
     console.print(f"what changed: {len(changes)} case(s) moved · {cause_summary(changes)}", style="bold",
                   markup=False, soft_wrap=True)
-    if lost_clause(comparison).startswith("labels may be stale"):
-        console.print(lost_clause(comparison), style="bold yellow", markup=False, soft_wrap=True)
+    if comparison.stale_gold_cards:
+        console.print(stale_words(len(comparison.stale_gold_cards)), style="bold yellow", markup=False, soft_wrap=True)
     if kb:
         console.print(f"  KB: {kb}", markup=False, soft_wrap=True)
     if not comparison.baseline_rankings:

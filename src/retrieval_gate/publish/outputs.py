@@ -36,6 +36,20 @@ def annotate(runner: Runner, comparison: Comparison | None, *, gate_applies: boo
             runner.annotate("error", failure, title="retrieval-gate: gate failed")
 
 
+def annotate_lost_cases(runner: Runner, comparison: Comparison | None, *, cases_file: str | None) -> None:
+    """``::warning file=<cases>,line=N`` at each lost case's line in the golden set: its gold
+    card's rank before → after, and the cause (render.changes words)."""
+    if comparison is None or not cases_file:
+        return
+    from retrieval_gate.render.changes import change_line
+
+    for change in comparison.changed_cases:
+        if change.movement != "lost-hit":
+            continue
+        runner.annotate("warning", f"{change.id} lost its hit: {change_line(change).text}",
+                        title=f"retrieval-gate: {change.id} lost its hit", file=cases_file, line=change.line)
+
+
 def row_message(row: Any) -> str:
     """One line for a regressed row: metric, slice, baseline → current, delta, n, uncertainty."""
     parts = [f"{row.metric} on {row.slice}: {_fmt(row.baseline) or '–'} → {_fmt(row.current) or '–'}"]

@@ -29,7 +29,7 @@ CAUSE_WORDS = {
     "displacer-edited": "a card this PR edited outranks the gold",
     "config": "the retrieval settings changed",
     "unjudged": "an unjudged card outranks the gold: label it",
-    "ranking": "ranked differently (same KB and settings)",
+    "ranking": "ranked differently (its gold and displacing cards and the settings unchanged)",
 }
 CAUSE_COUNT_WORDS = {
     "gold-removed": "on gold cards this PR removed",
@@ -148,9 +148,8 @@ def changes_context(comparison: Comparison | None, *, limit: int | None,
         return {"shown": False}
     changes = comparison.changed_cases
     rankings = comparison.baseline_rankings
-    worse = [change_line(c, rankings=rankings) for c in changes if c.movement in ("lost-hit", "worse")]
-    better = [change_line(c, rankings=rankings) for movement in ("gained-hit", "better")  # gained hits first
-              for c in changes if c.movement == movement]
+    worse = [c for c in changes if c.movement in ("lost-hit", "worse")]
+    better = [c for movement in ("gained-hit", "better") for c in changes if c.movement == movement]  # gained first
     shown_worse, shown_better = worse, better
     if limit is not None:
         shown_worse, shown_better = worse[:limit], better[:limit]
@@ -168,6 +167,6 @@ def changes_context(comparison: Comparison | None, *, limit: int | None,
         "kb": kb_line(kb) if kb_changed else "",
         "no_rankings": "" if rankings else NO_RANKINGS,
         "stale": comparison.stale_gold_cards,
-        "worse": shown_worse, "n_worse": len(worse),
-        "better": shown_better, "n_better": len(better),
+        "worse": [change_line(c, rankings=rankings) for c in shown_worse], "n_worse": len(worse),
+        "better": [change_line(c, rankings=rankings) for c in shown_better], "n_better": len(better),
     }

@@ -12,8 +12,9 @@ Suites (the real eval through the console entry point, then the pieces timed in 
 Per suite: baseline bytes per case in the previous layout (schema 3: scores as objects, no
 rankings; written here the way that release wrote it) and in this one (schema 4: scores as a list
 aligned with ``score_keys``, plus the ranking and its scores), and the time (best of ``--repeat``)
-of ``kb_manifest`` over the loaded KB, ``compare`` with and without the change analysis, and the
-comment rendered with and without the section.
+of ``kb_manifest`` over the loaded KB, the change analysis (``attach_changes``) beside the whole
+``compare``, and the comment rendered with and without the section; ``pr_eval_s`` is the PR run's
+own eval time (its results' ``extras.timings.total_s``), for scale.
 
 Run: ``python benchmarks/bench_what_changed.py [--scifact ../shared/datasets/scifact] [--repeat 3]``.
 """
@@ -93,7 +94,8 @@ def measure(name: str, *, before, after, kb_cards_fn, repeat: int) -> dict:
     causes: dict[str, int] = {}
     for c in comparison.changed_cases:
         causes[c.cause] = causes.get(c.cause, 0) + 1
-    return {"suite": name, "cases": n, "baseline_schema3_bytes": old_bytes, "baseline_bytes": new_bytes,
+    timings = after.extras.get("timings", {}) if isinstance(after.extras, dict) else {}
+    return {"suite": name, "cases": n, "pr_eval_s": timings.get("total_s"), "baseline_schema3_bytes": old_bytes, "baseline_bytes": new_bytes,
             "per_case_schema3": round(old_bytes / n), "per_case": round(new_bytes / n),
             "manifest_s": round(t_manifest, 4), "compare_s": round(t_compare, 3), "changes_s": round(t_attach, 4),
             "comment_s": round(t_comment, 3), "comment_without_section_s": round(t_bare, 3),

@@ -54,3 +54,17 @@ def test_other_metrics_are_left_to_all_rows():
     assert "2 more rows (other metrics)" in render(GateSettings())
     everything = render(GateSettings(), all_rows=True)
     assert "more rows" not in everything and "MRR@5" in everything
+
+
+def test_an_unchanged_run_prints_no_what_changed_lines():
+    from retrieval_gate.score.kb_manifest import KbCard
+
+    manifest = {"card-q1": KbCard(sha="0" * 16, title="Q1")}
+    before = make_results([make_case("q1", dict.fromkeys(METRICS, 1.0))], metrics=METRICS)
+    before = before.model_copy(update={"kb_cards": manifest})
+    base = update_baseline(baseline=None, results=before, sha=None, ref=None, timestamp=None)
+    console = Console(record=True, width=100, force_terminal=False, color_system=None)
+    comparison = compare(results=before, baseline=base, gate=GateSettings(), resamples=2_000, kb_before=manifest)
+    assert comparison.kb_changes is not None and comparison.changed_cases == []
+    print_comparison(comparison, console)
+    assert "what changed" not in console.export_text() and "KB:" not in console.export_text()

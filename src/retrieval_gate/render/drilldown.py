@@ -113,8 +113,9 @@ def drilldown(*, comparison: Comparison | None, results: Results, baseline: Base
             line=change_line(change, rankings=comparison.baseline_rankings).text,
             before=_side(list(before), gold, marks), after=_side(list(current[change.id].retrieved), gold, marks)))
     causes = [c for c in CAUSES if any(x.cause == c for x in cases)]
+    kb = comparison.kb_changes
     slices = sorted({s for c in cases for s in c.slices})
     return {"shown": True, "cases": cases, "causes": [(c, CAUSE_WORDS[c]) for c in causes], "slices": slices,
             "histogram": histogram_svg(shift_buckets(comparison.changed_cases)),
             "no_rankings": "" if comparison.baseline_rankings else NO_RANKINGS,
-            "kb": kb_line(comparison.kb_changes) if comparison.kb_changes is not None else ""}
+            "kb": kb_line(kb) if kb is not None and (kb.added or kb.removed or kb.edited) else ""}

@@ -176,7 +176,8 @@ def print_changes(comparison: Comparison, console: Console) -> None:
     """What changed and why: the counts per cause, the KB's card diff, one line per changed case
     (worse first), at most ``_CHANGE_LINES`` per direction."""
     changes = comparison.changed_cases
-    kb = kb_line(comparison.kb_changes) if comparison.kb_changes is not None else ""
+    diff = comparison.kb_changes
+    kb = kb_line(diff) if diff is not None and (diff.added or diff.removed or diff.edited) else ""
     if not changes and not kb:
         return
     console.print(f"what changed: {len(changes)} case(s) moved · {cause_summary(changes)}", style="bold",

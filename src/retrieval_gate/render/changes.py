@@ -41,6 +41,7 @@ CAUSE_COUNT_WORDS = {
     "ranking": "ranking",
 }
 NAMED_CARDS = 5  # cards named per kind in the KB line
+MAX_LINES = 1_000  # per direction, in any Markdown (the job summary included): the rest is in comparison.json
 NO_RANKINGS = ("The baseline keeps no rankings (written before they were kept), so ranks before are unknown "
                "and only lost and gained hits are listed; the next baseline refresh records them.")
 
@@ -142,17 +143,17 @@ def _lost_words(comparison: Comparison | None) -> str:
 def changes_context(comparison: Comparison | None, *, limit: int | None,
                     cut: list[tuple[str, int, int]]) -> dict[str, Any]:
     """The "What changed" section's data: ``worse`` (lost hits first) and ``better`` lines, each
-    at most ``limit`` (what was cut goes into ``cut``), the counts, the KB line, and whether the
-    section opens (a case lost its hit)."""
+    at most ``limit`` (what that cut goes into ``cut``) and never more than ``MAX_LINES``, the
+    counts, the KB line, and whether the section opens (a case lost its hit)."""
     if comparison is None:
         return {"shown": False}
     changes = comparison.changed_cases
     rankings = comparison.baseline_rankings
     worse = [c for c in changes if c.movement in ("lost-hit", "worse")]
     better = [c for movement in ("gained-hit", "better") for c in changes if c.movement == movement]  # gained first
-    shown_worse, shown_better = worse, better
-    if limit is not None:
-        shown_worse, shown_better = worse[:limit], better[:limit]
+    shown_worse, shown_better = worse[:MAX_LINES], better[:MAX_LINES]  # the rest: "… and N more"
+    if limit is not None:  # the size steps of a comment (render.markdown): said in the ✂️ notice
+        shown_worse, shown_better = shown_worse[:limit], shown_better[:limit]
         if len(worse) > limit:
             cut.append(("cases that got worse", limit, len(worse)))
         if len(better) > limit:

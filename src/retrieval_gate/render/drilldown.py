@@ -17,6 +17,7 @@ from retrieval_gate.render.changes import CAUSE_WORDS, NO_RANKINGS, change_line,
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import OVERALL
 
+DRILL_MAX = 500  # changed cases drawn in the report, most harmful first (all are in comparison.json)
 GONE, CAME = "left the top", "entered the top"  # a gold card that left / entered the stored ranking
 
 
@@ -104,7 +105,7 @@ def drilldown(*, comparison: Comparison | None, results: Results, baseline: Base
     marks = _marks(comparison)
     current = {c.id: c for c in results.cases}
     cases = []
-    for change in comparison.changed_cases:
+    for change in comparison.changed_cases[:DRILL_MAX]:
         gold = {g.card for g in change.gold}
         before = baseline.cases[change.id].ranked if baseline is not None and change.id in baseline.cases else []
         cases.append(DrillCase(
@@ -118,4 +119,5 @@ def drilldown(*, comparison: Comparison | None, results: Results, baseline: Base
     return {"shown": True, "cases": cases, "causes": [(c, CAUSE_WORDS[c]) for c in causes], "slices": slices,
             "histogram": histogram_svg(shift_buckets(comparison.changed_cases)),
             "no_rankings": "" if comparison.baseline_rankings else NO_RANKINGS,
+            "total": len(comparison.changed_cases),
             "kb": kb_line(kb) if kb is not None and (kb.added or kb.removed or kb.edited) else ""}

@@ -346,3 +346,12 @@ def test_summary_also_requires_the_marker(tmp_path: Path) -> None:
     tpl = write(tmp_path, "mine.md.j2", "no marker")
     with pytest.raises(InputError):
         render_summary(results=sc.first_run().results, template=tpl)
+
+
+def test_a_baseline_without_rankings_is_said_once_and_its_ranks_before_are_unknown() -> None:
+    scenario = sc.regression()
+    comparison = scenario.comparison.model_copy(update={"baseline_rankings": False})
+    text = render_comment(results=scenario.results, comparison=comparison, baseline=scenario.baseline)
+    assert text.count("ranks before are unknown") == 1
+    first = next(line for line in text.splitlines() if line.startswith("- 🔻 "))
+    assert " ? → " in first  # not "—": unknown, not absent

@@ -95,7 +95,8 @@ def measure(name: str, *, before, after, kb_cards_fn, repeat: int) -> dict:
     for c in comparison.changed_cases:
         causes[c.cause] = causes.get(c.cause, 0) + 1
     timings = after.extras.get("timings", {}) if isinstance(after.extras, dict) else {}
-    return {"suite": name, "cases": n, "pr_eval_s": timings.get("total_s"), "baseline_schema3_bytes": old_bytes, "baseline_bytes": new_bytes,
+    return {"suite": name, "cases": n, "pr_eval_s": timings.get("total_s"),
+            "baseline_schema3_bytes": old_bytes, "baseline_bytes": new_bytes,
             "per_case_schema3": round(old_bytes / n), "per_case": round(new_bytes / n),
             "manifest_s": round(t_manifest, 4), "compare_s": round(t_compare, 3), "changes_s": round(t_attach, 4),
             "comment_s": round(t_comment, 3), "comment_without_section_s": round(t_bare, 3),

@@ -142,3 +142,16 @@ def test_the_manifest_hashes_content_per_card_and_round_trips():
     assert manifest_path("baselines/default.json") == "baselines/default.kb.json"
     with pytest.raises(BaselineError, match="m:1: not a KB manifest"):
         parse_manifest("{oops", source="m")
+
+
+def test_a_kb_change_without_a_manifest_never_puts_a_case_in_the_labelling_queue():
+    pair = _pair("c1", ["g"], before=["g", "a", "b"], after=["a", "b", "c"])
+    (seen,) = _run([pair])
+    assert seen.cause == "unjudged"
+    current = {pair[0].id: pair[0]}
+    (unseen,) = changed_cases(current=current, baseline_cases={"c1": pair[1]}, paired_ids=["c1"], headline_k=3,
+                              rankings=True, kb_before=None, kb_after=None, config_changed=False,
+                              kb_changed_unseen=True)
+    assert unseen.cause == "ranking"
+    hint = CaseChange(id="c1", metric="hit@3", baseline=1, current=0, delta=-1, possibly_relevant="a")
+    assert fold_hints([hint], [unseen])[0].possibly_relevant is None

@@ -13,8 +13,10 @@ then those now at or above the gold card's old rank, then by rank; at most ``DIS
   added) in, this run's KB — by the card-hash manifests, so only where both sides have one;
 - ``displacer-added`` / ``displacer-edited``: a displacing card is new, or its content changed;
 - ``config``: the retrieval settings changed (model, chunking, retriever, k: ``config.*``, ``k``);
-- ``unjudged``: a card no gold entry judges now outranks the gold card (the labelling queue);
-- ``ranking``: nothing above changed — the same KB and settings ranked differently.
+- ``unjudged``: a card no gold entry judges now outranks the gold card (the labelling queue) —
+  never while the KB changed without a manifest on one side (an edit to the case's own cards
+  cannot be ruled out);
+- ``ranking``: no change found to the case's cards or the settings, yet it ranked differently.
 
 Sorted most harmful first: lost hits, then other cases that got worse (each by the largest drop
 of nDCG at the headline k, then the id), then the cases that got better, then the gained hits
@@ -51,16 +53,19 @@ def changed_cases(
     kb_before: Mapping[str, KbCard] | None,
     kb_after: Mapping[str, KbCard] | None,
     config_changed: bool,
+    kb_changed_unseen: bool = False,
 ) -> list[ChangedCase]:
     """The changed cases, most harmful first (module docstring). ``rankings``: the baseline
-    carries rankings (else only lost and gained hits are listed, with unknown ranks before)."""
+    carries rankings (else only lost and gained hits are listed, with unknown ranks before).
+    ``kb_changed_unseen``: the KB changed but a manifest is missing on one side, so an edit to the
+    case's own cards cannot be ruled out: no case is then put in the labelling queue (``unjudged``)."""
     manifests = kb_before is not None and kb_after is not None
     out = []
     for case_id in paired_ids:
         case = current[case_id]
         entry = _changed(case=case, old=baseline_cases[case_id], k=headline_k, rankings=rankings,
                          kb_before=kb_before if manifests else None, kb_after=kb_after if manifests else None,
-                         config_changed=config_changed)
+                         config_changed=config_changed, kb_changed_unseen=kb_changed_unseen)
         if entry is not None:
             out.append(entry)
     out.sort(key=lambda c: (_ORDER[c.movement], _harm(c), c.id))
@@ -83,7 +88,8 @@ def _card_change(card: str, before: Mapping[str, KbCard] | None, after: Mapping[
 
 
 def _changed(*, case: CaseResult, old: BaselineCase, k: int, rankings: bool, kb_before: Mapping[str, KbCard] | None,
-             kb_after: Mapping[str, KbCard] | None, config_changed: bool) -> ChangedCase | None:
+             kb_after: Mapping[str, KbCard] | None, config_changed: bool,
+             kb_changed_unseen: bool) -> ChangedCase | None:
     if not case.gold:
         return None
     hit, ndcg = f"hit@{k}", f"ndcg@{k}"
@@ -106,7 +112,8 @@ def _changed(*, case: CaseResult, old: BaselineCase, k: int, rankings: bool, kb_
     return ChangedCase(id=case.id, query=case.query, slices=list(case.slices), line=case.line, gold=gold,
                        movement=movement, metric=metric, metric_before=before, metric_after=after,
                        displaced_by=displacers,
-                       cause=_cause(gold=gold, displacers=displacers, config_changed=config_changed))
+                       cause=_cause(gold=gold, displacers=displacers, config_changed=config_changed,
+                                    kb_changed_unseen=kb_changed_unseen))
 
 
 def _movement(*, lost: bool, gained: bool, delta: float, gold: Sequence[GoldRank], depth: int) -> Movement:
@@ -155,7 +162,8 @@ def _displacers(*, case: CaseResult, gold: Sequence[GoldRank], before_rank: Mapp
     return found[:DISPLACERS_SHOWN]
 
 
-def _cause(*, gold: Sequence[GoldRank], displacers: Sequence[Displacer], config_changed: bool) -> str:
+def _cause(*, gold: Sequence[GoldRank], displacers: Sequence[Displacer], config_changed: bool,
+           kb_changed_unseen: bool = False) -> str:
     if any(g.kb_change == "removed" for g in gold):
         return "gold-removed"
     if any(g.kb_change in ("edited", "added") for g in gold):
@@ -166,7 +174,7 @@ def _cause(*, gold: Sequence[GoldRank], displacers: Sequence[Displacer], config_
         return "displacer-edited"
     if config_changed:
         return "config"
-    if any(not d.judged for d in displacers):
+    if not kb_changed_unseen and any(not d.judged for d in displacers):
         return "unjudged"
     return "ranking"
 
@@ -217,9 +225,11 @@ def attach_changes(comparison: Comparison, *, results: Results, baseline: Baseli
     kb_after = results.kb_cards
     current = {case.id: case for case in results.cases}
     paired = sorted(set(current) & set(baseline.cases))
+    unseen = (kb_before is None or kb_after is None) and any(c.key == "inputs.kb" for c in comparison.config_changes)
     changes = changed_cases(current=current, baseline_cases=baseline.cases, paired_ids=paired,
                             headline_k=results.headline_k, rankings=baseline.rankings, kb_before=kb_before,
-                            kb_after=kb_after, config_changed=retrieval_config_changed(comparison.config_changes))
+                            kb_after=kb_after, config_changed=retrieval_config_changed(comparison.config_changes),
+                            kb_changed_unseen=unseen)
     stale = stale_gold_cards(changes)
     failures = list(comparison.failures)
     if stale and comparison.verdict == "fail":
@@ -227,5 +237,6 @@ def attach_changes(comparison: Comparison, *, results: Results, baseline: Baseli
     diff = kb_diff(before=kb_before, after=kb_after) if kb_before is not None and kb_after is not None else None
     return comparison.model_copy(update={
         "changed_cases": changes, "kb_changes": diff, "baseline_rankings": baseline.rankings,
+        "kb_changed_unseen": unseen,
         "stale_gold_cards": stale, "lost_hits": fold_hints(comparison.lost_hits, changes), "failures": failures,
     })

@@ -131,3 +131,4 @@ class Comparison(_Strict):
     kb_changes: KbChanges | None = None
     baseline_rankings: bool = True
     stale_gold_cards: list[str] = Field(default_factory=list)  # most lost hits are on these edited gold cards
+    kb_changed_unseen: bool = False  # the KB changed, but a manifest is missing: card-level causes unknown

@@ -29,7 +29,7 @@ CAUSE_WORDS = {
     "displacer-edited": "a card this PR edited outranks the gold",
     "config": "the retrieval settings changed",
     "unjudged": "an unjudged card outranks the gold: label it",
-    "ranking": "ranked differently (its gold and displacing cards and the settings unchanged)",
+    "ranking": "ranked differently (no change found to its cards or the settings)",
 }
 CAUSE_COUNT_WORDS = {
     "gold-removed": "on gold cards this PR removed",
@@ -42,6 +42,9 @@ CAUSE_COUNT_WORDS = {
 }
 NAMED_CARDS = 5  # cards named per kind in the KB line
 MAX_LINES = 1_000  # per direction, in any Markdown (the job summary included): the rest is in comparison.json
+KB_UNSEEN = ("The KB changed, but the baseline has no KB manifest beside it (`<suite>.kb.json`), so which cards "
+             "this PR added, removed or edited is unknown and no card is offered for labelling; the next "
+             "baseline refresh writes it.")
 NO_RANKINGS = ("The baseline keeps no rankings (written before they were kept), so ranks before are unknown "
                "and only lost and gained hits are listed; the next baseline refresh records them.")
 
@@ -167,6 +170,7 @@ def changes_context(comparison: Comparison | None, *, limit: int | None,
         "summary": cause_summary(changes),
         "kb": kb_line(kb) if kb_changed else "",
         "no_rankings": "" if rankings else NO_RANKINGS,
+        "kb_unseen": KB_UNSEEN if comparison.kb_changed_unseen and changes else "",
         "stale": comparison.stale_gold_cards,
         "worse": [change_line(c, rankings=rankings) for c in shown_worse], "n_worse": len(worse),
         "better": [change_line(c, rankings=rankings) for c in shown_better], "n_better": len(better),

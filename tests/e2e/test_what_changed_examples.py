@@ -41,15 +41,16 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "store": store, "baseline": baseline, "results": json.loads(results.read_text())}
 
 
-def _run(suite: dict, name: str, kb: Path, *extra: str) -> dict:
+def _run(suite: dict, name: str, kb: Path, *extra: str, baseline: Path | None = None) -> dict:
+    baseline = baseline or suite["baseline"]
     root = suite["root"] / name
     root.mkdir()
     results, comparison, comment = root / "results.json", root / "comparison.json", root / "comment.md"
     assert _cli(["eval", "--kb", str(kb), "--cases", str(CASES), "--store", str(suite["store"]), "--exact",
                  *extra, "--out", str(results)]) == 0
-    assert _cli(["compare", "--results", str(results), "--baseline", str(suite["baseline"]),
+    assert _cli(["compare", "--results", str(results), "--baseline", str(baseline),
                  "--out", str(comparison)]) == 0
-    assert _cli(["report", "--results", str(results), "--baseline", str(suite["baseline"]), "--format", "markdown",
+    assert _cli(["report", "--results", str(results), "--baseline", str(baseline), "--format", "markdown",
                  "--out", str(comment)]) == 0
     return {"results": json.loads(results.read_text()), "comparison": json.loads(comparison.read_text()),
             "comment": comment.read_text(encoding="utf-8")}
@@ -67,18 +68,22 @@ def _copy_kb(root: Path) -> Path:
     return kb
 
 
+def _emptied_kb(root: Path) -> Path:
+    kb = _copy_kb(root)
+    for name in EMPTIED.values():
+        path = kb / "en-US" / name
+        front = path.read_text(encoding="utf-8").split("---", 2)[1]
+        path.write_text(f"---{front}---\nThis article is being rewritten.\n", encoding="utf-8")
+    return kb
+
+
 def _section(comment: str) -> str:
     start = comment.index("🔎 What changed")
     return comment[start:comment.index("</details>", start)]
 
 
 def test_emptied_gold_cards_are_gold_edited_with_their_ranks_and_no_label_hint(suite, tmp_path):
-    kb = _copy_kb(tmp_path)
-    for name in EMPTIED.values():
-        path = kb / "en-US" / name
-        front = path.read_text(encoding="utf-8").split("---", 2)[1]
-        path.write_text(f"---{front}---\nThis article is being rewritten.\n", encoding="utf-8")
-    run = _run(suite, "emptied", kb)
+    run = _run(suite, "emptied", _emptied_kb(tmp_path))
     comparison, comment = run["comparison"], run["comment"]
     before, after = _ranks(suite["results"]), _ranks(run["results"])
     moved = {cid for cid, golds in after.items()
@@ -140,3 +145,23 @@ def test_an_identical_rerun_changes_nothing_and_shows_no_section(suite):
     assert run["comparison"]["kb_changes"]["edited"] == []
     assert "What changed" not in run["comment"]
     assert _ranks(run["results"]) == _ranks(suite["results"])
+
+
+def test_a_schema_3_baseline_without_rankings_or_manifest_lists_lost_hits_and_offers_no_label(suite, tmp_path):
+    """The previous release's baseline of examples/ (tests/data, written by that release's own
+    eval and baseline update): no rankings, no KB manifest beside it."""
+    old = tmp_path / "old" / "default.json"
+    old.parent.mkdir()
+    old.write_bytes((Path(__file__).parents[1] / "data" / "baseline_schema3.json").read_bytes())
+    run = _run(suite, "schema3", _emptied_kb(tmp_path), baseline=old)
+    comparison, comment = run["comparison"], run["comment"]
+    assert comparison["baseline_rankings"] is False and comparison["kb_changes"] is None
+    assert comparison["kb_changed_unseen"] is True
+    before = {c: s["scores"].get("hit@5") for c, s in json.loads(old.read_text())["cases"].items()}
+    after = {c["id"]: c["scores"].get("hit@5") for c in run["results"]["cases"]}
+    lost = sorted(c for c in after if before.get(c) == 1.0 and after[c] == 0.0)
+    assert lost and sorted(c["id"] for c in comparison["changed_cases"] if c["movement"] == "lost-hit") == lost
+    assert all(g["rank_before"] is None for c in comparison["changed_cases"] for g in c["gold"])
+    assert {c["cause"] for c in comparison["changed_cases"]} <= {"ranking"}
+    assert comment.count("ranks before are unknown") == 1 and comment.count("no KB manifest beside it") == 1
+    assert "label it" not in comment

@@ -106,6 +106,8 @@ def test_emptied_gold_cards_are_gold_edited_with_their_ranks_and_no_label_hint(s
         assert card in section
     assert "label it" not in comment
     assert "labels may be stale" in comment.splitlines()[1]  # the title: most lost hits are on edited gold
+    kb_row = next(line for line in comment.splitlines() if line.startswith("| inputs.kb |"))
+    assert kb_row.startswith("| inputs.kb | 48 cards | 2 cards edited (")  # cards, not hashes
 
 
 def test_a_near_copy_of_a_gold_card_under_a_new_id_is_a_displacer_added(suite, tmp_path):

@@ -175,3 +175,13 @@ def changes_context(comparison: Comparison | None, *, limit: int | None,
         "worse": [change_line(c, rankings=rankings) for c in shown_worse], "n_worse": len(worse),
         "better": [change_line(c, rankings=rankings) for c in shown_better], "n_better": len(better),
     }
+
+
+def with_kb_cards(rows: list[dict[str, Any]], comparison: Comparison | None) -> list[dict[str, Any]]:
+    """The configuration-change rows with the KB's hash row read as cards: ``48 cards`` →
+    ``2 cards edited (…), 0 added, 0 removed`` (when both manifests are known)."""
+    kb = comparison.kb_changes if comparison is not None else None
+    if kb is None:
+        return rows
+    return [{**row, "baseline": f"{kb.cards_before:,} cards", "current": kb_line(kb)} if row["key"] == "inputs.kb"
+            else row for row in rows]

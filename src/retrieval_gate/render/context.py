@@ -25,7 +25,7 @@ from retrieval_gate.render.cells import (
     slice_rows,
     worse_cells,
 )
-from retrieval_gate.render.changes import changes_context, lost_clause
+from retrieval_gate.render.changes import changes_context, lost_clause, with_kb_cards
 from retrieval_gate.render.escape import clean_text
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.render.trend import trend
@@ -190,6 +190,7 @@ def build_context(
         "baseline": baseline,
     }
     context.update(what_changed=changes_context(comparison, limit=limits.cases, cut=cut),
-                   lost_clause=lost_clause(comparison))
+                   lost_clause=lost_clause(comparison),
+                   config_changes=with_kb_cards(context["config_changes"], comparison))
     context["cut"] = Cut(parts=cut)
     return context

@@ -16,8 +16,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.e2e.action_harness import RUNNER_PREFIXES, TOKEN, input_defaults, parse_github_output
+from tests.e2e.action_harness import RUNNER_PREFIXES, TOKEN, parse_github_output
 from tests.e2e.fake_github import serve_fake_github
 
 pytestmark = pytest.mark.model
@@ -80,6 +81,15 @@ def test_the_installed_wheel_inits_a_repository_and_compares_green(checked: Path
     assert comparison["verdict"] == "pass"
 
 
+def python_job_env(*, job: str) -> dict[str, str]:
+    """The environment examples/workflows/python-job.yml gives `retrieval-gate action` in ``job``:
+    the workflow's env, then the step's (``${{ github.token }}`` → the fake's token)."""
+    wf = yaml.safe_load((REPO / "examples" / "workflows" / "python-job.yml").read_text(encoding="utf-8"))
+    (step,) = [s for s in wf["jobs"][job]["steps"] if s.get("run") == "retrieval-gate action"]
+    merged = {**wf["env"], **step["env"]}
+    return {k: TOKEN if v == "${{ github.token }}" else str(v) for k, v in merged.items()}
+
+
 def test_the_installed_wheels_action_posts_the_comment_in_a_python_job(checked: Path, tmp_path: Path):
     repo = checked / "repo"
     with serve_fake_github(token=TOKEN) as github:
@@ -98,7 +108,7 @@ def test_the_installed_wheels_action_posts_the_comment_in_a_python_job(checked: 
             "GITHUB_RUN_ID": "42", "GITHUB_OUTPUT": str(tmp_path / "output"),
             "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
         })
-        env.update({f"INPUT_{k.upper()}": v for k, v in input_defaults().items()})
+        env.update(python_job_env(job="compare"))  # the documented workflow's INPUT_* (only those)
         done = subprocess.run([str(checked / "venv" / "bin" / "retrieval-gate"), "action"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=600, check=False)
         assert done.returncode == 0, done.stderr[-4000:]

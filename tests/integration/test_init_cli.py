@@ -117,3 +117,33 @@ def test_init_writes_the_first_baseline_and_compare_is_green(repo, capsys):
     assert code == 0 and "PASS" in out
     code, out, _ = cli(capsys, "init", "--action-ref", REF)
     assert code == 0 and "kept baselines/default.json" in out and "nothing to commit" in out
+
+
+def test_write_release_pin_rewrites_a_copy_of_the_pin_module(tmp_path):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "src" / "retrieval_gate").mkdir(parents=True)
+    repo = Path(__file__).resolve().parents[2]
+    script = tmp_path / "scripts" / "write-release-pin"
+    script.write_bytes((repo / "scripts" / "write-release-pin").read_bytes())
+    script.chmod(0o755)
+    module = tmp_path / "src" / "retrieval_gate" / "release_pin.py"
+    module.write_text((repo / "src" / "retrieval_gate" / "release_pin.py").read_text(encoding="utf-8"),
+                      encoding="utf-8")
+    bad = subprocess.run([str(script), "acme/retrieval-gate@v1", "v1.2.3"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not OWNER/REPO@SHA" in bad.stderr
+    done = subprocess.run([str(script), REF, "v1.2.3"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    values: dict = {}
+    exec(compile(module.read_text(encoding="utf-8"), str(module), "exec"), values)
+    assert (values["ACTION_REF"], values["ACTION_VERSION"]) == (REF, "v1.2.3")
+
+
+def test_a_released_build_pins_the_workflows_without_the_flag(repo, capsys, monkeypatch):
+    from retrieval_gate import release_pin
+
+    monkeypatch.setattr(release_pin, "ACTION_REF", REF)  # what write-release-pin bakes into the wheel
+    monkeypatch.setattr(release_pin, "ACTION_VERSION", "v1.2.3")
+    code, _, err = cli(capsys, "init", "--no-baseline")
+    assert code == 0, err
+    text = (repo / ".github/workflows/retrieval.yml").read_text(encoding="utf-8")
+    assert f"uses: acme/retrieval-gate/.github/workflows/gate.yml@{SHA}  # v1.2.3" in text

@@ -1,7 +1,8 @@
 """The comparison's statistics beyond the p-value: the multiple-comparison correction (hand-worked
-examples), the MDE and cases-needed formulas (by hand), and the interval that inverts the
-sign-flip test (against brute-force enumeration of every sign vector, and its agreement with the
-p-value on random rows, exact and Monte Carlo)."""
+examples), judged rows in a comparison, and the inverted sign-flip interval that the side-by-side
+table still shows (against brute-force enumeration of every sign vector, and its agreement with
+the p-value on random rows, exact and Monte Carlo). MDE and power: test_power.py; the comparison's
+intervals: test_paired_interval.py."""
 
 from __future__ import annotations
 
@@ -14,12 +15,10 @@ import pytest
 
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.interval import sign_flip_interval
-from retrieval_gate.compare.power import adjust_p, cases_needed, mde
+from retrieval_gate.compare.power import adjust_p
 from retrieval_gate.compare.stats import sign_flip_p_value
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run
-
-Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
 
 @pytest.mark.parametrize("method,p,expected", [
@@ -39,68 +38,6 @@ def test_adjusted_p_values_by_hand(method, p, expected):
 def test_an_unknown_correction_is_refused():
     with pytest.raises(ValueError, match="correction 'sidak'"):
         adjust_p([0.1], "sidak")
-
-
-@pytest.mark.parametrize("n,sd", [(30, 0.3), (100, 0.25), (300, 0.5)])
-def test_mde_from_observed_variance_by_hand(n, sd):
-    size, method = mde(n=n, sd=sd, alpha=0.05)
-    assert method == "observed" and size == pytest.approx((1.959964 + 0.841621) * sd / math.sqrt(n), rel=1e-5)
-    needed = cases_needed(effect=size, sd=sd, alpha=0.05)
-    assert needed == n
-
-
-@pytest.mark.parametrize("n", [1, 24, 30, 300])
-def test_without_variance_the_hit_bound_solves_delta_equals_z_sqrt_delta_one_minus_delta_over_n(n):
-    size, method = mde(n=n, sd=0.0, alpha=0.05)
-    assert method == "binomial"
-    assert size == pytest.approx(Z * math.sqrt(size * (1 - size) / n))
-    assert cases_needed(effect=size, sd=None, alpha=0.05) == n
-
-
-def test_a_slice_of_24_cannot_see_a_five_point_drop():
-    size, _ = mde(n=24, sd=None, alpha=0.05)
-    assert size > 0.2  # z²/(24 + z²) ≈ 0.246
-    assert cases_needed(effect=0.05, sd=None, alpha=0.05) == math.ceil(Z * Z * 0.95 / 0.05)
-    assert cases_needed(effect=0.0, sd=None, alpha=0.05) is None
-
-
-# The unpaired rule, worked by hand with the published quantiles z_0.975 = 1.959964 and
-# z_0.8 = 0.841621 (z = 2.801585, z² = 7.848878): MDE = z·√(2p(1−p)/n), n = ⌈z²·2p(1−p)/δ²⌉.
-@pytest.mark.parametrize("n,p,expected", [
-    (100, 0.5, 2.801585 * math.sqrt(0.5 / 100)),    # 0.198102
-    (400, 0.9, 2.801585 * math.sqrt(0.18 / 400)),   # 0.059431
-    (50, 0.2, 2.801585 * 0.08),                     # √(0.32/50) = 0.08 → 0.224127
-    (9812, 0.5, 2.801585 * math.sqrt(0.5 / 9812)),  # just under 0.02
-])
-def test_unpaired_mde_is_the_two_proportion_normal_approximation_by_hand(n, p, expected):
-    from retrieval_gate.audit.coverage import mde as cell_mde
-    from retrieval_gate.compare.power import unpaired_sd
-
-    size, method = mde(n=n, sd=unpaired_sd(p), alpha=0.05)
-    assert method == "observed" and size == pytest.approx(expected, rel=1e-6)
-    assert cell_mde(n, p) == size  # the audit's coverage cells use this one rule, not a copy
-
-
-@pytest.mark.parametrize("effect,p,expected", [
-    (0.1, 0.5, 393),    # 7.848878 · 0.5 / 0.01 = 392.44
-    (0.05, 0.9, 566),   # 7.848878 · 0.18 / 0.0025 = 565.12
-    (0.02, 0.5, 9812),  # 7.848878 · 0.5 / 0.0004 = 9811.10
-    (0.2, 0.1, 36),     # 7.848878 · 0.18 / 0.04 = 35.32
-])
-def test_unpaired_cases_needed_by_hand(effect, p, expected):
-    from retrieval_gate.audit.coverage import required_n
-    from retrieval_gate.compare.power import unpaired_sd
-
-    assert cases_needed(effect=effect, sd=unpaired_sd(p), alpha=0.05) == expected
-    assert required_n(effect, p) == expected
-
-
-@pytest.mark.parametrize("p", [-0.1, 1.5])
-def test_unpaired_sd_refuses_a_rate_outside_zero_one(p):
-    from retrieval_gate.compare.power import unpaired_sd
-
-    with pytest.raises(ValueError, match=r"p must be in \[0, 1\]"):
-        unpaired_sd(p)
 
 
 def brute_interval(d: np.ndarray, a: float) -> tuple[float, float]:
@@ -154,23 +91,24 @@ def test_the_issue_example_no_longer_shows_an_interval_excluding_zero_beside_an_
     assert low < -0.3 and high >= 0.0
 
 
-def test_judged_rows_are_holm_adjusted_and_their_intervals_agree_with_the_adjusted_p():
+def test_judged_rows_are_holm_adjusted_and_their_intervals_are_at_the_bonferroni_level():
     before = hits_results([1] * 80 + [0] * 20)
     after = hits_results([0] * 8 + [1] * 72 + [0] * 20)  # 8 lost hits of 100: raw p = 2·0.5^8
     comparison = run(after, before, GateSettings(fail_on_regression=True))
     judged = [r for r in comparison.rows if r.gated and r.p_value is not None]
     assert len(judged) == 3 and comparison.stats["correction"] == "holm" and comparison.stats["judged_rows"] == 3
+    assert comparison.stats["ci_level_judged"] == pytest.approx(1 - 0.05 / 3)
     raw = 2 * 0.5 ** 8
     for row in judged:
         assert row.p_value == pytest.approx(raw)
         assert row.p_adjusted == pytest.approx(3 * raw)  # three equal p-values: all × 3
         assert row.ci_level == pytest.approx(1 - 0.05 / 3)
-        assert row.ci is not None and row.ci[1] < 0 and row.status == "regressed"
+        assert row.ci is not None and row.ci[1] < 0 and row.status == "regressed" and row.ci_agrees
     loose = run(after, before, GateSettings(fail_on_regression=True, correction="none"))
     assert all(r.p_adjusted == pytest.approx(r.p_value) for r in loose.rows if r.gated and r.p_value is not None)
 
 
-def test_holm_turns_a_borderline_drop_into_a_non_regression():
+def test_holm_turns_a_borderline_drop_into_a_non_regression_and_the_row_says_the_interval_disagrees():
     # 6 of 100 lost: p = 2·0.5^6 = 0.031 < 0.05 alone, 0.094 after Holm over 3 equal rows
     before = hits_results([1] * 80 + [0] * 20)
     after = hits_results([0] * 6 + [1] * 74 + [0] * 20)
@@ -178,9 +116,14 @@ def test_holm_turns_a_borderline_drop_into_a_non_regression():
     holm = run(after, before, GateSettings(fail_on_regression=True))
     assert {r.status for r in alone.rows if r.gated} == {"regressed"} and alone.verdict == "fail"
     assert {r.status for r in holm.rows if r.gated} == {"underpowered"} and holm.verdict == "pass"
+    # Tango's score statistic at 0 is −6/√6 = −2.449, beyond z_{1 − 0.05/6} = 2.394: the score interval
+    # excludes 0 while the exact test, Holm-adjusted, does not reject. The row says so; the status
+    # reads the test.
+    z = NormalDist().inv_cdf(1 - 0.05 / 6)
+    assert 6 / math.sqrt(6) > z
     for row in holm.rows:
         if row.gated:
-            assert row.ci is not None and row.ci[0] <= 0 <= row.ci[1]
+            assert row.ci is not None and row.ci[1] < 0 and row.ci_agrees is False
             assert row.n_needed is not None and row.n_needed > 100
 
 

@@ -44,8 +44,8 @@ import numpy as np
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.paired_interval import paired_interval
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
+from retrieval_gate.compare.paired_interval import paired_interval
 from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
 from retrieval_gate.metrics.names import display_name

@@ -94,7 +94,8 @@ def print_coverage(coverage: Coverage, console: Console) -> None:
     console.print(table)
     console.print(f"'–' empty cell · '·' n too small to detect a drop of {coverage.max_drop:g} in {coverage.metric} "
                   f"in a paired comparison even at best (α = {coverage.alpha:g}, power {coverage.power:g}, only "
-                  f"lost cases changing; about {coverage.required_n} cases per cell are needed)", markup=False, highlight=False, soft_wrap=True)
+                  f"lost cases changing; about {coverage.required_n} cases per cell are needed)",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def _ids(ids: Sequence[str], limit: int = 4) -> str:

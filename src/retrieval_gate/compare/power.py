@@ -69,10 +69,10 @@ def min_changed(alpha: float) -> int:
     return max(1, math.floor(math.log2(2.0 / alpha)) + 1)
 
 
-@lru_cache(maxsize=256)
-def _critical(n: int, alpha: float) -> np.ndarray:
-    """``k(m)`` for m = 0…n: the largest k with ``2·P(Bin(m, ½) ≤ k) < alpha`` (−1: none)."""
-    m = np.arange(n + 1)
+@lru_cache(maxsize=64)
+def _critical_table(size: int, alpha: float) -> np.ndarray:
+    """``k(m)`` for m = 0…size − 1: the largest k with ``2·P(Bin(m, ½) ≤ k) < alpha`` (−1: none)."""
+    m = np.arange(size)
     k = binom.ppf(alpha / 2, m, 0.5).astype(np.int64) - 1  # smallest k with cdf ≥ α/2, minus one
     # guard the floating-point edge: step down while the doubled tail is not below alpha
     while True:
@@ -84,18 +84,27 @@ def _critical(n: int, alpha: float) -> np.ndarray:
     return k
 
 
+def _critical(top: int, alpha: float) -> np.ndarray:
+    """``k(m)`` for m = 0…top (a cached table, grown in powers of two)."""
+    size = 1 << max(6, int(top).bit_length())
+    return _critical_table(size, alpha)[: top + 1]
+
+
 def sign_test_power(*, n: int, drop: float, churn: float, alpha: float) -> float:
     """Exact power of the two-sided exact sign test (reject when p < alpha) at n cases when each
     case loses with probability ``(ψ + drop)/2`` and gains with ``(ψ − drop)/2``,
-    ``ψ = max(churn, drop)`` (module docstring)."""
+    ``ψ = max(churn, drop)`` (module docstring). The sum over the number of changed cases skips
+    the counts whose probability is below 1e-15."""
     if n < 1:
         raise ValueError("n must be ≥ 1")
     drop = min(max(drop, 0.0), 1.0)
     psi = min(1.0, max(churn, drop))
     if psi <= 0.0:
         return 0.0
-    k = _critical(n, alpha)
-    m = np.arange(n + 1)
+    spread = 9.0 * math.sqrt(n * psi * (1 - psi)) + 10
+    lo, hi = max(0, math.floor(n * psi - spread)), min(n, math.ceil(n * psi + spread))
+    m = np.arange(lo, hi + 1)
+    k = _critical(hi, alpha)[lo:]
     q = min(1.0, (psi + drop) / (2.0 * psi))  # P(a changed case is lost)
     can = k >= 0
     tails = np.where(can, binom.cdf(k, m, q) + binom.cdf(k, m, 1.0 - q), 0.0)
@@ -185,13 +194,18 @@ def cases_needed(*, effect: float, diffs: np.ndarray | None, binary: bool, alpha
     if effect <= 0:
         return None
     _, churn, sd, unit = _shape(diffs)
+    z = NormalDist().inv_cdf(1 - alpha / 2)
 
-    def ok(n: int) -> bool:
+    def ok(n: int) -> bool:  # MDE(n) ≤ effect ⇔ the power at the effect reaches the target
         if binary:
-            value = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
-        else:
-            value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power)
-        return value is not None and value <= effect + 1e-12
+            return (sign_test_power(n=n, drop=effect, churn=0.0, alpha=alpha) >= power
+                    and sign_test_power(n=n, drop=effect, churn=churn, alpha=alpha) >= power)
+        scaled = effect / unit  # the floor: unit × the binary floor ≤ effect
+        floor_ok = n >= min_changed(alpha) if scaled >= 1 else \
+            sign_test_power(n=n, drop=scaled, churn=0.0, alpha=alpha) >= power
+        if not floor_ok or sd <= 0:
+            return floor_ok
+        return float(norm.cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd)) >= power
 
     low, high = min_changed(alpha) - 1, min_changed(alpha)
     while not ok(high):

@@ -1,22 +1,15 @@
-"""The comparison's statistics beyond the p-value: the multiple-comparison correction (hand-worked
-examples), judged rows in a comparison, and the inverted sign-flip interval that the side-by-side
-table still shows (against brute-force enumeration of every sign vector, and its agreement with
-the p-value on random rows, exact and Monte Carlo). MDE and power: test_power.py; the comparison's
-intervals: test_paired_interval.py."""
+"""The comparison's multiple-comparison correction (hand-worked examples) and judged rows in a
+comparison. MDE and power: test_power.py; the intervals: test_paired_interval.py."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from statistics import NormalDist
 
-import numpy as np
 import pytest
 
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.interval import sign_flip_interval
 from retrieval_gate.compare.power import adjust_p
-from retrieval_gate.compare.stats import sign_flip_p_value
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run
 
@@ -38,57 +31,6 @@ def test_adjusted_p_values_by_hand(method, p, expected):
 def test_an_unknown_correction_is_refused():
     with pytest.raises(ValueError, match="correction 'sidak'"):
         adjust_p([0.1], "sidak")
-
-
-def brute_interval(d: np.ndarray, a: float) -> tuple[float, float]:
-    """The accepted shifts on a fine grid (every sign vector enumerated), walking out from the
-    estimate: p(x) = share of sign vectors s with |s·(d − x)| ≥ |Σ(d − x)|."""
-    grid = np.arange(-1.5, 1.5 + 1e-12, 0.0005)
-    signs = np.array(list(itertools.product((-1.0, 1.0), repeat=len(d))))
-    shifted = d[:, None] - grid[None, :]  # n × G
-    p = np.mean(np.abs(signs @ shifted) >= np.abs(shifted.sum(axis=0)) - 1e-9, axis=0)
-    inside = grid[p >= a]
-    est = d.mean()
-    return float(inside[inside <= est].min()), float(inside[inside >= est].max())
-
-
-@pytest.mark.parametrize("values", [
-    [-1, -1, -1, 0, 0, 0, 1, 0, -1, -1],
-    [-0.5, 0.25, -0.75, 0.0, -0.1, -0.3, 0.2, -0.6],
-    [1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 0],
-])
-def test_the_interval_equals_brute_force_inversion(values):
-    d = np.asarray(values, dtype=float)
-    low, high = sign_flip_interval(d, level=0.95)
-    b_low, b_high = brute_interval(d, 0.05)
-    assert low == pytest.approx(b_low, abs=6e-4) and high == pytest.approx(b_high, abs=6e-4)
-
-
-@pytest.mark.parametrize("kind", ["hit", "continuous", "many-values"])
-def test_zero_is_inside_the_interval_exactly_when_p_is_not_below_the_level(kind):
-    rng = np.random.default_rng(5)
-    for trial in range(60):
-        n = int(rng.integers(5, 120))
-        if kind == "hit":
-            d = rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], size=n, p=[0.3, 0.2, 0.2, 0.2, 0.1])
-        elif kind == "continuous":
-            d = np.round(rng.normal(-0.05, 0.2, n), 6)
-        else:
-            d = np.round(rng.choice(np.linspace(-1, 1, 41), size=n), 6)
-        p = sign_flip_p_value(d, resamples=2000, seed=trial)
-        for level in (0.95, 0.99):
-            low, high = sign_flip_interval(d, level=level, p_value=p, resamples=2000, seed=trial)
-            assert low <= d.mean() <= high
-            assert (low <= 0.0 <= high) == (p >= 1 - level), (trial, p, low, high)
-
-
-def test_the_issue_example_no_longer_shows_an_interval_excluding_zero_beside_an_inconclusive_status():
-    # form=GAP, n = 30: 9 lost hits, 2 gained: Δ = −0.233, p = 0.065 (the bootstrap CI excluded 0)
-    d = np.array([-1.0] * 9 + [1.0] * 2 + [0.0] * 19)
-    p = sign_flip_p_value(d)
-    assert p == pytest.approx(0.0654, abs=1e-4)
-    low, high = sign_flip_interval(d, level=0.95, p_value=p)
-    assert low < -0.3 and high >= 0.0
 
 
 def test_judged_rows_are_holm_adjusted_and_their_intervals_are_at_the_bonferroni_level():

@@ -21,9 +21,9 @@ an upper bound for every judged row).
   deviation s of the paired differences, a true mean −δ gives ``E Σ d² = n(s² + δ²)`` and the
   normal approximation ``power(δ) = Φ((√n·δ − z_{1−α/2}·√(s² + δ²)) / s)``. Floor: the test
   needs ``min_changed(alpha)`` cases moving the same way before it can reject at all; if the
-  drop comes as cases each losing the observed mean change u (u = 1 where no case changed: the
-  prior is whole cases lost, as for hit@k), it needs ``δ ≥ u·floor_binary``. The MDE is the
-  larger of the two.
+  drop comes as cases each changing by the observed mean change u (u = 1 where no case changed:
+  the prior is whole cases lost, as for hit@k) at the observed churn, it needs
+  ``δ ≥ u·MDE_binary(n, churn)``. The MDE is the larger of the two.
 - n too small for the test to ever reject (``n < min_changed(alpha)``: e.g. 5 cases at α = 0.05,
   where even 5 of 5 lost gives p = 0.0625): no drop is detectable, MDE None, method
   ``"undetectable"``.
@@ -139,10 +139,11 @@ def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POW
     return None if at_churn is None else max(floor, at_churn)
 
 
-def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float = DEFAULT_POWER) -> float | None:
+def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float = DEFAULT_POWER,
+                   churn: float = 0.0) -> float | None:
     """The continuous MDE: the normal approximation of the sign-flip test's power with spread
-    ``sd``, never below ``unit`` × the binary floor (module docstring)."""
-    floor = binary_mde(n=n, churn=0.0, alpha=alpha, power=power)
+    ``sd``, never below ``unit`` × the binary MDE at the observed ``churn`` (module docstring)."""
+    floor = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
     if floor is None:
         return None
     floor *= unit
@@ -181,7 +182,7 @@ def mde(*, n: int, diffs: np.ndarray | None, binary: bool, alpha: float,
     if binary:
         value = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
     else:
-        value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power)
+        value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power, churn=churn)
     if value is None:
         return None, "undetectable"
     return value, "observed" if changed else "prior"
@@ -200,9 +201,10 @@ def cases_needed(*, effect: float, diffs: np.ndarray | None, binary: bool, alpha
         if binary:
             return (sign_test_power(n=n, drop=effect, churn=0.0, alpha=alpha) >= power
                     and sign_test_power(n=n, drop=effect, churn=churn, alpha=alpha) >= power)
-        scaled = effect / unit  # the floor: unit × the binary floor ≤ effect
-        floor_ok = n >= min_changed(alpha) if scaled >= 1 else \
+        scaled = effect / unit  # the floor: unit × the binary MDE at the churn ≤ effect
+        floor_ok = n >= min_changed(alpha) if scaled >= 1 else (
             sign_test_power(n=n, drop=scaled, churn=0.0, alpha=alpha) >= power
+            and sign_test_power(n=n, drop=scaled, churn=churn, alpha=alpha) >= power)
         if not floor_ok or sd <= 0:
             return floor_ok
         return float(norm.cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd)) >= power

@@ -13,7 +13,9 @@ are run on each simulated row and measured against the known truth:
 - **false alarms** (Δ = 0): share of rows with p < 0.05, and of rows the gate calls ``regressed``
   (max drop 0.02);
 - **power** (Δ = −0.05): share of rows with p < 0.05 and a drop;
-- **agreement**: share of rows where "the interval excludes 0" equals "p < 0.05";
+- **agreement**: share of rows where "the interval excludes 0" equals "p < 0.05", after the
+  interval is extended to 0 where the test does not reject (``reconcile``; the share extended is
+  shown too);
 - **MDE check**: the MDE the tool computes for the cell (n, ψ, and the spread the generator has),
   then rows simulated at Δ = −MDE: the share detected (should be 70–90 %);
 - **titles** under the null: full comparisons (``compare.compare``) of two exchangeable runs with
@@ -39,7 +41,7 @@ import numpy as np
 from scipy.stats import norm
 
 from retrieval_gate.compare.gate import row_status
-from retrieval_gate.compare.paired_interval import paired_interval
+from retrieval_gate.compare.paired_interval import paired_interval, reconcile
 from retrieval_gate.compare.power import mde
 from retrieval_gate.compare.stats import paired_bootstrap_ci, sign_flip_p_values
 
@@ -108,19 +110,22 @@ def newcombe(d: np.ndarray, base: np.ndarray, level: float) -> tuple[float, floa
     return low, high
 
 
-def evaluate(d: np.ndarray, *, binary: bool, seed: int) -> tuple[float, tuple[float, float], str]:
+def evaluate(d: np.ndarray, *, binary: bool, seed: int) -> tuple[float, tuple[float, float], str, bool, bool]:
+    """p, the interval as the comparison shows it, the status, whether the interval was extended
+    to 0, and whether it agrees with the test."""
     p, _ = sign_flip_p_values(d, resamples=2000, seed=seed)
-    ci, _ = paired_interval(d, binary=binary, level=1 - ALPHA)
+    raw, _ = paired_interval(d, binary=binary, level=1 - ALPHA)
+    ci, agrees, extended = reconcile(raw, significant=float(p[0]) < ALPHA)
     size, _ = mde(n=len(d), diffs=d, binary=binary, alpha=ALPHA)
     status = row_status(baseline=0.5, current=0.5, n=len(d), delta=float(d.mean()), p_value=float(p[0]),
                         tolerance=MAX_DROP, floor=None, alpha=ALPHA, require_significance=True,
                         mde=math.inf if size is None else size, changed=bool(np.any(d != 0)))
-    return float(p[0]), ci, status
+    return float(p[0]), ci, status, extended, agrees
 
 
 def cell(rng: np.random.Generator, *, kind: str, n: int, psi: float, delta: float, reps: int) -> dict[str, float]:
     binary = kind == "binary"
-    covered = ref_covered = alarms = regressed = agree = detected = 0
+    covered = ref_covered = alarms = regressed = agree = detected = extensions = 0
     for r in range(reps):
         if binary:
             d, base = binary_rows(rng, n, psi, delta)
@@ -128,15 +133,17 @@ def cell(rng: np.random.Generator, *, kind: str, n: int, psi: float, delta: floa
         else:
             d = continuous_rows(rng, n, psi, delta)
             ref = paired_bootstrap_ci(d, level=1 - ALPHA, resamples=2000, seed=r)
-        p, (low, high), status = evaluate(d, binary=binary, seed=r)
+        p, (low, high), status, extended, agrees = evaluate(d, binary=binary, seed=r)
         covered += low <= delta <= high
         ref_covered += ref[0] <= delta <= ref[1]
         alarms += p < ALPHA
         regressed += status == "regressed"
-        agree += (low > 0 or high < 0) == (p < ALPHA)
+        agree += agrees
+        extensions += extended
         detected += p < ALPHA and d.mean() < 0
     return {"coverage": covered / reps, "reference": ref_covered / reps, "p_below": alarms / reps,
-            "regressed": regressed / reps, "agree": agree / reps, "detected": detected / reps}
+            "regressed": regressed / reps, "agree": agree / reps, "detected": detected / reps,
+            "extended": extensions / reps}
 
 
 def mde_check(rng: np.random.Generator, *, kind: str, n: int, psi: float, reps: int) -> tuple[float | None, float]:
@@ -219,8 +226,8 @@ def main() -> None:
     start = time.perf_counter()
     print(f"reps = {args.reps} per cell, title reps = {args.title_reps} per n, seed {args.seed}\n")
     print("| measure | n | discordance | Δ | coverage (tool) | coverage (reference) | p < 0.05 | regressed "
-          "| CI agrees with p |")
-    print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|")
+          "| CI extended to 0 | CI agrees with p |")
+    print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for kind in ("binary", "continuous"):
         for n in NS:
             for psi in DISCORDANCE:
@@ -228,7 +235,7 @@ def main() -> None:
                     row = cell(rng, kind=kind, n=n, psi=psi, delta=delta, reps=args.reps)
                     print(f"| {kind} | {n} | {psi:.0%} | {delta:+.2f} | {pct(row['coverage'])} | "
                           f"{pct(row['reference'])} | {pct(row['p_below'])} | {pct(row['regressed'])} | "
-                          f"{pct(row['agree'])} |", flush=True)
+                          f"{pct(row['extended'])} | {pct(row['agree'])} |", flush=True)
     print("\n| measure | n | discordance | MDE (tool) | detected at Δ = −MDE |")
     print("|:--|--:|--:|--:|--:|")
     for kind in ("binary", "continuous"):

@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import ttest_1samp
 
-from retrieval_gate.compare.paired_interval import T_MIN_CHANGED, paired_interval, tango_interval
+from retrieval_gate.compare.paired_interval import T_MIN_CHANGED, paired_interval, reconcile, tango_interval
 
 
 def independent_z(delta: float, gained: int, lost: int, n: int) -> float:
@@ -98,3 +98,14 @@ def test_a_uniform_continuous_shift_over_every_case_is_a_narrow_t_interval():
     d[0] = -0.051
     (low, high), method = paired_interval(d, binary=False, level=0.95)
     assert method == "t" and low < d.mean() < high < 0
+
+
+@pytest.mark.parametrize("ci,significant,expected", [
+    ((-0.2, -0.01), False, ((-0.2, 0.0), True, True)),  # the test does not reject: extended to 0
+    ((0.03, 0.4), False, ((0.0, 0.4), True, True)),
+    ((-0.2, -0.01), True, ((-0.2, -0.01), True, False)),
+    ((-0.2, 0.05), False, ((-0.2, 0.05), True, False)),
+    ((-0.2, 0.05), True, ((-0.2, 0.05), False, False)),  # the test rejects, the CI holds 0: marked
+])
+def test_reconcile_extends_to_zero_where_the_test_does_not_reject(ci, significant, expected):
+    assert reconcile(ci, significant=significant) == expected

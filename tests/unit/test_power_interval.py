@@ -50,7 +50,7 @@ def test_judged_rows_are_holm_adjusted_and_their_intervals_are_at_the_bonferroni
     assert all(r.p_adjusted == pytest.approx(r.p_value) for r in loose.rows if r.gated and r.p_value is not None)
 
 
-def test_holm_turns_a_borderline_drop_into_a_non_regression_and_the_row_says_the_interval_disagrees():
+def test_holm_turns_a_borderline_drop_into_a_non_regression_and_the_interval_is_extended_to_zero():
     # 6 of 100 lost: p = 2·0.5^6 = 0.031 < 0.05 alone, 0.094 after Holm over 3 equal rows
     before = hits_results([1] * 80 + [0] * 20)
     after = hits_results([0] * 6 + [1] * 74 + [0] * 20)
@@ -59,14 +59,18 @@ def test_holm_turns_a_borderline_drop_into_a_non_regression_and_the_row_says_the
     assert {r.status for r in alone.rows if r.gated} == {"regressed"} and alone.verdict == "fail"
     assert {r.status for r in holm.rows if r.gated} == {"underpowered"} and holm.verdict == "pass"
     # Tango's score statistic at 0 is −6/√6 = −2.449, beyond z_{1 − 0.05/6} = 2.394: the score interval
-    # excludes 0 while the exact test, Holm-adjusted, does not reject. The row says so; the status
-    # reads the test.
+    # excludes 0 while the exact test, Holm-adjusted, does not reject — so the interval is extended
+    # to 0 and agrees with the status
     z = NormalDist().inv_cdf(1 - 0.05 / 6)
     assert 6 / math.sqrt(6) > z
     for row in holm.rows:
         if row.gated:
-            assert row.ci is not None and row.ci[1] < 0 and row.ci_agrees is False
+            assert row.ci is not None and row.ci[0] < -0.06 and row.ci[1] == 0.0
+            assert row.ci_method == "tango+0" and row.ci_agrees is True
             assert row.n_needed is not None and row.n_needed > 100
+    for row in alone.rows:  # uncorrected, the same data is significant and its interval untouched
+        if row.gated:
+            assert row.ci is not None and row.ci[1] < 0 and row.ci_method == "tango" and row.ci_agrees
 
 
 def test_a_large_significant_drop_fails_whatever_the_mde():

@@ -18,9 +18,10 @@ Per row (metric m, slice s):
 - ``ci`` (``compare.paired_interval``): Tango's score interval for binary measures, a t interval
   (or, with under 10 changed cases, Tango's interval on fractional counts) for continuous ones,
   always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − alpha/J``
-  for the J judged rows (Bonferroni: one level for the whole judged column). ``ci_method`` names
-  it; ``ci_agrees`` is false where the interval and the test that sets the status disagree about
-  0 (the status reads the test);
+  for the J judged rows (Bonferroni: one level for the whole judged column). Where the test does
+  not reject but the interval excludes 0, the interval is extended to 0 (``ci_method`` gets
+  ``+0``: ``compare.paired_interval.reconcile``); ``ci_agrees`` is false where the test rejects
+  and the interval still holds 0 (the status reads the test);
 - ``mde`` / ``mde_method``: the smallest true drop the row's test detects at power 0.8 at its n
   (``compare.power``; judged rows at ``alpha/J``); ``n_needed`` for an ``underpowered`` row;
   ``n_changed``: paired cases whose score changed;
@@ -45,7 +46,7 @@ from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
-from retrieval_gate.compare.paired_interval import paired_interval
+from retrieval_gate.compare.paired_interval import paired_interval, reconcile
 from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
 from retrieval_gate.metrics.names import display_name
@@ -90,9 +91,9 @@ def compare(
             ci, ci_method = paired_interval(stat.diffs, binary=stat.binary, level=1 - a)
             size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a)
             p_used = stat.p if p_adj is None else p_adj
-            excludes_zero = ci[0] > 0 or ci[1] < 0
-            extra = {"ci": ci, "ci_level": 1 - a, "ci_method": ci_method,
-                     "ci_agrees": excludes_zero == (p_used < rules.alpha),
+            ci, agrees, extended = reconcile(ci, significant=p_used < rules.alpha)
+            extra = {"ci": ci, "ci_level": 1 - a, "ci_method": ci_method + ("+0" if extended else ""),
+                     "ci_agrees": agrees,
                      "p_value": stat.p, "p_adjusted": p_adj, "p_family": family_p.get(key),
                      "mde": size, "mde_method": method, "delta": stat.delta, "n": stat.n,
                      "n_changed": stat.changed}

@@ -70,8 +70,8 @@ class ComparisonRow(_Strict):
     n_current: int = 0
     ci: tuple[float, float] | None = None  # at ci_level (compare.paired_interval)
     ci_level: float | None = None  # 1 − alpha; 1 − alpha/J for the J judged rows (schema 2: per row)
-    ci_method: Literal["tango", "tango-fractional", "t"] | None = None
-    ci_agrees: bool | None = None  # False: the CI and the test disagree about 0; the status reads the test
+    ci_method: Literal["tango", "tango-fractional", "t", "tango+0", "tango-fractional+0", "t+0"] | None = None
+    ci_agrees: bool | None = None  # False: the test rejects, the CI holds 0; the status reads the test
     p_value: float | None = None  # exact sign test (binary) or sign-flip test, two-sided, raw
     p_adjusted: float | None = None  # for a judged row: corrected over the judged rows (stats.correction)
     p_family: float | None = None  # for a reported row: Holm over the reported rows (the title reads it)

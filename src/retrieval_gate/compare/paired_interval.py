@@ -21,9 +21,13 @@
   binary interval of a measure at least as variable — conservative, and in [−1, 1].
 
 The gate's status reads the exact sign test (binary) or the sign-flip permutation test
-(continuous), ``compare.stats``; a score interval and an exact test can disagree near the edge
-(an interval just excluding 0 beside p just above alpha, or the reverse). The comparison marks
-such a row (``ci_agrees`` false) and the status still reads the test. Coverage, measured by
+(continuous), ``compare.stats``; a score interval and an exact test can disagree near the edge.
+``reconcile``: where the test does not reject but the interval excludes 0 (the score interval is
+less conservative than the exact sign test: 5 lost of 100, nothing gained, has p = 0.0625 but
+Z(0) = −2.24), the interval is extended to 0 — it only grows, so its coverage only grows — and
+agrees with the status. The reverse (the test rejects, the interval holds 0: a t interval beside
+a sign-flip test, or Holm's adjusted p beside a Bonferroni-level interval) is left as computed
+and marked (``ci_agrees`` false); the status reads the test. Coverage, measured by
 ``benchmarks/bench_stats_calibration.py``: docs/baseline.md.
 """
 
@@ -89,3 +93,14 @@ def paired_interval(diffs: np.ndarray, *, binary: bool, level: float) -> tuple[t
     mean = (gained - lost) / n
     half = float(student_t.ppf(1 - (1 - level) / 2, n - 1)) * float(d.std(ddof=1)) / math.sqrt(n)
     return (max(-1.0, mean - half), min(1.0, mean + half)), "t"
+
+
+def reconcile(ci: tuple[float, float], *, significant: bool) -> tuple[tuple[float, float], bool, bool]:
+    """``(interval, agrees, extended)``: the interval extended to 0 where the test does not reject
+    but the interval excludes 0 (module docstring); ``agrees``: "excludes 0" equals
+    ``significant`` afterwards."""
+    low, high = ci
+    excludes = low > 0 or high < 0
+    if excludes and not significant:
+        return (min(low, 0.0), max(high, 0.0)), True, True
+    return (low, high), excludes == significant, False

@@ -16,7 +16,7 @@ Per row (metric m, slice s):
   default; ``compare.power``), and the status reads the adjusted p; for the other (reported)
   rows, ``p_family``: Holm over the reported rows, which the comment's title reads;
 - ``ci`` (``compare.paired_interval``): Tango's score interval for binary measures, a t interval
-  (or, with under 10 changed cases, Tango's interval on fractional counts) for continuous ones,
+  (or, with under 6 changed cases, Tango's interval on fractional counts) for continuous ones,
   always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − alpha/J``
   for the J judged rows (Bonferroni: one level for the whole judged column). Where the test does
   not reject but the interval excludes 0, the interval is extended to 0 (``ci_method`` gets
@@ -143,7 +143,7 @@ def compare(
         stats={
             "delta": "paired mean of current − baseline over the cases scored in both",
             "method": "exact sign test (binary measures) or sign-flip test; Tango score interval or t interval",
-            "ci": "Tango score interval (binary measures; continuous ones with under 10 changed cases: on "
+            "ci": "Tango score interval (binary measures; continuous ones with under 6 changed cases: on "
                   "fractional counts), else paired t interval",
             "ci_level": 1 - gate.alpha,
             "ci_level_judged": 1 - judged_alpha,

@@ -40,7 +40,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-T_MIN_CHANGED = 10  # fewer changed cases than this: the small-n rule (fractional Tango)
+T_MIN_CHANGED = 6  # fewer changed cases than this: the small-n rule (fractional Tango)
 _EDGE = 1e-12
 
 

@@ -79,7 +79,7 @@ def stats_note(stats: Mapping[str, Any]) -> str:
                 f"detectable effect at n (power {stats.get('power', 0.8):g}).")
     judged = float(stats["ci_level_judged"])
     return (f"CI at {100 * level:.3g}%, judged rows at {100 * judged:.3g}% (Bonferroni): Tango's score interval "
-            f"for hit-like (0/1) measures, else a paired t interval (Tango's on fractional counts under 10 "
+            f"for hit-like (0/1) measures, else a paired t interval (Tango's on fractional counts under 6 "
             f"changed cases); ‡: the CI and the test disagree about 0, the status reads the test. p: exact "
             f"sign test (0/1 measures) or sign-flip test, judged rows {correction_text(stats)}. MDE: the "
             f"smallest true drop the row's test detects at power {stats.get('power', 0.8):g} at its n.")

@@ -156,3 +156,12 @@ def test_the_judged_ci_level_is_stated_in_the_headline_header():
     text = render_comment(results=after, comparison=run(after, before), baseline=None)
     # three judged rows: Bonferroni level 1 − 0.05/3 = 98.33 %, stated once, in the header
     assert "| 98.3% CI |" in text and " at 98.3%" not in text.split("| 98.3% CI |")[1].split("\n\n")[0]
+
+
+def test_a_gain_beyond_the_tolerance_that_is_not_significant_is_inconclusive():
+    # 2 of 29 gained: Δ = +0.069 > 0.02, sign test p = 2·P(Bin(2, ½) ≤ 0) = 0.5
+    comparison = run(hits_results([1] * 2 + [0] * 27), hits_results([0] * 29))
+    hit = row(comparison, "hit@5")
+    assert hit.p_value == 0.5 and hit.status == "inconclusive"
+    assert build_context(results=hits_results([1] * 2 + [0] * 27),
+                         comparison=comparison)["verdict"]["title"] == "no significant change"

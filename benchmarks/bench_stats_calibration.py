@@ -18,9 +18,11 @@ are run on each simulated row and measured against the known truth:
   shown too);
 - **MDE check**: the MDE the tool computes for the cell (n, ψ, and the spread the generator has),
   then rows simulated at Δ = −MDE: the share detected (should be 70–90 %);
-- **titles** under the null: full comparisons (``compare.compare``) of two exchangeable runs with
-  12 slices × 3 headline metrics, the comment title as ``render.context.build_context`` sets it,
-  beside the title an uncorrected reading would give (any row ``regressed`` at its own p).
+- **titles** under the null: full comparisons (``compare.compare``) of two exchangeable runs
+  (a latent gold rank per case, each run moving it by ±1 with probability 0.05 each way) with
+  13 slices × 14 metrics (hit/recall/nDCG at k = 1, 3, 5, 10, MRR at 5 and 10), the comment title
+  as ``render.context.build_context`` sets it, beside the title an uncorrected reading would give
+  (any row ``regressed`` at its own p).
 
 Generators. Binary: each case loses its hit with probability (ψ' + δ)/2 and gains with
 (ψ' − δ)/2, ψ' = max(ψ, δ), δ = −Δ ≥ 0; unchanged cases hit with probability 0.6 (for
@@ -28,7 +30,7 @@ Newcombe's cells). Continuous: a case changes with probability ψ' = max(ψ, δ/
 u ~ Uniform(0.1, 0.6) (mean 0.35) with sign − with probability r, r set so that E d = Δ; values
 rounded to 6 decimals. Seeded: the same arguments give the same table.
 
-Run: ``python benchmarks/bench_stats_calibration.py [--reps 400] [--title-reps 40] [--seed 0]``.
+Run: ``python benchmarks/bench_stats_calibration.py [--reps 400] [--title-reps 50] [--seed 0]``.
 """
 
 from __future__ import annotations
@@ -171,9 +173,9 @@ def mde_check(rng: np.random.Generator, *, kind: str, n: int, psi: float, reps: 
     return size, hits / reps
 
 
-def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float]:
-    """Share of null comparisons titled "no significant change", and the share an uncorrected
-    reading (any row regressed at its own p, or a judged one) would have called worse."""
+def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float, int]:
+    """Share of null comparisons titled "no significant change", the share an uncorrected reading
+    (any row regressed at its own p) would have called worse, and the rows per comparison."""
     from retrieval_gate.compare.baseline_update import update_baseline
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate import GateSettings
@@ -181,35 +183,43 @@ def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float
     from retrieval_gate.score.aggregate import aggregate, completeness
     from retrieval_gate.score.results import CaseResult, InputInfo, Results
 
-    metrics = ("hit@5", "recall@5", "ndcg@5")
+    ks = (1, 3, 5, 10)
+    metrics = [f"{m}@{k}" for m in ("hit", "recall", "ndcg") for k in ks] + ["mrr@5", "mrr@10"]
 
-    def results(values: np.ndarray, ndcg: np.ndarray) -> Results:
+    def scores(rank: int) -> dict[str, float]:
+        out = {}
+        for k in ks:
+            inside = rank <= k
+            out[f"hit@{k}"] = out[f"recall@{k}"] = float(inside)
+            out[f"ndcg@{k}"] = round(1 / math.log2(rank + 1), 6) if inside else 0.0
+        for k in (5, 10):
+            out[f"mrr@{k}"] = round(1 / rank, 6) if rank <= k else 0.0
+        return out
+
+    def results(ranks: np.ndarray) -> Results:
         cases = [CaseResult(id=f"q{i:04d}", query="q", status="scored", gold=["g"],
                             slices=["overall", f"locale=l{i % 4}", f"tag.team=t{i % 6}",
                                     f"form={'GAP' if i % 3 else 'MATCH'}"],
-                            scores={"hit@5": float(values[i]), "recall@5": float(values[i]),
-                                    "ndcg@5": float(ndcg[i])}) for i in range(n)]
+                            scores=scores(int(ranks[i]))) for i in range(n)]
         info = InputInfo(path="x", sha256="x", format="jsonl", count=n)
-        return Results(tool_version="bench", suite="bench", k=[5], headline_k=5, metrics=list(metrics),
+        return Results(tool_version="bench", suite="bench", k=list(ks), headline_k=5, metrics=metrics,
                        config={}, inputs={"kb": info, "cases": info, "run": info},
                        completeness=completeness(cases), aggregates=aggregate(cases), cases=cases)
 
-    quiet = uncorrected_worse = 0
+    quiet = uncorrected_worse = rows = 0
     for r in range(reps):
-        hit = rng.random(n) < 0.6
-        rank = rng.integers(1, 6, n)
+        latent = rng.geometric(0.35, n)  # the system: the rank of each case's gold card (> 10: a miss)
         runs = []
-        for _ in range(2):
-            flip = rng.random(n) < 0.05  # discordance 5 %: each run moves 5 % of the cases
-            moved = np.where(flip, ~hit, hit)
-            jitter = np.clip(rank + np.where(rng.random(n) < 0.1, rng.choice([-1, 1], n), 0), 1, 5)
-            runs.append(results(moved.astype(float), np.round(np.where(moved, 1 / np.log2(jitter + 1), 0.0), 6)))
+        for _ in range(2):  # each run moves a case's rank by ±1 with probability 0.05 each way
+            step = rng.choice([-1, 0, 1], size=n, p=[0.05, 0.9, 0.05])
+            runs.append(results(np.maximum(1, latent + step)))
         baseline = update_baseline(baseline=None, results=runs[0], sha="b", ref="main",
                                    timestamp="2026-01-01T00:00:00Z")
         comparison = compare(results=runs[1], baseline=baseline, gate=GateSettings(), seed=r, resamples=2000)
         quiet += build_context(results=runs[1], comparison=comparison)["verdict"]["title"] == "no significant change"
         uncorrected_worse += any(row.status == "regressed" for row in comparison.rows)
-    return quiet / reps, uncorrected_worse / reps
+        rows = len(comparison.rows)
+    return quiet / reps, uncorrected_worse / reps, rows
 
 
 def pct(x: float) -> str:
@@ -219,7 +229,7 @@ def pct(x: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400, help="simulated rows per cell")
-    parser.add_argument("--title-reps", type=int, default=40, help="null comparisons per n for the titles")
+    parser.add_argument("--title-reps", type=int, default=50, help="null comparisons per n for the titles")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -244,11 +254,11 @@ def main() -> None:
                 size, rate = mde_check(rng, kind=kind, n=n, psi=psi, reps=args.reps)
                 print(f"| {kind} | {n} | {psi:.0%} | {'–' if size is None else f'{size:.3f}'} | {pct(rate)} |",
                       flush=True)
-    print("\n| n | title 'no significant change' (null) | any row regressed at its own p (uncorrected) |")
-    print("|--:|--:|--:|")
+    print("\n| n | rows | title 'no significant change' (null) | any row regressed at its own p (uncorrected) |")
+    print("|--:|--:|--:|--:|")
     for n in NS:
-        quiet, loud = titles(rng, n=n, reps=args.title_reps)
-        print(f"| {n} | {pct(quiet)} | {pct(loud)} |", flush=True)
+        quiet, loud, rows = titles(rng, n=n, reps=args.title_reps)
+        print(f"| {n} | {rows} | {pct(quiet)} | {pct(loud)} |", flush=True)
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 

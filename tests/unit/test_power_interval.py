@@ -48,6 +48,7 @@ def test_judged_rows_are_holm_adjusted_and_their_intervals_are_at_the_bonferroni
         assert row.ci is not None and row.ci[1] < 0 and row.status == "regressed" and row.ci_agrees
     loose = run(after, before, GateSettings(fail_on_regression=True, correction="none"))
     assert all(r.p_adjusted == pytest.approx(r.p_value) for r in loose.rows if r.gated and r.p_value is not None)
+    assert all(r.ci_level == pytest.approx(0.95) for r in loose.rows if r.gated)  # no correction: alpha
 
 
 def test_holm_turns_a_borderline_drop_into_a_non_regression_and_the_interval_is_extended_to_zero():

@@ -74,7 +74,9 @@ def compare(
     adjusted = dict(zip(family, adjust_p([stats[key].p for key in family], rules.correction), strict=True))
     reported = [key for key in keys if not rules.gated(key) and key in stats]
     family_p = dict(zip(reported, adjust_p([stats[key].p for key in reported], "holm"), strict=True))
-    judged_alpha = rules.alpha / max(1, len(family))
+    # one level for the judged column: Bonferroni over the J judged rows (alpha itself when no
+    # correction applies)
+    judged_alpha = rules.alpha if rules.correction == "none" else rules.alpha / max(1, len(family))
     rows: list[ComparisonRow] = []
     views: dict[RowKey, RowView] = {}
     for key in keys:

@@ -91,7 +91,8 @@ def print_results(results: Results, console: Console) -> None:
 # --- comparison with a baseline (compare command) --------------------------------------------
 
 _STATUS_STYLE = {"regressed": "bold red", "below_floor": "bold red", "improved": "green",
-                 "inconclusive": "yellow", "underpowered": "yellow", "new": "cyan", "missing": "magenta", "ok": ""}
+                 "inconclusive": "yellow", "underpowered": "yellow", "new": "cyan", "missing": "magenta", "ok": "",
+                 "unchanged": "dim"}
 _CHANGE_LINES = 10
 _LOG_WIDTH = 120
 _UNBOUNDED = 100_000  # the width a table is measured at when it goes to a pipe or a file
@@ -137,6 +138,8 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
         first = i == 0 or shown[i - 1].slice != row.slice
         last = i == len(shown) - 1 or shown[i + 1].slice != row.slice
         ci = "–" if row.ci is None else f"{_signed(row.ci[0])}…{_signed(row.ci[1])}"
+        if row.ci_agrees is False:
+            ci += " ‡"
         status = row.status.replace("_", " ") + (" *" if row.gated else "")
         if row.n_needed is not None:
             status += f" (needs n≈{row.n_needed:,})"

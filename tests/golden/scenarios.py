@@ -7,7 +7,9 @@ obvious paired computation, so the renderers are tested without depending on ``c
 - delta = mean over common cases of (current − baseline) for the cases that carry the key;
 - the CI is a stand-in, delta ± 1.96 · 0.5 / √n (the widest normal interval of a proportion; the
   renderer shows a CI, it does not compute one);
-- status: improved when the CI is above 0, regressed when below, else ok.
+- status: improved when the CI is above 0, regressed when below, unchanged when no paired case
+  changed, underpowered for a drop with a stand-in MDE above 0.02, else ok; headline rows on
+  overall are the judged ones.
 
 The builders are cached: treat what they return as read-only.
 
@@ -167,6 +169,13 @@ def paired(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[f
     return (sum(diffs) / len(diffs) if diffs else None), len(diffs)
 
 
+def n_changed_by_hand(base: Results, cur: Results, slice_name: str, metric: str) -> int:
+    """How many paired cases changed their score."""
+    before = {c.id: c.scores[metric] for c in base.cases if slice_name in c.slices and metric in c.scores}
+    return sum(1 for c in cur.cases if slice_name in c.slices and metric in c.scores and c.id in before
+               and abs(c.scores[metric] - before[c.id]) > 1e-9)
+
+
 def mde_by_hand(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[float, int]:
     """(z_.975 + z_.8)·sd/√n from the paired differences' sample sd, or z²/(n + z²) without spread;
     and the n at which that reaches 0.02."""
@@ -195,13 +204,18 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
             status = ("new" if old is None else "missing" if new is None else
                       "improved" if ci and ci[0] > 0 else "regressed" if ci and ci[1] < 0 else "ok")
             mde, needed = mde_by_hand(base, cur, slice_name, metric) if n else (None, None)
-            if status == "ok" and mde is not None and mde > 0.02:
+            changed = n_changed_by_hand(base, cur, slice_name, metric)
+            if status == "ok" and n and changed == 0:
+                status = "unchanged"
+            elif status == "ok" and mde is not None and mde > 0.02 and delta is not None and delta < 0:
                 status = "underpowered"
             rows.append(ComparisonRow(
                 slice=slice_name, metric=metric, baseline=None if old is None else old.value,
                 current=None if new is None else new.value, delta=delta, n=n,
                 n_baseline=0 if old is None else old.n, n_current=0 if new is None else new.n,
-                ci=ci, status=status, mde=mde, n_needed=needed if status == "underpowered" else None))
+                ci=ci, status=status, mde=mde, n_needed=needed if status == "underpowered" else None,
+                max_drop=0.02, gated=slice_name == "overall" and metric in HEADLINE,
+                n_changed=changed if n else None))
     before = {c.id: c for c in base.cases}
     lost, gained = [], []
     for c in cur.cases:

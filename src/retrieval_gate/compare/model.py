@@ -14,10 +14,12 @@ from retrieval_gate.compare.changes_model import ChangedCase, KbChanges
 from retrieval_gate.score.results import Completeness, MetricCell
 
 BASELINE_SCHEMA_VERSION = 4  # 1: no history; 2: no relevance in the fingerprint; 3: no rankings (migrated on load)
-COMPARISON_SCHEMA_VERSION = 2  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant
+COMPARISON_SCHEMA_VERSION = 3  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
+# 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,
+# changed_cases, kb_changes, stale_gold_cards, baseline_rankings
 
-RowStatus = Literal["ok", "improved", "regressed", "inconclusive", "underpowered", "below_floor", "new",
-                    "missing"]
+RowStatus = Literal["ok", "unchanged", "improved", "regressed", "inconclusive", "underpowered", "below_floor",
+                    "new", "missing"]
 
 
 class _Strict(BaseModel):
@@ -73,12 +75,16 @@ class ComparisonRow(_Strict):
     n: int  # cases paired (present in both with this score key)
     n_baseline: int = 0
     n_current: int = 0
-    ci: tuple[float, float] | None = None  # the sign-flip test inverted at ci_level (compare.interval)
-    ci_level: float | None = None  # 1 − alpha, or 1 − alpha·p/p_adjusted for a judged row
-    p_value: float | None = None  # paired sign-flip permutation test, two-sided, raw
+    ci: tuple[float, float] | None = None  # at ci_level (compare.paired_interval)
+    ci_level: float | None = None  # 1 − alpha; 1 − alpha/J for the J judged rows (schema 2: per row)
+    ci_method: Literal["tango", "tango-fractional", "t", "tango+0", "tango-fractional+0", "t+0"] | None = None
+    ci_agrees: bool | None = None  # False: the test rejects, the CI holds 0; the status reads the test
+    p_value: float | None = None  # exact sign test (binary) or sign-flip test, two-sided, raw
     p_adjusted: float | None = None  # for a judged row: corrected over the judged rows (stats.correction)
-    mde: float | None = None  # minimum detectable effect at n (compare.power)
-    mde_method: Literal["observed", "binomial"] | None = None
+    p_family: float | None = None  # for a reported row: Holm over the reported rows (the title reads it)
+    n_changed: int | None = None  # paired cases whose score changed
+    mde: float | None = None  # minimum detectable effect at n (compare.power); None: undetectable
+    mde_method: Literal["observed", "prior", "undetectable", "binomial"] | None = None
     n_needed: int | None = None  # underpowered: paired cases needed for an MDE of max_drop
     floor: float | None = None
     max_drop: float | None = None
@@ -104,7 +110,7 @@ class ConfigChange(_Strict):
 
 
 class Comparison(_Strict):
-    schema_version: Literal[1, 2] = COMPARISON_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3] = COMPARISON_SCHEMA_VERSION
     suite: str = "default"
     headline_k: int
     metrics: list[str]

@@ -114,7 +114,9 @@ class RealEngine:
     def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings,
                 kb_before: Mapping[str, KbCard] | None = None) -> Comparison:
         from retrieval_gate.compare.comparison import compare
+        from retrieval_gate.compare.gate_slices import check_gate_slices
 
+        check_gate_slices(gate=gate, slices=[*results.aggregates, *baseline.aggregates])  # a typo'd slice: exit 2
         return compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
 
     def marker(self, *, suite: str) -> str:

@@ -57,7 +57,8 @@ def row_message(row: Any) -> str:
         parts.append(f"Δ {row.delta:+.4f}")
     parts.append(f"n={row.n}")
     if row.ci is not None:
-        parts.append(f"95% CI [{row.ci[0]:+.4f}, {row.ci[1]:+.4f}]")
+        level = f"{100 * (row.ci_level if getattr(row, 'ci_level', None) else 0.95):.1f}".removesuffix(".0")
+        parts.append(f"{level}% CI [{row.ci[0]:+.4f}, {row.ci[1]:+.4f}]")
     if row.p_value is not None:
         parts.append(f"p={row.p_value:.3g}")
     if row.status == "below_floor" and row.floor is not None:

@@ -73,7 +73,7 @@ def completeness_line(results: Results) -> str:
 
 
 def print_results(results: Results, console: Console) -> None:
-    console.print(results_table(results))
+    print_table(results_table(results), console)
     console.print(completeness_line(results))
     if results.graded or results.relevance_level != 1 or results.mean != "relevant":
         gains = "graded gains (nDCG gain = grade)" if results.graded else "binary gains"
@@ -93,9 +93,22 @@ def print_results(results: Results, console: Console) -> None:
 # --- comparison with a baseline (compare command) --------------------------------------------
 
 _STATUS_STYLE = {"regressed": "bold red", "below_floor": "bold red", "improved": "green",
-                 "inconclusive": "yellow", "underpowered": "yellow", "new": "cyan", "missing": "magenta", "ok": ""}
+                 "inconclusive": "yellow", "underpowered": "yellow", "new": "cyan", "missing": "magenta", "ok": "",
+                 "unchanged": "dim"}
 _CHANGE_LINES = 10
 _LOG_WIDTH = 120
+_UNBOUNDED = 100_000  # the width a table is measured at when it goes to a pipe or a file
+
+
+def print_table(table: Table, console: Console) -> None:
+    """On a terminal, fitted to its width; to a pipe or a file (logs have no width), every cell
+    whole — a slice name is never broken mid-word — however wide the table gets."""
+    if console.is_terminal:
+        console.print(table, crop=True)
+        return
+    options = console.options.update(width=_UNBOUNDED)
+    table.width = max(Measurement.get(console, options, table).maximum, min(console.width, _LOG_WIDTH))
+    console.print(table, crop=False, width=table.width)
 
 
 def _signed(value: float | None) -> str:
@@ -127,6 +140,8 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
         first = i == 0 or shown[i - 1].slice != row.slice
         last = i == len(shown) - 1 or shown[i + 1].slice != row.slice
         ci = "–" if row.ci is None else f"{_signed(row.ci[0])}…{_signed(row.ci[1])}"
+        if row.ci_agrees is False:
+            ci += " ‡"
         status = row.status.replace("_", " ") + (" *" if row.gated else "")
         if row.n_needed is not None:
             status += f" (needs n≈{row.n_needed:,})"
@@ -150,10 +165,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
             console.print(f"  {change.key}: {change.baseline!r} → {change.current!r}", markup=False, soft_wrap=True)
     table, hidden = comparison_table(comparison, all_rows=all_rows)
     # Logs and files have no width: do not squeeze the table into rich's 80-column default there.
-    if not console.is_terminal:
-        options = console.options.update(width=max(console.width, _LOG_WIDTH))
-        table.width = Measurement.get(console, options, table).maximum
-    console.print(table, crop=console.is_terminal)
+    print_table(table, console)
     notes = "* judged by the gate. Δ: paired mean difference over the n cases in both runs; "
     notes += stats_note(comparison.stats)
     if hidden:

@@ -7,7 +7,7 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 from retrieval_gate.audit import AuditParams, introduced, resolved, run_audit
-from retrieval_gate.audit.coverage import coverage_matrix, mde, required_n
+from retrieval_gate.audit.coverage import best_case_mde, coverage_matrix, required_n
 from retrieval_gate.audit.labels import label_review, review_findings
 from retrieval_gate.audit.model import AuditCard, Finding
 from retrieval_gate.audit.unwinnable import unwinnable_findings
@@ -140,11 +140,11 @@ def test_mde_is_the_best_case_paired_sign_test_drop_by_hand():
     # 0.05 once M ≥ 6 (2·0.5^6 = 0.031 < 0.05 ≤ 2·0.5^5), so power(δ) = P(Bin(n, δ) ≥ 6).
     for n in (10, 30, 100, 300):
         expected = brentq(lambda d, n=n: binom.sf(5, n, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
-        assert mde(n) == pytest.approx(expected, abs=1e-9)
-    assert mde(5) == 1.0  # 5 of 5 lost: p = 0.0625, no drop is detectable
+        assert best_case_mde(n) == pytest.approx(expected, abs=1e-9)
+    assert best_case_mde(5) == 1.0  # 5 of 5 lost: p = 0.0625, no drop is detectable
     needed = next(n for n in range(6, 10_000) if binom.sf(5, n, 0.1) >= 0.8)
     assert required_n(0.1) == needed
-    assert mde(needed) <= 0.1 < mde(needed - 1)
+    assert best_case_mde(needed) <= 0.1 < best_case_mde(needed - 1)
 
 
 def test_coverage_matrix_counts_empty_cells_and_power():

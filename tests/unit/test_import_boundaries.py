@@ -96,15 +96,20 @@ def test_a_bad_input_error_imports_nothing_heavy(tmp_path: Path) -> None:
     assert "torch" not in loaded and "chromadb" not in loaded and "scipy" not in loaded
 
 
-def test_cli_defaults_copied_for_start_up_equal_their_definitions() -> None:
-    """--help must not import numpy or the baseline model for two defaults: the CLI keeps copies."""
+def test_the_cli_defaults_come_from_their_one_home_which_imports_nothing() -> None:
+    """--help must not import numpy or the baseline model for two defaults: they live in a module
+    without imports, which the CLI and the comparison both read."""
+    import ast
+
     from retrieval_gate.cli import baseline as baseline_cli
     from retrieval_gate.cli import compare as compare_cli
-    from retrieval_gate.compare.baseline_update import DEFAULT_HISTORY_LIMIT
-    from retrieval_gate.compare.stats import DEFAULT_RESAMPLES
+    from retrieval_gate.compare import baseline_update, defaults, stats
 
-    assert baseline_cli.DEFAULT_HISTORY_LIMIT == DEFAULT_HISTORY_LIMIT
-    assert compare_cli.DEFAULT_RESAMPLES == DEFAULT_RESAMPLES
+    assert baseline_cli.DEFAULT_HISTORY_LIMIT is baseline_update.DEFAULT_HISTORY_LIMIT is defaults.DEFAULT_HISTORY_LIMIT
+    assert compare_cli.DEFAULT_RESAMPLES is stats.DEFAULT_RESAMPLES is defaults.DEFAULT_RESAMPLES
+    tree = ast.parse(Path(defaults.__file__).read_text(encoding="utf-8"))
+    assert [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)] == \
+        ["from __future__ import annotations"]
 
 
 def test_the_lazy_console_is_a_rich_console_made_on_first_use() -> None:

@@ -8,8 +8,7 @@ from itertools import product
 
 from retrieval_gate.audit.model import AuditCard, Coverage, CoverageCell, Finding
 from retrieval_gate.audit.params import CASE_FIELDS
-from retrieval_gate.compare.power import cases_needed
-from retrieval_gate.compare.power import mde as power_mde
+from retrieval_gate.compare.power import cases_needed, mde
 from retrieval_gate.models import Case
 
 NONE = "(none)"
@@ -17,7 +16,7 @@ NO_GOLD = "(no gold)"
 MAX_LISTED_EMPTY = 10_000
 
 
-def mde(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
+def best_case_mde(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
     """The smallest drop of a hit rate over ``n`` cases that a paired comparison can detect *at
     best*: the comparison's own MDE (``compare.power.mde``, exact sign test, power ``power``,
     two-sided ``alpha``) under its no-change prior — only the cases that lose their hit change.
@@ -26,12 +25,12 @@ def mde(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
     (fewer cases than the sign test needs to reject at all)."""
     if n <= 0:
         raise ValueError("n must be positive")
-    value, _ = power_mde(n=n, diffs=None, binary=True, alpha=alpha, power=power)
+    value, _ = mde(n=n, diffs=None, binary=True, alpha=alpha, power=power)
     return 1.0 if value is None else min(1.0, value)
 
 
 def required_n(max_drop: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
-    """The smallest n whose best-case ``mde`` is ≤ ``max_drop`` (``compare.power.cases_needed``);
+    """The smallest n whose ``best_case_mde`` is ≤ ``max_drop`` (``compare.power.cases_needed``);
     None for a drop ≤ 0 or one no n up to ten million sees."""
     return cases_needed(effect=max_drop, diffs=None, binary=True, alpha=alpha, power=power)
 
@@ -89,7 +88,7 @@ def coverage_matrix(
         cell_hits = None
         if hits is not None:
             cell_hits = sum(1 for c in gold if hits.get(c.id))
-        value = None if n_gold == 0 else mde(n_gold, alpha=alpha, power=power)
+        value = None if n_gold == 0 else best_case_mde(n_gold, alpha=alpha, power=power)
         out_cells.append(CoverageCell(
             values=dict(zip(fields, key, strict=True)), n=len(members), n_gold=n_gold, hits=cell_hits,
             mde=None if value is None else round(value, 4),

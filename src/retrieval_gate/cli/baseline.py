@@ -10,11 +10,8 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.compare.defaults import DEFAULT_HISTORY_LIMIT  # imports nothing: --help stays light
 from retrieval_gate.errors import InputError, Problem
-
-# compare.baseline_update.DEFAULT_HISTORY_LIMIT, without importing the baseline model for --help
-# (a unit test keeps them equal)
-DEFAULT_HISTORY_LIMIT = 100
 
 baseline_app = typer.Typer(
     name="baseline",

@@ -9,13 +9,11 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.compare.defaults import DEFAULT_RESAMPLES  # imports nothing: --help stays light
 from retrieval_gate.errors import UsageError
 
 if TYPE_CHECKING:
     from retrieval_gate.settings import SuiteConfig
-
-# compare.stats.DEFAULT_RESAMPLES, without importing numpy for --help (a unit test keeps them equal)
-DEFAULT_RESAMPLES = 10_000
 
 
 def gate_overrides(

@@ -203,8 +203,11 @@ def eval_command(
 
 def parse_options(items: list[str]) -> dict[str, Any] | None:
     """``--option KEY=VALUE`` → ``{KEY: VALUE}``, the value read as a YAML scalar (numbers,
-    booleans, lists like ``[a, b]``) so flags and the config file's ``options:`` agree."""
+    booleans, lists like ``[a, b]``) by the config file's own loader (``load.yamltext``), so
+    flags and the config file's ``options:`` agree."""
     import yaml
+
+    from retrieval_gate.load.yamltext import safe_load
 
     out: dict[str, Any] = {}
     for item in items:
@@ -212,7 +215,7 @@ def parse_options(items: list[str]) -> dict[str, Any] | None:
         if not sep or not key.strip():
             raise UsageError(f"--option {item!r}: expected KEY=VALUE")
         try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            out[key.strip()] = safe_load(raw, aliases=True) if raw.strip() else ""
         except yaml.YAMLError:
             out[key.strip()] = raw
     return out or None

@@ -10,13 +10,13 @@ adding a second point. The history keeps the last ``history_limit`` entries.
 
 from __future__ import annotations
 
+from retrieval_gate.compare.defaults import DEFAULT_HISTORY_LIMIT
 from retrieval_gate.compare.fingerprint import fingerprint
 from retrieval_gate.compare.headline import DECIMALS, headline_numbers
 from retrieval_gate.compare.model import Baseline, BaselineCase, HistoryEntry
 from retrieval_gate.errors import BaselineError, UsageError
 from retrieval_gate.score.results import MetricCell, Results
 
-DEFAULT_HISTORY_LIMIT = 100
 RANK_SCORE_DECIMALS = 4  # the retriever's scores: for display (margins), not for statistics
 
 

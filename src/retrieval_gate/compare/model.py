@@ -20,6 +20,8 @@ COMPARISON_SCHEMA_VERSION = 3  # 2 added p_adjusted, ci_level, mde*, n_needed, p
 
 RowStatus = Literal["ok", "unchanged", "improved", "regressed", "inconclusive", "underpowered", "below_floor",
                     "new", "missing"]
+# The statuses a reviewer must look at: warned about in the comment and annotated on the run.
+BAD_STATUSES: frozenset[str] = frozenset({"regressed", "below_floor"})
 
 
 class _Strict(BaseModel):

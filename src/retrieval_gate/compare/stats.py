@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 10_000
+from retrieval_gate.compare.defaults import DEFAULT_RESAMPLES
+
 EXACT_MAX_SUPPORT = 1 << 14  # largest exact sign-flip law computed (points, before merging)
 CHUNK_ELEMENTS = 1 << 22  # numbers per chunk of the resample matrix (32 MiB of float64)
 MULTINOMIAL_COST = 8  # a multinomial category costs about as much as this many index draws

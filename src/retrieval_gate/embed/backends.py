@@ -13,9 +13,6 @@ from pathlib import Path
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.embed.resolve import ModelRef
 
-EMBED_BACKENDS = ("torch", "onnx", "onnx-int8")
-DEFAULT_BACKEND = "torch"
-
 
 def make_embedder(ref: ModelRef, *, backend: str, batch_size: int, device: str | None,
                   onnx_root: Path | None = None) -> Embedder:

@@ -14,7 +14,6 @@ reaches the model exactly as it would in a single process, so the vectors are th
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -141,10 +140,3 @@ def _vector(blob: bytes) -> Any:
 def _flush(cache: EmbeddingCache, batch: dict[str, list[tuple[str, Any]]]) -> None:
     for space, items in batch.items():
         cache.put_many(space, items)
-
-
-def read_manifest(folder: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

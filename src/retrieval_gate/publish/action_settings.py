@@ -17,12 +17,13 @@ import os
 import posixpath
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from retrieval_gate.environment import read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.publish.modes import MODES, Mode, is_privileged
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
 from retrieval_gate.settings import (
     DEFAULT_CONFIG_NAME,
@@ -33,8 +34,6 @@ from retrieval_gate.settings import (
     resolve_suite,
 )
 
-Mode = Literal["auto", "pr", "update-baseline", "write-baseline", "report", "comment"]
-MODES: tuple[str, ...] = get_args(Mode)
 DEFAULT_OUT_DIR = "retrieval-gate-out"
 
 _TRUE = {"true", "yes", "on", "1"}
@@ -57,7 +56,7 @@ class ActionInputs(_Frozen):
     model: str | None = None
     store: str | None = None
     baseline_dir: str = "baselines"
-    mode: Mode = "auto"
+    mode: Mode = Mode.AUTO
     fail_on_regression: bool | None = None  # None: the config file decides (default off)
     comment: bool = True
     audit: bool = True  # the golden-set audit: written beside the baseline on refresh, diffed in the PR comment
@@ -198,7 +197,7 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     config_path = Path(inputs.config) if inputs.config is not None else None
     # Paths stay inside the workspace: the inputs' before anything is read, the suite's after.
     confine_paths(workspace=workspace, paths={"input config": inputs.config, "input out_dir": inputs.out_dir})
-    if _privileged(inputs, env.get("GITHUB_EVENT_NAME", "")):
+    if is_privileged(requested=inputs.mode, event_name=env.get("GITHUB_EVENT_NAME", "")):
         config_file, found = _load_config_confined(config_path, workspace=workspace)
     else:
         config_file, found = load_config(config_path, required=config_path is not None)
@@ -228,14 +227,6 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
         config_repo_path=_config_repo_path(inputs.config, workspace=workspace),
         secrets=tuple(SecretStr(v) for v in dict.fromkeys(secrets)),
     )
-
-
-PRIVILEGED_MODES = ("comment", "write-baseline")
-
-
-def _privileged(inputs: ActionInputs, event_name: str) -> bool:
-    """The modes that run beside a write token and read files another run made."""
-    return inputs.mode in PRIVILEGED_MODES or (inputs.mode == "auto" and event_name == "workflow_run")
 
 
 def _load_config_confined(path: Path | None, *, workspace: Path) -> tuple[ConfigFile, Path | None]:
@@ -271,7 +262,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
     mode = (get("mode") or "auto").lower()
     if mode not in MODES:
         raise UsageError(f"input mode: must be one of {', '.join(MODES)} (got {mode!r})")
-    data["mode"] = mode
+    data["mode"] = Mode(mode)
     data["fail_on_regression"] = _bool("fail_on_regression", get("fail_on_regression"), None)
     data["comment"] = _bool("comment", get("comment"), True)
     data["audit"] = _bool("audit", get("audit"), True)

@@ -28,8 +28,6 @@ from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES
 from retrieval_gate.render.escape import md_text
 from retrieval_gate.settings import SuiteConfig, parse_config
 
-PROTECTED = ("gate", "baseline", "headline_k")
-
 
 @dataclass(frozen=True)
 class Change:

@@ -58,7 +58,7 @@ from retrieval_gate.publish.baseline_commit import commit_baseline
 from retrieval_gate.publish.engine import Engine
 from retrieval_gate.publish.flow_context import MAX_WRITE_ATTEMPTS, FlowContext, GitHubPort, Outcome
 from retrieval_gate.publish.fork_comment import comment_flow, insert_after_marker
-from retrieval_gate.publish.modes import resolve_mode, write_refusal
+from retrieval_gate.publish.modes import Mode, may_ask_default_branch, resolve_mode, write_refusal
 from retrieval_gate.publish.outputs import annotate, annotate_lost_cases, step_outputs
 from retrieval_gate.publish.reports import fallback_section, links_for, write_reports, write_summary
 from retrieval_gate.publish.runner import Runner
@@ -86,8 +86,8 @@ def run_action(
     if clock is not None:
         ctx.clock = clock
     default_branch = settings.default_branch
-    writes = settings.inputs.mode in ("update-baseline", "write-baseline")
-    if (writes or (settings.inputs.mode == "auto" and settings.event_name == "push")) and default_branch is None \
+    needs_default = may_ask_default_branch(requested=settings.inputs.mode, event_name=settings.event_name)
+    if needs_default and default_branch is None \
             and settings.branch is not None and settings.event_name in ("push", "workflow_dispatch"):
         default_branch = ctx.gh().default_branch()
     plan = resolve_mode(requested=settings.inputs.mode, event_name=settings.event_name,
@@ -97,8 +97,8 @@ def run_action(
     if refusal is not None:
         raise UsageError(refusal)
     runner.log(f"retrieval-gate: mode {plan.mode} ({plan.reason}), suite {settings.inputs.suite}")
-    flow = {"pr": _pr_flow, "update-baseline": _update_flow, "write-baseline": _write_flow, "report": _report_flow,
-            "comment": comment_flow}
+    flow = {Mode.PR: _pr_flow, Mode.UPDATE_BASELINE: _update_flow, Mode.WRITE_BASELINE: _write_flow,
+            Mode.REPORT: _report_flow, Mode.COMMENT: comment_flow}
     return flow[plan.mode](ctx)
 
 
@@ -170,7 +170,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     if fallback:
         summary += fallback_section(body=body, pr_number=pr_number, comment_file=paths["comment_file"])
     write_summary(ctx, summary, shorter=body)
-    outputs = step_outputs(results=results, comparison=comparison, mode="pr",
+    outputs = step_outputs(results=results, comparison=comparison, mode=Mode.PR,
                            verdict=None if remote is not None else "no-baseline")
     outputs.update(paths)
     outputs.update(comment_url=comment_url, baseline_path=baseline_path, baseline_ref=ref,
@@ -184,7 +184,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     if failure is not None:
         raise failure
     code = 1 if comparison is not None and comparison.verdict == "fail" else 0
-    return Outcome(mode="pr", exit_code=code, outputs=outputs)
+    return Outcome(mode=Mode.PR, exit_code=code, outputs=outputs)
 
 
 def _write_flow(ctx: FlowContext) -> Outcome:
@@ -201,10 +201,10 @@ def _write_flow(ctx: FlowContext) -> Outcome:
         raise UsageError(f"{s.inputs.results_file}: results of suite {results.suite!r}, but this step writes the "
                          f"baseline of suite {s.inputs.suite!r}")
     ctx.runner.log(f"write-baseline: {s.inputs.results_file} ({results.completeness.expected} cases), no evaluation")
-    return _update_flow(ctx, results=results, mode="write-baseline")
+    return _update_flow(ctx, results=results, mode=Mode.WRITE_BASELINE)
 
 
-def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: str = "update-baseline") -> Outcome:
+def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode = Mode.UPDATE_BASELINE) -> Outcome:
     s, engine, runner = ctx.settings, ctx.engine, ctx.runner
     branch = s.branch
     if branch is None:
@@ -254,10 +254,10 @@ def _report_flow(ctx: FlowContext) -> Outcome:
     paths = write_reports(ctx, results=results, comparison=None, baseline=None)
     links = links_for(s, baseline_ref=None)
     write_summary(ctx, engine.render_summary(results=results, comparison=None, baseline=None, links=links))
-    outputs = step_outputs(results=results, comparison=None, mode="report", verdict="none")
+    outputs = step_outputs(results=results, comparison=None, mode=Mode.REPORT, verdict="none")
     outputs.update(paths)
     ctx.runner.set_outputs(outputs)
-    return Outcome(mode="report", exit_code=0, outputs=outputs)
+    return Outcome(mode=Mode.REPORT, exit_code=0, outputs=outputs)
 
 
 # -- steps ----------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.results import parse_comparison, parse_results
 from retrieval_gate.publish.base_gate import base_suite, change_note, config_path_of, judged_by
 from retrieval_gate.publish.flow_context import FlowContext, Outcome
+from retrieval_gate.publish.modes import Mode
 from retrieval_gate.publish.reports import write_summary
 from retrieval_gate.publish.untrusted import COMPARISON_MAX_BYTES, RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.escape import md_text
@@ -95,9 +96,9 @@ def comment_flow(ctx: FlowContext) -> Outcome:
     posted = gh.upsert_comment(issue_number=number, marker=marker, body=body)
     runner.log(f"{'created' if posted.created else 'updated'} the sticky comment on #{number}: {posted.url}")
     write_summary(ctx, f"Posted the retrieval-gate comment to #{number}: {posted.url}\n")
-    outputs = {"mode": "comment", "comment_url": posted.url, "comment_file": comment_file.as_posix()}
+    outputs = {"mode": Mode.COMMENT.value, "comment_url": posted.url, "comment_file": comment_file.as_posix()}
     runner.set_outputs(outputs)
-    return Outcome(mode="comment", exit_code=0, outputs=outputs)
+    return Outcome(mode=Mode.COMMENT, exit_code=0, outputs=outputs)
 
 
 def insert_after_marker(text: str, *, marker: str, insert: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from retrieval_gate.compare.model import BAD_STATUSES
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES
 from retrieval_gate.publish.runner import Runner
 from retrieval_gate.score.scoring import OVERALL
@@ -21,7 +22,6 @@ OUTPUT_NAMES = (
     "metrics_json", "comment_url", "comment_file", "results_path", "comparison_path", "html_path",
     "baseline_path", "baseline_ref", "baseline_commit", "baseline_file", "audit_file", "audit_commit",
 )
-BAD_STATUSES = ("regressed", "below_floor")
 
 
 def annotate(runner: Runner, comparison: Comparison | None, *, gate_applies: bool = True) -> None:
@@ -73,7 +73,7 @@ def step_outputs(*, results: Results, comparison: Comparison | None, mode: str,
     k = results.headline_k
     overall = results.aggregates.get(OVERALL, {})
     rows = {row.metric: row for row in comparison.rows if row.slice == OVERALL} if comparison else {}
-    out: dict[str, str] = {"mode": mode, "headline_k": str(k)}
+    out: dict[str, str] = {"mode": str(mode), "headline_k": str(k)}
     for measure in HEADLINE_MEASURES:
         name = f"{measure}@{k}"
         cell = overall.get(name)

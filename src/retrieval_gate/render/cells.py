@@ -9,7 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow
+from retrieval_gate.compare.model import BAD_STATUSES, Baseline, CaseChange, Comparison, ComparisonRow
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name, is_metric_name
@@ -18,7 +18,6 @@ from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
 INDICATIVE_N = 30  # slices with fewer paired (or scored) cases are marked "indicative"
-BAD_STATUSES = frozenset({"regressed", "below_floor"})
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ def _bound(value: float) -> str:
     return text[1:] if text.startswith("±") else text
 
 
-def mde(cell: Cell) -> Markup:
+def mde_text(cell: Cell) -> Markup:
     """The minimum detectable effect at the cell's n, ``0.136``; ``none`` when no drop is
     detectable at this n; ``–`` when not compared."""
     if cell.mde is None:

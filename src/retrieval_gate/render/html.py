@@ -87,8 +87,8 @@ def html_environment() -> ImmutableSandboxedEnvironment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=fmt.num, signed=fmt.signed, delta=fmt.delta_plain, ci=fmt.ci, n=fmt.n_label, mde=fmt.mde,
-                       count=fmt.count, change=fmt.change, field_label=field_label)
+    env.filters.update(num=fmt.num, signed=fmt.signed, delta=fmt.delta_plain, ci=fmt.ci, n=fmt.n_label,
+                       mde=fmt.mde_text, count=fmt.count, change=fmt.change, field_label=field_label)
     env.globals.update(status_words=fmt.STATUS_WORDS, split_slice=split_slice)
     return env
 

@@ -87,7 +87,7 @@ def markdown_environment(extra_dir: Path | None = None) -> ImmutableSandboxedEnv
         keep_trailing_newline=True,
     )
     env.filters.update(
-        md=_md_filter, num=fmt.num, signed=fmt.signed, delta=fmt.delta, ci=fmt.ci, n=fmt.n_label, mde=fmt.mde,
+        md=_md_filter, num=fmt.num, signed=fmt.signed, delta=fmt.delta, ci=fmt.ci, n=fmt.n_label, mde=fmt.mde_text,
         count=fmt.count, change=fmt.change, sparkline=fmt.sparkline, url=_url_filter,
         chart_label=chart_label, clamp01=fmt.clamp01,
     )

@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from retrieval_gate.artifacts.results import read_results
 from retrieval_gate.compare.baseline_codec import dumps_baseline
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.changes import attach_changes
@@ -39,7 +40,6 @@ from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.load.results import read_results
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.render.markdown import render_comment

@@ -1,4 +1,4 @@
-"""The baseline file (compare.baseline_codec, load.baseline, files.write_baseline): stable text,
+"""The baseline file (compare.baseline_codec, artifacts.baseline, files.write_baseline): stable text,
 migration, atomic write, refusals."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.artifacts.baseline import read_baseline
 from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION, Baseline
 from retrieval_gate.errors import BaselineError, InputError
 from retrieval_gate.files import write_baseline
-from retrieval_gate.load.baseline import read_baseline
 from tests.unit.compare_data import make_case, make_results
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from retrieval_gate.artifacts.results import read_comparison, read_results
 from retrieval_gate.compare.fingerprint import fingerprint
-from retrieval_gate.load.results import read_comparison, read_results
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run
 

@@ -70,11 +70,11 @@ def compare_command(
 ) -> None:
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
+    from retrieval_gate.artifacts.baseline import read_baseline, read_kb_manifest
+    from retrieval_gate.artifacts.results import read_results
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
     from retrieval_gate.files import write_json_atomic
-    from retrieval_gate.load.baseline import read_baseline, read_kb_manifest
-    from retrieval_gate.load.results import read_results
     from retrieval_gate.render.terminal import print_comparison
 
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,

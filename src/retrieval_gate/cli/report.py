@@ -39,12 +39,12 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
                        suite: str | None) -> tuple[Results, Baseline | None, Comparison | None]:
     """Read the files; with a baseline and no comparison, compare now with the suite's gate
     settings from the config file (as ``compare`` would, without its flags)."""
-    from retrieval_gate.load.results import read_comparison, read_results
+    from retrieval_gate.artifacts.results import read_comparison, read_results
 
     loaded = read_results(results)
     base = None
     if baseline is not None:
-        from retrieval_gate.load.baseline import read_baseline
+        from retrieval_gate.artifacts.baseline import read_baseline
 
         base = read_baseline(baseline)
     comp = read_comparison(comparison) if comparison is not None else None
@@ -53,7 +53,7 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
         from retrieval_gate.compare.comparison import compare
 
         suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite)
-        from retrieval_gate.load.baseline import read_kb_manifest
+        from retrieval_gate.artifacts.baseline import read_kb_manifest
 
         comp = compare(results=loaded, baseline=base, gate=suite_config.gate, kb_before=read_kb_manifest(baseline))
     return loaded, base, comp
@@ -114,7 +114,7 @@ def report_command(
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
                                   max_chars=max_chars, audit_section=section)
     elif fmt == "html":
-        from retrieval_gate.load.results import read_audit
+        from retrieval_gate.artifacts.results import read_audit
         from retrieval_gate.render.html import render_html
 
         text = render_html(results=loaded, comparison=comp, baseline=base,
@@ -139,8 +139,8 @@ def report_command(
 
 def _audit_section(audit: Path, audit_base: Path) -> str:
     """The PR comment's audit section (issue 14): findings of ``audit`` not in ``audit_base``."""
+    from retrieval_gate.artifacts.results import read_audit
     from retrieval_gate.audit import introduced, resolved
-    from retrieval_gate.load.results import read_audit
     from retrieval_gate.render.audit import render_audit_section
 
     current, base_report = read_audit(audit), read_audit(audit_base)

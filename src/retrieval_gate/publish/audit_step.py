@@ -103,8 +103,8 @@ def pull_request_audit(ctx: FlowContext, *, gh: GitHubPort, suite_config: SuiteC
                        ref: str, ref_label: str) -> PullAudit:
     """Audit the PR's data with ``suite_config`` (the base's ``audit:`` and gate settings), read
     the base's audit at ``ref`` through the API, and render what the PR introduced."""
+    from retrieval_gate.artifacts.results import parse_audit
     from retrieval_gate.audit import introduced, resolved
-    from retrieval_gate.load.results import parse_audit
     from retrieval_gate.render.audit import render_audit_note, render_audit_section
 
     s = ctx.settings

@@ -41,9 +41,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrieval_gate.artifacts.results import parse_results
 from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path, parse_manifest
 from retrieval_gate.errors import BaselineError, GitHubError, PermissionDenied, UsageError
-from retrieval_gate.load.results import parse_results
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note
 from retrieval_gate.publish.base_gate import (

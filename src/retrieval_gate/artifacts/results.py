@@ -1,4 +1,4 @@
-"""Reading results and comparison files (adapter) for the steps after scoring: compare, baseline
+"""Reading results, comparison and audit files (adapter) for the steps after scoring: compare, baseline
 update, report."""
 
 from __future__ import annotations

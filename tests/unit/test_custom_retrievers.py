@@ -4,12 +4,12 @@ a precomputed run file; and the spec parser / builder (custom retrievers never l
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import threading
-import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -26,10 +26,7 @@ from retrieval_gate.score.assemble import assemble_results
 CHUNKS = {"a#1": "a", "a#2": "a", "b#1": "b"}
 
 MODULE = textwrap.dedent('''
-    CALLS = []
-
     def search(query, limit):
-        CALLS.append((query, limit))
         if query == "explode":
             raise RuntimeError("index offline")
         if query == "bad":
@@ -46,6 +43,7 @@ def user_module(tmp_path: Path, monkeypatch) -> Path:
     path = tmp_path / "my_search.py"
     path.write_text(MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "my_search", raising=False)  # each test imports its own copy
     return path
 
 
@@ -95,91 +93,99 @@ def test_python_retriever_build_errors_are_named(user_module, target, message):
 
 # ---- HTTP ---------------------------------------------------------------------------------------
 
-class Endpoint(BaseHTTPRequestHandler):
-    """A real search endpoint whose behaviour is chosen by the query text."""
+@dataclass
+class EndpointLog:
+    """What one test's endpoint received; each test gets its own (no state shared between tests)."""
 
-    hits: ClassVar[dict[str, int]] = {}
-    bodies: ClassVar[list[dict]] = []
+    hits: dict[str, int] = field(default_factory=dict)  # requests per query text
+    bodies: list[dict] = field(default_factory=list)
+    released: threading.Event = field(default_factory=threading.Event)  # "slow" answers once set
 
-    def log_message(self, *args):  # keep the test output quiet
-        pass
 
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Endpoint.bodies.append(body)
-        query = body["query"]
-        Endpoint.hits[query] = Endpoint.hits.get(query, 0) + 1
-        n = Endpoint.hits[query]
-        if query == "flaky" and n <= 2:
-            return self._send(503, {"error": "busy"})
-        if query == "down":
-            return self._send(500, {"error": "boom"})
-        if query == "missing":
-            return self._send(404, {"error": "no such index"})
-        if query == "slow":
-            time.sleep(1.0)
-        if query == "garbage":
-            return self._send(200, None, raw=b"<html>oops</html>")
-        if query == "noids":
-            return self._send(200, {"results": []})
-        ids = ["a#1", "b#1", "a#2", "c"][: body["limit"] + 1]
-        return self._send(200, {"ids": ids, "scores": [4.0, 3.0, 2.0, 1.0][: len(ids)]})
+def endpoint_handler(log: EndpointLog) -> type[BaseHTTPRequestHandler]:
+    """A real search endpoint whose behaviour is chosen by the query text, recording into ``log``."""
 
-    def _send(self, code, data, raw=None):
-        payload = raw if raw is not None else json.dumps(data).encode()
-        try:
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (the timeout test)
+    class Endpoint(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # keep the test output quiet
             pass
 
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            log.bodies.append(body)
+            query = body["query"]
+            log.hits[query] = n = log.hits.get(query, 0) + 1
+            if query == "flaky" and n <= 2:
+                return self._send(503, {"error": "busy"})
+            if query == "down":
+                return self._send(500, {"error": "boom"})
+            if query == "missing":
+                return self._send(404, {"error": "no such index"})
+            if query == "slow":  # answers only when the test is over: the client must give up first
+                log.released.wait(timeout=30)
+            if query == "garbage":
+                return self._send(200, None, raw=b"<html>oops</html>")
+            if query == "noids":
+                return self._send(200, {"results": []})
+            ids = ["a#1", "b#1", "a#2", "c"][: body["limit"] + 1]
+            return self._send(200, {"ids": ids, "scores": [4.0, 3.0, 2.0, 1.0][: len(ids)]})
 
-@pytest.fixture(scope="module")
-def server_url():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+        def _send(self, code, data, raw=None):
+            payload = raw if raw is not None else json.dumps(data).encode()
+            try:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (the timeout test)
+                pass
+
+    return Endpoint
+
+
+@pytest.fixture
+def log() -> EndpointLog:
+    return EndpointLog()
+
+
+@pytest.fixture
+def endpoint(log: EndpointLog):
+    """The URL of a real endpoint on 127.0.0.1, one server per test."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), endpoint_handler(log))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/search"
+    log.released.set()
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture
-def endpoint(server_url):
-    Endpoint.hits = {}
-    Endpoint.bodies = []
-    return server_url
 
 
 def fast(**kw) -> HttpOptions:
     return HttpOptions(**{"timeout_s": 5.0, "retries": 2, "backoff_s": 0.0, "concurrency": 2, **kw})
 
 
-def test_http_posts_query_and_limit_and_reads_ids(endpoint):
+def test_http_posts_query_and_limit_and_reads_ids(endpoint, log):
     retriever = HttpRetriever(url=endpoint, options=fast(), chunk_to_card=CHUNKS)
     assert isinstance(retriever, Retriever)
     [answer] = retriever.search(["hello"], 2)
-    assert Endpoint.bodies == [{"query": "hello", "limit": 2}]
+    assert log.bodies == [{"query": "hello", "limit": 2}]
     assert answer.ids == ("a", "b")
     assert answer.scores == (4.0, 3.0)
     assert answer.error is None
 
 
-def test_http_sends_the_filter_when_the_case_has_one(endpoint):
+def test_http_sends_the_filter_when_the_case_has_one(endpoint, log):
     HttpRetriever(url=endpoint, options=fast()).search(["hello"], 1, [{"locale": "en-US"}])
-    assert Endpoint.bodies == [{"query": "hello", "limit": 1, "filter": {"locale": "en-US"}}]
+    assert log.bodies == [{"query": "hello", "limit": 1, "filter": {"locale": "en-US"}}]
 
 
-def test_http_retries_transient_failures_then_succeeds(endpoint):
+def test_http_retries_transient_failures_then_succeeds(endpoint, log):
     slept: list[float] = []
     retriever = HttpRetriever(url=endpoint, options=fast(retries=2, backoff_s=0.5), sleep=slept.append)
     [answer] = retriever.search(["flaky"], 3)
     assert answer.error is None and answer.ids == ("a#1", "b#1", "a#2")
-    assert Endpoint.hits["flaky"] == 3
+    assert log.hits["flaky"] == 3
     assert slept == [0.5, 1.0]  # backoff_s · 2^i
 
 
@@ -192,11 +198,11 @@ def test_http_retries_transient_failures_then_succeeds(endpoint):
         ("noids", 0, 1, 'JSON object with "ids"'),
     ],
 )
-def test_http_failures_become_that_case_error(endpoint, query, retries, attempts, message):
+def test_http_failures_become_that_case_error(endpoint, log, query, retries, attempts, message):
     [answer] = HttpRetriever(url=endpoint, options=fast(retries=retries)).search([query], 3)
     assert answer.ids == ()
     assert message in answer.error
-    assert Endpoint.hits[query] == attempts
+    assert log.hits[query] == attempts
 
 
 def test_http_timeout_is_an_error_not_a_hang(endpoint):

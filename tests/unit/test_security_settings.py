@@ -10,7 +10,6 @@ import os
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
-from typing import ClassVar
 
 import pytest
 
@@ -99,24 +98,28 @@ def test_a_header_variable_that_is_missing_or_the_runners_own_is_refused(value, 
         _suite(HEADERS + f"        Authorization: '{value}'\n", env)
 
 
-class _Echo(BaseHTTPRequestHandler):
-    seen: ClassVar[list[str | None]] = []
+def _echo(seen: list[str | None]) -> type[BaseHTTPRequestHandler]:
+    """An endpoint that records each request's Authorization header into ``seen`` (the test's own)."""
 
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        _Echo.seen.append(self.headers.get("Authorization"))
-        payload = json.dumps({"ids": ["a"]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+    class Echo(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append(self.headers.get("Authorization"))
+            payload = json.dumps({"ids": ["a"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
-    def log_message(self, *args):
-        pass
+        def log_message(self, *args):
+            pass
+
+    return Echo
 
 
 def test_the_resolved_header_reaches_the_endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    seen: list[str | None] = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _echo(seen))
     Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/search"
@@ -124,7 +127,7 @@ def test_the_resolved_header_reaches_the_endpoint():
                        "        Authorization: Bearer ${SEARCH_KEY}\n", {"SEARCH_KEY": "k-123"})
         retriever = RetrieverBuilder(kb=None, options=suite.options).build(suite.retrievers[0])
         [answer] = retriever.search(["q"], 1)
-        assert answer.ids == ("a",) and _Echo.seen == ["Bearer k-123"]
+        assert answer.ids == ("a",) and seen == ["Bearer k-123"]
         assert "k-123" not in json.dumps(retriever.fingerprint())
     finally:
         server.shutdown()

@@ -177,8 +177,13 @@ class Card(BaseModel):
         return self.parent_id or self.id
 
 
+# The error of a case the run has no ranking for (a run file without it): failed, never dropped.
+MISSING_FROM_RUN = "missing from the run"
+
+
 class RankedList(BaseModel):
-    """What a retriever returned for one case: ids best first, optional scores, or an error."""
+    """What a retriever returned for one case: ids best first, optional scores, or an error
+    (``MISSING_FROM_RUN`` when the run has no ranking for it)."""
 
     model_config = ConfigDict(frozen=True)
 

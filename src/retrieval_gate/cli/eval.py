@@ -149,6 +149,7 @@ def eval_command(
     from retrieval_gate.environment import read_environment
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.files import write_json_atomic
+    from retrieval_gate.models import MISSING_FROM_RUN
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -183,7 +184,7 @@ def eval_command(
         progress.close()
     for spec in specs:  # a run file that matches no case measured nothing: exit 2, as `score` does
         run_results = all_results[spec.name]
-        if spec.kind == "run" and run_results.cases and all(c.error == "missing from the run"
+        if spec.kind == "run" and run_results.cases and all(c.error == MISSING_FROM_RUN
                                                             for c in run_results.cases):
             raise InputError(Problem(str(spec.target), None, f"none of the {len(run_results.cases)} cases is in the "
                                      "run: its ids do not match the cases' ids"))

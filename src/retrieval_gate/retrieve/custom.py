@@ -39,7 +39,7 @@ from typing import Any
 from retrieval_gate.errors import RetrieverError
 from retrieval_gate.load import boundary
 from retrieval_gate.load.runs import Run
-from retrieval_gate.models import Case, RankedList
+from retrieval_gate.models import MISSING_FROM_RUN, Case, RankedList
 from retrieval_gate.retrieve.spec import public_url
 
 
@@ -346,7 +346,7 @@ class RunRetriever:
     def _answer(self, case_id: str, limit: int) -> RankedList:
         ranking = self.run.rankings.get(case_id)
         if ranking is None:
-            return RankedList(error="missing from the run")
+            return RankedList(error=MISSING_FROM_RUN)
         if ranking.error:
             return ranking
         cards, scores = cards_with_scores(ranking.ids, ranking.scores, limit, self.chunk_to_card)

@@ -17,7 +17,7 @@ from collections.abc import Container, Mapping, Sequence
 
 from retrieval_gate.metrics import MetricSpec, to_cards
 from retrieval_gate.metrics.grid import compile_grid, grid_scores
-from retrieval_gate.models import Case, RankedList, positive_gains, relevant_at
+from retrieval_gate.models import MISSING_FROM_RUN, Case, RankedList, positive_gains, relevant_at
 from retrieval_gate.score.results import CaseResult
 
 OVERALL = "overall"  # the slice every case belongs to
@@ -95,7 +95,7 @@ def score_case(
     metrics = compile_grid(metrics)
     depth = metrics.depth
     if ranking is None:
-        error: str | None = "missing from the run"
+        error: str | None = MISSING_FROM_RUN
         ids: tuple[str, ...] = ()
     else:
         error = ranking.error

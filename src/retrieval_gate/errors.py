@@ -32,8 +32,9 @@ class RetrievalGateError(Exception):
     exit_code = 2
 
 
-class InputError(RetrievalGateError):
-    """One or more problems in the user's files. Carries every problem found, not just the first."""
+class ProblemsError(RetrievalGateError):
+    """An error that carries located problems (``file:line: what``), every one found, not just
+    the first. The CLI prints one line per problem."""
 
     def __init__(self, problems: list[Problem] | Problem | str):
         if isinstance(problems, str):
@@ -42,6 +43,15 @@ class InputError(RetrievalGateError):
             problems = [problems]
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class InputError(ProblemsError):
+    """One or more problems in the user's files (a bad line, a missing file, a wrong value)."""
+
+
+class OutputError(ProblemsError):
+    """A file or folder the tool could not write or lock (no space left, no permission, a path
+    that is not a folder): the inputs are fine. Exit 2, as bad input: the run could not finish."""
 
 
 class UsageError(RetrievalGateError):

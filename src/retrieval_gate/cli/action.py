@@ -18,7 +18,7 @@ from typing import Any
 import typer
 
 from retrieval_gate.cli.app import app, report_internal_error
-from retrieval_gate.errors import GitHubError, InputError, Problem, RetrievalGateError
+from retrieval_gate.errors import GitHubError, InputError, Problem, ProblemsError, RetrievalGateError
 
 
 @app.command()
@@ -80,8 +80,8 @@ def _scrubbed(exc: RetrievalGateError, secrets: list[str]) -> RetrievalGateError
     text = str(exc)
     if scrub_text(text, secrets) == text:
         return exc
-    if isinstance(exc, InputError):
-        return InputError([Problem(scrub_text(p.path, secrets), p.line, scrub_text(p.message, secrets))
+    if isinstance(exc, ProblemsError):
+        return type(exc)([Problem(scrub_text(p.path, secrets), p.line, scrub_text(p.message, secrets))
                            for p in exc.problems])
     clean = GitHubError(scrub_text(text, secrets))
     clean.exit_code = exc.exit_code

@@ -28,12 +28,11 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as scipy_stats
 
-from retrieval_gate.artifacts.baseline import read_baseline
+from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.stats import paired_bootstrap_ci, sign_flip_p_value
-from retrieval_gate.files import write_baseline
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.score.aggregate import aggregate, completeness
 from retrieval_gate.score.results import CaseResult, Results

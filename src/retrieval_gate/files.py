@@ -10,12 +10,9 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from retrieval_gate.errors import InputError, Problem
-
-if TYPE_CHECKING:
-    from retrieval_gate.compare.model import Baseline
 
 
 def dumps_json(data: Any) -> str:
@@ -127,13 +124,6 @@ def _mode_for(path: Path) -> int:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     write_text_atomic(path, dumps_json(data))
-
-
-def write_baseline(path: Path, baseline: Baseline) -> None:
-    """A baseline in its stable text form (``compare.baseline_codec.dumps_baseline``), atomically."""
-    from retrieval_gate.compare.baseline_codec import dumps_baseline
-
-    write_text_atomic(Path(path), dumps_baseline(baseline))
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -1,20 +1,23 @@
-"""The baseline file (compare.baseline_codec, artifacts.baseline, files.write_baseline): stable text,
+"""The baseline file (compare.baseline_codec, artifacts.baseline): stable text,
 migration, atomic write, refusals."""
 
 from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.artifacts.baseline import read_baseline
+from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
 from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION, Baseline
 from retrieval_gate.errors import BaselineError, InputError
-from retrieval_gate.files import write_baseline
 from tests.unit.compare_data import make_case, make_results
 
 
@@ -56,15 +59,24 @@ def test_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["default.json"]
 
 
-def test_a_failed_write_keeps_the_old_file_intact(tmp_path, monkeypatch):
+@contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """Writes past ``limit`` bytes fail in the kernel (EFBIG), as on a full disk: a real failure,
+    no library patched."""
+    ignored = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails instead of killing us
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, ignored)
+
+
+def test_a_failed_write_keeps_the_old_file_intact(tmp_path):
     target = tmp_path / "default.json"
     target.write_text("old content\n", encoding="utf-8")
-
-    def refuse(src: str, dst: str) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(InputError, match="No space left"):
+    with pytest.raises(InputError, match="cannot write: File too large"), file_size_limit(100):
         write_baseline(target, sample_baseline())
     assert target.read_text(encoding="utf-8") == "old content\n"
     assert [p.name for p in tmp_path.iterdir()] == ["default.json"]

@@ -1,14 +1,16 @@
-"""Reading a baseline file (adapter): bytes → text → ``compare.baseline_codec.parse_baseline``."""
+"""The baseline file and its KB manifest (adapter): read as bytes → text →
+``compare.baseline_codec.parse_baseline``; written as ``dumps_baseline``'s stable text, atomically."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from retrieval_gate.compare.baseline_codec import parse_baseline
+from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
 from retrieval_gate.compare.kb_diff import manifest_path, parse_manifest
 from retrieval_gate.compare.model import Baseline
 from retrieval_gate.errors import BaselineError
+from retrieval_gate.files import write_text_atomic
 from retrieval_gate.load import boundary
 from retrieval_gate.score.kb_manifest import KbCard
 
@@ -38,6 +40,11 @@ def read_baseline(path: Path) -> Baseline:
     except json.JSONDecodeError:
         pass  # parse_baseline names the syntax error
     return parse_baseline(text, source=str(path))
+
+
+def write_baseline(path: Path, baseline: Baseline) -> None:
+    """A baseline in its stable text form (``compare.baseline_codec.dumps_baseline``), atomically."""
+    write_text_atomic(Path(path), dumps_baseline(baseline))
 
 
 def read_kb_manifest(baseline_path: Path) -> dict[str, KbCard] | None:

@@ -38,12 +38,12 @@ def update(
     keep every history entry. A symlinked baseline is written through: its target is updated and
     the link stays a link. The KB's card-hash manifest is written beside it
     (``<suite>.kb.json``) when the results carry one."""
-    from retrieval_gate.artifacts.baseline import read_baseline
+    from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
     from retrieval_gate.artifacts.results import read_results
     from retrieval_gate.clock import now_iso
     from retrieval_gate.compare.baseline_update import update_baseline
     from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
-    from retrieval_gate.files import folder_lock, write_baseline, write_text_atomic
+    from retrieval_gate.files import folder_lock, write_text_atomic
 
     refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})
     stamp = check_timestamp(timestamp) if timestamp is not None else now_iso()

@@ -200,11 +200,12 @@ def _apply(root: Path, steps: list) -> list[str]:
 def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     """The first eval of the suite as configured → out/results.json, baselines/<suite>.json and
     baselines/<suite>.audit.json (kept when they exist, unless --force)."""
+    from retrieval_gate.artifacts.baseline import write_baseline
     from retrieval_gate.clock import now_iso
     from retrieval_gate.compare.baseline_update import update_baseline
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
-    from retrieval_gate.files import write_baseline, write_json_atomic, write_text_atomic
+    from retrieval_gate.files import write_json_atomic, write_text_atomic
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
 

@@ -2,7 +2,7 @@
 
 Refusals raise ``BaselineError`` naming the source (exit 2): not JSON, not an object, no or a
 non-integer ``schema_version``, a version newer than this tool knows, or content that does not
-validate. Files are read by ``artifacts.baseline`` and written by ``files.write_baseline``; reading
+validate. Files are read by ``artifacts.baseline`` and written by ``artifacts.baseline.write_baseline``; reading
 never writes, and ``baseline update`` reads first, so it never overwrites a file it could not read.
 """
 

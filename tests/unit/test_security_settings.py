@@ -15,7 +15,7 @@ import pytest
 
 from retrieval_gate.cli import main
 from retrieval_gate.errors import InputError, UsageError
-from retrieval_gate.publish.action_settings import runner_secrets
+from retrieval_gate.publish.action_settings import github_token, runner_secrets
 from retrieval_gate.publish.modes import write_refusal
 from retrieval_gate.publish.untrusted import read_confined, scrub_text
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -235,7 +235,8 @@ def test_scrub_masks_raw_json_escaped_and_base64_forms():
 def test_runner_secrets_are_the_token_and_actions_values_not_short_flags():
     env = {"INPUT_GITHUB_TOKEN": "ghs_abcdefgh12345", "ACTIONS_RUNTIME_TOKEN": "eyJ-runtime-0123",
            "ACTIONS_STEP_DEBUG": "true", "ACTIONS_CACHE_URL": "https://cache.example/abc/", "GITHUB_SHA": "a" * 40}
-    assert runner_secrets(env) == ["ghs_abcdefgh12345", "https://cache.example/abc/", "eyJ-runtime-0123"]
+    assert runner_secrets(env, token=github_token(env)) == ["ghs_abcdefgh12345", "https://cache.example/abc/",
+                                                            "eyJ-runtime-0123"]
 
 
 # -- the gate a PR is judged by -------------------------------------------------------------------

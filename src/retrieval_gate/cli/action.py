@@ -27,6 +27,7 @@ def action() -> None:
     from retrieval_gate.publish import engine as engine_module
     from retrieval_gate.publish.action_settings import (
         build_action_settings,
+        github_token,
         runner_environment,
         runner_secrets,
         workspace_of,
@@ -37,14 +38,15 @@ def action() -> None:
     from retrieval_gate.publish.untrusted import scrub_text
 
     env = runner_environment()
-    secrets = runner_secrets(env)
+    token = github_token(env)  # read once: the settings and the scrubbing below get this one
+    secrets = runner_secrets(env, token=token)
     try:
         workspace = workspace_of(env)
         try:
             os.chdir(workspace)
         except OSError as exc:
             raise InputError(Problem(str(workspace), None, f"cannot enter GITHUB_WORKSPACE: {exc.strerror}")) from None
-        settings = build_action_settings(env)
+        settings = build_action_settings(env, token=token)
         secrets = settings.secret_values
         runner = Runner(output_file=settings.output_file, summary_file=settings.summary_file, secrets=tuple(secrets))
         started = time.time()

@@ -167,17 +167,18 @@ def runner_environment() -> dict[str, str]:
     return read_environment()
 
 
-def github_token(env: Mapping[str, str]) -> str:
-    """The ``github_token`` input ("" when not set): read here only, for the settings and for
-    scrubbing it from anything printed even when the settings cannot be built."""
-    return (env.get("INPUT_GITHUB_TOKEN") or "").strip()
+def github_token(env: Mapping[str, str]) -> SecretStr:
+    """The ``github_token`` input (empty when not set), as the one type a secret is held in. The
+    entry point (``cli/action.py``) reads it once and hands it to the settings and to the
+    scrubbing of anything printed even when the settings cannot be built."""
+    return SecretStr((env.get("INPUT_GITHUB_TOKEN") or "").strip())
 
 
-def runner_secrets(env: Mapping[str, str]) -> list[str]:
+def runner_secrets(env: Mapping[str, str], *, token: SecretStr) -> list[str]:
     """What must never be posted or written: the token and every ``ACTIONS_*`` value (the
     runtime token, the OIDC request token, cache and results URLs), except short flag values
     (``ACTIONS_STEP_DEBUG=true``) that are no secret and would garble every text they occur in."""
-    values = [github_token(env)]
+    values = [token.get_secret_value()]
     values += [value.strip() for key, value in sorted(env.items()) if key.startswith("ACTIONS_")]
     return [value for value in dict.fromkeys(values) if len(value) >= MIN_SECRET_CHARS]
 
@@ -187,11 +188,13 @@ def workspace_of(env: Mapping[str, str]) -> Path:
     return Path(env.get("GITHUB_WORKSPACE") or ".")
 
 
-def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
+def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = None) -> ActionSettings:
     """The runner's environment → ActionSettings. Relative paths (config, kb, cases, store,
     out_dir) are relative to the working directory, which the caller sets to the workspace first
-    (as the runner does for a Docker action), so they mean what they mean in a local run."""
-    inputs = parse_inputs(env)
+    (as the runner does for a Docker action), so they mean what they mean in a local run.
+    ``token``: the ``github_token`` input as the entry point read it (read here when not given)."""
+    token = github_token(env) if token is None else token
+    inputs = parse_inputs(env, token=token)
     workspace = workspace_of(env)
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
     config_path = Path(inputs.config) if inputs.config is not None else None
@@ -203,7 +206,7 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
         config_file, found = load_config(config_path, required=config_path is not None)
     suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found,
                                  env=env)
-    secrets = runner_secrets(env) + [v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
+    secrets = runner_secrets(env, token=token) + [v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
     # The data files of the privileged modes (results_file, comparison_file) are read through
     # publish.untrusted.read_confined, which refuses links and paths outside the workspace itself.
     confine_paths(workspace=workspace, paths={
@@ -243,7 +246,7 @@ def _load_config_confined(path: Path | None, *, workspace: Path) -> tuple[Config
     return parse_config(text, source=candidate), candidate
 
 
-def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
+def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> ActionInputs:
     """``INPUT_*`` → ActionInputs. Blank values are "not set"; booleans accept true/false,
     yes/no, on/off, 1/0."""
 
@@ -258,8 +261,8 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
         data[name] = get(name)
     for name, default in (("suite", "default"), ("baseline_dir", "baselines"), ("out_dir", DEFAULT_OUT_DIR)):
         data[name] = get(name) or default
-    data["github_token"] = SecretStr(github_token(env))
-    mode = (get("mode") or "auto").lower()
+    data["github_token"] = github_token(env) if token is None else token
+    mode = (get("mode") or Mode.AUTO).lower()
     if mode not in MODES:
         raise UsageError(f"input mode: must be one of {', '.join(MODES)} (got {mode!r})")
     data["mode"] = Mode(mode)

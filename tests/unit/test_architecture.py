@@ -1,7 +1,9 @@
 """The layout cannot drift back: read every module's imports with ``ast`` and check the rules of
-docs/ARCHITECTURE.md — no package imports another that imports it back, the functional core
-(metrics, score, compare, audit) imports nothing of the shell, only one module reads the environment,
-and no module is longer than 400 lines."""
+docs/ARCHITECTURE.md — every import points down the layers the doc draws (so no package imports
+another that imports it back), the functional core (metrics, score, compare, audit) imports nothing
+of the shell, ``load/`` reads user inputs only, only one module reads the environment and only the
+entry points ask it, each rule and shared name is defined once, a metric is wired where the doc
+says, tests patch no library, and no module is longer than 400 lines."""
 
 from __future__ import annotations
 
@@ -25,7 +27,25 @@ SHELL_LIBRARIES = frozenset({
     "jinja2", "markupsafe", "rich", "typer", "click",
 })
 ENVIRONMENT_READERS = frozenset({"environment.py"})
+# The modules that ask ``environment.py`` for the environment: the entry points, which hand what
+# they read to the parts. embed/backends.py still asks for the ONNX export folder's default.
+ENVIRONMENT_ASKERS = frozenset({"cli/__init__.py", "cli/eval.py", "cli/action.py", "publish/action_settings.py",
+                                "embed/backends.py"})
 MAX_LINES = 400
+# docs/ARCHITECTURE.md's layers, bottom first. A unit imports only units of lower layers.
+LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
+    ("errors", "models", "filters", "clock", "environment", "release_pin"),  # the leaves: plain data, no I/O
+    ("files",),  # atomic writes and hashes (raises the named errors)
+    ("metrics", "load", "chunk", "embed", "scaffold"),
+    ("score", "store"),
+    ("compare", "retrieve"),
+    ("audit",),
+    ("render", "settings", "artifacts"),
+    ("evaluation",),
+    ("publish",),
+    ("cli",),
+    ("__main__",),
+))
 
 
 @dataclass(frozen=True)
@@ -146,6 +166,48 @@ def test_no_package_imports_one_that_imports_it_back(trees) -> None:
     assert cycles(unit_graph(trees)) == []
 
 
+def layer_of(unit: str) -> int | None:
+    return next((i for i, layer in enumerate(LAYERS) if unit in layer), None)
+
+
+def test_every_unit_has_a_layer(trees) -> None:
+    assert sorted(u for u in unit_graph(trees) if u and layer_of(u) is None) == []
+
+
+def upward_imports(trees: Mapping[str, ast.Module]) -> list[str]:
+    wrong = []
+    for rel, tree in trees.items():
+        source = unit_of(rel)
+        for imp in imports_of(rel, tree):
+            target = internal_unit(imp.target)
+            if target is None or target in ("", source) or source == "":
+                continue
+            if not (layer_of(target) or 0) < (layer_of(source) or 0):
+                wrong.append(f"{rel}:{imp.line}: {source} imports {imp.target} (not below it)")
+    return wrong
+
+
+def test_the_layer_check_sees_an_import_up_or_sideways() -> None:
+    trees = {"metrics/hit.py": ast.parse("def f():\n    from retrieval_gate.cli import app\n"),
+             "load/kb.py": ast.parse("from retrieval_gate.chunk import chunking\n"),
+             "score/x.py": ast.parse("from retrieval_gate.metrics import names\n")}
+    assert upward_imports(trees) == ["metrics/hit.py:2: metrics imports retrieval_gate.cli (not below it)",
+                                     "load/kb.py:1: load imports retrieval_gate.chunk (not below it)"]
+
+
+def test_every_import_points_down_the_layers(trees) -> None:
+    """The stronger form of "no cycles": the order docs/ARCHITECTURE.md draws is the imports' order."""
+    assert upward_imports(trees) == []
+
+
+def test_load_reads_user_inputs_only(trees) -> None:
+    """``load/`` knows no results, baselines or audits: the tool's own files are read by
+    ``artifacts/``, beside the models they are written from."""
+    wrong = [f"{rel}:{imp.line}: imports {imp.target}" for rel, tree in trees.items() if unit_of(rel) == "load"
+             for imp in imports_of(rel, tree) if internal_unit(imp.target) in (*CORE, "settings", "artifacts")]
+    assert wrong == []
+
+
 @pytest.mark.parametrize("unit", CORE)
 def test_the_core_imports_nothing_of_the_shell(trees, unit: str) -> None:
     wrong = []
@@ -170,6 +232,14 @@ def test_only_one_module_reads_the_environment(trees) -> None:
     assert readers <= ENVIRONMENT_READERS
 
 
+def test_only_the_entry_points_ask_for_the_environment(trees) -> None:
+    askers = {rel for rel, tree in trees.items() for node in ast.walk(tree)
+              if isinstance(node, ast.Name | ast.Attribute)
+              and (node.id if isinstance(node, ast.Name) else node.attr) == "read_environment"
+              and rel != "environment.py"}
+    assert askers <= ENVIRONMENT_ASKERS
+
+
 def test_each_shared_name_has_one_definition(trees) -> None:
     """The headline measures and the names of the two special slices are written once."""
     places: dict[str, list[str]] = {"headline measures": [], "'overall'": [], "'no-answer'": []}
@@ -188,3 +258,63 @@ def test_no_module_is_over_400_lines() -> None:
     long = {p.relative_to(PACKAGE).as_posix(): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_a_metric_is_wired_where_the_doc_says() -> None:
+    """docs/ARCHITECTURE.md, "Where to add a metric": a function in ``metrics/<name>.py``, its
+    name in ``metrics/names.py`` (MEASURES, DISPLAY), the function in ``metrics/__init__.py``'s
+    FUNCTIONS, its column in ``metrics/grid.py``. A measure missing from one of them fails here."""
+    from retrieval_gate.metrics import FUNCTIONS, grid, names
+
+    assert set(FUNCTIONS) == set(names.MEASURES) == set(names.DISPLAY) == set(grid._ROW_ORDER)
+    for name, function in FUNCTIONS.items():
+        module = function.__module__
+        assert module.startswith("retrieval_gate.metrics.") and module.count(".") == 2, (name, module)
+        assert function.__doc__, f"{module}.{function.__name__}: the formula belongs in the docstring"
+
+
+# Library attributes a test may set: a library's own switch, not a function replaced.
+LIBRARY_SETTINGS_A_TEST_MAY_SET = frozenset({("huggingface_hub.constants", "HF_HUB_OFFLINE")})
+
+
+def patched_libraries(tree: ast.Module) -> list[tuple[str, str, int]]:
+    """``monkeypatch.setattr(obj, "name", …)`` where ``obj`` is a module the test imported from
+    outside the project (the standard library or a third party): ``(module, name, line)``."""
+    outside: dict[str, str] = {}  # local name → the module it is
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if not alias.name.startswith(("retrieval_gate", "tests")):
+                    local = alias.asname or alias.name.split(".")[0]  # import a.b binds a; import a.b as c binds a.b
+                    outside[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level and \
+                not node.module.startswith(("retrieval_gate", "tests")):
+            for alias in node.names:
+                outside[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setattr" \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            target = ast.unparse(node.args[0])
+            root = target.split(".")[0]
+            if root in outside:
+                module = ".".join([outside[root], *target.split(".")[1:]])
+                found.append((module, node.args[1].value, node.lineno))
+    return found
+
+
+def test_the_library_patch_finder_sees_a_patched_function() -> None:
+    tree = ast.parse("import os\nfrom retrieval_gate import files\ndef test(monkeypatch):\n"
+                     "    monkeypatch.setattr(os, 'replace', None)\n    monkeypatch.setattr(files, 'X', 1)\n")
+    assert patched_libraries(tree) == [("os", "replace", 4)]
+
+
+def test_no_test_patches_a_library() -> None:
+    """"Tests hand in fakes of our interfaces or real adapters against local fakes, never patched
+    libraries": a failing disk is a real one (a file-size limit), a slow server a real server."""
+    tests = Path(__file__).resolve().parents[1]
+    found = [f"{p.relative_to(tests).as_posix()}:{line}: sets {module}.{name}"
+             for p in sorted(tests.rglob("*.py"))
+             for module, name, line in patched_libraries(ast.parse(p.read_text(encoding="utf-8")))
+             if (module, name) not in LIBRARY_SETTINGS_A_TEST_MAY_SET]
+    assert found == []

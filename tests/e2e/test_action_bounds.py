@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from pydantic import SecretStr
 
 from retrieval_gate.errors import GitHubError
 from retrieval_gate.publish.github import GitHubRepo
@@ -93,7 +94,8 @@ def test_a_429_asking_for_an_hour_makes_the_action_give_up_at_once(world, github
 @pytest.mark.parametrize("status", [429, 503])
 def test_the_adapter_never_waits_past_the_bound(github, status):
     github.fail("GET", "/contents/", status=status, headers={"Retry-After": "301"}, times=5)
-    repo = GitHubRepo(token=TOKEN, repository=github.repository, api_url=github.api_url, seconds_between_writes=None)
+    repo = GitHubRepo(token=SecretStr(TOKEN), repository=github.repository, api_url=github.api_url,
+                      seconds_between_writes=None)
     with pytest.raises(GitHubError, match=r"asked to wait 301 s .*more than the 300 s"):
         _bounded(lambda: repo.get_file(path="x.json", ref="main"))
 
@@ -101,7 +103,8 @@ def test_the_adapter_never_waits_past_the_bound(github, status):
 @pytest.mark.parametrize("body", [b"<html><body>Unicorn! 500</body></html>", b'{"name": "x.json", "sha": ', b"[1, 2]"])
 def test_a_malformed_api_answer_is_a_github_error(github, body):
     github.fail("GET", "/contents/", status=200, body=body)
-    repo = GitHubRepo(token=TOKEN, repository=github.repository, api_url=github.api_url, seconds_between_writes=None)
+    repo = GitHubRepo(token=SecretStr(TOKEN), repository=github.repository, api_url=github.api_url,
+                      seconds_between_writes=None)
     with pytest.raises(GitHubError, match="not the JSON expected") as caught:
         repo.get_file(path="x.json", ref="main")
     assert TOKEN not in str(caught.value)

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from pydantic import SecretStr
 
 from retrieval_gate.errors import ConflictError, GitHubError, PermissionDenied
-from retrieval_gate.publish.github import GitHubRepo, scrub
+from retrieval_gate.publish.github import GitHubRepo
+from retrieval_gate.publish.untrusted import scrub_text
 from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, FakeGitHub, serve_fake_github
 
 PAT = "ghp_personalACCESStoken0123456789"
@@ -23,7 +25,8 @@ def github() -> Iterator[FakeGitHub]:
 
 
 def _repo(github: FakeGitHub, token: str = PAT) -> GitHubRepo:
-    return GitHubRepo(token=token, repository=github.repository, api_url=github.api_url, seconds_between_writes=None)
+    return GitHubRepo(token=SecretStr(token), repository=github.repository, api_url=github.api_url,
+                      seconds_between_writes=None)
 
 
 def test_with_a_personal_token_ours_means_the_tokens_user(github):
@@ -73,7 +76,7 @@ def test_rate_limits_and_server_errors_are_retried(github, status, body, headers
 
 def test_server_errors_that_persist_become_a_github_error(github):
     github.fail("GET", "/contents/", status=503, times=20)
-    repo = GitHubRepo(token=PAT, repository=github.repository, api_url=github.api_url,
+    repo = GitHubRepo(token=SecretStr(PAT), repository=github.repository, api_url=github.api_url,
                       retries=2, backoff_factor=0, seconds_between_writes=None)
     with pytest.raises(GitHubError, match=r"kept failing after retries \(too many 503 error responses\)") as caught:
         repo.get_file(path="x.json", ref="main")
@@ -121,7 +124,7 @@ def test_a_branch_that_moves_during_the_commit_is_a_conflict_422(github):
 
 
 def test_unreachable_api_is_a_github_error_without_the_token():
-    repo = GitHubRepo(token=PAT, repository="acme/rag", api_url="http://127.0.0.1:9", retries=1,
+    repo = GitHubRepo(token=SecretStr(PAT), repository="acme/rag", api_url="http://127.0.0.1:9", retries=1,
                       backoff_factor=0, timeout=2, seconds_between_writes=None)
     with pytest.raises(GitHubError) as caught:
         repo.get_file(path="x", ref="main")
@@ -135,6 +138,6 @@ def test_error_messages_are_scrubbed(github):
     assert PAT not in str(caught.value) and "***" in str(caught.value)
 
 
-def test_scrub_masks_the_secret_and_its_base64_form():
-    assert scrub("token abc and YWJj", ["abc"]) == "token *** and ***"
-    assert scrub("nothing", [""]) == "nothing"
+def test_the_adapter_scrubs_with_the_one_scrubber_the_secret_and_its_base64_form():
+    assert scrub_text("token abc and YWJj", ["abc"]) == "token *** and ***"
+    assert scrub_text("nothing", [""]) == "nothing"

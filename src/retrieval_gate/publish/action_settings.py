@@ -94,8 +94,8 @@ class ActionSettings(_Frozen):
     secrets: tuple[SecretStr, ...] = ()  # scrubbed from everything posted or written
 
     @property
-    def token(self) -> str:
-        return self.inputs.github_token.get_secret_value()
+    def token(self) -> SecretStr:
+        return self.inputs.github_token
 
     @property
     def secret_values(self) -> list[str]:

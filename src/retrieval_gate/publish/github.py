@@ -31,7 +31,7 @@ again instead.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -39,13 +39,14 @@ from typing import Any
 import requests
 from github import Auth, Github, GithubException, GithubRetry, InputGitTreeElement
 from github.Requester import Requester
+from pydantic import SecretStr
 from urllib3 import Retry
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from retrieval_gate.errors import ConflictError, GitHubError, PermissionDenied
+from retrieval_gate.publish.untrusted import scrub_text
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
-REDACTED = "***"
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,6 @@ class PostedComment:
     id: int
     url: str  # html_url, for the ``comment_url`` output
     created: bool  # False when an existing sticky comment was edited
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret (and its base64 form, as in a Basic auth header) replaced by ***."""
-    for secret in secrets:
-        if not secret:
-            continue
-        text = text.replace(secret, REDACTED)
-        encoded = base64.b64encode(secret.encode()).decode()
-        text = text.replace(encoded, REDACTED)
-    return text
 
 
 MAX_WAIT_S = 300.0  # the documented bound on any one wait (docs/action.md)
@@ -126,7 +116,7 @@ class GitHubRepo:
     def __init__(
         self,
         *,
-        token: str,
+        token: SecretStr,
         repository: str,
         api_url: str = "https://api.github.com",
         retries: int = 5,
@@ -134,12 +124,12 @@ class GitHubRepo:
         timeout: int = 30,
         seconds_between_writes: float | None = 1.0,
     ) -> None:
-        if not token:
+        if not token.get_secret_value():
             raise GitHubError("no GitHub token: set the action's github_token input")
-        self._secrets = (token,)
+        self._token = token
         self._api_url = api_url.rstrip("/")
         self._gh = Github(
-            auth=Auth.Token(token),
+            auth=Auth.Token(token.get_secret_value()),
             base_url=self._api_url,
             retry=default_retry(total=retries, backoff_factor=backoff_factor),
             timeout=timeout,
@@ -154,7 +144,7 @@ class GitHubRepo:
     # -- errors ---------------------------------------------------------------------------------
 
     def _message(self, text: str) -> str:
-        return scrub(text, self._secrets)
+        return scrub_text(text, [self._token.get_secret_value()])
 
     @contextmanager
     def _translate(self, action: str, *, conflict: bool = False) -> Iterator[None]:
@@ -260,7 +250,7 @@ class GitHubRepo:
         """The token's user (GET /user), or None where the token may not ask: installation tokens
         (``ghs_…``: the Actions GITHUB_TOKEN and GitHub App tokens) always get 403 there, so they
         are not asked at all."""
-        if self._login is False and self._secrets[0].startswith("ghs_"):
+        if self._login is False and self._token.get_secret_value().startswith("ghs_"):
             self._login = None
         if self._login is False:
             try:

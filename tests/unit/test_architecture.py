@@ -318,3 +318,68 @@ def test_no_test_patches_a_library() -> None:
              for module, name, line in patched_libraries(ast.parse(p.read_text(encoding="utf-8")))
              if (module, name) not in LIBRARY_SETTINGS_A_TEST_MAY_SET]
     assert found == []
+
+
+# Each rule or shared constant, and the one module that defines it (docs/ARCHITECTURE.md, "One
+# home per rule"). Others import it.
+ONE_HOME = {
+    "BAD_STATUSES": "compare/model.py",
+    "CACHE_FILE": "embed/cache.py",
+    "DEFAULT_HISTORY_LIMIT": "compare/defaults.py",
+    "DEFAULT_RESAMPLES": "compare/defaults.py",
+    "MISSING_FROM_RUN": "models.py",
+    "MODES": "publish/modes.py",
+    "PRIVILEGED_MODES": "publish/modes.py",
+    "REDACTED": "publish/untrusted.py",
+    "WRITE_MODES": "publish/modes.py",
+}
+
+
+def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
+    """Where each rule is written: assignments of the ``ONE_HOME`` names, functions named ``mde``
+    and classes named ``Mode``, the mode names and the missing-case error as literal strings, calls
+    that parse YAML, reads of the token's input variable, and uses of the ``REDACTED`` mark."""
+    places: dict[str, list[str]] = {name: [] for name in ONE_HOME}
+    places.update({"def mde": [], "class Mode": [], "mode names": [], "'missing from the run'": [],
+                   "YAML parsing": [], "INPUT_GITHUB_TOKEN": [], "REDACTED used": []})
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AnnAssign) else []
+            places_hit = [t.id for t in targets if isinstance(t, ast.Name) and t.id in ONE_HOME]
+            places_hit += ["def mde"] if isinstance(node, ast.FunctionDef) and node.name == "mde" else []
+            places_hit += ["class Mode"] if isinstance(node, ast.ClassDef) and node.name == "Mode" else []
+            if isinstance(node, ast.Constant):
+                places_hit += ["mode names"] if node.value in ("pr", "update-baseline", "write-baseline") else []
+                places_hit += ["'missing from the run'"] if node.value == "missing from the run" else []
+                places_hit += ["INPUT_GITHUB_TOKEN"] if node.value == "INPUT_GITHUB_TOKEN" else []
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "yaml" \
+                    and node.attr in ("load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all"):
+                places_hit.append("YAML parsing")
+            if isinstance(node, ast.Name) and node.id == "REDACTED" and isinstance(node.ctx, ast.Load):
+                places_hit.append("REDACTED used")
+            for name in places_hit:
+                if rel not in places[name]:
+                    places[name].append(rel)
+    return places
+
+
+def test_each_rule_has_one_definition(trees) -> None:
+    assert rule_homes(trees) == {
+        **{name: [home] for name, home in ONE_HOME.items()},
+        "def mde": ["compare/power.py"],
+        "class Mode": ["publish/modes.py"],
+        "mode names": ["publish/modes.py"],
+        "'missing from the run'": ["models.py"],
+        "YAML parsing": ["load/yamltext.py"],
+        "INPUT_GITHUB_TOKEN": ["publish/action_settings.py"],
+        "REDACTED used": ["publish/untrusted.py"],  # the one scrubber, scrub_text
+    }
+
+
+def test_the_rule_counter_counts_a_second_home() -> None:
+    trees = {"a.py": ast.parse("BAD_STATUSES = ()\ndef mde(): pass\nimport yaml\nyaml.safe_load('x')\n"),
+             "b.py": ast.parse("BAD_STATUSES: tuple = ()\nx = 'write-baseline'\n")}
+    homes = rule_homes(trees)
+    assert homes["BAD_STATUSES"] == ["a.py", "b.py"] and homes["def mde"] == ["a.py"]
+    assert homes["YAML parsing"] == ["a.py"] and homes["mode names"] == ["b.py"]

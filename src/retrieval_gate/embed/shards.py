@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.embed.cache import CACHE_SCHEMA, SLICE_SIZE, EmbeddingCache
+from retrieval_gate.embed.cache import CACHE_FILE, CACHE_SCHEMA, SLICE_SIZE, EmbeddingCache
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import sha256_bytes
 
-CACHE_FILE = "embeddings.sqlite3"
 MANIFEST_FILE = "shard.json"
 _ROWS_PER_PUT = 2_000
 

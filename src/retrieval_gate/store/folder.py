@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from retrieval_gate.embed.cache import CACHE_FILE
 from retrieval_gate.errors import StoreError
 from retrieval_gate.files import write_json_atomic
 
@@ -22,7 +23,6 @@ STORE_SCHEMA = 1
 DEFAULT_STORE_DIR = ".retrieval-gate/store"
 MARKER = "retrieval-gate-store.json"
 CHROMA_DIR = "chroma"
-CACHE_FILE = "embeddings.sqlite3"
 
 
 def prepare_root(root: Path, *, notify: Callable[[str], None]) -> str | None:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.errors import OutputError, Problem
 
 
 def dumps_json(data: Any) -> str:
@@ -96,7 +96,7 @@ def write_text_atomic(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise InputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
+        raise OutputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -107,7 +107,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
-            raise InputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
+            raise OutputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
         raise
 
 
@@ -160,7 +160,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(folder, os.O_RDONLY)
     except OSError as exc:
-        raise InputError(Problem(str(folder), None, f"cannot lock the folder: {exc.strerror}")) from None
+        raise OutputError(Problem(str(folder), None, f"cannot lock the folder: {exc.strerror}")) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

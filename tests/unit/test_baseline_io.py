@@ -17,7 +17,7 @@ from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
 from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION, Baseline
-from retrieval_gate.errors import BaselineError, InputError
+from retrieval_gate.errors import BaselineError, OutputError
 from tests.unit.compare_data import make_case, make_results
 
 
@@ -76,7 +76,7 @@ def file_size_limit(limit: int) -> Iterator[None]:
 def test_a_failed_write_keeps_the_old_file_intact(tmp_path):
     target = tmp_path / "default.json"
     target.write_text("old content\n", encoding="utf-8")
-    with pytest.raises(InputError, match="cannot write: File too large"), file_size_limit(100):
+    with pytest.raises(OutputError, match="cannot write: File too large"), file_size_limit(100):
         write_baseline(target, sample_baseline())
     assert target.read_text(encoding="utf-8") == "old content\n"
     assert [p.name for p in tmp_path.iterdir()] == ["default.json"]

@@ -13,7 +13,7 @@ import typer
 
 from retrieval_gate.cli.app import app, debug, err_console, report_internal_error
 from retrieval_gate.environment import debug_requested, read_environment, skip_pydantic_plugins
-from retrieval_gate.errors import InputError, RetrievalGateError
+from retrieval_gate.errors import ProblemsError, RetrievalGateError
 
 # Each command lives in its own module, which registers it on ``app`` when imported. ``main``
 # imports only the module of the command it was asked for (start-up: typer reads the signature of
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _report(exc: RetrievalGateError) -> None:
-    if isinstance(exc, InputError):
+    if isinstance(exc, ProblemsError):  # bad input, or an output that could not be written
         for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:
             err_console.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
         if len(exc.problems) > MAX_PROBLEMS_SHOWN:

@@ -103,3 +103,12 @@ def test_unreadable_event_payload_is_an_input_error(tmp_path, monkeypatch):
     bad.write_text("{not json", encoding="utf-8")
     with pytest.raises(InputError, match="event payload is not JSON"):
         build_action_settings({"GITHUB_EVENT_PATH": str(bad)})
+
+
+@pytest.mark.parametrize("mode", ["auto", "pr", "comment", "update-baseline"])
+def test_a_retired_input_still_passed_is_refused_with_its_reason_in_any_mode(mode):
+    with pytest.raises(UsageError, match=r"input comment_file: mode comment no longer posts a Markdown file.*"
+                                         r"pass results_file"):
+        parse_inputs({"INPUT_COMMENT_FILE": "pr-artifact/comment.md", "INPUT_MODE": mode})
+    assert "comment_file" not in ActionInputs.model_fields
+    assert parse_inputs({"INPUT_COMMENT_FILE": "  ", "INPUT_MODE": mode}).mode == mode  # blank: not passed

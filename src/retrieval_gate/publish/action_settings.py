@@ -62,7 +62,6 @@ class ActionInputs(_Frozen):
     audit: bool = True  # the golden-set audit: written beside the baseline on refresh, diffed in the PR comment
     base_ref: str | None = None
     pr_number: int | None = None
-    comment_file: str | None = None
     results_file: str | None = None  # comment / write-baseline: results.json of another job's run
     comparison_file: str | None = None  # comment: comparison.json of the fork's run
     out_dir: str = DEFAULT_OUT_DIR
@@ -70,6 +69,12 @@ class ActionInputs(_Frozen):
 
 # The input names, in action.yml's order; tests check action.yml declares exactly these.
 INPUT_NAMES: tuple[str, ...] = tuple(ActionInputs.model_fields)
+# Inputs of earlier releases: action.yml no longer declares them, and a workflow that still passes
+# one (the runner hands it on, with a warning) is refused with the reason, never silently ignored.
+RETIRED_INPUTS = {
+    "comment_file": "mode comment no longer posts a Markdown file (comment_file): it renders the comment itself "
+                    "from the fork run's data; pass results_file (and comparison_file) instead",
+}
 
 
 class ActionSettings(_Frozen):
@@ -255,8 +260,11 @@ def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> A
         value = value.strip() if value is not None else None
         return value or None
 
+    for name, why in RETIRED_INPUTS.items():
+        if get(name) is not None:
+            raise UsageError(f"input {name}: {why}")
     data: dict[str, Any] = {}
-    for name in ("config", "kb", "cases", "k", "model", "store", "base_ref", "comment_file", "results_file",
+    for name in ("config", "kb", "cases", "k", "model", "store", "base_ref", "results_file",
                  "comparison_file"):
         data[name] = get(name)
     for name, default in (("suite", "default"), ("baseline_dir", "baselines"), ("out_dir", DEFAULT_OUT_DIR)):

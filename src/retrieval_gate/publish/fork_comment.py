@@ -41,9 +41,6 @@ FORK_AUDIT_NOTE = ("not shown for a pull request from a fork (this job relays no
 def comment_flow(ctx: FlowContext) -> Outcome:
     s, runner = ctx.settings, ctx.runner
     number = s.inputs.pr_number
-    if s.inputs.comment_file is not None:
-        raise UsageError("mode comment no longer posts a Markdown file (comment_file): it renders the comment "
-                         "itself from the fork run's data; pass results_file (and comparison_file) instead")
     if number is None:
         raise UsageError("mode comment needs the pr_number input")
     if s.inputs.results_file is None:

@@ -8,8 +8,7 @@ and that must not pull in numpy and the checks."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from retrieval_gate.lazy import lazy_exports
 
 _EXPORTS = {
     "AuditParams": "retrieval_gate.audit.params",
@@ -22,8 +21,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'retrieval_gate.audit' has no attribute {name!r}")
+__getattr__ = lazy_exports("retrieval_gate.audit", _EXPORTS)

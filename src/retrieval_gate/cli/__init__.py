@@ -14,6 +14,7 @@ import typer
 from retrieval_gate.cli.app import app, debug, err_console, report_internal_error
 from retrieval_gate.environment import debug_requested, read_environment, skip_pydantic_plugins
 from retrieval_gate.errors import ProblemsError, RetrievalGateError
+from retrieval_gate.lazy import LazyModule
 
 # Each command lives in its own module, which registers it on ``app`` when imported. ``main``
 # imports only the module of the command it was asked for (start-up: typer reads the signature of
@@ -48,17 +49,9 @@ def register_commands(argv: list[str]) -> None:
 MAX_PROBLEMS_SHOWN = 50  # a wrong file (a results JSON passed as a run) is not 5,000 lines of errors
 
 
-class _LazyClick:
-    """``click``, imported only when an exception reaches ``main``'s handlers: typer ≥ 0.25
-    vendors its own copy, so a run that goes well never pays for importing click (start-up)."""
-
-    def __getattr__(self, name: str) -> Any:
-        import click as real
-
-        return getattr(real, name)
-
-
-click: Any = _LazyClick()
+# ``click``, imported only when an exception reaches ``main``'s handlers: typer ≥ 0.25 vendors
+# its own copy, so a run that goes well never pays for importing click (start-up).
+click: Any = LazyModule("click")
 
 
 def main(argv: list[str] | None = None) -> None:

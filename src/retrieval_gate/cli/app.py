@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from retrieval_gate.errors import one_line
+from retrieval_gate.lazy import LazyObject
 
 app = typer.Typer(
     name="retrieval-gate",
@@ -26,26 +27,18 @@ app = typer.Typer(
 )
 
 
-class LazyConsole:
+class LazyConsole(LazyObject):
     """A ``rich.console.Console`` made on first attribute access; every attribute is the real
     console's (``console.print``, ``console.is_terminal``, passing it to rich renderers)."""
 
     def __init__(self, **options: Any):
-        self._options = options
-        self._real: Any = None
+        super().__init__(lambda: _console(**options))
 
-    @property
-    def real(self) -> Any:
-        if self._real is None:
-            from rich.console import Console
 
-            self._real = Console(**self._options)
-        return self._real
+def _console(**options: Any) -> Any:
+    from rich.console import Console
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.real, name)
+    return Console(**options)
 
 
 console: Any = LazyConsole(highlight=False)

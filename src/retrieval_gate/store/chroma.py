@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +72,40 @@ def collection_name(suite: str) -> str:
     return f"rg-{slug}"[:512].rstrip("-._")
 
 
-def store_failures() -> tuple[type[BaseException], ...]:
+def is_store_failure(exc: BaseException) -> bool:
     """What chromadb can raise: any ``Exception``, and the ``PanicException`` of its Rust core
-    (a ``BaseException``), once that core is loaded."""
-    panic = getattr(sys.modules.get("pyo3_runtime"), "PanicException", None)
-    return (Exception, panic) if isinstance(panic, type) else (Exception,)
+    (a ``BaseException``; pyo3 does not register its module, so it is known by name)."""
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
+@contextlib.contextmanager
+def rust_panics_quiet() -> Iterator[None]:
+    """Hold back what is written to the process's stderr (fd 2) inside the block: a panic of
+    chromadb's Rust core prints its own block there before Python sees the exception. Text
+    without a panic in it is passed on afterwards; a panic's block is dropped (the store's
+    note and error name the panic in one line)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        held = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below, after the block
+    except (OSError, ValueError):  # no usable fd 2 (embedded use): nothing to hold back
+        yield
+        return
+    try:
+        os.dup2(held.fileno(), 2)
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        held.seek(0)
+        text = held.read().decode("utf-8", "replace")
+        held.close()
+        if text and "panicked at" not in text:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(text)
+                sys.stderr.flush()
 
 
 class _Broken(Exception):
@@ -160,10 +191,13 @@ class ChromaStore:
             return self._collection
         wanted = self._wanted_metadata(embedder, chunking)
         try:
-            self._collection = self._open_checked(wanted)
+            with rust_panics_quiet():
+                self._collection = self._open_checked(wanted)
         except RetrievalGateError:
             raise
-        except store_failures() as exc:
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
             if self.settings.mode != "persistent":
                 raise StoreError(f"the Chroma store failed: {one_line(exc)}") from None
             where = self.chroma_path
@@ -173,8 +207,11 @@ class ChromaStore:
             assert self.root is not None
             wipe(self.root, cache_too=False)
             try:
-                self._collection = self._open_checked(wanted)
-            except store_failures() as again:
+                with rust_panics_quiet():
+                    self._collection = self._open_checked(wanted)
+            except BaseException as again:
+                if not is_store_failure(again):
+                    raise
                 raise StoreError(f"store {where} cannot be rebuilt: {one_line(again)}") from None
         return self._collection
 
@@ -239,8 +276,11 @@ class ChromaStore:
             wipe(self.root, cache_too=False)
             return
         client, self._collection = self._client, None
-        with contextlib.suppress(*store_failures()):
+        try:
             client.delete_collection(self.collection_name)
+        except BaseException as exc:  # a broken collection may not even delete: open() makes a new one
+            if not is_store_failure(exc):
+                raise
 
     # -- sync ----------------------------------------------------------------------------------
     def existing(self) -> dict[str, str]:
@@ -269,7 +309,9 @@ class ChromaStore:
                 problem = str(exc)
             except RetrievalGateError:
                 raise
-            except store_failures() as exc:
+            except BaseException as exc:
+                if not is_store_failure(exc):
+                    raise
                 problem = f"reading it back failed ({type(exc).__name__}: {one_line(exc)})"
             else:
                 if not rows.bad:
@@ -311,7 +353,9 @@ class ChromaStore:
             report.added = len(todo)
         except RetrievalGateError:
             raise
-        except store_failures() as exc:
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
             raise _Broken(f"syncing it failed ({type(exc).__name__}: {one_line(exc)})") from None
         return report
 
@@ -327,7 +371,9 @@ class ChromaStore:
             return ChromaIndex(self._collection)
         except RetrievalGateError:
             raise
-        except store_failures() as exc:
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
             raise StoreError(f"store {self._where()} failed: {type(exc).__name__}: {one_line(exc)}") from None
 
     def uses_exact(self) -> bool:

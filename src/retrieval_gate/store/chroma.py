@@ -50,6 +50,7 @@ from retrieval_gate.store.folder import (
     DEFAULT_STORE_DIR,
     MARKER,
     StoreLock,
+    hnsw_damage,
     prepare_root,
     refuse_unusable,
     wipe,
@@ -190,6 +191,12 @@ class ChromaStore:
         if self._collection is not None:
             return self._collection
         wanted = self._wanted_metadata(embedder, chunking)
+        damage = hnsw_damage(self.chroma_path) if self.chroma_path is not None else None
+        if damage is not None:
+            self.notify(f"store {self.chroma_path}: {damage}; rebuilding it")
+            self._rebuilt = f"damaged index: {damage}"
+            assert self.root is not None
+            wipe(self.root, cache_too=False)
         try:
             with rust_panics_quiet():
                 self._collection = self._open_checked(wanted)

@@ -84,6 +84,73 @@ def refuse_unusable(root: Path) -> None:
                              "another --store; nothing was changed")
 
 
+HNSW_HEADER_BYTES = 100
+
+
+def hnsw_damage(chroma: Path) -> str | None:
+    """What is wrong with the HNSW files of a persistent Chroma folder, read before chromadb opens
+    them (a cut ``data_level0.bin`` makes its index read past the end of the file: a crash no
+    handler can catch), or None. ``header.bin`` holds the element count and the bytes per element
+    (hnswlib's layout: version u32, then offsetLevel0, max_elements, cur_element_count,
+    size_data_per_element as u64); ``data_level0.bin`` must be count × that, ``length.bin`` (one
+    float32 norm per element) count × 4."""
+    import struct
+
+    if not chroma.is_dir():
+        return None
+    for header in sorted(chroma.glob("*/header.bin")):
+        folder = header.parent
+        try:
+            raw = header.read_bytes()
+            if len(raw) != HNSW_HEADER_BYTES:
+                return f"{header} is {len(raw)} bytes, not {HNSW_HEADER_BYTES}"
+            _version, _offset, capacity, count, per_element = struct.unpack_from("<IQQQQ", raw, 0)
+            if not 0 <= count <= capacity or per_element <= 0 or per_element > 1 << 24:
+                return f"{header} is damaged (count {count}, capacity {capacity}, element {per_element} bytes)"
+            for name, size in (("data_level0.bin", count * per_element), ("length.bin", count * 4)):
+                file = folder / name
+                if file.exists() and file.stat().st_size != size:
+                    return f"{file} is {file.stat().st_size} bytes, not the {size} its header says (cut short?)"
+            label_offset, data_offset = struct.unpack_from("<QQ", raw, 36)
+            max_m0 = struct.unpack_from("<Q", raw, 68)[0]
+            problem = _level0_damage(folder / "data_level0.bin", count=count, per_element=per_element,
+                                     data_offset=data_offset, label_offset=label_offset, max_m0=max_m0)
+            if problem is not None:
+                return problem
+        except OSError as exc:
+            return f"{header}: {exc.strerror}"
+    return None
+
+
+def _level0_damage(file: Path, *, count: int, per_element: int, data_offset: int, label_offset: int,
+                   max_m0: int) -> str | None:
+    """The level-0 graph and vectors of an HNSW file, checked where a bad value would crash the
+    index: neighbour counts ≤ M0, neighbour ids < count, and every vector finite and unit length
+    (cosine space stores normalised vectors)."""
+    import numpy as np
+
+    from retrieval_gate.embed.check import bad_rows
+
+    if not file.exists() or count == 0:
+        return None
+    if not (4 + 4 * max_m0 <= data_offset < label_offset <= per_element - 8) or (label_offset - data_offset) % 4:
+        return f"{file.parent / 'header.bin'} is damaged (element layout {data_offset}/{label_offset}/{per_element})"
+    rows = np.fromfile(file, dtype=np.uint8).reshape(count, per_element)
+    links = rows[:, :4 + 4 * max_m0].copy().view(np.uint32)
+    degree = links[:, 0] & 0xFFFF
+    if (degree > max_m0).any():
+        return f"{file} is damaged ({int((degree > max_m0).sum())} neighbour lists longer than {max_m0})"
+    neighbours = links[:, 1:]
+    used = np.arange(max_m0)[None, :] < degree[:, None]
+    if (neighbours[used] >= count).any():
+        return f"{file} is damaged (neighbour ids beyond the {count} elements)"
+    vectors = rows[:, data_offset:label_offset].copy().view(np.float32)
+    bad = int(bad_rows(vectors).sum())
+    if bad:
+        return f"{file}: {bad} of {count} vectors failed the check (finite, unit norm)"
+    return None
+
+
 def _owner(path: Path) -> int | str:
     try:
         return path.stat().st_uid

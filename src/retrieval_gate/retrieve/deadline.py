@@ -56,6 +56,9 @@ class Deadline:
                 break
             parts.append(piece)
             held += len(piece)
+        left = getattr(response, "length", None)  # what Content-Length still promised
+        if held < limit and not self.expired.is_set() and left:
+            raise http.client.IncompleteRead(b"".join(parts), left)  # a cut body is a failed attempt
         return b"".join(parts)
 
     def opener(self) -> urllib.request.OpenerDirector:

@@ -58,7 +58,8 @@ def test_the_folder_check_names_the_path_and_the_fix_as_nobody(warm: Warm, store
     before = snapshot(store)
     code = ("import sys\nfrom pathlib import Path\nfrom retrieval_gate.errors import StoreError\n"
             "from retrieval_gate.store.folder import refuse_unusable\n"
-            "try:\n    refuse_unusable(Path(sys.argv[1]))\nexcept StoreError as exc:\n    print(exc)\n    sys.exit(2)\n")
+            "try:\n    refuse_unusable(Path(sys.argv[1]))\n"
+            "except StoreError as exc:\n    print(exc)\n    sys.exit(2)\n")
 
     def drop() -> None:
         os.setgid(NOBODY)

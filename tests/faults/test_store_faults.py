@@ -14,6 +14,8 @@ import pytest
 
 from tests.faults.conftest import Warm, assert_clean_or_refused, eval_args, numbers, run_cli
 
+pytestmark = pytest.mark.model  # the real bundled model, in a subprocess
+
 CHROMA_DB = Path("chroma") / "chroma.sqlite3"
 CACHE = Path("embeddings.sqlite3")
 

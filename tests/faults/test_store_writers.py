@@ -16,6 +16,8 @@ import pytest
 
 from tests.faults.conftest import CARDS, SAFETY_NET_S, Warm, cli_env, eval_args, make_suite, numbers, run_cli
 
+pytestmark = pytest.mark.model  # the real bundled model, in a subprocess
+
 LOCK = "retrieval-gate-store.lock"
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval_gate.embed.base import Embedder, ModelIdentity
-from retrieval_gate.embed.check import bad_rows, checksum, common_length, vector_ok
+from retrieval_gate.embed.check import bad_rows, checksum, common_length
 from retrieval_gate.errors import EmbedderError, StoreError
 from retrieval_gate.files import sha256_bytes
 
@@ -269,14 +269,20 @@ class CachedEmbedder:
 def _checked(rows: Sequence[tuple[str, bytes, int]], *, dim: int | None) -> tuple[dict[str, np.ndarray], list[str]]:
     """Rows read from the file → (the vectors that pass the check, the keys of those that fail)."""
     want = dim if dim is not None else common_length(len(blob) // 4 for _k, blob, _c in rows if len(blob) % 4 == 0)
-    good: dict[str, np.ndarray] = {}
+    size = 4 * (want or 0)
     bad: list[str] = []
+    kept: list[tuple[str, bytes]] = []
     for key, blob, crc in rows:
-        if (not isinstance(blob, bytes) or len(blob) != 4 * (want or 0) or checksum(blob) != crc
-                or not vector_ok(np.frombuffer(blob, dtype=np.float32), dim=want)):
+        if not isinstance(blob, bytes) or not size or len(blob) != size or checksum(blob) != crc:
             bad.append(key)
         else:
-            good[key] = np.frombuffer(blob, dtype=np.float32)
+            kept.append((key, blob))
+    if not kept:
+        return {}, bad
+    matrix = np.frombuffer(b"".join(blob for _k, blob in kept), dtype=np.float32).reshape(len(kept), -1)
+    failed = bad_rows(matrix)
+    good = {key: matrix[i] for i, (key, _b) in enumerate(kept) if not failed[i]}
+    bad.extend(key for i, (key, _b) in enumerate(kept) if failed[i])
     return good, bad
 
 

@@ -27,12 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +41,7 @@ from retrieval_gate.errors import RetrievalGateError, StoreError, one_line
 from retrieval_gate.store.base import ChunkIndex, SyncReport
 from retrieval_gate.store.chroma_ef import explicit_embedding_function
 from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from
+from retrieval_gate.store.failures import is_store_failure, rust_panics_quiet
 from retrieval_gate.store.folder import (
     CACHE_FILE,
     CHROMA_DIR,
@@ -71,42 +69,6 @@ def collection_name(suite: str) -> str:
     """``rg-<suite>`` in Chroma's alphabet ([a-zA-Z0-9._-], 3–512 chars, alphanumeric ends)."""
     slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", suite).strip("-._") or "default"
     return f"rg-{slug}"[:512].rstrip("-._")
-
-
-def is_store_failure(exc: BaseException) -> bool:
-    """What chromadb can raise: any ``Exception``, and the ``PanicException`` of its Rust core
-    (a ``BaseException``; pyo3 does not register its module, so it is known by name)."""
-    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
-
-
-@contextlib.contextmanager
-def rust_panics_quiet() -> Iterator[None]:
-    """Hold back what is written to the process's stderr (fd 2) inside the block: a panic of
-    chromadb's Rust core prints its own block there before Python sees the exception. Text
-    without a panic in it is passed on afterwards; a panic's block is dropped (the store's
-    note and error name the panic in one line)."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        held = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below, after the block
-    except (OSError, ValueError):  # no usable fd 2 (embedded use): nothing to hold back
-        yield
-        return
-    try:
-        os.dup2(held.fileno(), 2)
-        yield
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        held.seek(0)
-        text = held.read().decode("utf-8", "replace")
-        held.close()
-        if text and "panicked at" not in text:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.write(text)
-                sys.stderr.flush()
 
 
 class _Broken(Exception):

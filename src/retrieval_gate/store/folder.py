@@ -92,8 +92,8 @@ def hnsw_damage(chroma: Path) -> str | None:
     them (a cut ``data_level0.bin`` makes its index read past the end of the file: a crash no
     handler can catch), or None. ``header.bin`` holds the element count and the bytes per element
     (hnswlib's layout: version u32, then offsetLevel0, max_elements, cur_element_count,
-    size_data_per_element as u64); ``data_level0.bin`` must be count × that, ``length.bin`` (one
-    float32 norm per element) count × 4."""
+    size_data_per_element as u64); ``data_level0.bin`` must hold whole elements, at least count
+    and at most capacity of them, ``length.bin`` (one float32 norm per element) likewise."""
     import struct
 
     if not chroma.is_dir():
@@ -107,10 +107,12 @@ def hnsw_damage(chroma: Path) -> str | None:
             _version, _offset, capacity, count, per_element = struct.unpack_from("<IQQQQ", raw, 0)
             if not 0 <= count <= capacity or per_element <= 0 or per_element > 1 << 24:
                 return f"{header} is damaged (count {count}, capacity {capacity}, element {per_element} bytes)"
-            for name, size in (("data_level0.bin", count * per_element), ("length.bin", count * 4)):
-                file = folder / name
-                if file.exists() and file.stat().st_size != size:
-                    return f"{file} is {file.stat().st_size} bytes, not the {size} its header says (cut short?)"
+            for name, unit in (("data_level0.bin", per_element), ("length.bin", 4)):
+                file = folder / name  # holds at least ``count`` elements, at most ``capacity``, whole ones
+                size = file.stat().st_size if file.exists() else None
+                if size is not None and (size < count * unit or size > capacity * unit or size % unit):
+                    return (f"{file} is {size} bytes, not the {count} × {unit} (up to {capacity} × {unit}) "
+                            "its header says (cut short?)")
             label_offset, data_offset = struct.unpack_from("<QQ", raw, 36)
             max_m0 = struct.unpack_from("<Q", raw, 68)[0]
             problem = _level0_damage(folder / "data_level0.bin", count=count, per_element=per_element,
@@ -135,7 +137,7 @@ def _level0_damage(file: Path, *, count: int, per_element: int, data_offset: int
         return None
     if not (4 + 4 * max_m0 <= data_offset < label_offset <= per_element - 8) or (label_offset - data_offset) % 4:
         return f"{file.parent / 'header.bin'} is damaged (element layout {data_offset}/{label_offset}/{per_element})"
-    rows = np.fromfile(file, dtype=np.uint8).reshape(count, per_element)
+    rows = np.fromfile(file, dtype=np.uint8, count=count * per_element).reshape(count, per_element)
     links = rows[:, :4 + 4 * max_m0].copy().view(np.uint32)
     degree = links[:, 0] & 0xFFFF
     if (degree > max_m0).any():

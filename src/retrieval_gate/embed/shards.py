@@ -87,7 +87,8 @@ class ImportReport:
     bad: int = 0  # vectors that failed the read-back check (left out: embedded again if needed)
 
     def as_extras(self) -> dict[str, Any]:
-        return {"folders": len(self.folders), "imported": self.imported, "other_spaces": self.other}
+        out = {"folders": len(self.folders), "imported": self.imported, "other_spaces": self.other}
+        return {**out, "failed_check": self.bad} if self.bad else out
 
 
 def import_shards(cache: EmbeddingCache, paths: Sequence[Path], *, spaces: Iterable[str]) -> ImportReport:

@@ -28,8 +28,8 @@ def build(n: int) -> sc.Scenario:
                           hard_classes=("normal", "near-duplicate", "prose-free", "boilerplate", "specific"),
                           query_fn=lambda i: f"a realistic question number {i} about subsystem {i % 97} "
                           "and how it interacts with the retrieval layer")
-    base = sc.make_results(cases, sc.make_rankings(cases, quality=0.75, seed=9))
-    cur = sc.make_results(cases, sc.make_rankings(cases, quality=0.7, seed=10))
+    base = sc.scored_results(cases, sc.make_rankings(cases, quality=0.75, seed=9))
+    cur = sc.scored_results(cases, sc.make_rankings(cases, quality=0.7, seed=10))
     baseline = sc.make_baseline(base, history=tuple(0.6 + 0.005 * i for i in range(30)))
     return sc.Scenario(f"n{n}", cur, sc.make_comparison(base, cur), baseline, sc.LINKS)
 

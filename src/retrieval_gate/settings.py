@@ -198,6 +198,10 @@ def _config_problems(path: Path, exc: ValidationError, *, flags: frozenset[str] 
         loc = ".".join(str(p) for p in err["loc"])
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
         where = "<flags>" if err["loc"] and str(err["loc"][0]) in flags else str(path)
+        if not err["loc"] and msg.startswith("headline_k "):  # the suite-wide check: say where each value came from
+            where = ("--k and --headline-k" if {"k", "headline_k"} <= flags else
+                     f"{path} (k) and --headline-k" if "headline_k" in flags else
+                     f"--k and {path} (headline_k)" if "k" in flags else str(path))
         out.append(Problem(where, None, f"{loc}: {msg}" if loc else msg))
     return out
 

@@ -78,7 +78,8 @@ class FakeEngine:
                         cases={c.id: BaselineCase(scores=c.scores, slices=c.slices) for c in results.cases},
                         history=history[-100:])
 
-    def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings) -> Comparison:
+    def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings,
+                kb_before: object = None) -> Comparison:
         self.calls.append(("compare", baseline.sha))
         self.gates.append(gate)
         rows, failures = [], []

@@ -75,13 +75,24 @@ def test_dockerignore_sends_only_what_the_build_needs():
 
 
 def _steps(workflow: dict) -> list[dict]:
-    return [step for job in workflow["jobs"].values() for step in job["steps"]]
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
 
 
-def test_retrieval_workflow_uses_the_local_action_with_least_privilege():
+ACTION = "./.retrieval-gate/action"  # gate.yml's checkout of its own repository at job.workflow_sha
+
+
+def test_retrieval_workflow_calls_the_reusable_workflow_a_user_calls():
     wf = _yaml(WORKFLOWS / "retrieval.yml")
     assert set(_on(wf)) == {"pull_request", "push", "workflow_dispatch"}
     assert wf["permissions"] == {}
+    (job,) = wf["jobs"].values()
+    assert job["uses"] == "./.github/workflows/gate.yml"
+    assert job["permissions"] == {"contents": "write", "pull-requests": "write"}
+
+
+def test_reusable_workflow_gives_each_job_least_privilege():
+    wf = _yaml(WORKFLOWS / "gate.yml")
+    assert set(_on(wf)) == {"workflow_call"} and wf["permissions"] == {}
     compare, evaluate, baseline = wf["jobs"]["compare"], wf["jobs"]["baseline-eval"], wf["jobs"]["baseline"]
     assert compare["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert evaluate["permissions"] == {"contents": "read"}
@@ -89,34 +100,41 @@ def test_retrieval_workflow_uses_the_local_action_with_least_privilege():
     assert baseline["concurrency"]["cancel-in-progress"] is False
     assert "retrieval-baseline" in baseline["concurrency"]["group"]
     for job in (compare, evaluate, baseline):
-        assert any(step.get("uses") == "./" for step in job["steps"])
+        assert any(step.get("uses") == ACTION for step in job["steps"])
+        (own,) = [s for s in job["steps"] if s.get("with", {}).get("path") == ".retrieval-gate/action"]
+        assert own["with"]["repository"] == "${{ job.workflow_repository }}"
+        assert own["with"]["ref"] == "${{ job.workflow_sha }}"
 
 
 def test_the_job_holding_the_write_token_runs_no_evaluation():
-    wf = _yaml(WORKFLOWS / "retrieval.yml")
+    wf = _yaml(WORKFLOWS / "gate.yml")
     writers = {name: job for name, job in wf["jobs"].items() if "write" in (job.get("permissions") or {}).get(
         "contents", "")}
     assert list(writers) == ["baseline"]
     job = writers["baseline"]
     assert job["needs"] == "baseline-eval"
-    (action,) = [step for step in job["steps"] if step.get("uses") == "./"]
+    (action,) = [step for step in job["steps"] if step.get("uses") == ACTION]
     assert action["with"]["mode"] == "write-baseline" and action["with"]["results_file"]
     assert not any("run" in step for step in job["steps"])  # no shell step either
-    (evaluate,) = [step for step in wf["jobs"]["baseline-eval"]["steps"] if step.get("uses") == "./"]
+    (evaluate,) = [step for step in wf["jobs"]["baseline-eval"]["steps"] if step.get("uses") == ACTION]
     assert evaluate["with"]["mode"] == "report"  # eval only: no API call, no write
 
 
-@pytest.mark.parametrize("name", ["retrieval.yml", "retrieval-comment.yml"])
-def test_privileged_workflows_pin_actions_by_sha_and_checkouts_keep_no_credentials(name):
-    wf = _yaml(WORKFLOWS / name)
+@pytest.mark.parametrize("path", sorted([*WORKFLOWS.glob("*.yml"), *(REPO / "examples" / "workflows").glob("*.yml")]),
+                         ids=lambda p: p.name)
+def test_every_workflow_pins_actions_by_sha_and_checkouts_keep_no_credentials(path):
+    wf = _yaml(path)
     for step in _steps(wf):
         uses = step.get("uses")
-        if uses is None or uses == "./":
+        if uses is None or uses.startswith("./"):
             continue
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
         if uses.startswith("actions/checkout@"):
             assert step["with"]["persist-credentials"] is False
-            assert not {"ref", "repository"} & set(step["with"])  # this repository's own ref only
+    text = path.read_text(encoding="utf-8")
+    for line in text.splitlines():  # the version beside every pin
+        if re.search(r"uses: [\w.-]+/[\w.-]+@[0-9a-f]{40}", line):
+            assert re.search(r"#\s*v\d", line), line
 
 
 def test_fork_comment_workflow_never_runs_pr_code():
@@ -137,22 +155,21 @@ def test_no_workflow_uses_pull_request_target():
         assert "pull_request_target" not in _on(_yaml(path)), path.name
 
 
-def test_retrieval_workflow_restores_the_store_keyed_on_what_invalidates_it():
-    wf = _yaml(WORKFLOWS / "retrieval.yml")
+def test_reusable_workflow_restores_the_store_before_the_action_and_the_writer_restores_none():
+    wf = _yaml(WORKFLOWS / "gate.yml")
     for name, job in wf["jobs"].items():
         names = [str(step.get("uses", "")).split("@")[0] for step in job["steps"]]
         if name == "baseline":  # the writer evaluates nothing: no store to restore
             assert "actions/cache" not in names
             continue
         cache = job["steps"][names.index("actions/cache")]
-        assert names.index("actions/cache") < names.index("./")  # restored before the action runs
+        assert names.index("actions/cache") < names.index(ACTION)  # restored before the action runs
         key, restore = cache["with"]["key"], cache["with"]["restore-keys"]
         assert cache["with"]["path"] == ".retrieval-gate/store"
-        # model (the lock pins the model wheel's hash), config (chunking, k, retriever), KB content
-        for part in ("hashFiles('docker/requirements.lock')", "hashFiles('retrieval-gate.yml')",
-                     "hashFiles('examples/kb/**')"):
+        # the action's version (its commit), the config (chunking, k, retriever), then this commit
+        for part in ("job.workflow_sha", "hashFiles(inputs.config)", "github.sha"):
             assert part in key
-        # a changed KB restores the newest store of the same model and chunking: only changes embed
+        # a changed KB restores the newest store of the same action and config: only changes embed
         assert all(key.startswith(prefix) for prefix in restore.strip().splitlines())
 
 
@@ -165,8 +182,14 @@ def test_release_workflow_tests_then_pushes_with_sbom_provenance_and_points_acti
     runs = [str(step.get("run", "")) for step in steps]
     tests = next(i for i, run in enumerate(runs) if "pytest -m image" in run)
     push = next(i for i, step in enumerate(steps) if (step.get("with") or {}).get("push") is True)
-    assert tests < push < uses.index("actions/attest-build-provenance@v2")
+    assert tests < push < next(i for i, u in enumerate(uses) if u.startswith("actions/attest-build-provenance@"))
     assert steps[push]["with"]["sbom"] is True and steps[push]["with"]["provenance"] == "mode=max"
     assert steps[push]["with"]["platforms"] == "linux/amd64"
     assert "scripts/release-action-yml" in runs[-1] and '@${DIGEST}' in runs[-1]
     assert "org.opencontainers.image.title" in text
+    # the wheel of the same release commit, checked in a fresh venv, then trusted publishing
+    wheel, pypi = wf["jobs"]["wheel"], wf["jobs"]["pypi"]
+    assert wheel["needs"] == "release" and pypi["needs"] == "wheel"
+    assert pypi["permissions"] == {"id-token": "write"} and pypi["environment"]["name"] == "pypi"
+    assert any(str(s.get("uses", "")).startswith("pypa/gh-action-pypi-publish@") for s in pypi["steps"])
+    assert any("scripts/check-wheel" in str(s.get("run", "")) for s in wheel["steps"])

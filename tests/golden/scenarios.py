@@ -7,7 +7,9 @@ obvious paired computation, so the renderers are tested without depending on ``c
 - delta = mean over common cases of (current − baseline) for the cases that carry the key;
 - the CI is a stand-in, delta ± 1.96 · 0.5 / √n (the widest normal interval of a proportion; the
   renderer shows a CI, it does not compute one);
-- status: improved when the CI is above 0, regressed when below, else ok.
+- status: improved when the CI is above 0, regressed when below, unchanged when no paired case
+  changed, underpowered for a drop with a stand-in MDE above 0.02, else ok; headline rows on
+  overall are the judged ones.
 
 The builders are cached: treat what they return as read-only.
 
@@ -25,6 +27,7 @@ from functools import cache
 from statistics import NormalDist, stdev
 from typing import Any
 
+from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
 from retrieval_gate.compare.model import (
     Baseline,
     BaselineCase,
@@ -115,9 +118,47 @@ def make_baseline(results: Results, *, history: Sequence[float] = (), sha: str =
         k=list(results.k), headline_k=results.headline_k, metrics=list(results.metrics),
         fingerprint=fingerprint or {"model": "all-MiniLM-L6-v2", "retriever": "dense", "k": list(KS)},
         completeness=results.completeness, aggregates=results.aggregates,
-        cases={c.id: BaselineCase(scores=c.scores, status=c.status, slices=c.slices) for c in results.cases},
-        history=entries,
+        cases={c.id: BaselineCase(scores=c.scores, status=c.status, slices=c.slices, ranked=c.retrieved)
+               for c in results.cases},
+        history=entries, rankings=True,
     )
+
+
+def _rank(ranked: Sequence[str], card: str) -> int | None:
+    return ranked.index(card) + 1 if card in ranked else None
+
+
+_MOVEMENT_ORDER = {"lost-hit": 0, "worse": 1, "better": 2, "gained-hit": 3}
+
+
+def changed_by_hand(base: Results, cur: Results, *, cause: str) -> list[ChangedCase]:
+    """Every paired case with gold whose gold cards' ranks moved: lost / gained when hit@5 did,
+    else worse / better by nDCG@5 (then by the sum of ranks, absent = 11); the card now first,
+    when it is not gold, as the one displacer of a case that got worse. Sorted lost, worse,
+    better, gained; by the nDCG@5 change (largest harm first), then id."""
+    before = {c.id: c for c in base.cases}
+    out = []
+    for c in cur.cases:
+        b = before.get(c.id)
+        if b is None or not c.gold or "hit@5" not in c.scores or "hit@5" not in b.scores:
+            continue
+        gold = [GoldRank(card=g, rank_before=_rank(b.retrieved, g), rank_after=_rank(c.retrieved, g)) for g in c.gold]
+        if all(g.rank_before == g.rank_after for g in gold):
+            continue
+        dh, dn = c.scores["hit@5"] - b.scores["hit@5"], c.scores["ndcg@5"] - b.scores["ndcg@5"]
+        ranks_after = sum(g.rank_after or 11 for g in gold)
+        ranks_before = sum(g.rank_before or 11 for g in gold)
+        movement = ("lost-hit" if dh < 0 else "gained-hit" if dh > 0 else "worse" if dn < 0 else "better" if dn > 0
+                    else "worse" if ranks_after > ranks_before else "better")
+        top = c.retrieved[0] if c.retrieved else None
+        displaced = [Displacer(card=top, rank=1, judged=False)] \
+            if movement in ("lost-hit", "worse") and top is not None and top not in c.gold else []
+        out.append(ChangedCase(id=c.id, query=c.query, slices=c.slices, gold=gold, movement=movement,
+                               metric="ndcg@5", metric_before=b.scores["ndcg@5"], metric_after=c.scores["ndcg@5"],
+                               displaced_by=displaced, cause=cause))
+    out.sort(key=lambda x: (_MOVEMENT_ORDER[x.movement],
+                            (x.metric_after - x.metric_before) * (1 if _MOVEMENT_ORDER[x.movement] < 2 else -1), x.id))
+    return out
 
 
 def paired(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[float | None, int]:
@@ -126,6 +167,13 @@ def paired(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[f
     diffs = [c.scores[metric] - before[c.id] for c in cur.cases
              if slice_name in c.slices and metric in c.scores and c.id in before]
     return (sum(diffs) / len(diffs) if diffs else None), len(diffs)
+
+
+def n_changed_by_hand(base: Results, cur: Results, slice_name: str, metric: str) -> int:
+    """How many paired cases changed their score."""
+    before = {c.id: c.scores[metric] for c in base.cases if slice_name in c.slices and metric in c.scores}
+    return sum(1 for c in cur.cases if slice_name in c.slices and metric in c.scores and c.id in before
+               and abs(c.scores[metric] - before[c.id]) > 1e-9)
 
 
 def mde_by_hand(base: Results, cur: Results, slice_name: str, metric: str) -> tuple[float, int]:
@@ -156,13 +204,18 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
             status = ("new" if old is None else "missing" if new is None else
                       "improved" if ci and ci[0] > 0 else "regressed" if ci and ci[1] < 0 else "ok")
             mde, needed = mde_by_hand(base, cur, slice_name, metric) if n else (None, None)
-            if status == "ok" and mde is not None and mde > 0.02:
+            changed = n_changed_by_hand(base, cur, slice_name, metric)
+            if status == "ok" and n and changed == 0:
+                status = "unchanged"
+            elif status == "ok" and mde is not None and mde > 0.02 and delta is not None and delta < 0:
                 status = "underpowered"
             rows.append(ComparisonRow(
                 slice=slice_name, metric=metric, baseline=None if old is None else old.value,
                 current=None if new is None else new.value, delta=delta, n=n,
                 n_baseline=0 if old is None else old.n, n_current=0 if new is None else new.n,
-                ci=ci, status=status, mde=mde, n_needed=needed if status == "underpowered" else None))
+                ci=ci, status=status, mde=mde, n_needed=needed if status == "underpowered" else None,
+                max_drop=0.02, gated=slice_name == "overall" and metric in HEADLINE,
+                n_changed=changed if n else None))
     before = {c.id: c for c in base.cases}
     lost, gained = [], []
     for c in cur.cases:
@@ -190,6 +243,7 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
         gate=gate or {}, stats={"method": "paired bootstrap", "resamples": 10_000, "seed": 0, "alpha": 0.05,
                                 "correction": "holm", "judged_rows": 3},
         regressed=regressed, failures=failures, verdict="fail" if failures else "pass",
+        changed_cases=changed_by_hand(base, cur, cause="config" if config_changes else "ranking"),
     )
 
 

@@ -79,9 +79,10 @@ def test_unchanged_run_passes_with_the_gate_on(workdir, capsys):
     assert "verdict: PASS" in out
     data = json.loads((workdir / "comparison.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "pass" and data["like_for_like"] is True
-    # nothing changed, so nothing is significant, and n = 40 cannot see a drop of 0.02: underpowered
-    assert {row["status"] for row in data["rows"]} == {"underpowered"}
-    assert {row["mde_method"] for row in data["rows"]} == {"binomial"}
+    # nothing changed: every row is unchanged, its MDE from the no-change prior
+    assert data["schema_version"] == 3
+    assert {row["status"] for row in data["rows"]} == {"unchanged"}
+    assert {row["mde_method"] for row in data["rows"]} == {"prior"}
 
 
 def test_regressed_run_exits_0_report_only_and_1_with_the_gate(workdir, capsys):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from scipy.optimize import brentq
+from scipy.stats import binom
 
 from retrieval_gate.audit import AuditParams, introduced, resolved, run_audit
-from retrieval_gate.audit.coverage import cell_p, coverage_matrix, mde, required_n
+from retrieval_gate.audit.coverage import coverage_matrix, mde, required_n
 from retrieval_gate.audit.labels import label_review, review_findings
 from retrieval_gate.audit.model import AuditCard, Finding
 from retrieval_gate.audit.unwinnable import unwinnable_findings
@@ -133,18 +135,16 @@ def test_unwinnable_gold(cards, gold, filter_, expected):
     assert [(f.kind, f.cards, f.severity) for f in found] == expected
 
 
-def test_mde_by_hand():
-    # z_{0.975} + z_{0.8} = 1.959964 + 0.841621 = 2.801585; sqrt(2·0.25/100) = 0.0707107
-    assert mde(100, 0.5) == pytest.approx(2.801585 * 0.0707107, abs=1e-6)
-    # 2·0.25·(2.801585/0.1)² = 392.44 → 393
-    assert required_n(0.1, 0.5) == 393
-    assert mde(393, 0.5) <= 0.1 < mde(392, 0.5)
-    assert mde(1, 0.5) == 1.0  # capped: no drop detectable
-
-
-@pytest.mark.parametrize(("hits", "n", "p"), [(None, 10, 0.5), (10, 10, 11 / 12), (0, 10, 1 / 12)])
-def test_cell_rate(hits, n, p):
-    assert cell_p(hits, n) == pytest.approx(p)
+def test_mde_is_the_best_case_paired_sign_test_drop_by_hand():
+    # Only lost cases change: M ~ Bin(n, δ) lost, and the two-sided exact sign test rejects at
+    # 0.05 once M ≥ 6 (2·0.5^6 = 0.031 < 0.05 ≤ 2·0.5^5), so power(δ) = P(Bin(n, δ) ≥ 6).
+    for n in (10, 30, 100, 300):
+        expected = brentq(lambda d, n=n: binom.sf(5, n, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
+        assert mde(n) == pytest.approx(expected, abs=1e-9)
+    assert mde(5) == 1.0  # 5 of 5 lost: p = 0.0625, no drop is detectable
+    needed = next(n for n in range(6, 10_000) if binom.sf(5, n, 0.1) >= 0.8)
+    assert required_n(0.1) == needed
+    assert mde(needed) <= 0.1 < mde(needed - 1)
 
 
 def test_coverage_matrix_counts_empty_cells_and_power():

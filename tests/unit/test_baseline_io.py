@@ -35,8 +35,11 @@ def test_dumps_is_stable_sorted_small_and_round_trips():
     data = json.loads(text)
     assert list(data) == sorted(data)
     assert data["schema_version"] == BASELINE_SCHEMA_VERSION
-    assert data["cases"]["q1"]["scores"]["ndcg@5"] == 0.63093  # rounded to 6 decimals
-    assert data["cases"]["q3"] == {"scores": {}, "slices": ["overall", "no-answer"], "status": "no_gold"}
+    # scores as a list aligned with score_keys, rounded to 6 decimals, whole numbers without ".0"
+    assert data["score_keys"] == ["hit@5", "ndcg@5", "recall@5"]
+    assert data["cases"]["q1"]["scores"] == [1, 0.63093, 0.5]
+    assert '"scores": [1, 0.63093, 0.5]' in text
+    assert data["cases"]["q3"] == {"slices": ["overall", "no-answer"], "status": "no_gold"}
     assert "Como resetar" not in text  # no case text in a baseline
     case_lines = [line for line in text.splitlines() if line.startswith('    "q')]
     assert len(case_lines) == 3  # one line per case: small, line-wise git diffs
@@ -78,7 +81,7 @@ def v1_document() -> dict:
 
 def test_version_1_is_migrated_with_headline_k_and_a_seeded_history():
     migrated = parse_baseline(json.dumps(v1_document()), source="old.json")
-    assert migrated.schema_version == 3
+    assert migrated.schema_version == 4
     assert migrated.headline_k == 5
     assert len(migrated.history) == 1
     entry = migrated.history[0]
@@ -101,7 +104,7 @@ def test_version_1_without_cutoff_5_takes_the_largest_k():
     ('{"hello": "world"}', "missing or invalid 'schema_version'"),
     ('{"schema_version": "2"}', "missing or invalid 'schema_version'"),
     ('{"schema_version": 0}', "missing or invalid 'schema_version'"),
-    ('{"schema_version": 4, "anything": 1}', "schema_version 4 is newer than this tool reads"),
+    ('{"schema_version": 5, "anything": 1}', "schema_version 5 is newer than this tool reads"),
     ('{"schema_version": 2, "suite": "default"}', "not a valid baseline .*tool_version"),
     ('{"schema_version": 1, "cases": [], "inputs": {}}', "this is a results file"),
 ])
@@ -144,6 +147,37 @@ def test_version_2_is_migrated_with_the_scoring_every_earlier_file_used():
     data["schema_version"] = 2
     data["fingerprint"] = {"config": {"retriever": "dense"}, "k": [5], "inputs": {}}
     migrated = parse_baseline(json.dumps(data), source="old.json")
-    assert migrated.schema_version == 3
+    assert migrated.schema_version == 4
     assert migrated.fingerprint["relevance"] == {"graded": False, "level": 1, "mean": "relevant"}
     assert migrated.fingerprint["config"] == {"retriever": "dense"}
+
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_older_baseline_loads_without_rankings_and_keeps_every_score(version):
+    """Baselines written by the tool before rankings were kept (scores as objects): schema 3,
+    written by the previous release on examples/, and this repository's own schema 2 file."""
+    path = DATA / f"baseline_schema{version}.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert raw["schema_version"] == version
+    loaded = read_baseline(path)
+    assert loaded.schema_version == 4 and loaded.rankings is False
+    assert {cid: case.scores for cid, case in loaded.cases.items()} == \
+        {cid: case.get("scores", {}) for cid, case in raw["cases"].items()}
+    assert all(case.ranked == [] for case in loaded.cases.values())
+    again = parse_baseline(dumps_baseline(loaded), source="b.json")
+    assert again == loaded  # written as schema 4, read back the same
+
+
+def test_rankings_round_trip_with_their_scores():
+    results = make_results([make_case("q1", {"hit@5": 1.0}, slices=["overall"])])
+    results.cases[0].retrieved[:] = ["a", "b", "c"]
+    results.cases[0].retrieved_scores[:] = [0.912345, 0.5, 0.25]
+    baseline = update_baseline(baseline=None, results=results, sha=None, ref=None, timestamp=None)
+    text = dumps_baseline(baseline)
+    again = parse_baseline(text, source="b.json")
+    assert again.rankings is True
+    assert again.cases["q1"].ranked == ["a", "b", "c"]
+    assert again.cases["q1"].ranked_scores == [0.9123, 0.5, 0.25]  # 4 decimals: display only

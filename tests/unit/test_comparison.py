@@ -4,10 +4,11 @@ config changes, lost / gained hits. Expected numbers are worked out by hand in e
 from __future__ import annotations
 
 import json
-import math
 from statistics import NormalDist
 
 import pytest
+from scipy.optimize import brentq
+from scipy.stats import binom
 
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.comparison import compare
@@ -50,12 +51,18 @@ def test_identical_runs_are_ok_like_for_like_and_pass():
     results = hits_results([1, 0, 1, 1, 0] * 10)
     comparison = run(results, results, GateSettings(fail_on_regression=True, floors={"hit@5": 0.5}))
     assert comparison.like_for_like and comparison.config_changes == []
-    # nothing changed, so no observed variance: the hit@k bound z²/(n + z²) says what n = 50 can see
-    z2 = (NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)) ** 2
-    assert {r.status for r in comparison.rows} == {"underpowered"}
-    assert all((r.delta, r.ci, r.p_value) == (0.0, (0.0, 0.0), 1.0) for r in comparison.rows)
-    assert all(r.mde == pytest.approx(z2 / (50 + z2)) and r.mde_method == "binomial" for r in comparison.rows)
-    assert all(r.n_needed == math.ceil(z2 * 0.98 / 0.02) for r in comparison.rows)
+    # nothing changed: every row is "unchanged", p = 1, and the interval is Tango's at zero counts,
+    # ±z²/(n + z²), at the judged (Bonferroni) level 1 − 0.05/3 — not a zero-width [0, 0]
+    z = NormalDist().inv_cdf(1 - 0.05 / 6)
+    assert {r.status for r in comparison.rows} == {"unchanged"}
+    assert all((r.delta, r.p_value, r.n_changed) == (0.0, 1.0, 0) for r in comparison.rows)
+    assert all(r.ci == pytest.approx((-z * z / (50 + z * z), z * z / (50 + z * z)), abs=1e-9)
+               and r.ci_level == pytest.approx(1 - 0.05 / 3) and r.ci_method == "tango" for r in comparison.rows)
+    # the MDE prior where nothing changed: only lost cases change, M ~ Bin(50, δ); the exact sign test
+    # at 0.05/3 rejects once M ≥ 7 (2·0.5^7 = 0.0156 < 0.0167 ≤ 2·0.5^6), so power(δ) = P(Bin(50, δ) ≥ 7)
+    floor = brentq(lambda d: binom.sf(6, 50, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
+    assert all(r.mde == pytest.approx(floor, abs=1e-9) and r.mde_method == "prior" for r in comparison.rows)
+    assert all(r.n_needed is None for r in comparison.rows)
     assert (comparison.verdict, comparison.regressed, comparison.failures) == ("pass", False, [])
     assert comparison.lost_hits == comparison.gained_hits == []
     json.dumps(comparison.model_dump(mode="json"), allow_nan=False)
@@ -65,7 +72,7 @@ def test_unrounded_current_scores_pair_exactly_with_the_rounded_baseline():
     ndcg = 0.6309297535714575  # stored as 0.63093 in the baseline
     results = make_results([make_case(f"q{i}", {"hit@5": 1.0, "recall@5": 1.0, "ndcg@5": ndcg}) for i in range(20)])
     nd = row(run(results, results), "ndcg@5")
-    assert (nd.delta, nd.p_value, nd.status) == (0.0, 1.0, "underpowered")
+    assert (nd.delta, nd.p_value, nd.status) == (0.0, 1.0, "unchanged")
 
 
 @pytest.mark.parametrize("lost", [1, 2])
@@ -111,7 +118,7 @@ def test_new_and_missing_metrics_and_slices():
     statuses = {(r.metric, r.slice): r.status for r in comparison.rows}
     assert statuses[("map@5", "overall")] == "missing"
     assert statuses[("mrr@5", "overall")] == "new"
-    assert statuses[("hit@5", "overall")] == "underpowered"  # n = 10
+    assert statuses[("hit@5", "overall")] == "unchanged"  # no case changed
     assert statuses[("hit@5", "locale=pt-BR")] == "new"
     assert statuses[("hit@5", "locale=es-419")] == "missing"
     assert row(comparison, "mrr@5").baseline is None and row(comparison, "map@5").current is None

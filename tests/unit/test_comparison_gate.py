@@ -33,6 +33,18 @@ BASE = {"baseline": 0.8, "current": 0.7, "n": 300, "tolerance": 0.02, "floor": N
     ({"delta": None, "p_value": None, "baseline": None, "floor": 0.9}, "below_floor"),
     ({"delta": None, "p_value": None, "current": None}, "missing"),
     ({"delta": None, "p_value": None, "n": 0}, "inconclusive"),
+    # no case changed: nothing to judge, whatever the MDE
+    ({"delta": 0.0, "p_value": 1.0, "changed": False, "mde": 0.3}, "unchanged"),
+    ({"delta": 0.0, "p_value": 1.0, "changed": False, "floor": 0.75}, "below_floor"),
+    # underpowered only where a drop was seen, not significant, and the MDE exceeds the tolerance
+    ({"delta": -0.10, "p_value": 0.20, "mde": 0.25}, "underpowered"),
+    ({"delta": -0.01, "p_value": 0.60, "mde": 0.25}, "underpowered"),
+    ({"delta": -0.10, "p_value": 0.20, "mde": float("inf")}, "underpowered"),  # nothing detectable at n
+    ({"delta": -0.10, "p_value": 0.20, "mde": 0.015}, "inconclusive"),  # this n could have seen it
+    ({"delta": -0.01, "p_value": 0.60, "mde": 0.015}, "ok"),
+    ({"delta": 0.10, "p_value": 0.30, "mde": 0.25}, "inconclusive"),  # a gain is never underpowered
+    ({"delta": 0.01, "p_value": 0.30, "mde": 0.25}, "ok"),
+    ({"delta": -0.10, "p_value": 0.001, "mde": 0.25}, "regressed"),  # significant: the MDE does not matter
 ])
 def test_row_status(changes, status):
     assert row_status(**{**BASE, **changes}) == status

@@ -37,8 +37,9 @@ def test_report_only_output():
     assert "not like-for-like" in text and "config.model: 'm1' → 'm2'" in text
     assert "locale=pt-BR" in text and "hit@5" in text and "nDCG@5" in text
     assert "−0.300" in text and "regressed *" in text and "<0.001" in text
-    assert "12 case(s) lost a hit at k=5:" in text
-    assert "… and 2 more" in text
+    assert "what changed: 12 case(s) moved · 12 lost hits: 12 retrieval settings change" in text
+    assert "q000 [lost hit] gold card-q000 — → — · nDCG@5 1.000 → 0.000 · cause: the retrieval settings changed" in text
+    assert "… and 2 more worse" in text
     assert "verdict: PASS (regressed, report only: no gate is on)" in text
 
 
@@ -53,3 +54,17 @@ def test_other_metrics_are_left_to_all_rows():
     assert "2 more rows (other metrics)" in render(GateSettings())
     everything = render(GateSettings(), all_rows=True)
     assert "more rows" not in everything and "MRR@5" in everything
+
+
+def test_an_unchanged_run_prints_no_what_changed_lines():
+    from retrieval_gate.score.kb_manifest import KbCard
+
+    manifest = {"card-q1": KbCard(sha="0" * 16, title="Q1")}
+    before = make_results([make_case("q1", dict.fromkeys(METRICS, 1.0))], metrics=METRICS)
+    before = before.model_copy(update={"kb_cards": manifest})
+    base = update_baseline(baseline=None, results=before, sha=None, ref=None, timestamp=None)
+    console = Console(record=True, width=100, force_terminal=False, color_system=None)
+    comparison = compare(results=before, baseline=base, gate=GateSettings(), resamples=2_000, kb_before=manifest)
+    assert comparison.kb_changes is not None and comparison.changed_cases == []
+    print_comparison(comparison, console)
+    assert "what changed" not in console.export_text() and "KB:" not in console.export_text()

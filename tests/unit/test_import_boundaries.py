@@ -123,7 +123,7 @@ def test_the_lazy_console_is_a_rich_console_made_on_first_use() -> None:
     assert lazy.width == 40
 
 
-ALL_COMMANDS = ["action", "audit", "baseline", "compare", "embed", "eval", "report", "score", "subset",
+ALL_COMMANDS = ["action", "audit", "baseline", "compare", "embed", "eval", "init", "report", "score", "subset",
                 "validate"]
 
 
@@ -150,7 +150,7 @@ def test_help_lists_every_command_in_the_documented_order(tmp_path: Path) -> Non
                           capture_output=True, text=True, timeout=300)
     listed = [line.split()[0] for line in done.stdout.split("Commands:")[1].splitlines() if line.strip()]
     # Typer lists plain commands in registration order, then groups (baseline).
-    assert listed == ["score", "validate", "eval", "embed", "compare", "action", "report", "audit", "subset",
+    assert listed == ["init", "score", "validate", "eval", "embed", "compare", "action", "report", "audit", "subset",
                       "baseline"]
 
 

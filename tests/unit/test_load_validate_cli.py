@@ -79,7 +79,7 @@ def test_gold_ids_are_checked_against_beir_and_markdown_kbs(tmp_path: Path, caps
     ("args", "fragment"),
     [
         (["validate", "--kb", "missing-kb.jsonl", "--cases", "missing-cases.jsonl"], "not found"),
-        (["validate", "--kb", "x"], "Missing option '--cases'"),
+        (["validate", "--kb", "x"], "validate needs --cases (or a suite of retrieval-gate.yml"),
         (["validate", "--nope"], "No such option"),
         (["no-such-command"], "No such command"),
     ],

@@ -1,25 +1,17 @@
-"""The comparison's statistics beyond the p-value: the multiple-comparison correction (hand-worked
-examples), the MDE and cases-needed formulas (by hand), and the interval that inverts the
-sign-flip test (against brute-force enumeration of every sign vector, and its agreement with the
-p-value on random rows, exact and Monte Carlo)."""
+"""The comparison's multiple-comparison correction (hand-worked examples) and judged rows in a
+comparison. MDE and power: test_power.py; the intervals: test_paired_interval.py."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from statistics import NormalDist
 
-import numpy as np
 import pytest
 
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.interval import sign_flip_interval
-from retrieval_gate.compare.power import adjust_p, cases_needed, mde
-from retrieval_gate.compare.stats import sign_flip_p_value
+from retrieval_gate.compare.power import adjust_p
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run
-
-Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
 
 @pytest.mark.parametrize("method,p,expected", [
@@ -41,136 +33,25 @@ def test_an_unknown_correction_is_refused():
         adjust_p([0.1], "sidak")
 
 
-@pytest.mark.parametrize("n,sd", [(30, 0.3), (100, 0.25), (300, 0.5)])
-def test_mde_from_observed_variance_by_hand(n, sd):
-    size, method = mde(n=n, sd=sd, alpha=0.05)
-    assert method == "observed" and size == pytest.approx((1.959964 + 0.841621) * sd / math.sqrt(n), rel=1e-5)
-    needed = cases_needed(effect=size, sd=sd, alpha=0.05)
-    assert needed == n
-
-
-@pytest.mark.parametrize("n", [1, 24, 30, 300])
-def test_without_variance_the_hit_bound_solves_delta_equals_z_sqrt_delta_one_minus_delta_over_n(n):
-    size, method = mde(n=n, sd=0.0, alpha=0.05)
-    assert method == "binomial"
-    assert size == pytest.approx(Z * math.sqrt(size * (1 - size) / n))
-    assert cases_needed(effect=size, sd=None, alpha=0.05) == n
-
-
-def test_a_slice_of_24_cannot_see_a_five_point_drop():
-    size, _ = mde(n=24, sd=None, alpha=0.05)
-    assert size > 0.2  # z²/(24 + z²) ≈ 0.246
-    assert cases_needed(effect=0.05, sd=None, alpha=0.05) == math.ceil(Z * Z * 0.95 / 0.05)
-    assert cases_needed(effect=0.0, sd=None, alpha=0.05) is None
-
-
-# The unpaired rule, worked by hand with the published quantiles z_0.975 = 1.959964 and
-# z_0.8 = 0.841621 (z = 2.801585, z² = 7.848878): MDE = z·√(2p(1−p)/n), n = ⌈z²·2p(1−p)/δ²⌉.
-@pytest.mark.parametrize("n,p,expected", [
-    (100, 0.5, 2.801585 * math.sqrt(0.5 / 100)),    # 0.198102
-    (400, 0.9, 2.801585 * math.sqrt(0.18 / 400)),   # 0.059431
-    (50, 0.2, 2.801585 * 0.08),                     # √(0.32/50) = 0.08 → 0.224127
-    (9812, 0.5, 2.801585 * math.sqrt(0.5 / 9812)),  # just under 0.02
-])
-def test_unpaired_mde_is_the_two_proportion_normal_approximation_by_hand(n, p, expected):
-    from retrieval_gate.audit.coverage import mde as cell_mde
-    from retrieval_gate.compare.power import unpaired_sd
-
-    size, method = mde(n=n, sd=unpaired_sd(p), alpha=0.05)
-    assert method == "observed" and size == pytest.approx(expected, rel=1e-6)
-    assert cell_mde(n, p) == size  # the audit's coverage cells use this one rule, not a copy
-
-
-@pytest.mark.parametrize("effect,p,expected", [
-    (0.1, 0.5, 393),    # 7.848878 · 0.5 / 0.01 = 392.44
-    (0.05, 0.9, 566),   # 7.848878 · 0.18 / 0.0025 = 565.12
-    (0.02, 0.5, 9812),  # 7.848878 · 0.5 / 0.0004 = 9811.10
-    (0.2, 0.1, 36),     # 7.848878 · 0.18 / 0.04 = 35.32
-])
-def test_unpaired_cases_needed_by_hand(effect, p, expected):
-    from retrieval_gate.audit.coverage import required_n
-    from retrieval_gate.compare.power import unpaired_sd
-
-    assert cases_needed(effect=effect, sd=unpaired_sd(p), alpha=0.05) == expected
-    assert required_n(effect, p) == expected
-
-
-@pytest.mark.parametrize("p", [-0.1, 1.5])
-def test_unpaired_sd_refuses_a_rate_outside_zero_one(p):
-    from retrieval_gate.compare.power import unpaired_sd
-
-    with pytest.raises(ValueError, match=r"p must be in \[0, 1\]"):
-        unpaired_sd(p)
-
-
-def brute_interval(d: np.ndarray, a: float) -> tuple[float, float]:
-    """The accepted shifts on a fine grid (every sign vector enumerated), walking out from the
-    estimate: p(x) = share of sign vectors s with |s·(d − x)| ≥ |Σ(d − x)|."""
-    grid = np.arange(-1.5, 1.5 + 1e-12, 0.0005)
-    signs = np.array(list(itertools.product((-1.0, 1.0), repeat=len(d))))
-    shifted = d[:, None] - grid[None, :]  # n × G
-    p = np.mean(np.abs(signs @ shifted) >= np.abs(shifted.sum(axis=0)) - 1e-9, axis=0)
-    inside = grid[p >= a]
-    est = d.mean()
-    return float(inside[inside <= est].min()), float(inside[inside >= est].max())
-
-
-@pytest.mark.parametrize("values", [
-    [-1, -1, -1, 0, 0, 0, 1, 0, -1, -1],
-    [-0.5, 0.25, -0.75, 0.0, -0.1, -0.3, 0.2, -0.6],
-    [1, 1, 1, 1, 0, 0, 1, 0, 1, 1, 0],
-])
-def test_the_interval_equals_brute_force_inversion(values):
-    d = np.asarray(values, dtype=float)
-    low, high = sign_flip_interval(d, level=0.95)
-    b_low, b_high = brute_interval(d, 0.05)
-    assert low == pytest.approx(b_low, abs=6e-4) and high == pytest.approx(b_high, abs=6e-4)
-
-
-@pytest.mark.parametrize("kind", ["hit", "continuous", "many-values"])
-def test_zero_is_inside_the_interval_exactly_when_p_is_not_below_the_level(kind):
-    rng = np.random.default_rng(5)
-    for trial in range(60):
-        n = int(rng.integers(5, 120))
-        if kind == "hit":
-            d = rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], size=n, p=[0.3, 0.2, 0.2, 0.2, 0.1])
-        elif kind == "continuous":
-            d = np.round(rng.normal(-0.05, 0.2, n), 6)
-        else:
-            d = np.round(rng.choice(np.linspace(-1, 1, 41), size=n), 6)
-        p = sign_flip_p_value(d, resamples=2000, seed=trial)
-        for level in (0.95, 0.99):
-            low, high = sign_flip_interval(d, level=level, p_value=p, resamples=2000, seed=trial)
-            assert low <= d.mean() <= high
-            assert (low <= 0.0 <= high) == (p >= 1 - level), (trial, p, low, high)
-
-
-def test_the_issue_example_no_longer_shows_an_interval_excluding_zero_beside_an_inconclusive_status():
-    # form=GAP, n = 30: 9 lost hits, 2 gained: Δ = −0.233, p = 0.065 (the bootstrap CI excluded 0)
-    d = np.array([-1.0] * 9 + [1.0] * 2 + [0.0] * 19)
-    p = sign_flip_p_value(d)
-    assert p == pytest.approx(0.0654, abs=1e-4)
-    low, high = sign_flip_interval(d, level=0.95, p_value=p)
-    assert low < -0.3 and high >= 0.0
-
-
-def test_judged_rows_are_holm_adjusted_and_their_intervals_agree_with_the_adjusted_p():
+def test_judged_rows_are_holm_adjusted_and_their_intervals_are_at_the_bonferroni_level():
     before = hits_results([1] * 80 + [0] * 20)
     after = hits_results([0] * 8 + [1] * 72 + [0] * 20)  # 8 lost hits of 100: raw p = 2·0.5^8
     comparison = run(after, before, GateSettings(fail_on_regression=True))
     judged = [r for r in comparison.rows if r.gated and r.p_value is not None]
     assert len(judged) == 3 and comparison.stats["correction"] == "holm" and comparison.stats["judged_rows"] == 3
+    assert comparison.stats["ci_level_judged"] == pytest.approx(1 - 0.05 / 3)
     raw = 2 * 0.5 ** 8
     for row in judged:
         assert row.p_value == pytest.approx(raw)
         assert row.p_adjusted == pytest.approx(3 * raw)  # three equal p-values: all × 3
         assert row.ci_level == pytest.approx(1 - 0.05 / 3)
-        assert row.ci is not None and row.ci[1] < 0 and row.status == "regressed"
+        assert row.ci is not None and row.ci[1] < 0 and row.status == "regressed" and row.ci_agrees
     loose = run(after, before, GateSettings(fail_on_regression=True, correction="none"))
     assert all(r.p_adjusted == pytest.approx(r.p_value) for r in loose.rows if r.gated and r.p_value is not None)
+    assert all(r.ci_level == pytest.approx(0.95) for r in loose.rows if r.gated)  # no correction: alpha
 
 
-def test_holm_turns_a_borderline_drop_into_a_non_regression():
+def test_holm_turns_a_borderline_drop_into_a_non_regression_and_the_interval_is_extended_to_zero():
     # 6 of 100 lost: p = 2·0.5^6 = 0.031 < 0.05 alone, 0.094 after Holm over 3 equal rows
     before = hits_results([1] * 80 + [0] * 20)
     after = hits_results([0] * 6 + [1] * 74 + [0] * 20)
@@ -178,10 +59,19 @@ def test_holm_turns_a_borderline_drop_into_a_non_regression():
     holm = run(after, before, GateSettings(fail_on_regression=True))
     assert {r.status for r in alone.rows if r.gated} == {"regressed"} and alone.verdict == "fail"
     assert {r.status for r in holm.rows if r.gated} == {"underpowered"} and holm.verdict == "pass"
+    # Tango's score statistic at 0 is −6/√6 = −2.449, beyond z_{1 − 0.05/6} = 2.394: the score interval
+    # excludes 0 while the exact test, Holm-adjusted, does not reject — so the interval is extended
+    # to 0 and agrees with the status
+    z = NormalDist().inv_cdf(1 - 0.05 / 6)
+    assert 6 / math.sqrt(6) > z
     for row in holm.rows:
         if row.gated:
-            assert row.ci is not None and row.ci[0] <= 0 <= row.ci[1]
+            assert row.ci is not None and row.ci[0] < -0.06 and row.ci[1] == 0.0
+            assert row.ci_method == "tango+0" and row.ci_agrees is True
             assert row.n_needed is not None and row.n_needed > 100
+    for row in alone.rows:  # uncorrected, the same data is significant and its interval untouched
+        if row.gated:
+            assert row.ci is not None and row.ci[1] < 0 and row.ci_method == "tango" and row.ci_agrees
 
 
 def test_a_large_significant_drop_fails_whatever_the_mde():

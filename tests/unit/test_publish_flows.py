@@ -51,3 +51,5 @@ def test_row_message_names_metric_slice_values_delta_n_and_uncertainty():
                         ci=(-0.2, -0.025), p_value=0.012, status="regressed")
     assert row_message(row) == ("hit@5 on locale=pt-BR: 0.8000 → 0.7000, Δ -0.1000, n=40, "
                                 "95% CI [-0.2000, -0.0250], p=0.012")
+    judged = row.model_copy(update={"ci_level": 1 - 0.05 / 3})  # a judged row's Bonferroni level
+    assert "98.3% CI [-0.2000, -0.0250]" in row_message(judged)

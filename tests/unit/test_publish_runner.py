@@ -78,3 +78,13 @@ def test_no_runner_files_outside_actions():
     runner = Runner(stream=io.StringIO())
     runner.set_outputs({"a": "1"})
     assert runner.append_summary("text")
+
+
+def test_an_annotation_can_point_at_a_line_of_a_file():
+    stream = io.StringIO()
+    runner = Runner(stream=stream)
+    runner.annotate("warning", "c1 lost its hit: a, b", title="t: x", file="data/cases.jsonl", line=3)
+    assert stream.getvalue() == "::warning file=data/cases.jsonl,line=3,title=t%3A x::c1 lost its hit: a, b\n"
+    for _ in range(10):
+        runner.annotate("warning", "m", file="f.jsonl", line=9)
+    assert runner.annotations[-1] == "warning: f.jsonl:9: m"  # past GitHub's 10: a log line with the place

@@ -159,10 +159,11 @@ def test_headline_metrics_hit_first_and_fallback() -> None:
 
 
 def test_worse_cells_headline_overall_first_then_largest_drop() -> None:
-    cells = {"overall": {"hit@5": cell(status="regressed", delta=-0.01), "mrr@5": cell(metric="mrr@5",
-                                                                                        status="regressed",
-                                                                                        delta=-0.5)},
-             "locale=en": {"hit@5": cell(status="regressed", delta=-0.2)},
+    cells = {"overall": {"hit@5": cell(status="regressed", delta=-0.01, flagged=True),
+                         "mrr@5": cell(metric="mrr@5", status="regressed", delta=-0.5, flagged=True)},
+             "locale=en": {"hit@5": cell(status="regressed", delta=-0.2, flagged=True)},
+             # regressed at its own p, but not after Holm over the reported rows: not "worse"
+             "locale=es": {"hit@5": cell(status="regressed", delta=-0.4, flagged=False)},
              "locale=pt": {"hit@5": cell(status="ok", delta=-0.3)}}
     order = [(name, c.metric) for name, c in worse_cells(cells, ["hit@5"])]
     assert order == [("overall", "hit@5"), ("locale=en", "hit@5"), ("overall", "mrr@5")]

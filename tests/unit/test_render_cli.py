@@ -45,7 +45,8 @@ def test_baseline_without_comparison_is_compared_on_the_fly(files, capsys) -> No
                              capsys)
     assert code == 0, err
     assert "Δ (paired)" in out and "95% CI" in out
-    assert "lost a hit since the baseline" in out
+    assert "cases lost their hit: see below" in out.splitlines()[1]
+    assert "<details open><summary>🔎 What changed" in out
 
 
 def test_html_to_a_file(files, tmp_path: Path, capsys) -> None:
@@ -55,7 +56,7 @@ def test_html_to_a_file(files, tmp_path: Path, capsys) -> None:
                            capsys)
     assert code == 0 and f"wrote {out_path}" in out
     doc = parse_html(out_path.read_text(encoding="utf-8"))
-    assert doc.tag_names().count("svg") == 3
+    assert doc.tag_names().count("svg") == 4  # 2 slice charts, the trend, the gold-rank shifts
 
 
 def test_terminal_to_a_file_is_plain_text(files, tmp_path: Path, capsys) -> None:

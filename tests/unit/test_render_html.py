@@ -53,9 +53,11 @@ def test_no_remote_reference_anywhere(name: str, reports) -> None:
 def test_charts_are_inline_svg(name: str, trend: bool, reports) -> None:
     scenario, html, doc = reports[name]
     names = doc.tag_names()
-    assert names.count("svg") == 2 + int(trend)  # hit and nDCG by slice (+ the trend)
+    shifts = bool(scenario.comparison and scenario.comparison.changed_cases)
+    # hit and nDCG by slice (+ the trend) (+ the histogram of gold-rank shifts of "What changed")
+    assert names.count("svg") == 2 + int(trend) + int(shifts)
     n_slices = len([s for s in scenario.results.aggregates if s not in ("overall", "no-answer")])
-    bars = [a for t, a in doc.tags if t == "rect"]
+    bars = [a for t, a in doc.tags if t == "rect" and a.get("class") != "shift"]
     compared = scenario.comparison is not None
     assert len(bars) == 2 * (n_slices + 1) * (2 if compared else 1)  # value (+ Δ) bar per row and chart
     assert html.count('class="whisker"') >= n_slices + 1  # Wilson interval on every hit@k bar
@@ -96,3 +98,30 @@ def test_failed_case_row_is_marked(reports) -> None:
     _, html, _ = reports["hostile"]
     assert html.count('<tr class="failed">') == 1
     assert "failed: missing from the run" in html
+
+
+def test_the_drill_down_shows_both_rankings_with_gold_and_kb_marks_filters_and_the_shift_histogram():
+    from retrieval_gate.compare.changes_model import CardRef, KbChanges
+
+    scenario = sc.regression()
+    changes = scenario.comparison.changed_cases
+    first = changes[0]
+    top_now = next(c.retrieved for c in scenario.results.cases if c.id == first.id)[0]
+    comparison = scenario.comparison.model_copy(update={"kb_changes": KbChanges(edited=[CardRef(card=top_now)])})
+    html = render_html(results=scenario.results, comparison=comparison, baseline=scenario.baseline)
+    assert html.count('class="wc-case"') == len(changes)
+    block = html[html.index(f'<strong class="ids">{first.id}</strong>'):]
+    block = block[:block.index("</table>")]
+    before, after = block.split("</td>")[0], block.split("</td>")[1]
+    gold = first.gold[0]
+    assert (f'<li class="hit">{gold.card}</li>' in before) == (gold.rank_before is not None)
+    assert (f'<li class="hit">{gold.card}</li>' in after) == (gold.rank_after is not None)
+    assert f'<li class="kb-edited">{top_now} <small>(edited)</small></li>' in after  # the KB mark
+    assert '<option value="ranking">' in html and f'<option value="{first.slices[1]}">' in html
+    # the histogram: one bar per shift, counted here from the gold ranks by hand
+    gone = sum(1 for c in changes for g in c.gold if g.rank_before is not None and g.rank_after is None)
+    assert re.search(rf"<title>left the top: {gone}</title>", html)
+    assert "ranks before are unknown" not in html
+    old = comparison.model_copy(update={"baseline_rankings": False})
+    assert render_html(results=scenario.results, comparison=old, baseline=scenario.baseline).count(
+        "ranks before are unknown") == 1  # said once

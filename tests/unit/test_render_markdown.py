@@ -111,20 +111,26 @@ def test_improvement_delta_is_the_paired_mean_computed_by_hand(rendered) -> None
     assert text.splitlines()[1].startswith("### 🟢")
 
 
-def test_regression_with_gate_on_shows_the_failures_and_the_lost_hits_collapsed(rendered) -> None:
+def test_regression_with_gate_on_shows_the_failures_and_the_lost_hits_open(rendered) -> None:
     scenario, text = rendered["regression"]
     cases = sc.make_cases(90, tag_values=2)
     before = hits_at_5(cases, sc.make_rankings(cases, quality=0.85, seed=5))
     after = hits_at_5(cases, sc.make_rankings(cases, quality=0.55, seed=6))
     lost = sorted(c for c in before if before[c] == 1 and after[c] == 0)
     gained = sorted(c for c in before if before[c] == 0 and after[c] == 1)
-    assert "### ❌ Retrieval · docs · gate failed" in text
+    assert f"### ❌ Retrieval · docs · gate failed · {len(lost)} cases lost their hit: see below" in text
     for failure in scenario.comparison.failures:
         assert f"- {failure}" in text
-    assert f"<details><summary>🔻 {len(lost)} cases lost a hit since the baseline</summary>" in text
-    assert f"🔺 {len(gained)} cases gained a hit" in text
-    lost_table = table_after(text, "🔻")
-    assert sorted(row[0] for row in lost_table[1:]) == lost
+    section = text[text.index("<details open><summary>🔎 What changed"):]
+    section = section[:section.index("</details>")]
+    assert f"· {len(lost)} lost hits: {len(lost)} ranking ·" in section
+    assert f"· {len(gained)} gained hits: {len(gained)} ranking" in section
+    shown_lost = sorted(line.split("**")[1] for line in section.splitlines() if line.startswith("- 🔻 "))
+    assert shown_lost == lost  # every lost case, one line each
+    shown_gained = sorted(line.split("**")[1] for line in section.splitlines() if line.startswith("- 🔺 "))
+    assert shown_gained == gained
+    assert section.index("- 🔻 ") < section.index("**Got better**") < section.index("- 🔺 ")
+    assert "label it" not in section  # the regression scenario's cause is "ranking"
     assert "hit@5 ≥ 0.7" in text  # the gate knobs in force are named
 
 
@@ -166,10 +172,15 @@ def test_huge_input_fits_under_githubs_limit_and_says_what_was_cut(rendered) -> 
     before = hits_at_5(cases, sc.make_rankings(cases, quality=0.75, seed=9))
     after = hits_at_5(cases, sc.make_rankings(cases, quality=0.7, seed=10))
     n_lost = sum(1 for c in before if before[c] == 1 and after[c] == 0)
+    assert f"· {n_lost:,} lost hits: {n_lost:,} ranking ·" in text
+    n_worse = int(re.search(r"\*\*Got worse\*\* \(([\d,]+)\)", text).group(1).replace(",", ""))
     notice = next(line for line in text.splitlines() if "✂️" in line)
-    assert f"100 of {n_lost:,} lost hits" in notice
+    shown = int(re.search(r"([\d,]+) of ([\d,]+) cases that got worse", notice).group(1))
+    assert f"{shown} of {n_worse:,} cases that got worse" in notice and n_worse > n_lost
+    assert f"- … and {n_worse - shown:,} more in the HTML report" in text
+    lost_lines = [line for line in text.splitlines() if line.startswith("- 🔻 ")]
+    assert len(lost_lines) == min(shown, n_lost)  # lost hits first
     assert "[workflow run](https://github.com/acme/docs/actions/runs/42)" in notice
-    assert f"{n_lost - 100:,} more in the full report." in text
     assert notice.startswith("> ")  # a quote block of its own, before the numbers
     assert text.index("✂️") < text.index("| k = 5 |")
     assert "| 3,000 |" in text
@@ -182,7 +193,7 @@ def test_slices_are_trimmed_only_after_the_case_lists_keeping_the_worst() -> Non
                           max_chars=8_000)
     assert len(text) <= 8_000
     notice = next(line for line in text.splitlines() if "✂️" in line)
-    assert re.search(r"0 of [\d,]+ lost hits", notice) and re.search(r"(\d+) of (\d+) slices", notice)
+    assert re.search(r"0 of [\d,]+ cases that got worse", notice) and re.search(r"(\d+) of (\d+) slices", notice)
     shown, total = map(int, re.search(r"(\d+) of (\d+) slices", notice).groups())
     rows = table_after(text, "#### By slice")[1:]
     assert len(rows) == shown < total
@@ -209,8 +220,10 @@ def test_job_summary_is_the_same_text_uncut(rendered) -> None:
                           links=scenario.links) == text
     huge = sc.huge()
     summary = render_summary(results=huge.results, comparison=huge.comparison, baseline=huge.baseline)
-    assert "✂️" not in summary and "more in the full report" not in summary
-    assert len(table_after(summary, "🔻")) - 1 == len(huge.comparison.lost_hits)
+    assert "✂️" not in summary
+    assert sum(1 for line in summary.splitlines() if line.startswith("- 🔻 ")) == len(huge.comparison.lost_hits)
+    n_worse = sum(1 for c in huge.comparison.changed_cases if c.movement in ("lost-hit", "worse"))
+    assert n_worse > 1_000 and f"- … and {n_worse - 1_000:,} more in the HTML report" in summary  # 1,000 at most
 
 
 def test_job_summary_can_be_held_under_a_byte_limit() -> None:
@@ -333,3 +346,12 @@ def test_summary_also_requires_the_marker(tmp_path: Path) -> None:
     tpl = write(tmp_path, "mine.md.j2", "no marker")
     with pytest.raises(InputError):
         render_summary(results=sc.first_run().results, template=tpl)
+
+
+def test_a_baseline_without_rankings_is_said_once_and_its_ranks_before_are_unknown() -> None:
+    scenario = sc.regression()
+    comparison = scenario.comparison.model_copy(update={"baseline_rankings": False})
+    text = render_comment(results=scenario.results, comparison=comparison, baseline=scenario.baseline)
+    assert text.count("ranks before are unknown") == 1
+    first = next(line for line in text.splitlines() if line.startswith("- 🔻 "))
+    assert " ? → " in first  # not "—": unknown, not absent

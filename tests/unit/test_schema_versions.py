@@ -40,6 +40,25 @@ def test_a_version_1_comparison_file_still_loads(tmp_path: Path) -> None:
     assert comparison.schema_version == 1 and all(r.mde is None for r in comparison.rows)
 
 
+def test_a_version_2_comparison_file_still_loads_and_renders(tmp_path: Path) -> None:
+    data = run(hits_results([1, 0, 1, 1]), hits_results([1, 1, 1, 1])).model_dump(mode="json")
+    data["schema_version"] = 2
+    for row in data["rows"]:
+        for key in ("ci_method", "ci_agrees", "p_family", "n_changed"):
+            del row[key]
+        row["mde_method"] = "binomial"
+        row["status"] = "underpowered" if row["status"] == "unchanged" else row["status"]
+    del data["stats"]["ci_level_judged"]
+    path = tmp_path / "v2.comparison.json"
+    path.write_text(json.dumps(data))
+    comparison = read_comparison(path)
+    assert comparison.schema_version == 2 and all(r.p_family is None for r in comparison.rows)
+    from retrieval_gate.render.markdown import render_comment
+
+    text = render_comment(results=hits_results([1, 0, 1, 1]), comparison=comparison, baseline=None)
+    assert "| 95% CI |" in text  # no judged level in a schema-2 file: the reported level
+
+
 def test_a_changed_relevance_level_gain_or_mean_is_not_like_for_like() -> None:
     base = hits_results([1, 0, 1])
     same = run(hits_results([1, 0, 1]), base)

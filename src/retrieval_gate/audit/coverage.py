@@ -8,7 +8,7 @@ from itertools import product
 
 from retrieval_gate.audit.model import AuditCard, Coverage, CoverageCell, Finding
 from retrieval_gate.audit.params import CASE_FIELDS
-from retrieval_gate.compare.power import cases_needed, unpaired_sd
+from retrieval_gate.compare.power import cases_needed
 from retrieval_gate.compare.power import mde as power_mde
 from retrieval_gate.models import Case
 
@@ -17,35 +17,23 @@ NO_GOLD = "(no gold)"
 MAX_LISTED_EMPTY = 10_000
 
 
-def mde(n: int, p: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Minimum detectable drop of a hit rate over ``n`` cases near ``p``, two-sided level
-    ``alpha``: the comparison's rule (``compare.power.mde``) with the unpaired variance
-    ``2p(1 − p)`` (``compare.power.unpaired_sd``), i.e.
-
-        MDE = (z_{1-α/2} + z_{power}) · sqrt(2 · p(1-p) / n)
-
-    A coverage cell has no pairing yet (no comparison), so this is the conservative bound: a
-    paired test over correlated runs detects less. p = 0.5 is the worst case. Capped at 1: a hit
-    rate cannot drop by more, so 1 means "no drop is detectable at this n"."""
+def mde(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest drop of a hit rate over ``n`` cases that a paired comparison can detect *at
+    best*: the comparison's own MDE (``compare.power.mde``, exact sign test, power ``power``,
+    two-sided ``alpha``) under its no-change prior — only the cases that lose their hit change.
+    Any churn (cases gaining and losing in the same run) makes the real MDE larger, so a cell
+    flagged here stays underpowered in every comparison. 1.0 when no drop is detectable at n
+    (fewer cases than the sign test needs to reject at all)."""
     if n <= 0:
         raise ValueError("n must be positive")
-    value, _ = power_mde(n=n, sd=unpaired_sd(p), alpha=alpha, power=power)
-    return min(1.0, value)
+    value, _ = power_mde(n=n, diffs=None, binary=True, alpha=alpha, power=power)
+    return 1.0 if value is None else min(1.0, value)
 
 
-def required_n(max_drop: float, p: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
-    """The smallest n whose ``mde`` is ≤ ``max_drop``: ``compare.power.cases_needed`` with the
-    unpaired variance (1 for a drop ≤ 0 is never asked: the gate's max_drop is positive)."""
-    needed = cases_needed(effect=max_drop, sd=unpaired_sd(p), alpha=alpha, power=power)
-    return 1 if needed is None else needed
-
-
-def cell_p(hits: int | None, n: int) -> float:
-    """The hit rate a cell's MDE is computed at: (hits + 1) / (n + 2) when measured (so an
-    all-hit cell does not claim zero variance), else 0.5 (the worst case)."""
-    if hits is None:
-        return 0.5
-    return (hits + 1) / (n + 2)
+def required_n(max_drop: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
+    """The smallest n whose best-case ``mde`` is ≤ ``max_drop`` (``compare.power.cases_needed``);
+    None for a drop ≤ 0 or one no n up to ten million sees."""
+    return cases_needed(effect=max_drop, diffs=None, binary=True, alpha=alpha, power=power)
 
 
 def default_fields(cards: Mapping[str, AuditCard]) -> list[str]:
@@ -101,7 +89,7 @@ def coverage_matrix(
         cell_hits = None
         if hits is not None:
             cell_hits = sum(1 for c in gold if hits.get(c.id))
-        value = None if n_gold == 0 else mde(n_gold, cell_p(cell_hits, n_gold), alpha=alpha, power=power)
+        value = None if n_gold == 0 else mde(n_gold, alpha=alpha, power=power)
         out_cells.append(CoverageCell(
             values=dict(zip(fields, key, strict=True)), n=len(members), n_gold=n_gold, hits=cell_hits,
             mde=None if value is None else round(value, 4),
@@ -115,7 +103,7 @@ def coverage_matrix(
         empty = [dict(zip(fields, combo, strict=True)) for combo in product(*observed) if combo not in cells]
     return Coverage(fields=list(fields), max_drop=max_drop, alpha=alpha, power=power, metric=metric,
                     cells=out_cells, empty_cells=empty, empty_cells_listed=listed,
-                    required_n=required_n(max_drop, 0.5, alpha=alpha, power=power))
+                    required_n=required_n(max_drop, alpha=alpha, power=power))
 
 
 def cell_name(values: Mapping[str, str]) -> str:
@@ -132,7 +120,7 @@ def coverage_findings(coverage: Coverage) -> list[Finding]:
             assert cell.mde is not None
             out.append(Finding(
                 kind="underpowered_cell", severity="low", cell=cell_name(cell.values),
-                reason=f"{cell_name(cell.values)}: n = {cell.n_gold} detects a drop of {cell.mde:.3f} "
+                reason=f"{cell_name(cell.values)}: n = {cell.n_gold} detects at best a drop of {cell.mde:.3f} "
                        f"in {coverage.metric}, not the gate's max_drop {coverage.max_drop:g}",
                 data={"n": cell.n_gold, "mde": cell.mde}))
     return out

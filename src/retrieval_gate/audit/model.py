@@ -76,7 +76,7 @@ class CoverageCell(BaseModel):
     n: int  # cases in the cell
     n_gold: int  # cases with gold (the n of hit@k)
     hits: int | None = None  # hit@k hits among them, with --results
-    mde: float | None = None  # minimum detectable drop of hit@k (None when n_gold = 0)
+    mde: float | None = None  # best-case paired MDE of hit@k (compare.power; None when n_gold = 0)
     detectable: bool | None = None  # mde ≤ max_drop
 
 
@@ -91,7 +91,7 @@ class Coverage(BaseModel):
     cells: list[CoverageCell]
     empty_cells: list[dict[str, str]]
     empty_cells_listed: bool = True  # False when the cross product was too large to list
-    required_n: int | None = None  # n needed at p = 0.5 (the worst case)
+    required_n: int | None = None  # n whose best-case MDE reaches max_drop
 
 
 class ReviewItem(BaseModel):

@@ -20,6 +20,7 @@ from retrieval_gate.errors import InputError, RetrievalGateError
 # every registered command on each run); help, no command or an unknown one imports them all, so
 # the listing and "No such command" suggestions are complete. Listed in the order help shows them.
 COMMAND_MODULES = {
+    "init": "init",
     "score": "score",
     "validate": "validate",
     "eval": "eval",

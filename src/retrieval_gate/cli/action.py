@@ -11,6 +11,9 @@ are scrubbed before they are shown.
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -44,6 +47,7 @@ def action() -> None:
         settings = build_action_settings(env)
         secrets = settings.secret_values
         runner = Runner(output_file=settings.output_file, summary_file=settings.summary_file, secrets=tuple(secrets))
+        started = time.time()
         outcome = run_action(
             settings=settings,
             engine=engine_module.real_engine(),
@@ -51,11 +55,22 @@ def action() -> None:
                                       api_url=settings.api_url),
             runner=runner,
         )
+        if env.get("GITHUB_ACTIONS") != "true":
+            _say_outside_github(outcome=outcome, out_dir=Path(settings.out_dir), since=started)
     except RetrievalGateError as exc:
         raise _scrubbed(exc, secrets) from None
     except Exception as exc:  # a bug: one line (the traceback under --debug), without the secrets; exit 3
         raise typer.Exit(report_internal_error(exc, clean=lambda text: scrub_text(text, secrets))) from None
     raise typer.Exit(outcome.exit_code)
+
+
+def _say_outside_github(*, outcome: Any, out_dir: Path, since: float) -> None:
+    """Outside a runner (GITHUB_ACTIONS unset) the run is easy to mistake for a no-op: one line
+    saying so, and every file it wrote."""
+    wrote = sorted(p.as_posix() for p in out_dir.rglob("*") if p.is_file() and p.stat().st_mtime >= since - 1)
+    mode = getattr(outcome, "mode", None) or "?"
+    typer.echo(f"retrieval-gate action: not on GitHub Actions (GITHUB_ACTIONS is not 'true'); ran mode {mode} in "
+               f"{Path.cwd()}; wrote {', '.join(wrote) if wrote else 'nothing'}", err=True)
 
 
 def _scrubbed(exc: RetrievalGateError, secrets: list[str]) -> RetrievalGateError:

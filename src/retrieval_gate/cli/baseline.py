@@ -39,10 +39,12 @@ def update(
     An existing file that cannot be read is never overwritten (exit 2, file untouched). The
     read-merge-write runs under an exclusive lock on the baseline's folder, so concurrent updates
     keep every history entry. A symlinked baseline is written through: its target is updated and
-    the link stays a link."""
+    the link stays a link. The KB's card-hash manifest is written beside it
+    (``<suite>.kb.json``) when the results carry one."""
     from retrieval_gate.clock import now_iso
     from retrieval_gate.compare.baseline_update import update_baseline
-    from retrieval_gate.files import folder_lock, write_baseline
+    from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
+    from retrieval_gate.files import folder_lock, write_baseline, write_text_atomic
     from retrieval_gate.load.baseline import read_baseline
     from retrieval_gate.load.results import read_results
 
@@ -55,6 +57,8 @@ def update(
         new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=stamp,
                               history_limit=history_limit)
         write_baseline(target, new)
+        if loaded.kb_cards is not None:  # which cards a later run changes (beside the baseline)
+            write_text_atomic(Path(manifest_path(str(target))), dumps_manifest(loaded.kb_cards, suite=new.suite))
     verb = "created" if old is None else "updated"
     console.print(f"{verb} {baseline}: suite {new.suite}, {len(new.cases)} cases, "
                   f"history {len(new.history)} entr{'y' if len(new.history) == 1 else 'ies'} "

@@ -56,7 +56,7 @@ def suite_for_results(*, config: Path | None, suite: str | None, results_suite: 
 @app.command("compare")
 def compare_command(
     results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
-    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON (default: the suite's 'baseline' in the config file)."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON (default: the suite's 'baseline' in the config file, else baselines/<suite>.json as the action reads it)."),
     fail_on_regression: bool | None = typer.Option(None, "--fail-on-regression/--no-fail-on-regression", help="Exit 1 when a judged metric drops by more than its max drop (and significantly)."),
     floor: list[str] = typer.Option([], "--floor", help="Absolute floor, METRIC=V or METRIC:SLICE=V (e.g. hit@5=0.8, hit@5:locale=pt-BR=0.7); exit 1 when not met. Repeatable."),
     max_drop: list[str] = typer.Option([], "--max-drop", help="Tolerated drop: V (every metric), METRIC=V or METRIC:SLICE=V (default 0.02). Repeatable."),
@@ -73,8 +73,9 @@ def compare_command(
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
     from retrieval_gate.compare.comparison import compare
+    from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
     from retrieval_gate.files import write_json_atomic
-    from retrieval_gate.load.baseline import read_baseline
+    from retrieval_gate.load.baseline import read_baseline, read_kb_manifest
     from retrieval_gate.load.results import read_results
     from retrieval_gate.render.terminal import print_comparison
 
@@ -86,11 +87,19 @@ def compare_command(
                                         correction=correction)}
     suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite, overrides=overrides)
     baseline_path = baseline if baseline is not None else (Path(suite_config.baseline) if suite_config.baseline else None)
-    if baseline_path is None:
-        raise UsageError("no baseline: pass --baseline FILE (or set 'baseline' for the suite in the config file)")
+    if baseline_path is None:  # as the action does: baselines/<suite>.json
+        baseline_path = Path("baselines") / f"{suite or loaded.suite or 'default'}.json"
+        if not baseline_path.is_file():
+            raise UsageError(f"no baseline: {baseline_path} does not exist; pass --baseline FILE, set 'baseline' for "
+                             f"the suite in the config file, or write one (retrieval-gate baseline update --results "
+                             f"{results} --baseline {baseline_path})")
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--baseline": baseline_path})
-    comparison = compare(results=loaded, baseline=read_baseline(baseline_path), gate=suite_config.gate, seed=seed,
-                         resamples=resamples)
+    base = read_baseline(baseline_path)
+    check_gate_slices(gate=suite_config.gate, slices=[*loaded.aggregates, *base.aggregates])
+    check_headline_k(results_k=loaded.headline_k, baseline_k=base.headline_k, configured=suite_config.headline_k,
+                     ks=loaded.k)
+    comparison = compare(results=loaded, baseline=base, gate=suite_config.gate, seed=seed, resamples=resamples,
+                         kb_before=read_kb_manifest(baseline_path))
     if out is not None:
         write_json_atomic(out, comparison.model_dump(mode="json"))
     print_comparison(comparison, console, all_rows=all_rows)

@@ -53,7 +53,9 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
         from retrieval_gate.compare.comparison import compare
 
         suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite)
-        comp = compare(results=loaded, baseline=base, gate=suite_config.gate)
+        from retrieval_gate.load.baseline import read_kb_manifest
+
+        comp = compare(results=loaded, baseline=base, gate=suite_config.gate, kb_before=read_kb_manifest(baseline))
     return loaded, base, comp
 
 

@@ -39,7 +39,7 @@ def parse_baseline(text: str, *, source: str) -> Baseline:
     if version > BASELINE_SCHEMA_VERSION:
         raise BaselineError(f"{source}: baseline schema_version {version} is newer than this tool reads "
                             f"({BASELINE_SCHEMA_VERSION}); upgrade retrieval-gate")
-    data = migrate(data)
+    data = migrate(expand_cases(data))
     try:
         return Baseline.model_validate(data)
     except ValidationError as exc:
@@ -67,6 +67,31 @@ def _round(value: float) -> float:
     return round(value, DECIMALS)
 
 
+def _compact(value: float) -> float | int:
+    """Rounded to 6 decimals; a whole number written without ``.0`` (most scores are 0 or 1)."""
+    value = _round(value)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def expand_cases(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 4 stores each case's scores as a list aligned with ``score_keys`` (``null``: the
+    case has no such score): back to ``{metric: value}``. Anything malformed is left for
+    validation to name."""
+    keys = data.get("score_keys")
+    cases = data.get("cases")
+    if not isinstance(keys, list) or not isinstance(cases, dict):
+        return data
+    out = {k: v for k, v in data.items() if k != "score_keys"}
+    expanded = {}
+    for case_id, case in cases.items():
+        values = case.get("scores") if isinstance(case, dict) else None
+        if isinstance(values, list) and len(values) <= len(keys) and all(isinstance(k, str) for k in keys):
+            case = {**case, "scores": {k: v for k, v in zip(keys, values, strict=False) if v is not None}}
+        expanded[case_id] = case
+    out["cases"] = expanded
+    return out
+
+
 def baseline_data(baseline: Baseline) -> dict[str, Any]:
     """The JSON data written for a baseline: numbers rounded, case defaults omitted."""
     data = baseline.model_dump(mode="json")
@@ -75,15 +100,24 @@ def baseline_data(baseline: Baseline) -> dict[str, Any]:
             cell["value"] = _round(cell["value"])
     for entry in data["history"]:
         entry["headline"] = {m: _round(v) for m, v in entry["headline"].items()}
+    keys = sorted({m for case in data["cases"].values() for m in case["scores"]})
     cases = {}
     for case_id, case in data["cases"].items():
-        item: dict[str, Any] = {"scores": {m: _round(v) for m, v in case["scores"].items()}}
+        values = [_compact(case["scores"][m]) if m in case["scores"] else None for m in keys]
+        while values and values[-1] is None:
+            values.pop()
+        item: dict[str, Any] = {"scores": values} if values else {}
         if case["status"] != "scored":
             item["status"] = case["status"]
         if case["slices"]:
             item["slices"] = case["slices"]
+        if case["ranked"]:
+            item["ranked"] = case["ranked"]
+        if case["ranked_scores"]:
+            item["ranked_scores"] = case["ranked_scores"]
         cases[case_id] = item
     data["cases"] = cases
+    data["score_keys"] = keys
     return data
 
 
@@ -93,7 +127,8 @@ def _json(value: Any, **kwargs: Any) -> str:
 
 def dumps_baseline(baseline: Baseline) -> str:
     """Stable text: sorted keys, two-space indent, one line per case (small, line-wise diffs in
-    git), per-case scores rounded to 6 decimals, trailing newline."""
+    git), per-case scores rounded to 6 decimals as a list aligned with ``score_keys``, the
+    case's ranking after them, trailing newline."""
     data = baseline_data(baseline)
     lines = ["{"]
     items = sorted(data.items())

@@ -1,7 +1,8 @@
 """Create or refresh a baseline from a results file. Pure.
 
 The new baseline takes everything from the results (fingerprint, aggregates, per-case scores
-rounded to 6 decimals, no text) and keeps the old baseline's history, with one entry appended
+rounded to 6 decimals, each case's ranking of max(k) distinct cards with the retriever's scores
+rounded to 4 decimals, no text) and keeps the old baseline's history, with one entry appended
 for this run: ``{sha, ref, timestamp, headline: {hit@k, recall@k, ndcg@k on overall}, n}``.
 A rerun on the same commit (same non-empty sha as the last entry) replaces that entry instead of
 adding a second point. The history keeps the last ``history_limit`` entries.
@@ -16,6 +17,7 @@ from retrieval_gate.errors import BaselineError, UsageError
 from retrieval_gate.score.results import MetricCell, Results
 
 DEFAULT_HISTORY_LIMIT = 100
+RANK_SCORE_DECIMALS = 4  # the retriever's scores: for display (margins), not for statistics
 
 
 def update_baseline(
@@ -54,7 +56,9 @@ def update_baseline(
         aggregates={name: {m: MetricCell(value=round(c.value, DECIMALS), n=c.n) for m, c in cells.items()}
                     for name, cells in results.aggregates.items()},
         cases={case.id: BaselineCase(scores={m: round(v, DECIMALS) for m, v in case.scores.items()},
-                                     status=case.status, slices=list(case.slices))
+                                     status=case.status, slices=list(case.slices), ranked=list(case.retrieved),
+                                     ranked_scores=[round(v, RANK_SCORE_DECIMALS) for v in case.retrieved_scores])
                for case in results.cases},
         history=history[-history_limit:],
+        rankings=True,
     )

@@ -9,16 +9,22 @@ Per row (metric m, slice s):
   decimals on both sides first, so an unchanged case contributes exactly 0. When no case was
   added or removed, ``delta == current − baseline`` (up to that rounding); otherwise the paired
   delta is the honest change (the same cases before and after) and the two means are context;
-- ``p_value``: paired sign-flip test, two-sided: exact where the permutation law is small
-  (``compare.stats``), else a Monte Carlo estimate on the same draws the interval inverts
-  (``compare.interval``); for the rows the gate
-  judges, ``p_adjusted``: corrected over those rows (``gate.correction``, Holm by default;
-  ``compare.power``), and the status reads the adjusted p;
-- ``ci``: the sign-flip test inverted (``compare.interval``) at ``ci_level`` = ``1 − alpha``, or
-  ``1 − alpha·p/p_adjusted`` for a judged row — so 0 lies outside the interval exactly when the
-  row is significant;
-- ``mde`` / ``mde_method``: the minimum detectable effect at the row's n (paired, the gate's
-  alpha, power 0.8; ``compare.power``); ``n_needed`` for an ``underpowered`` row;
+- ``p_value``: the paired test, two-sided (``compare.stats``): for a binary measure (every
+  per-case score in {0, 1} on both sides, e.g. hit@k) the exact sign test; otherwise the
+  sign-flip permutation test (exact where its law is small, else Monte Carlo, seeded); for the
+  rows the gate judges, ``p_adjusted``: corrected over those rows (``gate.correction``, Holm by
+  default; ``compare.power``), and the status reads the adjusted p; for the other (reported)
+  rows, ``p_family``: Holm over the reported rows, which the comment's title reads;
+- ``ci`` (``compare.paired_interval``): Tango's score interval for binary measures, a t interval
+  (or, with under 6 changed cases, Tango's interval on fractional counts) for continuous ones,
+  always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − alpha/J``
+  for the J judged rows (Bonferroni: one level for the whole judged column). Where the test does
+  not reject but the interval excludes 0, the interval is extended to 0 (``ci_method`` gets
+  ``+0``: ``compare.paired_interval.reconcile``); ``ci_agrees`` is false where the test rejects
+  and the interval still holds 0 (the status reads the test);
+- ``mde`` / ``mde_method``: the smallest true drop the row's test detects at power 0.8 at its n
+  (``compare.power``; judged rows at ``alpha/J``); ``n_needed`` for an ``underpowered`` row;
+  ``n_changed``: paired cases whose score changed;
 - ``status`` and the verdict: ``compare.gate``.
 
 Lost / gained hits: paired cases whose hit at the headline k went 1 → 0 (0 → 1), most impactful
@@ -32,19 +38,21 @@ nobody labelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.interval import invert, p_function, p_functions
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
-from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde, paired_sd
+from retrieval_gate.compare.paired_interval import paired_interval, reconcile
+from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
 from retrieval_gate.metrics.names import display_name
+from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
 
@@ -53,8 +61,9 @@ RowKey = tuple[str, str]
 
 def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
+    resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
 ) -> Comparison:
+    """``kb_before``: the baseline's KB manifest (``compare.kb_diff``), for what changed and why."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
@@ -67,7 +76,11 @@ def compare(
             or results.aggregates.get(slice_name, {}).get(metric) is not None]
     family = [key for key in keys if rules.gated(key) and key in stats]
     adjusted = dict(zip(family, adjust_p([stats[key].p for key in family], rules.correction), strict=True))
-    intervals: dict[tuple[bytes, float, float], tuple[float, float]] = {}
+    reported = [key for key in keys if not rules.gated(key) and key in stats]
+    family_p = dict(zip(reported, adjust_p([stats[key].p for key in reported], "holm"), strict=True))
+    # one level for the judged column: Bonferroni over the J judged rows (alpha itself when no
+    # correction applies)
+    judged_alpha = rules.alpha if rules.correction == "none" else rules.alpha / max(1, len(family))
     rows: list[ComparisonRow] = []
     views: dict[RowKey, RowView] = {}
     for key in keys:
@@ -77,27 +90,30 @@ def compare(
         stat = stats.get(key)
         tolerance, floor = rules.tolerance(key), rules.floor(key)
         extra: dict[str, Any] = {}
+        p_used: float | None = None
+        a = rules.alpha if key not in adjusted else judged_alpha
         if stat is not None:
             p_adj = adjusted.get(key)
-            a = rules.alpha if p_adj is None else rules.alpha * stat.p / p_adj
-            cache = (stat.diffs.tobytes(), a, stat.p)
-            if cache not in intervals:
-                law = stat.law if stat.law is not None else p_function(stat.diffs, resamples=resamples, seed=seed)
-                intervals[cache] = invert(law, stat.diffs, level=1 - a, p_value=stat.p)
-            sd = paired_sd(stat.diffs)
-            size, method = mde(n=stat.n, sd=sd, alpha=rules.alpha)
-            extra = {"ci": intervals[cache], "ci_level": 1 - a, "p_value": stat.p, "p_adjusted": p_adj,
-                     "mde": size, "mde_method": method, "delta": stat.delta, "n": stat.n}
+            ci, ci_method = paired_interval(stat.diffs, binary=stat.binary, level=1 - a)
+            size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a)
+            p_used = stat.p if p_adj is None else p_adj
+            ci, agrees, extended = reconcile(ci, significant=p_used < rules.alpha)
+            extra = {"ci": ci, "ci_level": 1 - a, "ci_method": ci_method + ("+0" if extended else ""),
+                     "ci_agrees": agrees,
+                     "p_value": stat.p, "p_adjusted": p_adj, "p_family": family_p.get(key),
+                     "mde": size, "mde_method": method, "delta": stat.delta, "n": stat.n,
+                     "n_changed": stat.changed}
         status = row_status(
             baseline=None if old is None else old.value, current=None if new is None else new.value,
-            n=extra.get("n", 0), delta=extra.get("delta"),
-            p_value=extra.get("p_adjusted") if extra.get("p_adjusted") is not None else extra.get("p_value"),
+            n=extra.get("n", 0), delta=extra.get("delta"), p_value=p_used,
             tolerance=tolerance, floor=floor, alpha=rules.alpha,
-            require_significance=rules.require_significance, mde=extra.get("mde"),
+            require_significance=rules.require_significance,
+            mde=None if stat is None else (math.inf if extra["mde"] is None else extra["mde"]),
+            changed=extra.get("n_changed", 0) > 0,
         )
-        if status == "underpowered":
-            extra["n_needed"] = cases_needed(effect=tolerance, sd=paired_sd(stat.diffs) if stat else None,
-                                             alpha=rules.alpha)
+        if status == "underpowered" and stat is not None:
+            extra["n_needed"] = cases_needed(effect=tolerance, diffs=stat.diffs, binary=stat.binary,
+                                             alpha=a)
         row = ComparisonRow(
             slice=slice_name, metric=metric,
             baseline=None if old is None else old.value, current=None if new is None else new.value,
@@ -107,15 +123,14 @@ def compare(
         )
         rows.append(row)
         views[key] = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
-                             n_current=row.n_current, delta=row.delta,
-                             p_value=row.p_adjusted if row.p_adjusted is not None else row.p_value,
+                             n_current=row.n_current, delta=row.delta, p_value=p_used,
                              tolerance=tolerance, floor=floor)
     reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
     changes = config_changes(baseline=baseline.fingerprint, current=fingerprint(results))
     if baseline.suite != results.suite:
         changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
     lost, gained = _hit_changes(results=results, baseline=baseline, paired_ids=paired_ids, current=current)
-    return Comparison(
+    comparison = Comparison(
         suite=results.suite,
         headline_k=results.headline_k,
         metrics=list(results.metrics),
@@ -133,13 +148,18 @@ def compare(
         gate=gate.model_dump(mode="json"),
         stats={
             "delta": "paired mean of current − baseline over the cases scored in both",
-            "method": "sign-flip test; interval = the test inverted",
-            "ci": "paired sign-flip test inverted",
+            "method": "exact sign test (binary measures) or sign-flip test; Tango score interval or t interval",
+            "ci": "Tango score interval (binary measures; continuous ones with under 6 changed cases: on "
+                  "fractional counts), else paired t interval",
             "ci_level": 1 - gate.alpha,
-            "p_value": "paired sign-flip permutation test, two-sided (exact when the permutation law "
-                       "is small, e.g. hit@k; else Monte Carlo)",
+            "ci_level_judged": 1 - judged_alpha,
+            "p_value": "exact two-sided sign test for binary measures; paired sign-flip permutation test, "
+                       "two-sided, otherwise (exact when the permutation law is small, else Monte Carlo)",
             "correction": rules.correction, "judged_rows": len(family),
-            "mde": "paired, two-sided alpha, power 0.8: observed variance, or the hit@k binomial bound",
+            "family": "reported rows: Holm over the rows the gate does not judge (p_family)",
+            "reported_rows": len(reported),
+            "mde": "smallest true drop the row's own test detects at power 0.8 at its n (judged rows at "
+                   "alpha / judged rows): observed churn and spread, or the prior that only lost cases change",
             "power": DEFAULT_POWER,
             "resamples": resamples, "seed": seed, "alpha": gate.alpha,
         },
@@ -147,6 +167,7 @@ def compare(
         failures=reasons,
         verdict="fail" if reasons else "pass",
     )
+    return attach_changes(comparison, results=results, baseline=baseline, kb_before=kb_before)
 
 
 def _metric_order(results: Results, baseline: Baseline) -> list[str]:
@@ -169,14 +190,15 @@ class _Stat(NamedTuple):
     delta: float
     p: float
     diffs: np.ndarray  # the n paired differences
-    law: Callable[[float], float] | None  # δ ↦ p(δ) when already built (Monte Carlo p-values)
+    binary: bool  # every per-case score in {0, 1} on both sides (hit@k): the exact sign test decides
+    changed: int  # paired cases whose score changed
 
 
 def _paired_stats(
     *, results: Results, baseline: Baseline, paired_ids: list[str], metrics: list[str], seed: int,
     resamples: int,
 ) -> dict[RowKey, _Stat]:
-    """``{(metric, slice): (n, delta, p, differences)}`` for every row with a paired case.
+    """``{(metric, slice): _Stat}`` for every row with a paired case.
 
     Per slice, metrics paired over the same cases are tested together (shared draws)."""
     if not paired_ids:
@@ -198,6 +220,7 @@ def _paired_stats(
             slices.setdefault(name, []).append(i)
     both = ~np.isnan(cur) & ~np.isnan(base)
     diffs = np.where(both, cur - base, 0.0)
+    binary_value = both & np.isin(cur, (0.0, 1.0)) & np.isin(base, (0.0, 1.0))
     out: dict[RowKey, _Stat] = {}
     done: dict[tuple[bytes, tuple[int, ...]], list[_Stat]] = {}
     for slice_name, members in slices.items():
@@ -212,20 +235,13 @@ def _paired_stats(
             key = (chosen.tobytes(), tuple(cols))  # slices with the same cases (kind=golden = overall)
             if key not in done:
                 block = diffs[np.ix_(chosen, cols)]
-                # exact p-values where the law is small; else the Monte Carlo p on the draws the
-                # interval inverts (one set of draws for both)
-                p, _ = sign_flip_p_values(block, resamples=resamples, seed=seed, monte_carlo=False)
-                estimated = [c for c in range(len(cols)) if np.isnan(p[c])]
-                laws: dict[int, Callable[[float], float]] = {}
-                if estimated:
-                    laws = dict(zip(estimated, p_functions(block[:, estimated], resamples=resamples, seed=seed),
-                                    strict=True))
+                p, _ = sign_flip_p_values(block, resamples=resamples, seed=seed)
                 stats = []
-                for c in range(len(cols)):
-                    column = np.ascontiguousarray(block[:, c])
-                    law = laws.get(c)
-                    stats.append(_Stat(len(chosen), math.fsum(column.tolist()) / len(chosen),
-                                       float(p[c]) if law is None else law(0.0), column, law))
+                for c, j in enumerate(cols):
+                    values = np.ascontiguousarray(block[:, c])
+                    stats.append(_Stat(len(chosen), math.fsum(values.tolist()) / len(chosen), float(p[c]),
+                                       values, bool(binary_value[chosen, j].all()),
+                                       int(np.count_nonzero(values))))
                 done[key] = stats
             for j, stat in zip(cols, done[key], strict=True):
                 out[(metrics[j], slice_name)] = stat

@@ -3,21 +3,25 @@
 Keys of ``floors`` and ``max_drop`` are ``metric`` (the ``overall`` slice) or ``metric:slice``
 (``hit@5:locale=pt-BR``). Metric names are normalised (``nDCG@10`` → ``ndcg@10``).
 
-Row status (Δ = paired mean difference, tol = the row's max drop, p = sign-flip p-value —
-for a judged row, adjusted for the family of judged rows by ``gate.correction``: Holm by
-default, ``compare.power``; MDE = the row's minimum detectable effect, ``compare.power``):
+Row status (Δ = paired mean difference, tol = the row's max drop, p = the paired test's p-value —
+exact sign test for binary measures, sign-flip test otherwise, ``compare.stats``; for a judged
+row adjusted for the family of judged rows by ``gate.correction``: Holm by default,
+``compare.power``; MDE = the row's minimum detectable effect at the level it is judged,
+``compare.power``), in this order:
 
+- ``below_floor``: a floor is configured for the row and current < floor;
 - ``new`` / ``missing``: the metric × slice exists only in the current run / only in the baseline;
-- ``inconclusive``: both exist but no case is paired, or ``|Δ| > tol`` with ``p ≥ alpha``
-  (while significance is required): a move larger than the tolerance that the data cannot tell
-  apart from noise — e.g. 1 or 2 of 29 cases flipping;
-- ``regressed``: ``Δ < −tol`` and (``p < alpha`` or significance not required);
-- ``improved``: ``Δ > tol`` and (``p < alpha`` or significance not required);
-- ``ok``: ``|Δ| ≤ tol``;
-- ``underpowered`` (instead of ``ok`` / ``inconclusive``): not significant (``p ≥ alpha``) and
-  ``MDE > tol`` — at this n, a drop of the tolerance would likely go unseen. Significance and
-  tolerance still decide regressions: a large significant drop is ``regressed`` whatever the MDE;
-- ``below_floor`` (overrides the above): a floor is configured for the row and current < floor.
+- ``inconclusive``: both exist but no case is paired;
+- ``unchanged``: no paired case changed (every difference is 0) — nothing to judge, no mark;
+- ``regressed`` / ``improved``: ``Δ < −tol`` / ``Δ > tol`` and (``p < alpha`` or significance not
+  required);
+- ``underpowered``: a drop was seen (``Δ < 0``), it is not significant (``p ≥ alpha``) and the
+  MDE exceeds tol (or no drop is detectable at this n): a drop of the tolerance would likely go
+  unseen here;
+- ``inconclusive``: ``|Δ| > tol`` and not significant otherwise — a gain larger than the
+  tolerance, or a drop larger than it where the n could have seen such a drop (MDE ≤ tol), that
+  the data cannot tell apart from noise;
+- ``ok``: the rest (``|Δ| ≤ tol``, or significant but within the tolerance).
 
 Judged ("gated") rows: hit/recall/nDCG at the headline k on ``overall``, plus every row named by a
 ``max_drop`` or ``floors`` key. Other slices and metrics are reported, never judged, unless named.
@@ -153,10 +157,11 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
 def row_status(
     *, baseline: float | None, current: float | None, n: int, delta: float | None, p_value: float | None,
     tolerance: float, floor: float | None, alpha: float, require_significance: bool,
-    mde: float | None = None,
+    mde: float | None = None, changed: bool = True,
 ) -> str:
     """The status of one metric × slice row (rules in the module docstring); ``p_value`` is the
-    adjusted one for a judged row."""
+    adjusted one for a judged row; ``mde``: ``math.inf`` when no drop is detectable at n, None
+    when unknown (never underpowered); ``changed``: some paired case changed."""
     if current is not None and floor is not None and current < floor - _EPS:
         return "below_floor"
     if baseline is None:
@@ -165,13 +170,16 @@ def row_status(
         return "missing"
     if n == 0 or delta is None:
         return "inconclusive"
-    underpowered = mde is not None and mde > tolerance + _EPS and not (p_value is not None and p_value < alpha)
-    if abs(delta) <= tolerance + _EPS:
-        return "underpowered" if underpowered else "ok"
-    significant = not require_significance or (p_value is not None and p_value < alpha)
-    if not significant:
-        return "underpowered" if underpowered else "inconclusive"
-    return "regressed" if delta < 0 else "improved"
+    if not changed:
+        return "unchanged"
+    significant = p_value is not None and p_value < alpha
+    if abs(delta) > tolerance + _EPS and (significant or not require_significance):
+        return "regressed" if delta < 0 else "improved"
+    if delta < 0 and not significant and mde is not None and mde > tolerance + _EPS:
+        return "underpowered"
+    if abs(delta) > tolerance + _EPS:
+        return "inconclusive"
+    return "ok"
 
 
 @dataclass(frozen=True)

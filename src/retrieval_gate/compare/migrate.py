@@ -9,6 +9,10 @@ Versions
   graded gains, mean convention). Every earlier file was scored at level 1 with binary gains
   and the ``relevant`` mean, which migrating writes down — so a graded or ``--mean trec`` run
   compared with it is (rightly) not like for like.
+- 4 (current): each case keeps its ranking (``ranked``, ``ranked_scores``) and the file stores
+  per-case scores as a list aligned with the top-level ``score_keys`` (``baseline_codec``).
+  Migrating marks the file ``rankings: false``: there is no earlier ranking to show, and the
+  comparison says so once.
 
 A newer version than ``BASELINE_SCHEMA_VERSION`` is never guessed at: it is refused by the reader.
 """
@@ -58,7 +62,14 @@ def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    out["rankings"] = False
+    out["schema_version"] = 4
+    return out
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

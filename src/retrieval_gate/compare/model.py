@@ -10,13 +10,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_gate.compare.changes_model import ChangedCase, KbChanges
 from retrieval_gate.score.results import Completeness, MetricCell
 
-BASELINE_SCHEMA_VERSION = 3  # 1: no history; 2: no relevance in the fingerprint (migrated on load)
-COMPARISON_SCHEMA_VERSION = 2  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant
+BASELINE_SCHEMA_VERSION = 4  # 1: no history; 2: no relevance in the fingerprint; 3: no rankings (migrated on load)
+COMPARISON_SCHEMA_VERSION = 3  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
+# 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,
+# changed_cases, kb_changes, stale_gold_cards, baseline_rankings
 
-RowStatus = Literal["ok", "improved", "regressed", "inconclusive", "underpowered", "below_floor", "new",
-                    "missing"]
+RowStatus = Literal["ok", "unchanged", "improved", "regressed", "inconclusive", "underpowered", "below_floor",
+                    "new", "missing"]
 
 
 class _Strict(BaseModel):
@@ -34,15 +37,19 @@ class HistoryEntry(_Strict):
 
 
 class BaselineCase(_Strict):
-    """Per-case scores, so that deltas can be paired case by case. No text, no embeddings."""
+    """Per-case scores, so that deltas can be paired case by case, and the case's ranking (its
+    first max(k) distinct cards, with the retriever's scores where it gives them), so a later run
+    can say which card moved where. No text, no embeddings."""
 
     scores: dict[str, float] = Field(default_factory=dict)
     status: str = "scored"
     slices: list[str] = Field(default_factory=list)
+    ranked: list[str] = Field(default_factory=list)
+    ranked_scores: list[float] = Field(default_factory=list)
 
 
 class Baseline(_Strict):
-    schema_version: Literal[3] = BASELINE_SCHEMA_VERSION
+    schema_version: Literal[4] = BASELINE_SCHEMA_VERSION
     suite: str = "default"
     tool_version: str
     sha: str | None = None
@@ -56,6 +63,7 @@ class Baseline(_Strict):
     aggregates: dict[str, dict[str, MetricCell]]
     cases: dict[str, BaselineCase]
     history: list[HistoryEntry] = Field(default_factory=list)
+    rankings: bool = False  # the cases carry their rankings (False: migrated from schema 3 or older)
 
 
 class ComparisonRow(_Strict):
@@ -67,12 +75,16 @@ class ComparisonRow(_Strict):
     n: int  # cases paired (present in both with this score key)
     n_baseline: int = 0
     n_current: int = 0
-    ci: tuple[float, float] | None = None  # the sign-flip test inverted at ci_level (compare.interval)
-    ci_level: float | None = None  # 1 − alpha, or 1 − alpha·p/p_adjusted for a judged row
-    p_value: float | None = None  # paired sign-flip permutation test, two-sided, raw
+    ci: tuple[float, float] | None = None  # at ci_level (compare.paired_interval)
+    ci_level: float | None = None  # 1 − alpha; 1 − alpha/J for the J judged rows (schema 2: per row)
+    ci_method: Literal["tango", "tango-fractional", "t", "tango+0", "tango-fractional+0", "t+0"] | None = None
+    ci_agrees: bool | None = None  # False: the test rejects, the CI holds 0; the status reads the test
+    p_value: float | None = None  # exact sign test (binary) or sign-flip test, two-sided, raw
     p_adjusted: float | None = None  # for a judged row: corrected over the judged rows (stats.correction)
-    mde: float | None = None  # minimum detectable effect at n (compare.power)
-    mde_method: Literal["observed", "binomial"] | None = None
+    p_family: float | None = None  # for a reported row: Holm over the reported rows (the title reads it)
+    n_changed: int | None = None  # paired cases whose score changed
+    mde: float | None = None  # minimum detectable effect at n (compare.power); None: undetectable
+    mde_method: Literal["observed", "prior", "undetectable", "binomial"] | None = None
     n_needed: int | None = None  # underpowered: paired cases needed for an MDE of max_drop
     floor: float | None = None
     max_drop: float | None = None
@@ -98,7 +110,7 @@ class ConfigChange(_Strict):
 
 
 class Comparison(_Strict):
-    schema_version: Literal[1, 2] = COMPARISON_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3] = COMPARISON_SCHEMA_VERSION
     suite: str = "default"
     headline_k: int
     metrics: list[str]
@@ -118,3 +130,11 @@ class Comparison(_Strict):
     regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
     verdict: Literal["pass", "fail"] = "pass"
+    # What changed and why (compare.changes): every paired case whose ranking of relevant cards
+    # moved, most harmful first; the KB's card diff (None: no manifest on one side); whether the
+    # baseline carries rankings (False: ranks before are unknown).
+    changed_cases: list[ChangedCase] = Field(default_factory=list)
+    kb_changes: KbChanges | None = None
+    baseline_rankings: bool = True
+    stale_gold_cards: list[str] = Field(default_factory=list)  # most lost hits are on these edited gold cards
+    kb_changed_unseen: bool = False  # the KB changed, but a manifest is missing: card-level causes unknown

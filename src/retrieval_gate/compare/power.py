@@ -1,37 +1,37 @@
 """What a comparison's n can see, and the multiple-comparison correction. Pure.
 
-**Minimum detectable effect** (paired, two-sided level α, power 1 − β; normal approximation):
+**Minimum detectable effect** (MDE): the smallest true drop that the gate's *own* test detects
+with probability ``power`` (0.8) at the row's n, two-sided level ``alpha`` (for a judged row the
+comparison passes ``alpha / J``, Holm's strictest step over the J judged rows, so the figure is
+an upper bound for every judged row).
 
-    MDE = (z_{1−α/2} + z_{1−β}) · s_d / √n
+- **Binary measures** (hit@k, and recall/precision when every case has one gold card: per-case
+  scores in {0, 1}), decided by the exact two-sided sign test (``compare.stats``). The
+  alternative: each case independently loses (1 → 0) with probability ``(ψ + δ)/2`` and gains
+  with probability ``(ψ − δ)/2``, so the true mean difference is −δ and ``ψ`` of the cases change
+  ("churn"). With M ~ Bin(n, ψ) changed cases and L | M ~ Bin(M, (ψ + δ)/(2ψ)) of them lost, the
+  test rejects when ``min(L, M − L) ≤ k(M)``, the largest k with ``2·P(Bin(M, ½) ≤ k) < alpha``;
+  the power is that probability summed exactly over M and L (``sign_test_power``). The churn is
+  the observed share of changed cases, but never below δ (a drop of δ moves at least δ·n cases):
+  ``ψ = max(m_obs / n, δ)``. Where no case changed the prior is **ψ = δ**: the only cases that
+  change are the ones that lose. That is the best case for the test, so it is also the *floor*:
+  no MDE is ever below the one at ψ = δ, the smallest drop that this n allows to be seen at all.
+- **Continuous measures** (nDCG, MRR, MAP, recall with several gold cards), decided by the paired
+  sign-flip test, which rejects when ``|Σ d| ≳ z_{1−α/2}·√(Σ d²)``. With the observed standard
+  deviation s of the paired differences, a true mean −δ gives ``E Σ d² = n(s² + δ²)`` and the
+  normal approximation ``power(δ) = Φ((√n·δ − z_{1−α/2}·√(s² + δ²)) / s)``. Floor: the test
+  needs ``min_changed(alpha)`` cases moving the same way before it can reject at all; if the
+  drop comes as cases each changing by the observed mean change u (u = 1 where no case changed:
+  the prior is whole cases lost, as for hit@k) at the observed churn, it needs
+  ``δ ≥ u·MDE_binary(n, churn)``. The MDE is the larger of the two.
+- n too small for the test to ever reject (``n < min_changed(alpha)``: e.g. 5 cases at α = 0.05,
+  where even 5 of 5 lost gives p = 0.0625): no drop is detectable, MDE None, method
+  ``"undetectable"``.
 
-with ``s_d`` the standard deviation of the n paired differences (``ddof = 1``): the smallest true
-mean change the test would catch with probability 1 − β at this n. When the differences show no
-spread (nothing changed, or n < 2) there is no observed variance; then the bound for hit@k is
-used: a drop of δ in hit@k needs at least a share δ of the cases to lose their hit, so the
-differences have variance at least ``δ(1 − δ)``, and
+The power is found for δ on [0, 1] by bisection (the power grows with δ). ``cases_needed`` is the
+smallest n whose MDE at the same churn and spread is at most the given drop.
 
-    MDE_binomial = z² / (n + z²),   z = z_{1−α/2} + z_{1−β}
-
-solves ``δ = z·√(δ(1 − δ)/n)``: no smaller drop is detectable at this n, whatever the measure.
-
-**Unpaired cells** (the golden-set audit's coverage cells, ``audit/coverage.py``): before a
-comparison exists there are no paired differences to measure. The difference of two *independent*
-Bernoulli(p) outcomes has variance ``2p(1 − p)``, so ``unpaired_sd(p) = √(2p(1 − p))`` passed as
-``sd`` gives
-
-    MDE = (z_{1−α/2} + z_{1−β}) · √(2p(1 − p) / n)
-
-the textbook normal approximation for two proportions near p with n cases each. It is the
-conservative (no pairing) value: a paired comparison's ``s_d`` is smaller whenever the two runs'
-outcomes are positively correlated (most cases hit or miss in both), so the comparison later
-detects at least this much. One rule, two variance sources: observed paired differences here, the
-binomial variance of an unpaired pair there.
-
-**Cases needed** to see a drop of ``max_drop`` (same formulas solved for n):
-``⌈(z · s_d / max_drop)²⌉`` from observed variance, ``⌈z² (1 − max_drop) / max_drop⌉`` for the
-bound. None when ``max_drop`` is 0 (no n sees a drop of 0).
-
-**Corrections** over the p-values of the rows the gate judges (the family), adjusted p-values:
+**Corrections** over the p-values of a family of rows, adjusted p-values:
 
 - ``holm`` (default; controls the family-wise error rate): sorted ascending, ``p̃_(i) =
   max_{j ≤ i} min(1, (m − j + 1)·p_(j))``;
@@ -44,14 +44,17 @@ A row is significant when ``p̃ < α``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import false_discovery_control
+from scipy.stats import binom, false_discovery_control, norm
 
 CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_POWER = 0.8
+_BISECTIONS = 40
+_MAX_NEEDED = 10_000_000
 
 
 def z_sum(*, alpha: float, power: float = DEFAULT_POWER) -> float:
@@ -60,41 +63,164 @@ def z_sum(*, alpha: float, power: float = DEFAULT_POWER) -> float:
     return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
 
 
-def mde(*, n: int, sd: float | None, alpha: float, power: float = DEFAULT_POWER) -> tuple[float, str]:
-    """``(MDE, method)`` with method ``"observed"`` (from ``sd``) or ``"binomial"`` (the hit@k
-    bound, used when ``sd`` is None or 0). See the module docstring."""
+def min_changed(alpha: float) -> int:
+    """The fewest changed cases with which the two-sided sign test can reject at ``alpha``:
+    the smallest m with ``2·(½)^m < alpha``."""
+    return max(1, math.floor(math.log2(2.0 / alpha)) + 1)
+
+
+@lru_cache(maxsize=64)
+def _critical_table(size: int, alpha: float) -> np.ndarray:
+    """``k(m)`` for m = 0…size − 1: the largest k with ``2·P(Bin(m, ½) ≤ k) < alpha`` (−1: none)."""
+    m = np.arange(size)
+    k = binom.ppf(alpha / 2, m, 0.5).astype(np.int64) - 1  # smallest k with cdf ≥ α/2, minus one
+    # guard the floating-point edge: step down while the doubled tail is not below alpha
+    while True:
+        bad = (k >= 0) & (2.0 * binom.cdf(k, m, 0.5) >= alpha)
+        if not bad.any():
+            break
+        k[bad] -= 1
+    k.setflags(write=False)
+    return k
+
+
+def _critical(top: int, alpha: float) -> np.ndarray:
+    """``k(m)`` for m = 0…top (a cached table, grown in powers of two)."""
+    size = 1 << max(6, int(top).bit_length())
+    return _critical_table(size, alpha)[: top + 1]
+
+
+def sign_test_power(*, n: int, drop: float, churn: float, alpha: float) -> float:
+    """Exact power of the two-sided exact sign test (reject when p < alpha) at n cases when each
+    case loses with probability ``(ψ + drop)/2`` and gains with ``(ψ − drop)/2``,
+    ``ψ = max(churn, drop)`` (module docstring). The sum over the number of changed cases skips
+    the counts whose probability is below 1e-15."""
     if n < 1:
         raise ValueError("n must be ≥ 1")
-    z = z_sum(alpha=alpha, power=power)
-    if sd is not None and sd > 0:
-        return z * sd / math.sqrt(n), "observed"
-    return z * z / (n + z * z), "binomial"
+    drop = min(max(drop, 0.0), 1.0)
+    psi = min(1.0, max(churn, drop))
+    if psi <= 0.0:
+        return 0.0
+    spread = 9.0 * math.sqrt(n * psi * (1 - psi)) + 10
+    lo, hi = max(0, math.floor(n * psi - spread)), min(n, math.ceil(n * psi + spread))
+    m = np.arange(lo, hi + 1)
+    k = _critical(hi, alpha)[lo:]
+    q = min(1.0, (psi + drop) / (2.0 * psi))  # P(a changed case is lost)
+    can = k >= 0
+    tails = np.where(can, binom.cdf(k, m, q) + binom.cdf(k, m, 1.0 - q), 0.0)
+    return float(min(1.0, np.dot(binom.pmf(m, n, psi), tails)))
 
 
-def cases_needed(*, effect: float, sd: float | None, alpha: float, power: float = DEFAULT_POWER) -> int | None:
-    """The n at which ``mde`` reaches ``effect`` (module docstring); None for an effect ≤ 0."""
+def _smallest(power_of: Callable[[float], float], target: float) -> float | None:
+    """The smallest δ in (0, 1] with ``power_of(δ) ≥ target`` (bisection); None when even δ = 1
+    falls short."""
+    if power_of(1.0) < target:
+        return None
+    low, high = 0.0, 1.0
+    for _ in range(_BISECTIONS):
+        mid = (low + high) / 2
+        if power_of(mid) >= target:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+@lru_cache(maxsize=4096)
+def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POWER) -> float | None:
+    """The binary MDE at n and the given churn (never below the churn-0 floor); None when the
+    sign test cannot reach ``power`` at n."""
+    if n < min_changed(alpha):
+        return None
+    floor = _smallest(lambda d: sign_test_power(n=n, drop=d, churn=0.0, alpha=alpha), power)
+    if floor is None or churn <= floor:
+        return floor
+    at_churn = _smallest(lambda d: sign_test_power(n=n, drop=d, churn=churn, alpha=alpha), power)
+    return None if at_churn is None else max(floor, at_churn)
+
+
+def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float = DEFAULT_POWER,
+                   churn: float = 0.0) -> float | None:
+    """The continuous MDE: the normal approximation of the sign-flip test's power with spread
+    ``sd``, never below ``unit`` × the binary MDE at the observed ``churn`` (module docstring)."""
+    floor = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
+    if floor is None:
+        return None
+    floor *= unit
+    if sd <= 0:
+        return floor
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    root_n = math.sqrt(n)
+
+    def normal_power(d: float) -> float:
+        return float(norm.cdf((root_n * d - z * math.sqrt(sd * sd + d * d)) / sd))
+
+    approx = _smallest(normal_power, power)
+    return floor if approx is None else max(floor, approx)
+
+
+def _shape(diffs: np.ndarray | None) -> tuple[int, float, float, float]:
+    """``(changed, churn, sd, unit)`` of observed paired differences."""
+    if diffs is None or len(diffs) == 0:
+        return 0, 0.0, 0.0, 1.0
+    d = np.asarray(diffs, dtype=np.float64)
+    moved = np.abs(d[d != 0.0])
+    changed = len(moved)
+    sd = float(d.std(ddof=1)) if len(d) >= 2 else 0.0
+    return changed, changed / len(d), sd, float(moved.mean()) if changed else 1.0
+
+
+def mde(*, n: int, diffs: np.ndarray | None, binary: bool, alpha: float,
+        power: float = DEFAULT_POWER) -> tuple[float | None, str]:
+    """``(MDE, method)`` for a row of n paired cases with the observed ``diffs`` (None or all
+    zero: nothing changed). method: ``"observed"`` (from the observed changes), ``"prior"``
+    (nothing changed: the prior of the module docstring), ``"undetectable"`` (MDE None).
+    The audit's coverage cells call it with ``diffs=None``."""
+    if n < 1:
+        raise ValueError("n must be ≥ 1")
+    changed, churn, sd, unit = _shape(diffs)
+    if binary:
+        value = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
+    else:
+        value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power, churn=churn)
+    if value is None:
+        return None, "undetectable"
+    return value, "observed" if changed else "prior"
+
+
+def cases_needed(*, effect: float, diffs: np.ndarray | None, binary: bool, alpha: float,
+                 power: float = DEFAULT_POWER) -> int | None:
+    """The smallest n whose MDE (same churn, spread and unit per case as ``diffs``) is at most
+    ``effect``; None for an effect ≤ 0 (no n sees a drop of 0) or beyond ten million cases."""
     if effect <= 0:
         return None
-    z = z_sum(alpha=alpha, power=power)
-    if sd is not None and sd > 0:
-        return max(1, math.ceil((z * sd / effect) ** 2 - 1e-9))
-    if effect >= 1:
-        return 1
-    return max(1, math.ceil(z * z * (1 - effect) / effect - 1e-9))
+    _, churn, sd, unit = _shape(diffs)
+    z = NormalDist().inv_cdf(1 - alpha / 2)
 
+    def ok(n: int) -> bool:  # MDE(n) ≤ effect ⇔ the power at the effect reaches the target
+        if binary:
+            return (sign_test_power(n=n, drop=effect, churn=0.0, alpha=alpha) >= power
+                    and sign_test_power(n=n, drop=effect, churn=churn, alpha=alpha) >= power)
+        scaled = effect / unit  # the floor: unit × the binary MDE at the churn ≤ effect
+        floor_ok = n >= min_changed(alpha) if scaled >= 1 else (
+            sign_test_power(n=n, drop=scaled, churn=0.0, alpha=alpha) >= power
+            and sign_test_power(n=n, drop=scaled, churn=churn, alpha=alpha) >= power)
+        if not floor_ok or sd <= 0:
+            return floor_ok
+        return float(norm.cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd)) >= power
 
-def unpaired_sd(p: float) -> float:
-    """√(2p(1 − p)): the standard deviation of the difference of two independent Bernoulli(p)
-    outcomes (the unpaired case of ``mde`` / ``cases_needed``; module docstring)."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError("p must be in [0, 1]")
-    return math.sqrt(2 * p * (1 - p))
-
-
-def paired_sd(diffs: np.ndarray) -> float | None:
-    """The standard deviation (ddof 1) of paired differences; None below 2 cases."""
-    d = np.asarray(diffs, dtype=np.float64)
-    return float(d.std(ddof=1)) if len(d) >= 2 else None
+    low, high = min_changed(alpha) - 1, min_changed(alpha)
+    while not ok(high):
+        low, high = high, high * 2
+        if high > _MAX_NEEDED:
+            return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        if ok(mid):
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def adjust_p(p_values: Sequence[float], method: str) -> list[float]:

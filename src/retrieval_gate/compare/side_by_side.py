@@ -6,9 +6,10 @@ For retriever r, metric m and the reference retriever ref:
 - ``value`` = r's mean of m over its cases with gold (its own aggregate), with ``n``;
 - ``delta`` = (1/n_p) Σ_i (m_i(r) − m_i(ref)) over the n_p cases scored by both (per-case
   scores rounded to 6 decimals first, as ``compare`` does);
-- ``p_value`` = paired sign-flip test, two sided (``compare.stats``), ``ci`` = that test inverted
-  at ``level`` (``compare.interval``): it excludes 0 exactly when p < 1 − level (same seed → same
-  numbers).
+- ``p_value`` = paired sign-flip test, two sided (``compare.stats``; the exact sign test for 0/1
+  measures), ``ci`` at ``level``: Tango's score interval for 0/1 measures, else a paired t
+  interval (``compare.paired_interval``, as in ``compare``), always inside [−1, 1] (same seed →
+  same numbers).
 
 Failed cases stay in: they are scored as empty rankings by both, exactly as in each results
 file, so a retriever that fails more often is not flattered.
@@ -24,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.interval import sign_flip_interval
+from retrieval_gate.compare.paired_interval import paired_interval
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_value
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES, headline_names
@@ -105,15 +106,17 @@ def side_by_side(
             own = aggregate.get(metric)
             cell = RetrieverCell(value=None if own is None else own.value, n=0 if own is None else own.n)
             if name != ref_name:
-                diffs = [
-                    round(c.scores[metric], DECIMALS) - round(ref_cases[c.id].scores[metric], DECIMALS)
+                pairs = [
+                    (round(c.scores[metric], DECIMALS), round(ref_cases[c.id].scores[metric], DECIMALS))
                     for c in run.cases
                     if slice_name in c.slices and metric in c.scores and metric in ref_cases[c.id].scores
                 ]
+                diffs = [now - before for now, before in pairs]
                 if diffs:
                     d = np.asarray(diffs)
                     p = sign_flip_p_value(d, resamples=resamples, seed=seed)
-                    ci = sign_flip_interval(d, level=level, p_value=p, resamples=resamples, seed=seed)
+                    binary = all(v in (0.0, 1.0) for pair in pairs for v in pair)
+                    ci, _ = paired_interval(d, binary=binary, level=level)
                     cell = cell.model_copy(update={"delta": math.fsum(diffs) / len(diffs), "n_paired": len(diffs),
                                                    "ci": ci, "p_value": p})
             cells[metric] = cell
@@ -123,5 +126,6 @@ def side_by_side(
                         latency_p50_ms=run.latency.p50_ms if run.latency is not None else None,
                         search_s=timings.get("search_s")))
     return SideBySide(suite=ref.suite, slice=slice_name, reference=ref_name, metrics=chosen, rows=rows,
-                      stats={"method": "sign-flip test, CI = the test inverted", "level": level,
+                      stats={"method": "exact sign test (0/1 measures) or sign-flip test; CI: Tango's score "
+                                       "interval or a paired t interval (compare.paired_interval)", "level": level,
                              "resamples": resamples, "seed": seed})

@@ -201,7 +201,7 @@ def sign_flip_p_values(
 ) -> tuple[np.ndarray, list[str]]:
     """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
     "monte-carlo"). ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN
-    (the caller estimates it otherwise, e.g. on the draws of ``compare.interval``)."""
+    (the caller estimates it otherwise)."""
     d = _as_matrix(diffs)
     m_cols = d.shape[1]
     if resamples < 1:

@@ -8,13 +8,14 @@ Chroma; ``report`` and ``comment`` runs, and the flow tests, do not need them).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditReport
     from retrieval_gate.compare.gate import GateSettings
     from retrieval_gate.compare.model import Baseline, Comparison
+    from retrieval_gate.score.kb_manifest import KbCard
     from retrieval_gate.score.results import Results
     from retrieval_gate.settings import SuiteConfig
 
@@ -36,7 +37,9 @@ class Engine(Protocol):
         """The new baseline: ``results`` on top, ``baseline``'s history kept (bounded)."""
         ...
 
-    def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings) -> Comparison:
+    def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings,
+                kb_before: Mapping[str, KbCard] | None = None) -> Comparison:
+        """``kb_before``: the baseline's KB manifest (``<suite>.kb.json``), when the base has one."""
         ...
 
     def audit(self, *, suite_config: SuiteConfig) -> AuditReport:
@@ -108,10 +111,13 @@ class RealEngine:
 
         return update_baseline(baseline=baseline, results=results, sha=sha, ref=ref, timestamp=timestamp)
 
-    def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings) -> Comparison:
+    def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings,
+                kb_before: Mapping[str, KbCard] | None = None) -> Comparison:
         from retrieval_gate.compare.comparison import compare
+        from retrieval_gate.compare.gate_slices import check_gate_slices
 
-        return compare(results=results, baseline=baseline, gate=gate)
+        check_gate_slices(gate=gate, slices=[*results.aggregates, *baseline.aggregates])  # a typo'd slice: exit 2
+        return compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
 
     def marker(self, *, suite: str) -> str:
         from retrieval_gate.render.markdown import comment_marker

@@ -11,9 +11,10 @@ pull_request           ``pr``: eval the checkout → the gate settings and the b
                        and fails. With ``audit`` on, the comment also lists the golden-set
                        findings the PR introduced (``publish.audit_step``).
 push, default branch   ``update-baseline``: eval → audit → merge into the branch's baseline
-                       (history kept) → write it and the audit (``<suite>.audit.json``) back in
-                       one commit, ``[skip ci]`` (Git Data API; the ref moved only if it did
-                       not move meanwhile); on 422 re-read, re-merge, retry (bounded, backoff).
+                       (history kept) → write it, the audit (``<suite>.audit.json``) and the KB's
+                       card manifest (``<suite>.kb.json``) back in one commit, ``[skip ci]`` (Git
+                       Data API; the ref moved only if it did not move meanwhile); on 422
+                       re-read, re-merge, retry (bounded, backoff).
 push, other branches   ``report``: eval → job summary, HTML report and outputs. No API calls.
 workflow_dispatch      ``pr`` against ``base_ref`` (or the ``pr_number``'s base, or the default
                        branch), with that ref's gate; ``mode: update-baseline`` /
@@ -40,7 +41,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.errors import GitHubError, PermissionDenied, UsageError
+from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path, parse_manifest
+from retrieval_gate.errors import BaselineError, GitHubError, PermissionDenied, UsageError
 from retrieval_gate.load.results import parse_results
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note
@@ -57,13 +59,14 @@ from retrieval_gate.publish.engine import Engine
 from retrieval_gate.publish.flow_context import MAX_WRITE_ATTEMPTS, FlowContext, GitHubPort, Outcome
 from retrieval_gate.publish.fork_comment import comment_flow, insert_after_marker
 from retrieval_gate.publish.modes import resolve_mode, write_refusal
-from retrieval_gate.publish.outputs import annotate, step_outputs
+from retrieval_gate.publish.outputs import annotate, annotate_lost_cases, step_outputs
 from retrieval_gate.publish.reports import fallback_section, links_for, write_reports, write_summary
 from retrieval_gate.publish.runner import Runner
 from retrieval_gate.publish.untrusted import RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.limits import COMMENT_MAX_CHARS, sticky_body
 
 if TYPE_CHECKING:
+    from retrieval_gate.score.kb_manifest import KbCard
     from retrieval_gate.score.results import Results
 
 
@@ -123,7 +126,8 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         runner.log(f"no baseline at {baseline_path} on {ref_label}: first run, nothing to compare")
     else:
         baseline = engine.parse_baseline(text=remote.text, source=f"{s.repository}@{ref[:12]}:{baseline_path}")
-        comparison = engine.compare(results=results, baseline=baseline, gate=gate)
+        kb_before = _base_manifest(ctx, gh, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
+        comparison = engine.compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
     links = links_for(s, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
     audit = None
@@ -175,6 +179,8 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     for line in change_lines(judged):
         runner.annotate("warning", line, title="retrieval-gate: gate settings changed")
     annotate(runner, comparison)
+    cases_input = results.inputs.get("cases")
+    annotate_lost_cases(runner, comparison, cases_file=cases_input.path if cases_input is not None else None)
     if failure is not None:
         raise failure
     code = 1 if comparison is not None and comparison.verdict == "fail" else 0
@@ -208,8 +214,10 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: str 
     if results is None:
         results = _evaluate(ctx)
     audit = refresh_audit_file(ctx) if s.inputs.audit else None
-    write = commit_baseline(ctx, gh=gh, results=results, branch=branch,
-                            beside={audit.path: audit.text} if audit is not None else None)
+    beside = {audit.path: audit.text} if audit is not None else {}
+    if results.kb_cards is not None:  # the KB's card manifest, in the same commit as the baseline
+        beside[manifest_path(s.baseline_path)] = dumps_manifest(results.kb_cards, suite=results.suite)
+    write = commit_baseline(ctx, gh=gh, results=results, branch=branch, beside=beside or None)
     old = write.previous
     comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=old)
@@ -277,6 +285,23 @@ def _judged_by(ctx: FlowContext, gh: GitHubPort, *, ref: str) -> JudgedBy:
     where = f"{config_path} at {ref[:12]}" if remote is not None else f"defaults ({config_path} absent at {ref[:12]})"
     ctx.runner.log(f"gate settings: from {where}; eval settings: from the checkout")
     return judged
+
+
+def _base_manifest(ctx: FlowContext, gh: GitHubPort, *, baseline_path: str, ref: str,
+                   ref_label: str) -> dict[str, KbCard] | None:
+    """The KB manifest beside the baseline at the base (never the checkout's copy), or None —
+    then the comparison cannot say which cards the PR added, removed or edited."""
+    path = manifest_path(baseline_path)
+    try:
+        remote = gh.get_file(path=path, ref=ref)
+        if remote is None:
+            ctx.runner.log(f"no KB manifest at {path} on {ref_label}: which cards the PR changed is unknown "
+                           "until the baseline is refreshed")
+            return None
+        return parse_manifest(remote.text, source=f"{ctx.settings.repository}@{ref[:12]}:{path}")
+    except (GitHubError, BaselineError) as exc:
+        ctx.runner.annotate("warning", f"KB manifest not used: {exc}", title="retrieval-gate: KB manifest")
+        return None
 
 
 def _gate_on(judged: JudgedBy) -> bool:

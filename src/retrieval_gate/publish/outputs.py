@@ -36,6 +36,20 @@ def annotate(runner: Runner, comparison: Comparison | None, *, gate_applies: boo
             runner.annotate("error", failure, title="retrieval-gate: gate failed")
 
 
+def annotate_lost_cases(runner: Runner, comparison: Comparison | None, *, cases_file: str | None) -> None:
+    """``::warning file=<cases>,line=N`` at each lost case's line in the golden set: its gold
+    card's rank before → after, and the cause (render.changes words)."""
+    if comparison is None or not cases_file:
+        return
+    from retrieval_gate.render.changes import change_line
+
+    for change in comparison.changed_cases:
+        if change.movement != "lost-hit":
+            continue
+        runner.annotate("warning", f"{change.id} lost its hit: {change_line(change).text}",
+                        title=f"retrieval-gate: {change.id} lost its hit", file=cases_file, line=change.line)
+
+
 def row_message(row: Any) -> str:
     """One line for a regressed row: metric, slice, baseline → current, delta, n, uncertainty."""
     parts = [f"{row.metric} on {row.slice}: {_fmt(row.baseline) or '–'} → {_fmt(row.current) or '–'}"]
@@ -43,7 +57,8 @@ def row_message(row: Any) -> str:
         parts.append(f"Δ {row.delta:+.4f}")
     parts.append(f"n={row.n}")
     if row.ci is not None:
-        parts.append(f"95% CI [{row.ci[0]:+.4f}, {row.ci[1]:+.4f}]")
+        level = f"{100 * (row.ci_level if getattr(row, 'ci_level', None) else 0.95):.1f}".removesuffix(".0")
+        parts.append(f"{level}% CI [{row.ci[0]:+.4f}, {row.ci[1]:+.4f}]")
     if row.p_value is not None:
         parts.append(f"p={row.p_value:.3g}")
     if row.status == "below_floor" and row.floor is not None:

@@ -85,13 +85,20 @@ class Runner:
         self._append(self.summary_file, markdown if markdown.endswith("\n") else markdown + "\n")
         return True
 
-    def annotate(self, level: str, message: str, *, title: str = "retrieval-gate") -> None:
-        """``::warning`` / ``::error`` / ``::notice``; beyond GitHub's 10 per level, a log line."""
+    def annotate(self, level: str, message: str, *, title: str = "retrieval-gate", file: str | None = None,
+                 line: int | None = None) -> None:
+        """``::warning`` / ``::error`` / ``::notice`` (at ``file``'s ``line`` when given); beyond
+        GitHub's 10 per level, a log line."""
         shown = sum(1 for a in self.annotations if a.startswith(f"::{level}"))
         message, title = self.scrub(message), self.scrub(title)
-        line = workflow_command(level, message, title=title) if shown < MAX_ANNOTATIONS else f"{level}: {message}"
-        self.annotations.append(line)
-        self.log(line)
+        where = {"file": self.scrub(file)} if file else {}
+        if file and line:
+            where["line"] = str(line)
+        text = f"{level}: {file}:{line}: {message}" if file and line else f"{level}: {message}"
+        command = workflow_command(level, message, **where, title=title) if shown < MAX_ANNOTATIONS else text
+        line_text = command
+        self.annotations.append(line_text)
+        self.log(line_text)
 
     def log(self, line: str) -> None:
         self.stream.write(self.scrub(line) + "\n")

@@ -93,8 +93,9 @@ def print_coverage(coverage: Coverage, console: Console) -> None:
         table.add_row(*key, *(cell_text(c) for c in cells))
     console.print(table)
     console.print(f"'–' empty cell · '·' n too small to detect a drop of {coverage.max_drop:g} in {coverage.metric} "
-                  f"(α = {coverage.alpha:g}, power {coverage.power:g}; about {coverage.required_n} cases per cell "
-                  "are needed at p = 0.5)", markup=False, highlight=False, soft_wrap=True)
+                  f"in a paired comparison even at best (α = {coverage.alpha:g}, power {coverage.power:g}, only "
+                  f"lost cases changing; about {coverage.required_n} cases per cell are needed)",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def _ids(ids: Sequence[str], limit: int = 4) -> str:

@@ -44,6 +44,11 @@ class Cell:
     mde: float | None = None
     n_needed: int | None = None
     ci_level: float | None = None  # set only when the CI is not at the report's stated level
+    ci_agrees: bool | None = None  # False: the CI and the test disagree about 0 (the status reads the test)
+    max_drop: float | None = None
+    gated: bool = False
+    # a bad row that counts for the title: judged, or significant over the reported rows' family
+    flagged: bool = False
 
     @property
     def bad(self) -> bool:
@@ -93,14 +98,19 @@ def headline_metrics(results: Results) -> list[str]:
     return names or [m for m in results.metrics if parse_metric(m).k == k] or list(results.metrics[:3])
 
 
-def cell_from_row(row: ComparisonRow, stated_level: float | None = None) -> Cell:
+def cell_from_row(row: ComparisonRow, stated_level: float | None = None, alpha: float = 0.05) -> Cell:
+    """``stated_level``: the level the report states for its CI columns (a CI at another level is
+    marked); ``alpha``: the level at which a reported row's family-corrected p counts."""
     spec = parse_metric(row.metric)
     other_level = row.ci_level if row.ci_level is not None and stated_level is not None \
         and abs(row.ci_level - stated_level) > 1e-9 else None
+    flagged = row.status in BAD_STATUSES and (
+        row.gated or row.status == "below_floor" or row.p_family is None or row.p_family < alpha)
     return Cell(metric=row.metric, display=Markup(spec.display), measure=spec.measure, current=row.current,
                 n=row.n, n_current=row.n_current, baseline=row.baseline, n_baseline=row.n_baseline,
                 delta=row.delta, ci=row.ci, p_value=row.p_value, floor=row.floor, status=row.status,
-                compared=True, mde=row.mde, n_needed=row.n_needed, ci_level=other_level)
+                compared=True, mde=row.mde, n_needed=row.n_needed, ci_level=other_level,
+                ci_agrees=row.ci_agrees, max_drop=row.max_drop, gated=row.gated, flagged=flagged)
 
 
 def cells_by_slice(
@@ -111,9 +121,11 @@ def cells_by_slice(
     a baseline came without a comparison)."""
     out: dict[str, dict[str, Cell]] = {}
     if comparison is not None:
+        stated = comparison.stats.get("ci_level")
+        alpha = float(comparison.stats.get("alpha", comparison.gate.get("alpha", 0.05)))
         for row in comparison.rows:
             if is_metric_name(row.metric):
-                out.setdefault(row.slice, {})[row.metric] = cell_from_row(row, comparison.stats.get("ci_level"))
+                out.setdefault(row.slice, {})[row.metric] = cell_from_row(row, stated, alpha)
         return out
     base_aggs = baseline.aggregates if baseline is not None else {}
     for slice_name, metrics in results.aggregates.items():
@@ -173,9 +185,11 @@ def case_rows(changes: Sequence[CaseChange]) -> list[CaseRow]:
 
 
 def worse_cells(cells: Mapping[str, Mapping[str, Cell]], headline_names: Sequence[str]) -> list[tuple[str, Cell]]:
-    """Every (slice, cell) that regressed or fell below its floor: headline metrics first, then
-    overall before slices, then the largest drop."""
-    found = [(name, cell) for name, by_metric in cells.items() for cell in by_metric.values() if cell.bad]
+    """Every (slice, cell) that got worse in the corrected sense (``Cell.flagged``: a judged row
+    regressed or below its floor, or a reported row regressed with its p Holm-corrected over the
+    reported rows below alpha): headline metrics first, then overall before slices, then the
+    largest drop."""
+    found = [(name, cell) for name, by_metric in cells.items() for cell in by_metric.values() if cell.flagged]
 
     def key(item: tuple[str, Cell]) -> tuple[int, int, float, str, str]:
         name, cell = item

@@ -25,10 +25,19 @@ from retrieval_gate.render.cells import (
     slice_rows,
     worse_cells,
 )
+from retrieval_gate.render.changes import changes_context, lost_clause, with_kb_cards
 from retrieval_gate.render.escape import clean_text
+from retrieval_gate.render.fmt import level as level_text
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.render.trend import trend
-from retrieval_gate.render.verdict import correction_text, gate_active, gate_summary, stats_line, verdict
+from retrieval_gate.render.verdict import (
+    correction_text,
+    gate_active,
+    gate_summary,
+    power_summary,
+    stats_line,
+    verdict,
+)
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
@@ -120,6 +129,9 @@ def build_context(
     stats = dict(comparison.stats) if comparison else {}
     alpha = stats.get("alpha", (comparison.gate.get("alpha") if comparison else None) or 0.05)
     level = stats.get("ci_level", 1 - float(alpha))
+    level_judged = float(stats.get("ci_level_judged", level))
+    power = power_summary(overall=overall.get(primary), slices=[
+        (f"{row.label} = {row.value}", row.cells[primary]) for row in rows if primary in row.cells])
     no_answer_cells = results.aggregates.get(NO_ANSWER_SLICE, {})
     other = [m for m in results.metrics if m not in names and m in overall]
 
@@ -142,6 +154,12 @@ def build_context(
         "headline": headline,
         "caveat": RECALL_CAVEAT.format(k=k) if any(c.measure == "recall" for c in headline) else "",
         "confidence": round(100 * float(level)),
+        "level": float(level),
+        # the headline table holds the judged rows, at their own (Bonferroni) level
+        "level_judged": level_judged,
+        "confidence_judged": level_text(level_judged),
+        "any_disagree": any(c.ci_agrees is False for by_metric in cells.values() for c in by_metric.values()),
+        "power": power,
         "slices": shown_rows,
         "slices_total": len(rows),
         "slice_metrics": [(m, Markup(parse_metric(m).display)) for m in names],
@@ -165,8 +183,8 @@ def build_context(
         "n_added": len(added),
         "n_removed": len(removed),
         "n_paired": comparison.n_paired if comparison else 0,
-        "lost_hits": _limit(lost, limits.cases, "lost hits", cut),
-        "gained_hits": _limit(gained, limits.cases, "gained hits", cut),
+        "lost_hits": lost,  # shown as part of what_changed (render.changes), which is cut there
+        "gained_hits": gained,
         "n_lost": len(lost),
         "n_gained": len(gained),
         "trend": trend(results=results, baseline=baseline, metric=primary),
@@ -188,5 +206,8 @@ def build_context(
         "comparison": comparison,
         "baseline": baseline,
     }
+    context.update(what_changed=changes_context(comparison, limit=limits.cases, cut=cut),
+                   lost_clause=lost_clause(comparison),
+                   config_changes=with_kb_cards(context["config_changes"], comparison))
     context["cut"] = Cut(parts=cut)
     return context

@@ -24,6 +24,7 @@ STATUS_EMOJI = {
     "inconclusive": "🟡",
     "underpowered": "🔎",
     "ok": "⚪",
+    "unchanged": "",
     "new": "🆕",
     "missing": "➖",
 }
@@ -34,6 +35,7 @@ STATUS_WORDS = {
     "inconclusive": "inconclusive",
     "underpowered": "underpowered",
     "ok": "no significant change",
+    "unchanged": "unchanged (no case changed)",
     "new": "new",
     "missing": "missing now",
     "current": "",
@@ -85,13 +87,18 @@ def delta_plain(cell: Cell) -> Markup:
     return Markup(f"{arrow(cell.delta)} {signed(cell.delta)}")
 
 
-def ci(cell: Cell) -> Markup:
+def ci(cell: Cell, column_level: float | None = None) -> Markup:
     """The paired CI of Δ as ``[−0.070, −0.010]`` (a bound at zero: ``0.000``), else
-    ``p = 0.031``, else ``–``."""
+    ``p = 0.031``, else ``–``. A CI at another level than the report states is marked
+    ``at 98.3%`` unless it is the ``column_level`` of the column it is shown in; ``‡``: the CI and
+    the test disagree about 0 (the status reads the test)."""
     if cell.ci is not None:
         lo, hi = cell.ci
-        level = "" if cell.ci_level is None else f" at {100 * cell.ci_level:.1f}%"
-        return Markup(f"[{_bound(lo)}, {_bound(hi)}]{level}")
+        shown = cell.ci_level is not None and not (
+            column_level is not None and abs(cell.ci_level - column_level) < 1e-9)
+        level = f" at {100 * cell.ci_level:.1f}%" if shown else ""
+        mark = " ‡" if cell.ci_agrees is False else ""
+        return Markup(f"[{_bound(lo)}, {_bound(hi)}]{level}{mark}")
     if cell.p_value is not None:
         return Markup(f"p = {cell.p_value:.3g}")
     return Markup("–")
@@ -104,14 +111,17 @@ def _bound(value: float) -> str:
 
 
 def mde(cell: Cell) -> Markup:
-    """The minimum detectable effect at the cell's n, ``0.136``; for an underpowered cell also the
-    paired n that would see a drop of the max drop: ``0.136 (n≈385)``; ``–`` when not compared."""
+    """The minimum detectable effect at the cell's n, ``0.136``; ``none`` when no drop is
+    detectable at this n; ``–`` when not compared."""
     if cell.mde is None:
-        return Markup("–")
-    text = f"{cell.mde:.3f}"
-    if cell.status == "underpowered" and cell.n_needed is not None:
-        text += f" (n≈{cell.n_needed:,})"
-    return Markup(text)
+        return Markup("none" if cell.compared and cell.n > 0 else "–")
+    return Markup(f"{cell.mde:.3f}")
+
+
+def level(value: float) -> Markup:
+    """A confidence level as a percentage: ``0.95`` → ``95``, ``0.98333`` → ``98.3``."""
+    text = f"{100 * value:.1f}"
+    return Markup(text[:-2] if text.endswith(".0") else text)
 
 
 def n_label(cell: Cell) -> Markup:

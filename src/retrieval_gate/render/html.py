@@ -18,6 +18,7 @@ from retrieval_gate.render import fmt
 from retrieval_gate.render.cells import Cell, SliceRow
 from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
 from retrieval_gate.render.context import build_context
+from retrieval_gate.render.drilldown import drilldown
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
@@ -119,4 +120,5 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
     context["cases"] = case_lines(results, baseline, metrics)
     context["case_has_deltas"] = baseline is not None
     context["top_retrieved"] = TOP_RETRIEVED
+    context["drill"] = drilldown(comparison=comparison, results=results, baseline=baseline)
     return html_environment().get_template(HTML_TEMPLATE).render(**context)

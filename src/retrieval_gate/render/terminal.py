@@ -8,12 +8,14 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_gate.compare.changes import stale_words
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.render.cells import INDICATIVE_N
+from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line
 from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.render.verdict import stats_note
 from retrieval_gate.score.results import Results
@@ -71,7 +73,7 @@ def completeness_line(results: Results) -> str:
 
 
 def print_results(results: Results, console: Console) -> None:
-    console.print(results_table(results))
+    print_table(results_table(results), console)
     console.print(completeness_line(results))
     if results.graded or results.relevance_level != 1 or results.mean != "relevant":
         gains = "graded gains (nDCG gain = grade)" if results.graded else "binary gains"
@@ -91,9 +93,22 @@ def print_results(results: Results, console: Console) -> None:
 # --- comparison with a baseline (compare command) --------------------------------------------
 
 _STATUS_STYLE = {"regressed": "bold red", "below_floor": "bold red", "improved": "green",
-                 "inconclusive": "yellow", "underpowered": "yellow", "new": "cyan", "missing": "magenta", "ok": ""}
+                 "inconclusive": "yellow", "underpowered": "yellow", "new": "cyan", "missing": "magenta", "ok": "",
+                 "unchanged": "dim"}
 _CHANGE_LINES = 10
 _LOG_WIDTH = 120
+_UNBOUNDED = 100_000  # the width a table is measured at when it goes to a pipe or a file
+
+
+def print_table(table: Table, console: Console) -> None:
+    """On a terminal, fitted to its width; to a pipe or a file (logs have no width), every cell
+    whole — a slice name is never broken mid-word — however wide the table gets."""
+    if console.is_terminal:
+        console.print(table, crop=True)
+        return
+    options = console.options.update(width=_UNBOUNDED)
+    table.width = max(Measurement.get(console, options, table).maximum, min(console.width, _LOG_WIDTH))
+    console.print(table, crop=False, width=table.width)
 
 
 def _signed(value: float | None) -> str:
@@ -125,6 +140,8 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
         first = i == 0 or shown[i - 1].slice != row.slice
         last = i == len(shown) - 1 or shown[i + 1].slice != row.slice
         ci = "–" if row.ci is None else f"{_signed(row.ci[0])}…{_signed(row.ci[1])}"
+        if row.ci_agrees is False:
+            ci += " ‡"
         status = row.status.replace("_", " ") + (" *" if row.gated else "")
         if row.n_needed is not None:
             status += f" (needs n≈{row.n_needed:,})"
@@ -148,27 +165,13 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
             console.print(f"  {change.key}: {change.baseline!r} → {change.current!r}", markup=False, soft_wrap=True)
     table, hidden = comparison_table(comparison, all_rows=all_rows)
     # Logs and files have no width: do not squeeze the table into rich's 80-column default there.
-    if not console.is_terminal:
-        options = console.options.update(width=max(console.width, _LOG_WIDTH))
-        table.width = Measurement.get(console, options, table).maximum
-    console.print(table, crop=console.is_terminal)
+    print_table(table, console)
     notes = "* judged by the gate. Δ: paired mean difference over the n cases in both runs; "
     notes += stats_note(comparison.stats)
     if hidden:
         notes += f" {hidden} more rows (other metrics): --all, or the comparison JSON."
     console.print(notes, style="dim", markup=False, soft_wrap=True)
-    for label, changes in (("lost a hit", comparison.lost_hits), ("gained a hit", comparison.gained_hits)):
-        if not changes:
-            continue
-        console.print(f"{len(changes)} case(s) {label} at k={comparison.headline_k}:", markup=False)
-        for change in changes[:_CHANGE_LINES]:
-            console.print(f"  {change.id}  {display_name(change.metric)} {change.baseline:.3f} → "
-                          f"{change.current:.3f}  {change.query[:80]}", markup=False, soft_wrap=True)
-            if change.possibly_relevant is not None:
-                console.print(f"    possibly relevant: {change.possibly_relevant} is unjudged where the gold card "
-                              "was (label it)", markup=False, soft_wrap=True)
-        if len(changes) > _CHANGE_LINES:
-            console.print(f"  … and {len(changes) - _CHANGE_LINES} more", markup=False)
+    print_changes(comparison, console)
     for reason in comparison.failures:
         console.print(f"gate: {reason}", style="bold red", markup=False, soft_wrap=True)
     gate_on = comparison.gate.get("fail_on_regression") or comparison.gate.get("floors")
@@ -179,3 +182,30 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
         verdict += " (report only: no gate is on)"
     console.print(f"verdict: {verdict}", style="bold red" if comparison.verdict == "fail" else "bold",
                   markup=False)
+
+
+def print_changes(comparison: Comparison, console: Console) -> None:
+    """What changed and why: the counts per cause, the KB's card diff, one line per changed case
+    (worse first), at most ``_CHANGE_LINES`` per direction."""
+    changes = comparison.changed_cases
+    diff = comparison.kb_changes
+    kb = kb_line(diff) if diff is not None and (diff.added or diff.removed or diff.edited) else ""
+    if not changes and not kb:
+        return
+    console.print(f"what changed: {len(changes)} case(s) moved · {cause_summary(changes)}", style="bold",
+                  markup=False, soft_wrap=True)
+    if comparison.stale_gold_cards:
+        console.print(stale_words(len(comparison.stale_gold_cards)), style="bold yellow", markup=False, soft_wrap=True)
+    if kb:
+        console.print(f"  KB: {kb}", markup=False, soft_wrap=True)
+    if not comparison.baseline_rankings:
+        console.print(f"  {NO_RANKINGS}", style="dim", markup=False, soft_wrap=True)
+    for label, movements in (("worse", ("lost-hit", "worse")), ("better", ("better", "gained-hit"))):
+        group = [c for c in changes if c.movement in movements]
+        for change in group[:_CHANGE_LINES]:
+            line = change_line(change, rankings=comparison.baseline_rankings)
+            mark = {"lost-hit": "lost hit", "gained-hit": "gained hit"}.get(change.movement, label)
+            console.print(f"  {change.id} [{mark}] {line.text}", markup=False, soft_wrap=True)
+        if len(group) > _CHANGE_LINES:
+            console.print(f"  … and {len(group) - _CHANGE_LINES} more {label} (the comparison JSON has all)",
+                          markup=False)

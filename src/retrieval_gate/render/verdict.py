@@ -12,8 +12,10 @@ from retrieval_gate.render.cells import Cell
 def verdict(*, comparison: Comparison | None, baseline: Baseline | None, headline: Sequence[Cell],
             worse: Sequence[tuple[str, Cell]] = ()) -> dict[str, str]:
     """``kind``: first_run, not_compared, fail (the gate failed), regressed (a headline metric
-    overall), mixed (something else got worse), improved (a headline metric overall, nothing
-    worse), unchanged."""
+    overall: a judged row, Holm-corrected), mixed (something else got worse: ``worse`` holds only
+    rows that count — judged ones, and reported ones significant after Holm over the reported
+    rows, ``render.cells.worse_cells``), improved (a headline metric overall, nothing worse),
+    unchanged."""
     if comparison is None:
         if baseline is None:
             return {"kind": "first_run", "emoji": "🆕", "title": "first run, no baseline yet"}
@@ -71,10 +73,16 @@ def stats_note(stats: Mapping[str, Any]) -> str:
     level = float(stats.get("ci_level", 0.95))
     if stats.get("correction") is None:  # a comparison file from before schema 2
         return f"CI {level:.0%} paired bootstrap; p: sign-flip test."
-    return (f"CI: the sign-flip test inverted at {level:.0%} (judged rows: at the level the correction "
-            f"leaves them, so the CI excludes 0 exactly when the row is significant); p: sign-flip test, "
-            f"judged rows {correction_text(stats)}; MDE: minimum detectable effect at n "
-            f"(power {stats.get('power', 0.8):g}).")
+    if stats.get("ci_level_judged") is None:  # schema 2
+        return (f"CI: the sign-flip test inverted at {level:.0%} (judged rows: at the level the correction "
+                f"leaves them); p: sign-flip test, judged rows {correction_text(stats)}; MDE: minimum "
+                f"detectable effect at n (power {stats.get('power', 0.8):g}).")
+    judged = float(stats["ci_level_judged"])
+    return (f"CI at {100 * level:.3g}%, judged rows at {100 * judged:.3g}% (Bonferroni): Tango's score interval "
+            f"for hit-like (0/1) measures, else a paired t interval (Tango's on fractional counts under 6 "
+            f"changed cases); ‡: the CI and the test disagree about 0, the status reads the test. p: exact "
+            f"sign test (0/1 measures) or sign-flip test, judged rows {correction_text(stats)}. MDE: the "
+            f"smallest true drop the row's test detects at power {stats.get('power', 0.8):g} at its n.")
 
 
 def stats_line(stats: Mapping[str, Any]) -> str:
@@ -90,3 +98,21 @@ def stats_line(stats: Mapping[str, Any]) -> str:
     if stats.get("seed") is not None:
         parts.append(f"seed {stats['seed']}")
     return ", ".join(parts)
+
+
+POWER_SLICES_SHOWN = 5
+
+
+def power_summary(*, overall: Cell | None, slices: Sequence[tuple[str, Cell]]) -> dict[str, Any] | None:
+    """The comment's one power sentence: what the primary metric's overall row detects
+    (``mde`` at 80 % power, None: no drop detectable), its max drop, and the slices (``(label,
+    cell)``, smallest n first) whose MDE exceeds their max drop. None without a compared row."""
+    if overall is None or not overall.compared or overall.n == 0:
+        return None
+    short = [(label, cell) for label, cell in slices if cell.compared and cell.n > 0 and cell.max_drop is not None
+             and (cell.mde is None or cell.mde > cell.max_drop + 1e-12)]
+    short.sort(key=lambda item: (item[1].n, item[0]))
+    return {"display": overall.display, "n": overall.n, "mde": overall.mde, "max_drop": overall.max_drop,
+            "judged": overall.gated, "slices": [{"label": label, "n": cell.n, "mde": cell.mde}
+                                                 for label, cell in short[:POWER_SLICES_SHOWN]],
+            "more_slices": max(0, len(short) - POWER_SLICES_SHOWN)}

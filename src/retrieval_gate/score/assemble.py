@@ -17,6 +17,7 @@ from retrieval_gate.metrics.grid import compile_grid
 from retrieval_gate.metrics.headline import default_headline_k
 from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList, positive_gains
 from retrieval_gate.score.aggregate import aggregate, completeness, latency_summary
+from retrieval_gate.score.kb_manifest import kb_manifest
 from retrieval_gate.score.provenance import provenance
 from retrieval_gate.score.results import InputInfo, Results
 from retrieval_gate.score.scoring import MEANS, score_case
@@ -66,12 +67,13 @@ def assemble_results(
         raise ValueError(f"mean {mean!r}: expected one of {', '.join(MEANS)}")
     chunk_to_card = kb.chunk_to_card if kb is not None else None
     keep = max(ks)
+    lines = case_set.lines if case_set.format == "jsonl" else {}
     metrics = compile_grid(metrics)
     with cyclic_gc_paused():
         cases = [
             score_case(case=case, ranking=rankings.get(case.id), metrics=metrics,
                        chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold,
-                       rel_level=rel_level, mean=mean)
+                       rel_level=rel_level, mean=mean, line=lines.get(case.id))
             for case in case_set.cases
         ]
         aggregates = aggregate(cases)
@@ -104,5 +106,6 @@ def assemble_results(
         provenance=provenance(cases=case_set.cases, entries=kb.cards if kb is not None else None,
                               cases_sha256=case_set.sha256, kb_sha256=kb.sha256 if kb is not None else None,
                               subset=case_set.subset),
+        kb_cards=kb_manifest(kb.cards) if kb is not None else None,
         cases=cases,
     )

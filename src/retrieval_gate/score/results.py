@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.provenance import Provenance
 
 RESULTS_SCHEMA_VERSION = 2
@@ -32,12 +33,14 @@ class CaseResult(BaseModel):
     gold: list[str] = Field(default_factory=list)
     grades: dict[str, int] = Field(default_factory=dict)  # graded gold (empty: binary list form)
     retrieved: list[str] = Field(default_factory=list)
+    retrieved_scores: list[float] = Field(default_factory=list)  # the retriever's, per card; empty: none given
     scores: dict[str, float] = Field(default_factory=dict)
     unjudged: dict[str, float] = Field(default_factory=dict)  # unjudged@k: top k without judgement
     status: CaseStatus = "scored"
     error: str | None = None
     latency_ms: float | None = None
     slices: list[str] = Field(default_factory=list)
+    line: int | None = None  # the case's line in the golden set (JSONL), where known
 
 
 class MetricCell(BaseModel):
@@ -101,6 +104,9 @@ class Results(BaseModel):
     # Versions of corpus, queries, labels, k unit, scorer, aggregation (issue 14). Optional:
     # files written before it load with None.
     provenance: Provenance | None = None
+    # The KB's card-hash manifest (score.kb_manifest): which cards a later run added, removed or
+    # edited. None: scored without a KB.
+    kb_cards: dict[str, KbCard] | None = None
     cases: list[CaseResult]
 
     def to_json_data(self) -> dict[str, Any]:

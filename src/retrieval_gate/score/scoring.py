@@ -86,6 +86,7 @@ def score_case(
     abstain_threshold: float | None = None,
     rel_level: int = 1,
     mean: str = "relevant",
+    line: int | None = None,
 ) -> CaseResult:
     """Score one case. A missing ranking or one carrying an error counts as *failed* and is
     scored as an empty ranking: never silently dropped (except that ``mean="trec"`` leaves a
@@ -123,10 +124,28 @@ def score_case(
     return CaseResult.model_construct(
         id=case.id, query=case.query, kind=case.kind, locale=case.locale, form=case.form,
         hard_class=case.hard_class, tags=dict(case.tags), gold=list(case.gold),
-        grades=dict(case.grades) if case.grades else {}, retrieved=list(ids[:keep]), scores=scores, unjudged=unjudged,
+        grades=dict(case.grades) if case.grades else {}, retrieved=list(ids[:keep]),
+        retrieved_scores=card_scores(ranking, ids[:keep], chunk_to_card) if error is None else [],
+        scores=scores, unjudged=unjudged,
         status=status, error=error, latency_ms=None if ranking is None else ranking.latency_ms,
-        slices=slice_names(case, relevant),
+        slices=slice_names(case, relevant), line=line,
     )
+
+
+def card_scores(ranking: RankedList | None, cards: Sequence[str],
+                chunk_to_card: Mapping[str, str] | None) -> list[float]:
+    """The retriever's score of each card in ``cards`` (its first, best-ranked entry's), rounded
+    to 4 decimals; empty when the retriever gives no scores."""
+    if ranking is None or ranking.scores is None or not cards:
+        return []
+    first: dict[str, float] = {}
+    for entry, value in zip(ranking.ids, ranking.scores, strict=False):
+        card = chunk_to_card.get(entry, entry) if chunk_to_card is not None else entry
+        if card not in first:
+            first[card] = value
+            if len(first) >= len(cards):
+                break
+    return [round(float(first.get(card, 0.0)), 4) for card in cards]
 
 
 def abstention(ranking: RankedList, threshold: float) -> float:

@@ -1,0 +1,238 @@
+"""``retrieval-gate init``: set a repository up in one command — find its KB and golden set,
+validate them, write ``retrieval-gate.yml``, the two workflows and the ``.gitignore`` lines, run the
+first eval and write ``baselines/<suite>.json`` with its audit, then print the commands to commit.
+
+The decisions are pure (``retrieval_gate.scaffold``); this module walks the tree, reads the files
+that exist, writes atomically and runs the eval. It never replaces a file it finds with other
+content unless ``--force``, and says what it kept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.errors import InputError, Problem, UsageError
+
+if TYPE_CHECKING:
+    from retrieval_gate.scaffold.detect import Found
+    from retrieval_gate.scaffold.plan import ActionPin
+
+SKIP_DIRS = frozenset({".git", ".retrieval-gate", "node_modules", ".venv", "venv", "env", "site-packages",
+                       "__pycache__", "out", "build", "dist", "retrieval-gate-out", ".tox", ".mypy_cache"})
+MAX_FILES = 50_000  # a listing, not an index: stop walking a huge tree early
+MAX_DEPTH = 5
+
+
+def list_files(root: Path) -> list[str]:
+    """Relative POSIX paths of the regular files under ``root`` (hidden and tool folders skipped)."""
+    out: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root)
+        if len(rel.parts) >= MAX_DEPTH:
+            dirs[:] = []
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        out.extend((rel / name).as_posix() for name in sorted(files))
+        if len(out) >= MAX_FILES:
+            break
+    return out
+
+
+def _read(path: Path) -> str | None:
+    if not path.exists():
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(Problem(str(path), None, f"exists but cannot be read ({exc}); nothing was written")) from None
+
+
+def current_branch(root: Path) -> str:
+    """The branch checked out in ``root`` (a fresh ``git init`` has one before any commit), else main."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "symbolic-ref", "--short", "-q", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "main"
+    name = done.stdout.strip()
+    return name if done.returncode == 0 and name else "main"
+
+
+def _pick(what: str, flag: str, candidates: list[Found]) -> Found:
+    from retrieval_gate.scaffold.detect import Found, choose
+
+    chosen = choose(candidates)
+    if chosen is not None:
+        return chosen
+    listing = ", ".join(c.path for c in candidates[:8]) or "none found"
+    if sys.stdin.isatty():
+        answer = typer.prompt(f"Which is the {what}? (candidates: {listing})",
+                              default=candidates[0].path if candidates else None)
+        return Found(answer, "given at the prompt")
+    raise UsageError(f"could not tell the {what} (candidates: {listing}); pass {flag} PATH")
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    except ValueError:  # another drive
+        return path.resolve().as_posix()
+
+
+def _pin(action_ref: str | None) -> ActionPin | None:
+    from retrieval_gate import __version__, release_pin
+    from retrieval_gate.scaffold.plan import parse_action_ref
+
+    if action_ref is not None:
+        return parse_action_ref(action_ref, version=f"v{__version__}")
+    if release_pin.ACTION_REF is not None:
+        return parse_action_ref(release_pin.ACTION_REF, version=release_pin.ACTION_VERSION or f"v{__version__}")
+    return None
+
+
+@app.command("init")
+def init_command(
+    kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: detected: a BEIR folder, JSONL cards, a folder of Markdown cards)."),
+    cases: Path | None = typer.Option(None, "--cases", help="Golden set (default: detected: cases.jsonl, golden*.jsonl, a BEIR folder)."),
+    suite: str = typer.Option("default", "--suite", help="Suite name: the baseline is baselines/<suite>.json."),
+    k: str | None = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10: then not written)."),
+    action_ref: str | None = typer.Option(None, "--action-ref", help="The workflows' `uses:` pin, OWNER/REPO@<40-hex sha> (default: this release's commit, when it has one)."),
+    branch: str | None = typer.Option(None, "--branch", help="The default branch the baseline is refreshed on (default: the checked-out branch, else main)."),
+    directory: Path = typer.Option(Path("."), "--dir", help="The repository's root (default: the working folder)."),
+    baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Run the first eval and write baselines/<suite>.json and its audit."),
+    force: bool = typer.Option(False, "--force", help="Replace files that exist with other content (never done without it)."),
+) -> None:
+    """Set up this repository: retrieval-gate.yml, .github/workflows/retrieval.yml (+ the fork
+    comment workflow), .gitignore lines, and the first baseline. Idempotent: a file that exists with
+    other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
+    or do not validate (nothing is written then)."""
+    from retrieval_gate.load.dataset import load_dataset
+    from retrieval_gate.scaffold import plan as planning
+    from retrieval_gate.scaffold.detect import Found, detect
+    from retrieval_gate.settings import load_config
+
+    root = directory
+    if not root.is_dir():
+        raise UsageError(f"--dir {root}: not a folder")
+    ks = _parse_k(k)
+    pin = _pin(action_ref)
+    config_path = root / planning.CONFIG
+    existing_config = _read(config_path)
+    configured = None
+    if existing_config is not None and kb is None and cases is None:
+        config_file, _ = load_config(config_path, required=True)
+        configured = config_file.suites.get(suite)
+    if configured is not None and configured.kb and configured.cases:
+        kb_found = Found(configured.kb, f"from {planning.CONFIG}")
+        cases_found = Found(configured.cases, f"from {planning.CONFIG}")
+    else:
+        found = detect(list_files(root)) if kb is None or cases is None else None
+        kb_found = (Found(_relative(kb, root), "given with --kb") if kb is not None
+                    else _pick("knowledge base", "--kb", found.kb if found else []))
+        cases_found = (Found(_relative(cases, root), "given with --cases") if cases is not None
+                       else _pick("golden set", "--cases", found.cases if found else []))
+    case_set, loaded_kb = load_dataset(cases=root / cases_found.path, kb=root / kb_found.path)  # exit 2 first
+    assert loaded_kb is not None
+    n_gold = sum(1 for c in case_set.cases if c.gold)
+    console.print(f"found: {kb_found.path} ({kb_found.kind}, {len(loaded_kb.card_ids)} cards) and "
+                  f"{cases_found.path} ({cases_found.kind}, {len(case_set.cases)} cases, {n_gold} with gold); "
+                  "every gold id resolves to a card", markup=False, highlight=False, soft_wrap=True)
+    paths = [planning.CONFIG, planning.CALLER, planning.COMMENT, planning.GITIGNORE]
+    steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
+                          cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch or current_branch(root),
+                          existing={p: _read(root / p) for p in paths}, force=force)
+    if configured is not None and configured.kb and configured.cases:  # its suite already names both: as it is
+        steps = [planning.FileStep(s.path, planning.SAME, s.text) if s.path == planning.CONFIG else s for s in steps]
+    written = _apply(root, steps)
+    if pin is None:
+        err_console.print("workflows: not written - this build of retrieval-gate carries no release pin; rerun "
+                          "with --action-ref OWNER/retrieval-gate@<commit sha> (docs/action.md, \"Using a commit\")",
+                          markup=False, highlight=False, soft_wrap=True)
+    if baseline:
+        written += _first_baseline(root, suite=suite, force=force)
+    if written:
+        console.print("commit it:", markup=False)
+        for line in planning.commit_commands(written):
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    else:
+        console.print("nothing to commit: every file was already there", markup=False)
+
+
+def _parse_k(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        values = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise UsageError(f"--k {text!r}: expected positive integers, comma-separated (e.g. 1,3,5,10)") from None
+    if not values or values[0] < 1:
+        raise UsageError(f"--k {text!r}: expected positive integers, comma-separated (e.g. 1,3,5,10)")
+    return values
+
+
+def _apply(root: Path, steps: list) -> list[str]:
+    """Write the planned files (atomically); one line per file; the paths created or changed."""
+    from retrieval_gate.files import write_text_atomic
+    from retrieval_gate.scaffold.plan import KEEP, SAME
+
+    changed = []
+    for step in steps:
+        if step.action == SAME:
+            console.print(f"unchanged {step.path}", markup=False, highlight=False)
+            continue
+        if step.action == KEEP:
+            console.print(f"kept {step.path} ({step.why})", markup=False, highlight=False, soft_wrap=True)
+            continue
+        target = root / step.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(target, step.text)
+        verb = {"create": "wrote", "replace": "replaced", "append": "appended to"}[step.action]
+        console.print(f"{verb} {step.path}", markup=False, highlight=False)
+        changed.append(step.path)
+    return changed
+
+
+def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
+    """The first eval of the suite as configured → out/results.json, baselines/<suite>.json and
+    baselines/<suite>.audit.json (kept when they exist, unless --force)."""
+    from retrieval_gate.clock import now_iso
+    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
+    from retrieval_gate.evaluation.run import run_evals
+    from retrieval_gate.files import write_baseline, write_json_atomic, write_text_atomic
+    from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.settings import load_config, resolve_suite
+
+    from .eval import CliProgress
+
+    rel_baseline, rel_audit = f"baselines/{suite}.json", f"baselines/{suite}.audit.json"
+    if (root / rel_baseline).exists() and not force:
+        console.print(f"kept {rel_baseline} (exists; --force evaluates again and replaces it)", markup=False,
+                      highlight=False, soft_wrap=True)
+        return []
+    config_file, config_path = load_config(root / "retrieval-gate.yml", required=True)
+    store = {"mode": "persistent", "path": str(root / ".retrieval-gate" / "store")}
+    suite_config = resolve_suite(config_file, suite=suite, overrides={"store": store}, config_path=config_path)
+    progress = CliProgress(err_console)
+    try:
+        all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())
+    finally:
+        progress.close()
+    results = all_results[suite_config.retrievers[0].name]
+    write_json_atomic(root / "out" / "results.json", results.to_json_data())
+    print_results(results, console)
+    console.print("wrote out/results.json (ignored by git)", markup=False)
+    write_baseline(root / rel_baseline, update_baseline(baseline=None, results=results, sha=None, ref=None,
+                                                        timestamp=now_iso()))
+    console.print(f"wrote {rel_baseline}", markup=False)
+    write_text_atomic(root / rel_audit, dumps_audit(audit_suite(suite_config=suite_config)))
+    console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit` explains it)", markup=False,
+                  soft_wrap=True)
+    console.print(f"check it: retrieval-gate compare --results out/results.json  (against {rel_baseline})",
+                  markup=False, highlight=False, soft_wrap=True)
+    return [rel_baseline, rel_audit]

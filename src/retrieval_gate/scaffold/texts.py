@@ -1,0 +1,137 @@
+"""The files ``retrieval-gate init`` writes, as text: the config (only what differs from the
+defaults, each key commented), the caller workflow (PR check, refresh on merge, manual rerun:
+the reusable ``gate.yml``), the fork-comment workflow and the ``.gitignore`` lines. Pure.
+
+``@REPO@``, ``@SHA@``, ``@VERSION@`` and ``@BRANCH@`` are filled by :func:`fill`; the docs show the
+same two workflows with ``<owner>/retrieval-gate`` and ``<sha>`` (a test keeps them equal)."""
+
+from __future__ import annotations
+
+import json
+
+MARKER = "# Written by retrieval-gate init"
+
+# Checkouts keep no credentials; third-party actions are pinned by commit SHA (the version beside).
+CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683  # v4.2.2"
+DOWNLOAD_ARTIFACT = "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093  # v4.3.0"
+
+CALLER_WORKFLOW = f"""\
+{MARKER}: the PR check (one sticky comment), the baseline
+# refresh on a push to @BRANCH@, manual reruns. Each job of gate.yml takes only its part of these.
+name: retrieval
+on:
+  pull_request:
+  push:
+    branches: [@BRANCH@]
+  workflow_dispatch:
+permissions: {{}}
+jobs:
+  retrieval:
+    uses: @REPO@/.github/workflows/gate.yml@@SHA@  # @VERSION@
+    permissions:
+      contents: write       # only the baseline job, which runs no evaluation, writes baselines/
+      pull-requests: write  # only the PR job comments
+"""
+
+SUITE_INPUT = """\
+    with:
+      suite: @SUITE@
+"""
+
+COMMENT_WORKFLOW = f"""\
+{MARKER}: the sticky comment for pull requests from forks,
+# whose own run gets a read-only token. It runs no code of the PR: the action validates the run's
+# results.json / comparison.json and renders the comment itself (docs/action.md, "Fork pull requests").
+name: retrieval-comment
+on:
+  workflow_run:  # zizmor: ignore[dangerous-triggers] the fork-comment pattern: no PR code runs, the data is validated
+    workflows: [retrieval]
+    types: [completed]
+permissions: {{}}
+jobs:
+  comment:
+    if: >-
+      github.event.workflow_run.event == 'pull_request' &&
+      (github.event.workflow_run.head_repository.full_name != github.repository ||
+       github.event.workflow_run.actor.login == 'dependabot[bot]')
+    runs-on: ubuntu-latest
+    timeout-minutes: 15
+    permissions:
+      actions: read         # download the artifact of the other run
+      contents: read        # the default branch's config
+      pull-requests: write  # the sticky comment
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          persist-credentials: false
+      - uses: {DOWNLOAD_ARTIFACT}
+        with:
+          name: retrieval-gate-pr
+          path: pr-artifact
+          run-id: ${{{{ github.event.workflow_run.id }}}}
+          github-token: ${{{{ github.token }}}}
+      - id: meta
+        name: PR number (untrusted input - digits only) and whether the run compared
+        run: |
+          echo "number=$(tr -dc '0-9' < pr-artifact/pr-meta/pr_number | head -c 10)" >> "$GITHUB_OUTPUT"
+          f=pr-artifact/retrieval-gate-out/comparison.json
+          if [ -f "$f" ] && [ ! -L "$f" ]; then echo "comparison=$f" >> "$GITHUB_OUTPUT"; fi
+      - uses: @REPO@@@SHA@  # @VERSION@
+        with:
+          mode: comment
+          pr_number: ${{{{ steps.meta.outputs.number }}}}
+          results_file: pr-artifact/retrieval-gate-out/results.json
+          comparison_file: ${{{{ steps.meta.outputs.comparison }}}}
+"""
+
+GITIGNORE_HEADER = "# retrieval-gate: the store, the action's checkout, local and CI outputs"
+GITIGNORE_LINES = (".retrieval-gate/", "out/", "retrieval-gate-out/")
+
+
+def fill(template: str, *, repo: str = "", sha: str = "", version: str = "", branch: str = "main",
+         suite: str = "default") -> str:
+    return (template.replace("@REPO@", repo).replace("@SHA@", sha).replace("@VERSION@", version)
+            .replace("@BRANCH@", branch).replace("@SUITE@", suite))
+
+
+def caller_workflow(*, repo: str, sha: str, version: str, branch: str, suite: str) -> str:
+    text = fill(CALLER_WORKFLOW, repo=repo, sha=sha, version=version, branch=branch)
+    if suite != "default":
+        text += fill(SUITE_INPUT, suite=suite)
+    return text
+
+
+def comment_workflow(*, repo: str, sha: str, version: str) -> str:
+    return fill(COMMENT_WORKFLOW, repo=repo, sha=sha, version=version)
+
+
+def config_text(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: list[int] | None) -> str:
+    """``retrieval-gate.yml`` with only the keys that differ from the defaults (kb and cases have
+    none), each commented. Paths are relative to the file (the repository root)."""
+    width = max(len(kb), len(cases)) + 8
+    lines = [
+        f"{MARKER}. Every key left out has its default (docs/eval.md);",
+        "# flags override these. The gate is off (report first): see docs/baseline.md to turn it on.",
+        "suites:",
+        f"  {_yaml_key(suite)}:",
+        f"    {('kb: ' + _yaml_str(kb)).ljust(width)}  # the knowledge base: {kb_kind}",
+        f"    {('cases: ' + _yaml_str(cases)).ljust(width)}  # the golden set: {cases_kind}",
+    ]
+    if k is not None:
+        lines.append(f"    {('k: [' + ', '.join(str(v) for v in k) + ']').ljust(width)}  # the cutoffs measured")
+    return "\n".join(lines) + "\n"
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
+
+
+def _yaml_str(text: str) -> str:
+    """A path or name as a YAML scalar: plain when it is only safe characters, else double-quoted
+    (JSON's string syntax is YAML's double-quoted one)."""
+    if text and set(text) <= _PLAIN and not text.startswith("-"):
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _yaml_key(text: str) -> str:
+    return _yaml_str(text)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from retrieval_gate.errors import GitHubError, RetrieverError
 from retrieval_gate.publish.github import GitHubRepo
@@ -36,7 +37,7 @@ def github() -> Iterator[FakeGitHub]:
 
 def repo_of(github: FakeGitHub, logs: list[str], **kw: Any) -> GitHubRepo:
     options = {"retries": 1, **kw}
-    return GitHubRepo(token=TOKEN, repository=github.repository, api_url=github.api_url, backoff_factor=0.0,
+    return GitHubRepo(token=SecretStr(TOKEN), repository=github.repository, api_url=github.api_url, backoff_factor=0.0,
                       seconds_between_writes=None, log=logs.append, **options)
 
 

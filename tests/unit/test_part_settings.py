@@ -106,6 +106,13 @@ def test_each_flat_key_lands_in_its_retrievers_slice_and_a_dump_reads_back():
     assert RetrieverOptions.model_validate(options.model_dump()) == options
 
 
+def test_a_number_keeps_the_type_it_was_written_with():
+    """BM25's k1 and b go into the results' fingerprint as written: ``1`` must not become ``1.0``
+    (that would read as a configuration change against an older baseline)."""
+    bm25 = RetrieverOptions.model_validate({"bm25_k1": 1, "bm25_b": 0.5}).bm25
+    assert (type(bm25.k1), type(bm25.b)) == (int, float)
+
+
 def test_flags_merge_over_the_files_options(tmp_path: Path):
     config = parse_config("suites:\n  default:\n    options: {rrf_k: 10, bm25_b: 0.75}\n", source=tmp_path / "rg.yml")
     suite = resolve_suite(config, suite="default", overrides={"options": {"bm25_b": 0.5}},

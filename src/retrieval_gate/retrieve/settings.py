@@ -15,7 +15,7 @@ loads) is checked where that library is used, when the retriever is built.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
@@ -32,11 +32,15 @@ class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+# An integer stays one (it is written into the results' fingerprint as given); no boolean passes.
+_NonNegativeNumber = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class BM25Settings(_Settings):
     """BM25 (``retrieve.bm25``); the defaults reproduce Anserini's flat SciFact run."""
 
-    k1: float = Field(default=0.9, ge=0, allow_inf_nan=False)
-    b: float = Field(default=0.4, ge=0, allow_inf_nan=False)
+    k1: _NonNegativeNumber = 0.9
+    b: _NonNegativeNumber = 0.4
     language: str = "english"
     stemmer: str | None = None  # a PyStemmer algorithm, "none", or None = the language's default
     # a bm25s list name ("en", "pt", …, "lucene" = "en"), "none", the words, or None = the language's
@@ -147,14 +151,16 @@ def _validated_slices(data: Mapping[str, Any]) -> dict[str, _Settings]:
         try:
             out[slice_name] = model.model_validate(groups[slice_name])
         except ValidationError as exc:
+            said: dict[str, str] = {}  # one problem per key: of a union's members, the last (the widest) speaks
             for err in exc.errors(include_url=False):
                 field = str(err["loc"][0]) if err["loc"] else ""
                 key = _FLAT_NAME.get((slice_name, field), f"{slice_name}_{field}")
                 if key == "http_headers":  # values may be secrets: never quoted
-                    problems.append("options.http_headers: must map header names to text values")
+                    said[key] = "options.http_headers: must map header names to text values"
                 else:
-                    problems.append(f"options.{key}: {err['msg'].removeprefix('Value error, ')}, "
-                                    f"got {quote(groups[slice_name].get(field))}")
+                    said[key] = (f"options.{key}: {err['msg'].removeprefix('Value error, ')}, "
+                                 f"got {quote(groups[slice_name].get(field))}")
+            problems += said.values()
     if problems:
-        raise ValueError("; ".join(dict.fromkeys(problems)))  # a union's members say the same
+        raise ValueError("; ".join(problems))
     return out

@@ -111,6 +111,7 @@ def test_a_number_keeps_the_type_it_was_written_with():
     (that would read as a configuration change against an older baseline)."""
     bm25 = RetrieverOptions.model_validate({"bm25_k1": 1, "bm25_b": 0.5}).bm25
     assert (type(bm25.k1), type(bm25.b)) == (int, float)
+    assert RetrieverOptions.model_validate({"bm25_stopwords": ["the", 1]}).bm25.stopwords == ("the", "1")
 
 
 def test_flags_merge_over_the_files_options(tmp_path: Path):

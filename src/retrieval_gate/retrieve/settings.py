@@ -50,8 +50,8 @@ class BM25Settings(_Settings):
     @model_validator(mode="before")
     @classmethod
     def _word_list(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and isinstance(data.get("stopwords"), list):  # YAML gives a list
-            data = {**data, "stopwords": tuple(data["stopwords"])}
+        if isinstance(data, Mapping) and isinstance(data.get("stopwords"), list):  # YAML gives a list, of text
+            data = {**data, "stopwords": tuple(str(w) for w in data["stopwords"])}  # (`1` is the word "1")
         return data
 
 

@@ -1,5 +1,5 @@
 """The retrievers' settings: one typed model per retriever, and ``RetrieverOptions``, the suite's
-``options:`` block that holds them. Pure (pydantic only).
+``options:`` block that holds them. Pure.
 
 The config file and ``--option KEY=VALUE`` keep one flat namespace — ``bm25_k1``, ``rrf_k``,
 ``hybrid_depth``, ``rerank_model``, ``http_timeout_s``, … — and ``RetrieverOptions`` routes each

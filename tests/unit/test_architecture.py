@@ -29,9 +29,7 @@ SHELL_LIBRARIES = frozenset({
 ENVIRONMENT_READERS = frozenset({"environment.py"})
 # The modules that may ask ``environment.py`` for the environment: the entry points (the commands
 # in cli/, and the action's settings), which hand what they read to the parts as settings.
-# embed/backends.py still asks for the ONNX export folder's default when its caller gives none.
 ENTRY_POINTS = ("cli/", "publish/action_settings.py")
-STILL_ASKING = frozenset({"embed/backends.py"})
 MAX_LINES = 400
 # docs/ARCHITECTURE.md's layers, bottom first. A unit imports only units of lower layers.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
@@ -238,7 +236,7 @@ def test_only_the_entry_points_ask_for_the_environment(trees) -> None:
               if isinstance(node, ast.Name | ast.Attribute)
               and (node.id if isinstance(node, ast.Name) else node.attr) == "read_environment"
               and rel != "environment.py"}
-    assert sorted(a for a in askers if not a.startswith(ENTRY_POINTS) and a not in STILL_ASKING) == []
+    assert sorted(a for a in askers if not a.startswith(ENTRY_POINTS)) == []
 
 
 def test_each_shared_name_has_one_definition(trees) -> None:

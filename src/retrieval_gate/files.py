@@ -97,10 +97,12 @@ def write_text_atomic(path: Path, text: str) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise InputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
     try:
+        _hold(fd)  # while this writer lives its temp file is locked: no cleaner takes it for stale
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -112,6 +114,51 @@ def write_text_atomic(path: Path, text: str) -> None:
         if isinstance(exc, OSError):
             raise InputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
         raise
+
+
+STALE_AFTER_S = 5.0  # a temp file this old that no writer holds was left by a killed run
+
+
+def _hold(fd: int) -> None:
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def remove_stale_temps(path: Path) -> int:
+    """Remove the ``.<name>.*.tmp`` files a killed writer of ``path`` left beside it: those no
+    live writer holds (each writer locks its own temp file) and older than ``STALE_AFTER_S``
+    (the instant between a temp file's creation and its lock). Returns how many went."""
+    import fcntl
+    import time
+
+    removed = 0
+    for tmp in Path(path).parent.glob(f".{glob_escape(Path(path).name)}.*.tmp"):
+        try:
+            if time.time() - tmp.stat().st_mtime < STALE_AFTER_S:
+                continue
+            fd = os.open(tmp, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a live writer holds it
+            os.close(fd)
+            continue
+        try:
+            tmp.unlink()
+            removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    import glob
+
+    return glob.escape(name)
 
 
 def _mode_for(path: Path) -> int:

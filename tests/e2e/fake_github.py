@@ -19,7 +19,10 @@ import hashlib
 import itertools
 import json
 import re
+import socket
+import struct
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -81,6 +84,7 @@ class FakeGitHub:
         self.pulls: dict[int, dict[str, Any]] = {}
         self.log: list[Logged] = []
         self._faults: list[_Fault] = []
+        self._wire: list[list[Any]] = []  # deliver(): answers spoilt on the wire
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
         self.api_url = ""
@@ -162,6 +166,20 @@ class FakeGitHub:
     def before(self, method: str, path_regex: str, hook: Callable[[], None], *, times: int = 1) -> None:
         """Run ``hook`` before handling the next ``times`` matching requests."""
         self._faults.append(_Fault(method, re.compile(path_regex), times, hook=hook))
+
+    def deliver(self, method: str, path_regex: str, how: str, *, times: int = 1, pace_s: float = 0.5) -> None:
+        """Spoil how the next ``times`` matching answers travel (the request itself is handled):
+        ``drip`` sends the body one byte per ``pace_s``; ``cut`` sends half the body, then closes;
+        ``reset`` closes the connection (RST) before any answer."""
+        self._wire.append([method, re.compile(path_regex), how, times, pace_s])
+
+    def wire_fault(self, method: str, path: str) -> tuple[str, float] | None:
+        with self._lock:
+            for fault in self._wire:
+                if fault[0] == method and fault[1].search(path) and fault[3] > 0:
+                    fault[3] -= 1
+                    return fault[2], fault[4]
+        return None
 
     def requests(self, method: str | None = None, path_regex: str | None = None) -> list[Logged]:
         return [r for r in self.log
@@ -359,12 +377,32 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             status, payload, headers = fake.handle(self.command, self.path, body,
                                                    self.headers.get("Authorization"))
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()  # bytes: sent as is
+            wire = fake.wire_fault(self.command, urlsplit(self.path).path)
+            if wire is not None and wire[0] == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                return
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             for key, value in headers.items():
                 self.send_header(key, value)
             self.end_headers()
+            if wire is not None and wire[0] == "cut":
+                self.wfile.write(data[:len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if wire is not None and wire[0] == "drip":
+                for at in range(len(data)):
+                    try:
+                        self.wfile.write(data[at:at + 1])
+                        self.wfile.flush()
+                    except OSError:  # the client gave up: the point of the test
+                        self.close_connection = True
+                        return
+                    time.sleep(wire[1])
+                return
             self.wfile.write(data)
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve

@@ -145,16 +145,17 @@ def test_a_bad_shard_folder_is_an_input_error_naming_it(tmp_path: Path, kind: st
 
 
 def test_import_reads_a_shard_without_changing_it(tmp_path: Path) -> None:
+    unit = np.ones(3, dtype=np.float32) / np.float32(np.sqrt(3))  # the cache gives back unit vectors only
     source = EmbeddingCache(tmp_path / "s" / "embeddings.sqlite3")
-    source.put_many("m:document", [("k1", np.ones(3, dtype=np.float32))])
-    source.put_many("x:document", [("k2", np.ones(3, dtype=np.float32))])
+    source.put_many("m:document", [("k1", unit)])
+    source.put_many("x:document", [("k2", unit)])
     source.seal()
     before = (tmp_path / "s" / "embeddings.sqlite3").read_bytes()
     assert sorted(p.name for p in (tmp_path / "s").iterdir()) == ["embeddings.sqlite3"]  # one self-contained file
     target = EmbeddingCache()
     report = import_shards(target, [tmp_path / "s"], spaces=["m:document"])
     assert (report.imported, report.other) == (1, 1)
-    assert np.array_equal(target.get_many("m:document", ["k1"])["k1"], np.ones(3, dtype=np.float32))
+    assert np.array_equal(target.get_many("m:document", ["k1"])["k1"], unit)
     assert (tmp_path / "s" / "embeddings.sqlite3").read_bytes() == before
 
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from chromadb.config import Settings
 
-from retrieval_gate.store import chroma_index
+from retrieval_gate.store import verify
 from retrieval_gate.store.chroma_index import exact_index_from
+from retrieval_gate.store.verify import row_checks
 
 
 def collection_with(ids: list[str], vectors: np.ndarray) -> Any:
@@ -20,8 +21,10 @@ def collection_with(ids: list[str], vectors: np.ndarray) -> Any:
     if name in {c.name for c in client.list_collections()}:
         client.delete_collection(name)
     collection = client.create_collection(name, configuration={"hnsw": {"space": "cosine"}})
+    checks = row_checks(vectors, ids, [f"card-{cid}" for cid in ids])  # as sync writes them
     collection.add(ids=ids, embeddings=vectors,
-                   metadatas=[{"parent_id": f"card-{cid}", "rg_position": i} for i, cid in enumerate(ids)])
+                   metadatas=[{"parent_id": f"card-{cid}", "rg_position": i, **check}
+                              for i, (cid, check) in enumerate(zip(ids, checks, strict=True))])
     return collection
 
 
@@ -31,11 +34,12 @@ def test_every_vector_is_read_into_the_row_of_its_id_across_pages(monkeypatch: p
     rng = np.random.default_rng(3)
     ids = [f"z{i:02d}" if i % 2 else f"a{i:02d}" for i in range(10)]  # insert order is not id order
     vectors = rng.standard_normal((10, 6)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)  # stored vectors are unit vectors
     collection = collection_with(ids, vectors)
     stored = collection.get(ids=ids, include=["embeddings"])  # what Chroma holds under each id
     held = {cid: np.asarray(vec, dtype=np.float32)
             for cid, vec in zip(stored["ids"], stored["embeddings"], strict=True)}
-    monkeypatch.setattr(chroma_index, "PAGE", page)
+    monkeypatch.setattr(verify, "PAGE", page)
     index = exact_index_from(collection)
     assert index.ids == sorted(ids)
     for row, cid in enumerate(index.ids):

@@ -17,7 +17,9 @@ from tests.fake_embedder import HashEmbedder, bag_of_words
 
 
 def vec(*values: float) -> np.ndarray:
-    return np.asarray(values, dtype=np.float32)
+    """A unit vector along ``values`` (the cache only gives back unit vectors)."""
+    raw = np.asarray(values, dtype=np.float32)
+    return raw / np.linalg.norm(raw)
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -145,7 +147,7 @@ def test_fully_cached_texts_never_load_the_real_model(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "e.sqlite3")
     emb = CachedEmbedder(real, cache)
     # fill the cache under the real model's identity, as an earlier run would have
-    cache.put_many(emb.space("document"), [(sha256_bytes(b"cached passage"), vec(*([0.5] * 384)))])
+    cache.put_many(emb.space("document"), [(sha256_bytes(b"cached passage"), vec(*([1.0] * 384)))])
     out = emb.embed_documents(["cached passage"])
     assert out.shape == (1, 384)
     assert real.loaded is False

@@ -86,9 +86,40 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         err_console.print("aborted")
         sys.exit(130)
+    except PermissionError as exc:  # an input, output, store or cache this user may not touch
+        err_console.print(f"error: {_permission_line(exc)}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
     except Exception as exc:  # the last resort: a bug, one line and exit 3 (never 1, a failed gate)
         sys.exit(report_internal_error(exc))
+    except BaseException as exc:
+        # A Rust panic inside chromadb (pyo3's PanicException) derives from BaseException: it is a
+        # store failure (exit 2, one line), never a failed gate (1) and never a traceback.
+        if type(exc).__name__ != "PanicException":
+            raise
+        sys.exit(report_store_panic(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _permission_line(exc: PermissionError) -> str:
+    import os
+
+    where = exc.filename if exc.filename is not None else "a file"
+    return (f"{where}: permission denied for this user (uid {os.getuid()}): fix its owner or mode "
+            "(chown/chmod), or pass another path")
+
+
+def report_store_panic(exc: BaseException) -> int:
+    """One line for a panic of chromadb's Rust core that reached the top (the store adapter turns
+    the ones it sees into a rebuild); the traceback only under ``--debug``."""
+    if debug.on:
+        import traceback
+
+        err_console.print(traceback.format_exc(), markup=False, highlight=False, soft_wrap=True)
+    message = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "no message"
+    err_console.print(f"error: the Chroma store failed (a panic in chromadb: {message}); delete the store folder "
+                      "(.retrieval-gate/store, or the one --store names) to rebuild it", markup=False,
+                      highlight=False, soft_wrap=True)
+    return 2
 
 
 def _report(exc: RetrievalGateError) -> None:

@@ -5,8 +5,14 @@ is reused exactly when the same model files embedded the same text the same way.
 no key of its own — it is part of the text: a passage unchanged by a new chunk size is reused, a
 changed one gets a new key. Nothing is ever evicted; delete the file to reclaim space.
 
-Storage: one SQLite file (``embeddings.sqlite3`` in the store folder; float32 blobs) or memory
-(``--ephemeral``). A file that is unreadable or of another schema is replaced, with a note.
+Storage: one SQLite file (``embeddings.sqlite3`` in the store folder; float32 blobs, each with a
+CRC-32 of its bytes beside it) or memory (``--ephemeral``). A file that is unreadable or of
+another schema (schema 1 stored no checksums) is replaced, with a note: its vectors are never
+used unchecked.
+
+Every vector read back passes ``embed/check.py`` (checksum, dimension, finite, unit norm); one
+that fails is deleted from the file and reported missing, so it is embedded again — one note per
+read names how many entries were bad.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from retrieval_gate.embed.base import Embedder, ModelIdentity
+from retrieval_gate.embed.check import bad_rows, checksum, common_length
 from retrieval_gate.errors import EmbedderError, StoreError
 from retrieval_gate.files import sha256_bytes
 
-CACHE_SCHEMA = "1"
+CACHE_SCHEMA = "2"
 _SQL_VARS = 500  # keys per SELECT … IN (…)
 SLICE_SIZE = 256  # texts per call to the model: the unit of progress, of commits and of shards
 
@@ -39,6 +46,7 @@ class EmbeddingCache:
         self._notify = notify or (lambda _msg: None)
         self._memory: dict[tuple[str, str], np.ndarray] = {}
         self._conn: sqlite3.Connection | None = None
+        self.evicted = 0  # entries that failed the read-back check (and were deleted)
         if self.path is not None:
             self._conn = self._open(self.path)
 
@@ -48,6 +56,7 @@ class EmbeddingCache:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the cache folder {path.parent}: {exc.strerror}") from None
+        _refuse_unwritable(path)
         try:
             conn = self._connect(path)
             problem = self._check(conn)
@@ -94,36 +103,54 @@ class EmbeddingCache:
     def _create(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.execute("CREATE TABLE IF NOT EXISTS vectors (space TEXT NOT NULL, key TEXT NOT NULL, "
-                     "vec BLOB NOT NULL, PRIMARY KEY (space, key)) WITHOUT ROWID")
+                     "vec BLOB NOT NULL, crc INTEGER NOT NULL, PRIMARY KEY (space, key)) WITHOUT ROWID")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (CACHE_SCHEMA,))
 
     # -- access --------------------------------------------------------------------------------
-    def get_many(self, space: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
+    def get_many(self, space: str, keys: Iterable[str], *, dim: int | None = None) -> dict[str, np.ndarray]:
+        """The cached vectors of ``keys`` that pass the check (``embed/check.py``; ``dim``: the
+        expected dimension, else the most common one read). The others are deleted and left out."""
         keys = list(dict.fromkeys(keys))
         if self._conn is None:
             return {k: self._memory[(space, k)] for k in keys if (space, k) in self._memory}
-        out: dict[str, np.ndarray] = {}
+        rows: list[tuple[str, bytes, int]] = []
         try:
             for i in range(0, len(keys), _SQL_VARS):
                 part = keys[i:i + _SQL_VARS]
                 marks = ",".join("?" * len(part))
-                rows = self._conn.execute(
-                    f"SELECT key, vec FROM vectors WHERE space=? AND key IN ({marks})", (space, *part))
-                for key, blob in rows:
-                    out[key] = np.frombuffer(blob, dtype=np.float32)
+                rows.extend(self._conn.execute(
+                    f"SELECT key, vec, crc FROM vectors WHERE space=? AND key IN ({marks})", (space, *part)))
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"embedding cache {self.path} failed: {exc}") from None
-        return out
+        good, bad = _checked(rows, dim=dim)
+        if bad:
+            self._evict(space, bad)
+        return good
+
+    def _evict(self, space: str, keys: Sequence[str]) -> None:
+        self.evicted += len(keys)
+        self._notify(f"embedding cache {self.path}: {len(keys)} entr{'y' if len(keys) == 1 else 'ies'} failed the "
+                     "check (checksum, dimension, finite, unit norm); evicted, embedding them again")
+        assert self._conn is not None
+        try:
+            self._conn.execute("BEGIN")
+            self._conn.executemany("DELETE FROM vectors WHERE space=? AND key=?", [(space, k) for k in keys])
+            self._conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise StoreError(f"embedding cache {self.path} failed: {exc}") from None
 
     def put_many(self, space: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
         if self._conn is None:
             for key, vec in items:
                 self._memory[(space, key)] = np.asarray(vec, dtype=np.float32).copy()
             return
-        rows = [(space, key, np.asarray(vec, dtype=np.float32).tobytes()) for key, vec in items]
+        blobs = [(key, np.ascontiguousarray(vec, dtype=np.float32).tobytes()) for key, vec in items]
+        rows = [(space, key, blob, checksum(blob)) for key, blob in blobs]
         try:
             self._conn.execute("BEGIN")
-            self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+            self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
             self._conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             if self._conn.in_transaction:
@@ -183,6 +210,7 @@ class CachedEmbedder:
         self.slice_size = max(1, slice_size)
         self.stats = EmbedStats()
         self._identity: ModelIdentity | None = None
+        self._dim: int | None = None  # the model's dimension, once a vector has been made
 
     def identity(self) -> ModelIdentity:
         if self._identity is None:
@@ -204,7 +232,7 @@ class CachedEmbedder:
         space = self.space(kind)
         keys = [sha256_bytes(t.encode("utf-8")) for t in texts]
         first_text = dict(zip(keys, texts, strict=True))
-        found = self.cache.get_many(space, first_text)
+        found = self.cache.get_many(space, first_text, dim=self._dim)
         # Longest first, ties by key: the slices (and so every batch the model sees) depend on the
         # set of texts only, which lets shards (embed/shards.py) give the very same vectors.
         missing = sorted((k for k in first_text if k not in found), key=lambda k: (-len(first_text[k]), k))
@@ -226,8 +254,57 @@ class CachedEmbedder:
             self.stats.seconds += time.perf_counter() - began
             if vectors.shape[0] != len(part):
                 raise EmbedderError(f"the embedder returned {vectors.shape[0]} vectors for {len(part)} texts")
+            _check_fresh(vectors)
+            self._dim = int(vectors.shape[1]) if vectors.ndim == 2 else self._dim
             self.cache.put_many(space, list(zip(part, vectors, strict=True)))
             found.update(zip(part, vectors, strict=True))
             if self.progress is not None:
                 self.progress(stage, min(start + len(part), len(missing)), len(missing))
-        return np.stack([np.asarray(found[k], dtype=np.float32) for k in keys])
+        out = [np.asarray(found[k], dtype=np.float32) for k in keys]
+        if len({len(v) for v in out}) > 1:
+            raise EmbedderError(f"vectors of different dimensions for one model ({sorted({len(v) for v in out})})")
+        return np.stack(out)
+
+
+def _checked(rows: Sequence[tuple[str, bytes, int]], *, dim: int | None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Rows read from the file → (the vectors that pass the check, the keys of those that fail)."""
+    want = dim if dim is not None else common_length(len(blob) // 4 for _k, blob, _c in rows if len(blob) % 4 == 0)
+    size = 4 * (want or 0)
+    bad: list[str] = []
+    kept: list[tuple[str, bytes]] = []
+    for key, blob, crc in rows:
+        if not isinstance(blob, bytes) or not size or len(blob) != size or checksum(blob) != crc:
+            bad.append(key)
+        else:
+            kept.append((key, blob))
+    if not kept:
+        return {}, bad
+    matrix = np.frombuffer(b"".join(blob for _k, blob in kept), dtype=np.float32).reshape(len(kept), -1)
+    failed = bad_rows(matrix)
+    good = {key: matrix[i] for i, (key, _b) in enumerate(kept) if not failed[i]}
+    bad.extend(key for i, (key, _b) in enumerate(kept) if failed[i])
+    return good, bad
+
+
+def _check_fresh(vectors: np.ndarray) -> None:
+    """What the model just made obeys the contract the cache checks on the way back."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2:
+        raise EmbedderError(f"the embedder returned an array of shape {matrix.shape}, not (texts, dim)")
+    wrong = int(bad_rows(matrix).sum())
+    if wrong:
+        raise EmbedderError(f"the embedder returned {wrong} vector(s) that are not finite unit vectors "
+                            "(an embedder must give L2-normalised rows)")
+
+
+def _refuse_unwritable(path: Path) -> None:
+    """A cache file (or its folder) this process may not write: exit 2 naming it, nothing deleted."""
+    import os
+
+    for target in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if target.exists() and not os.access(target, os.R_OK | os.W_OK):
+            raise StoreError(f"embedding cache {target} is not readable and writable by this user "
+                             f"(uid {os.getuid()}); fix its owner or mode (chown/chmod), or use another --store")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise StoreError(f"cannot write in the cache folder {path.parent} (uid {os.getuid()}); "
+                         "fix its owner or mode (chown/chmod), or use another --store")

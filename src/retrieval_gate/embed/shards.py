@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.embed.cache import CACHE_SCHEMA, SLICE_SIZE, EmbeddingCache
+from retrieval_gate.embed.check import checksum, vector_ok
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import sha256_bytes
 
@@ -83,9 +84,11 @@ class ImportReport:
     folders: list[str] = field(default_factory=list)
     imported: int = 0  # vectors of the spaces this eval uses
     other: int = 0  # vectors of other models or devices (left out)
+    bad: int = 0  # vectors that failed the read-back check (left out: embedded again if needed)
 
     def as_extras(self) -> dict[str, Any]:
-        return {"folders": len(self.folders), "imported": self.imported, "other_spaces": self.other}
+        out = {"folders": len(self.folders), "imported": self.imported, "other_spaces": self.other}
+        return {**out, "failed_check": self.bad} if self.bad else out
 
 
 def import_shards(cache: EmbeddingCache, paths: Sequence[Path], *, spaces: Iterable[str]) -> ImportReport:
@@ -102,12 +105,15 @@ def import_shards(cache: EmbeddingCache, paths: Sequence[Path], *, spaces: Itera
             raise InputError(Problem(str(file), None, f"cannot open the shard's cache: {exc}")) from None
         try:
             _check_schema(conn, file)
-            rows = conn.execute("SELECT space, key, vec FROM vectors ORDER BY space, key")
+            rows = conn.execute("SELECT space, key, vec, crc FROM vectors ORDER BY space, key")
             batch: dict[str, list[tuple[str, Any]]] = {}
             held = 0
-            for space, key, blob in rows:
+            for space, key, blob, crc in rows:
                 if space not in wanted:
                     report.other += 1
+                    continue
+                if not isinstance(blob, bytes) or checksum(blob) != crc or not vector_ok(_vector(blob), dim=None):
+                    report.bad += 1
                     continue
                 batch.setdefault(space, []).append((key, _vector(blob)))
                 held += 1

@@ -99,7 +99,9 @@ class DenseParts:
                                    spaces=[self.embedder.space("document"), self.embedder.space("query")])
             self.shards = report.as_extras()
             self.progress.note(f"cache: {report.imported} vectors from {len(report.folders)} shard folder(s)"
-                               + (f"; {report.other} of another model/device/backend left out" if report.other else ""))
+                               + (f"; {report.other} of another model/device/backend left out" if report.other else "")
+                               + (f"; {report.bad} that failed the check (checksum, finite, unit norm) left out, "
+                                  "to be embedded again" if report.bad else ""))
         self.sync_report = store.sync(chunks=self.chunks, embedder=self.embedder, chunking=self.chunking)
         self.retriever = DenseRetriever(index=store.index(exact=self.suite_config.store.exact), embedder=self.embedder,
                                         overfetch=self.suite_config.overfetch, fingerprint=self.fingerprint())

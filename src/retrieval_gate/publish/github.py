@@ -26,23 +26,43 @@ a 5xx, which urllib3 alone would honour for up to 6 hours) gives up at once with
 body) is a ``GitHubError`` too, never a traceback. A POST that got a 5xx is *not* retried by the
 transport (the comment may have been created); :meth:`GitHubRepo.upsert_comment` looks for it
 again instead.
+
+Deadlines (``publish/github_wait.py``): a total deadline of 120 s per call (connect + headers +
+body; the retry policy's waits not counted). A GET whose answer was lost (reset, cut body) is
+asked again (3 attempts); after a write whose answer was lost (comment POST, ref PATCH) the
+adapter re-reads, and reports the write as landed when it did.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Iterator, Mapping
+import http.client
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
-from github import Auth, Github, GithubException, GithubRetry, InputGitTreeElement
+from github import Auth, Github, GithubException, InputGitTreeElement
 from github.Requester import Requester
-from urllib3 import Retry
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from retrieval_gate.errors import ConflictError, GitHubError, PermissionDenied
+from retrieval_gate.publish.github_wait import (
+    CALL_DEADLINE_S,
+    GET_ATTEMPTS,
+    LOST_ANSWER_WAIT_S,
+    DeadlinePassed,
+    LostAnswer,
+    WaitTooLong,
+    answer_was_lost,
+    call_deadline,
+    default_retry,
+)
+
+T = TypeVar("T")
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 REDACTED = "***"
@@ -82,44 +102,6 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-MAX_WAIT_S = 300.0  # the documented bound on any one wait (docs/action.md)
-
-
-class WaitTooLong(Urllib3Error):
-    """The API asked for a wait beyond the bound: give up rather than hang the job."""
-
-
-class _Retry(GithubRetry):
-    """GithubRetry that never re-sends a POST after a 5xx (the server may have acted on it);
-    rate-limit answers to a POST are still retried (GitHub did not act on those); and that never
-    waits longer than ``max_rate_limit_wait`` for a ``Retry-After``."""
-
-    def get_retry_after(self, response: Any) -> float | None:
-        value = super().get_retry_after(response)
-        bound = self.max_rate_limit_wait if self.max_rate_limit_wait is not None else MAX_WAIT_S
-        if value is not None and value > bound:
-            raise WaitTooLong(f"the GitHub API asked to wait {value:.0f} s (HTTP {response.status}, Retry-After), "
-                              f"more than the {bound:.0f} s the action waits at most: giving up")
-        return value
-
-    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
-        if method.upper() == "POST" and status_code >= 500:
-            return False
-        return super().is_retry(method, status_code, has_retry_after)
-
-
-def default_retry(*, total: int = 5, backoff_factor: float = 1.0, max_rate_limit_wait: float = MAX_WAIT_S) -> _Retry:
-    return _Retry(
-        total=total,
-        backoff_factor=backoff_factor,
-        status_forcelist=[*range(500, 600), 429],
-        # PATCH (editing the comment to the same body) is idempotent; POST is filtered in is_retry.
-        allowed_methods=Retry.DEFAULT_ALLOWED_METHODS | {"GET", "POST", "PATCH"},
-        max_rate_limit_wait=max_rate_limit_wait,
-        secondary_rate_wait=60,
-    )
-
-
 class GitHubRepo:
     """One repository, through one authenticated PyGithub client."""
 
@@ -133,6 +115,8 @@ class GitHubRepo:
         backoff_factor: float = 1.0,
         timeout: int = 30,
         seconds_between_writes: float | None = 1.0,
+        deadline_s: float | None = CALL_DEADLINE_S,
+        log: Callable[[str], None] | None = None,
     ) -> None:
         if not token:
             raise GitHubError("no GitHub token: set the action's github_token input")
@@ -150,6 +134,8 @@ class GitHubRepo:
         self._repo = self._gh.get_repo(repository)
         self._repository = repository
         self._login: str | bool | None = False  # False: not asked yet
+        self._deadline_s = deadline_s
+        self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
 
     # -- errors ---------------------------------------------------------------------------------
 
@@ -158,9 +144,15 @@ class GitHubRepo:
 
     @contextmanager
     def _translate(self, action: str, *, conflict: bool = False) -> Iterator[None]:
-        """Turn PyGithub / transport exceptions into named errors with scrubbed messages."""
+        """PyGithub / transport exceptions → named errors, scrubbed; the block has the call's deadline."""
         try:
-            yield
+            with call_deadline(self._deadline_s):
+                yield
+        except DeadlinePassed:
+            raise GitHubError(self._message(f"{action}: no complete answer from the GitHub API within "
+                                            f"{self._deadline_s:g} s (total deadline per call): giving up")) from None
+        except LostAnswer:
+            raise
         except GithubException as exc:
             raise self._error(exc, action, conflict=conflict) from None
         except WaitTooLong as exc:
@@ -168,6 +160,13 @@ class GitHubRepo:
         except requests.exceptions.RetryError as exc:  # retries exhausted on 5xx / 429 answers
             reason = getattr(getattr(exc.args[0] if exc.args else None, "reason", None), "args", ("",))[0] or exc
             msg = self._message(f"{action}: the GitHub API kept failing after retries ({reason})")
+            raise GitHubError(msg) from None
+        except (requests.exceptions.ChunkedEncodingError, http.client.IncompleteRead) as exc:
+            raise LostAnswer(self._message(f"{action}: the answer was cut off ({type(exc).__name__})")) from None
+        except requests.exceptions.ConnectionError as exc:
+            if answer_was_lost(exc):
+                raise LostAnswer(self._message(f"{action}: the connection was reset before the answer came")) from None
+            msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
             raise GitHubError(msg) from None
         except (requests.RequestException, Urllib3Error) as exc:
             msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
@@ -192,27 +191,40 @@ class GitHubRepo:
 
     # -- repository -----------------------------------------------------------------------------
 
+    def _get(self, action: str, call: Callable[[], T]) -> T:
+        """A read (GET) under ``_translate``, asked again when its answer was lost."""
+        for attempt in range(1, GET_ATTEMPTS + 1):
+            try:
+                with self._translate(action):
+                    return call()
+            except LostAnswer as exc:
+                if attempt == GET_ATTEMPTS:
+                    raise GitHubError(f"{exc}; giving up after {GET_ATTEMPTS} attempts") from None
+                wait = LOST_ANSWER_WAIT_S * 2 ** (attempt - 1)
+                self._log(f"{exc}; asking again in {wait:g} s (attempt {attempt + 1} of {GET_ATTEMPTS})")
+                time.sleep(wait)
+        raise AssertionError("unreachable")
+
     def default_branch(self) -> str:
-        with self._translate(f"read repository {self._repository}"):
-            return str(self._repo.default_branch)
+        return self._get(f"read repository {self._repository}", lambda: str(self._repo.default_branch))
 
     def get_file(self, *, path: str, ref: str) -> RemoteFile | None:
         """The file's text and blob sha at ``ref`` (branch, tag or commit sha); None if absent."""
         action = f"read {path} at {ref}"
         try:
-            with self._translate(action):
-                content = self._repo.get_contents(path, ref=ref)
+            content = self._get(action, lambda: self._repo.get_contents(path, ref=ref))
         except GitHubError as exc:
             if getattr(exc, "status", None) == 404:
                 return None
             raise
         if isinstance(content, list):
             raise GitHubError(self._message(f"{action}: is a folder, not a file"))
-        with self._translate(action):
-            if content.encoding == "base64" and content.content is not None:
+        if content.encoding == "base64" and content.content is not None:
+            with self._translate(action):
                 raw = base64.b64decode(content.content)
-            else:  # over 1 MB: the contents API answers without the content; the blob API has it
-                blob = self._repo.get_git_blob(content.sha)
+        else:  # over 1 MB: the contents API answers without the content; the blob API has it
+            blob = self._get(action, lambda: self._repo.get_git_blob(content.sha))
+            with self._translate(action):
                 raw = base64.b64decode(blob.content) if blob.encoding == "base64" else blob.content.encode()
         try:
             text = raw.decode("utf-8")
@@ -222,8 +234,7 @@ class GitHubRepo:
 
     def branch_head(self, *, branch: str) -> str:
         """The sha of the commit ``branch`` points at."""
-        with self._translate(f"read branch {branch}"):
-            return str(self._repo.get_git_ref(f"heads/{branch}").object.sha)
+        return self._get(f"read branch {branch}", lambda: str(self._repo.get_git_ref(f"heads/{branch}").object.sha))
 
     def commit_files(self, *, branch: str, parent: str, files: Mapping[str, str], message: str) -> str:
         """One commit holding ``files`` (path → text, each replaced whole) on top of ``parent``,
@@ -232,9 +243,8 @@ class GitHubRepo:
         branch in between; a branch that moved before the objects are made is refused here. Both
         raise :class:`ConflictError` — re-read and retry. Returns the new commit's sha."""
         action = f"write {', '.join(files)} to {branch}"
-        with self._translate(action):
-            ref = self._repo.get_git_ref(f"heads/{branch}")
-            head = str(ref.object.sha)
+        ref = self._get(action, lambda: self._repo.get_git_ref(f"heads/{branch}"))
+        head = str(ref.object.sha)
         if head != parent:
             raise ConflictError(self._message(f"{action}: {branch} moved from {parent[:12]} to {head[:12]}"))
         with self._translate(action):
@@ -243,16 +253,29 @@ class GitHubRepo:
             elements = [InputGitTreeElement(path, "100644", "blob", content=text) for path, text in files.items()]
             tree = self._repo.create_git_tree(elements, base_tree=base.tree)
             commit = self._repo.create_git_commit(message, tree, [base])
-        with self._translate(action, conflict=True):
-            ref.edit(commit.sha, force=False)
+        try:
+            with self._translate(action, conflict=True):
+                ref.edit(commit.sha, force=False)
+        except ConflictError:
+            raise
+        except GitHubError as exc:
+            if not isinstance(exc, LostAnswer) and getattr(exc, "status", 0) < 500:
+                raise
+            now = self.branch_head(branch=branch)
+            if now != str(commit.sha):
+                raise (ConflictError if now != parent else GitHubError)(self._message(
+                    f"{action}: {exc}; re-read: {branch} is at {now[:12]}, the write did not land")) from None
+            self._log(f"{exc}; re-read: {branch} is at the new commit {str(commit.sha)[:12]}: the write landed")
         return str(commit.sha)
 
     def get_pull(self, *, number: int) -> PullInfo:
-        with self._translate(f"read pull request #{number}"):
+        def read() -> PullInfo:  # the pull's attributes are read lazily: inside the retried call
             pull = self._repo.get_pull(number)
             head_repo = pull.head.repo.full_name if pull.head.repo is not None else ""
             return PullInfo(number=number, head_sha=str(pull.head.sha), base_sha=str(pull.base.sha),
                             base_ref=str(pull.base.ref), head_repo=str(head_repo))
+
+        return self._get(f"read pull request #{number}", read)
 
     # -- comments -------------------------------------------------------------------------------
 
@@ -264,8 +287,7 @@ class GitHubRepo:
             self._login = None
         if self._login is False:
             try:
-                with self._translate("read the token's user"):
-                    self._login = str(self._gh.get_user().login)
+                self._login = self._get("read the token's user", lambda: str(self._gh.get_user().login))
             except GitHubError:
                 self._login = None
         return self._login  # type: ignore[return-value]
@@ -283,11 +305,9 @@ class GitHubRepo:
     def find_comment(self, *, issue_number: int, marker: str) -> Any | None:
         """The oldest comment of ours containing ``marker`` (a PyGithub ``IssueComment``), looking
         at every page of the issue's comments."""
-        with self._translate(f"list comments of #{issue_number}"):
-            for comment in self._repo.get_issue(issue_number).get_comments():
-                if marker in (comment.body or "") and self._is_ours(comment.user):
-                    return comment
-        return None
+        comments = self._get(f"list comments of #{issue_number}",
+                             lambda: list(self._repo.get_issue(issue_number).get_comments()))
+        return next((c for c in comments if marker in (c.body or "") and self._is_ours(c.user)), None)
 
     def upsert_comment(self, *, issue_number: int, marker: str, body: str) -> PostedComment:
         """Edit our sticky comment (found by ``marker``) or create it. A 403 raises
@@ -303,9 +323,9 @@ class GitHubRepo:
         except PermissionDenied:
             raise
         except GitHubError as exc:
-            if getattr(exc, "status", 0) < 500:
+            if not isinstance(exc, LostAnswer) and getattr(exc, "status", 0) < 500:
                 raise
-            # The POST may have landed although the answer was a 5xx: look again before re-posting.
+            # The POST may have landed although its answer was a 5xx or lost: look again before re-posting.
             found = self.find_comment(issue_number=issue_number, marker=marker)
             if found is not None:
                 return self._edit(issue_number=issue_number, comment=found, body=body)

@@ -9,7 +9,8 @@ the KB or loads a model.
   trickles one byte at a time is cut off), an answer of at most ``http_max_bytes`` and bounded
   retries (connection errors, timeouts, HTTP 429 and 5xx; other 4xx
   are not retried). A query that still fails becomes that case's error — counted as failed in
-  completeness, never a crash.
+  completeness, never a crash. A circuit breaker stops the eval (``RetrieverError``, exit 2) after
+  ``http_breaker`` consecutive failed cases, instead of waiting out every remaining case.
 - ``run:path``: a precomputed run file (``load/runs.py``: TREC or JSONL), matched by case id.
 
 Answers are mapped chunk → card, de-duplicated by first occurrence and cut at ``limit``.
@@ -17,13 +18,11 @@ Answers are mapped chunk → card, de-duplicated by first occurrence and cut at 
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import importlib
 import importlib.util
 import inspect
 import json
-import socket
 import sys
 import threading
 import time
@@ -40,6 +39,7 @@ from retrieval_gate.errors import RetrieverError
 from retrieval_gate.load import boundary
 from retrieval_gate.load.runs import Run
 from retrieval_gate.models import Case, RankedList
+from retrieval_gate.retrieve.deadline import Deadline as _Deadline
 from retrieval_gate.retrieve.spec import public_url
 
 
@@ -161,74 +161,29 @@ class HttpOptions:
     headers: Mapping[str, str] = field(default_factory=dict)
     deadline_s: float = 30.0  # total per attempt: connect + headers + body
     max_bytes: int = 16 * 1024 * 1024  # a longer answer fails the case
+    breaker: int = 5  # consecutive failed cases that stop the eval (0: never)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> HttpOptions:
         """From config ``options``: ``http_timeout_s``, ``http_retries``, ``http_backoff_s``,
-        ``http_concurrency``, ``http_headers``, ``http_deadline_s``, ``http_max_bytes``."""
+        ``http_concurrency``, ``http_headers``, ``http_deadline_s``, ``http_max_bytes``, ``http_breaker``."""
         kwargs = {key: data[f"http_{key}"] for key in ("timeout_s", "retries", "backoff_s", "concurrency", "headers",
-                                                       "deadline_s", "max_bytes")
+                                                       "deadline_s", "max_bytes", "breaker")
                   if f"http_{key}" in data}
         opts = cls(**kwargs)
         numbers = (opts.timeout_s, opts.backoff_s, opts.deadline_s)
         if (not all(isinstance(v, int | float) and not isinstance(v, bool) and v < float("inf") for v in numbers)
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in
-                           (opts.retries, opts.concurrency, opts.max_bytes))
+                           (opts.retries, opts.concurrency, opts.max_bytes, opts.breaker))
                 or opts.timeout_s <= 0 or opts.retries < 0 or opts.backoff_s < 0 or opts.concurrency < 1
-                or opts.deadline_s <= 0 or opts.max_bytes < 1):
+                or opts.deadline_s <= 0 or opts.max_bytes < 1 or opts.breaker < 0):
             raise RetrieverError("http options: timeout_s > 0, retries ≥ 0, backoff_s ≥ 0, concurrency ≥ 1, "
-                                 "deadline_s > 0 (finite numbers), max_bytes ≥ 1")
+                                 "deadline_s > 0 (finite numbers), max_bytes ≥ 1, breaker ≥ 0")
         return opts
 
 
 class _Retryable(Exception):
     pass
-
-
-class _Deadline:
-    """A total deadline for one HTTP attempt. The socket timeout bounds each read, not the sum
-    of them: at the deadline a timer shuts the connection's socket down, which ends a blocked
-    connect or read at once (the attempt then fails as "no complete answer within N s")."""
-
-    def __init__(self, seconds: float):
-        self.expired = threading.Event()
-        self._connections: list[http.client.HTTPConnection] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _register(self, connection: http.client.HTTPConnection) -> http.client.HTTPConnection:
-        with self._lock:
-            self._connections.append(connection)
-        return connection
-
-    def _expire(self) -> None:
-        self.expired.set()
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            sock = connection.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-    def opener(self) -> urllib.request.OpenerDirector:
-        register = self._register
-
-        class Http(urllib.request.HTTPHandler):
-            def http_open(self, req: urllib.request.Request) -> Any:
-                return self.do_open(lambda host, **kw: register(http.client.HTTPConnection(host, **kw)), req)
-
-        class Https(urllib.request.HTTPSHandler):
-            def https_open(self, req: urllib.request.Request) -> Any:
-                return self.do_open(lambda host, **kw: register(http.client.HTTPSConnection(host, **kw)), req,
-                                    context=self._context)  # type: ignore[attr-defined]
-
-        return urllib.request.build_opener(Http, Https)
 
 
 class HttpRetriever:
@@ -243,6 +198,10 @@ class HttpRetriever:
         self.chunk_to_card = chunk_to_card
         self.name = public_url(url)
         self._sleep = sleep
+        self._breaker_lock = threading.Lock()
+        self._failed_in_a_row = 0
+        self._last_error = ""
+        self._tripped = False
 
     def fingerprint(self) -> dict[str, Any]:
         return {"name": "http", "url": self.name}
@@ -255,7 +214,7 @@ class HttpRetriever:
         try:
             timeout = min(self.options.timeout_s, self.options.deadline_s)
             with deadline.opener().open(request, timeout=timeout) as response:
-                raw = response.read(self.options.max_bytes + 1)
+                raw = deadline.read(response, self.options.max_bytes + 1)
         except (OSError, http.client.HTTPException) as exc:
             failure = self._failure(exc)
         else:
@@ -288,6 +247,20 @@ class HttpRetriever:
         return _Retryable(f"connection failed: {type(exc).__name__}: {exc}")
 
     def _one(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
+        if self._tripped:
+            return RankedList(error=f"{self.name}: not asked (the circuit breaker is open)")
+        answer = self._attempts(query, limit, where)
+        with self._breaker_lock:
+            if answer.error is None:
+                self._failed_in_a_row = 0
+            else:
+                self._failed_in_a_row += 1
+                self._last_error = answer.error
+                if self.options.breaker and self._failed_in_a_row >= self.options.breaker:
+                    self._tripped = True
+        return answer
+
+    def _attempts(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
         started = time.perf_counter()
         payload: dict[str, Any] = {"query": query, "limit": limit}
         if where is not None:
@@ -319,9 +292,16 @@ class HttpRetriever:
         if len(wheres) != len(queries):
             raise ValueError("filters must align with queries")
         if self.options.concurrency == 1 or len(queries) <= 1:
-            return [self._one(q, limit, w) for q, w in zip(queries, wheres, strict=True)]
-        with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
-            return list(pool.map(lambda qw: self._one(qw[0], limit, qw[1]), zip(queries, wheres, strict=True)))
+            out = [self._one(q, limit, w) for q, w in zip(queries, wheres, strict=True)]
+        else:
+            with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
+                out = list(pool.map(lambda qw: self._one(qw[0], limit, qw[1]), zip(queries, wheres, strict=True)))
+        if self._tripped:
+            asked = sum(1 for r in out if not (r.error or "").endswith("(the circuit breaker is open)"))
+            raise RetrieverError(f"{self.name}: {self.options.breaker} cases in a row failed (last: "
+                                 f"{self._last_error.removeprefix(self.name + ': ')}); stopping after {asked} of "
+                                 f"{len(out)} cases instead of waiting out the rest (http_breaker); check the endpoint")
+        return out
 
 
 # ---- run:path --------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.embed.base import Embedder
-from retrieval_gate.errors import one_line
+from retrieval_gate.errors import StoreError, one_line
 from retrieval_gate.models import RankedList
 from retrieval_gate.store.base import ChunkIndex
 
@@ -92,6 +92,8 @@ class DenseRetriever:
             try:
                 cards, scores, _ = overfetch_cards(index, vectors[i], limit=limit,
                                                    overfetch=self.overfetch, where=where or None)
+            except StoreError:  # a corrupt store is no one query's failure: the run stops
+                raise
             except Exception as exc:  # one query's failure is counted, never raised (base.py)
                 out.append(RankedList(error=f"{self.index.name} search failed: {one_line(exc)}",
                                       latency_ms=_ms(began)))

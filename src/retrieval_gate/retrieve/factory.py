@@ -23,13 +23,13 @@ KNOWN_OPTIONS = frozenset({
     "bm25_k1", "bm25_b", "bm25_language", "bm25_stemmer", "bm25_stopwords", "bm25_token_pattern",
     "rrf_k", "hybrid_depth", "rerank_model", "rerank_top_n", "rerank_batch_size",
     "http_timeout_s", "http_retries", "http_backoff_s", "http_concurrency", "http_headers",
-    "http_deadline_s", "http_max_bytes",
+    "http_deadline_s", "http_max_bytes", "http_breaker",
 })
 
 # Numeric options and what they accept, checked when the config is read (``option_problems``),
 # so a bad value is named with its file and key path before any work starts.
 _POSITIVE_INTS = ("rrf_k", "hybrid_depth", "rerank_top_n", "rerank_batch_size", "http_concurrency", "http_max_bytes")
-_NON_NEGATIVE_INTS = ("http_retries",)
+_NON_NEGATIVE_INTS = ("http_retries", "http_breaker")
 _POSITIVE_NUMBERS = ("http_timeout_s", "http_deadline_s")
 _NON_NEGATIVE_NUMBERS = ("http_backoff_s", "bm25_k1", "bm25_b")
 

@@ -12,6 +12,15 @@ and the HNSW build settings. On open, a collection built differently is deleted 
 an unreadable store folder is wiped and rebuilt — each with a note — rather than answering from
 stale vectors. ``sync`` is incremental: chunks whose text hash is unchanged stay, changed ones
 are re-embedded (via the cache) and rewritten, chunks of removed cards are deleted.
+
+After every sync each stored vector is read back and checked (``store/verify.py``: checksum,
+dimension, finite, unit norm). Any failure of the store — a row that fails the check, an error
+chromadb raises while opening, syncing or reading (a Rust panic included: ``PanicException`` is
+a ``BaseException``), a truncated HNSW file — rebuilds the collection once, with a note; a store
+still failing after that is a ``StoreError`` (exit 2): no numbers come from it.
+
+A persistent folder has one writer at a time (``folder.StoreLock``), held from construction to
+``close``.
 """
 
 from __future__ import annotations
@@ -32,20 +41,25 @@ from retrieval_gate.errors import RetrievalGateError, StoreError, one_line
 from retrieval_gate.store.base import ChunkIndex, SyncReport
 from retrieval_gate.store.chroma_ef import explicit_embedding_function
 from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from
+from retrieval_gate.store.failures import is_store_failure, rust_panics_quiet
 from retrieval_gate.store.folder import (
     CACHE_FILE,
     CHROMA_DIR,
     DEFAULT_STORE_DIR,
     MARKER,
-    STORE_SCHEMA,
+    StoreLock,
+    hnsw_damage,
     prepare_root,
+    refuse_unusable,
     wipe,
 )
 from retrieval_gate.store.settings import StoreSettings
+from retrieval_gate.store.verify import VerifiedRows, read_verified, row_checks
 
 __all__ = ["CACHE_FILE", "CHROMA_DIR", "MARKER", "ChromaStore", "collection_name"]
 
 DEFAULT_CHROMA_PORT = 8000
+COLLECTION_SCHEMA = 2  # 2: every row carries its checksum (``rg_check``); older collections are rebuilt
 
 Notify = Callable[[str], None]
 Progress = Callable[[str, int, int], None]
@@ -55,6 +69,10 @@ def collection_name(suite: str) -> str:
     """``rg-<suite>`` in Chroma's alphabet ([a-zA-Z0-9._-], 3–512 chars, alphanumeric ends)."""
     slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", suite).strip("-._") or "default"
     return f"rg-{slug}"[:512].rstrip("-._")
+
+
+class _Broken(Exception):
+    """The store failed in a way a rebuild may cure."""
 
 
 def search_fingerprint(settings: StoreSettings, *, exact: bool) -> dict[str, Any]:
@@ -78,9 +96,17 @@ class ChromaStore:
         self._client: Any = None
         self._collection: Any = None
         self._rebuilt: str | None = None
+        self._verified: VerifiedRows | None = None  # the checked rows, kept for exact search
+        self._lock: StoreLock | None = None
         if settings.mode != "ephemeral":
             self.root = Path(settings.path or DEFAULT_STORE_DIR)
-            self._rebuilt = prepare_root(self.root, notify=self.notify)
+            refuse_unusable(self.root)
+            self._lock = StoreLock(self.root, timeout_s=settings.lock_timeout_s, notify=self.notify)
+            try:
+                self._rebuilt = prepare_root(self.root, notify=self.notify)
+            except BaseException:
+                self.close()
+                raise
 
     # -- the folder ----------------------------------------------------------------------------
     @property
@@ -112,7 +138,7 @@ class ChromaStore:
 
     def _wanted_metadata(self, embedder: Embedder, chunking: Mapping[str, Any]) -> dict[str, Any]:
         ident = embedder.identity()
-        return {"rg_schema": STORE_SCHEMA, "rg_model": ident.name, "rg_model_sha256": ident.sha256,
+        return {"rg_schema": COLLECTION_SCHEMA, "rg_model": ident.name, "rg_model_sha256": ident.sha256,
                 "rg_chunking": json.dumps(dict(chunking), sort_keys=True),
                 "rg_hnsw_m": self.settings.hnsw_m, "rg_hnsw_construction_ef": self.settings.hnsw_construction_ef}
 
@@ -127,11 +153,20 @@ class ChromaStore:
         if self._collection is not None:
             return self._collection
         wanted = self._wanted_metadata(embedder, chunking)
+        damage = hnsw_damage(self.chroma_path) if self.chroma_path is not None else None
+        if damage is not None:
+            self.notify(f"store {self.chroma_path}: {damage}; rebuilding it")
+            self._rebuilt = f"damaged index: {damage}"
+            assert self.root is not None
+            wipe(self.root, cache_too=False)
         try:
-            self._collection = self._open_checked(wanted)
+            with rust_panics_quiet():
+                self._collection = self._open_checked(wanted)
         except RetrievalGateError:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
             if self.settings.mode != "persistent":
                 raise StoreError(f"the Chroma store failed: {one_line(exc)}") from None
             where = self.chroma_path
@@ -141,8 +176,11 @@ class ChromaStore:
             assert self.root is not None
             wipe(self.root, cache_too=False)
             try:
-                self._collection = self._open_checked(wanted)
-            except Exception as again:
+                with rust_panics_quiet():
+                    self._collection = self._open_checked(wanted)
+            except BaseException as again:
+                if not is_store_failure(again):
+                    raise
                 raise StoreError(f"store {where} cannot be rebuilt: {one_line(again)}") from None
         return self._collection
 
@@ -188,7 +226,30 @@ class ChromaStore:
                 client.close()
 
     def close(self) -> None:
+        self._verified = None
         self._close_client()
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+    def _where(self) -> str:
+        return str(self.chroma_path or self.root or f"{self.settings.host}:{self.settings.port}")
+
+    def _rebuild(self, reason: str) -> None:
+        """Drop the collection (the whole chroma/ folder when persistent); the next open makes it anew."""
+        self.notify(f"store {self._where()}: {reason}; rebuilding it")
+        self._rebuilt = reason
+        if self.settings.mode == "persistent":
+            self._close_client()
+            assert self.root is not None
+            wipe(self.root, cache_too=False)
+            return
+        client, self._collection = self._client, None
+        try:
+            client.delete_collection(self.collection_name)
+        except BaseException as exc:  # a broken collection may not even delete: open() makes a new one
+            if not is_store_failure(exc):
+                raise
 
     # -- sync ----------------------------------------------------------------------------------
     def existing(self) -> dict[str, str]:
@@ -206,8 +267,35 @@ class ChromaStore:
             offset += PAGE
 
     def sync(self, *, chunks: Sequence[Chunk], embedder: Embedder, chunking: Mapping[str, Any]) -> SyncReport:
-        """Make the collection hold exactly ``chunks`` (see the module docstring)."""
+        """Make the collection hold exactly ``chunks``, then read every vector back and check it;
+        a failure rebuilds once (see the module docstring)."""
         began = time.perf_counter()
+        for attempt in (1, 2):
+            try:
+                report = self._sync_once(chunks=chunks, embedder=embedder, chunking=chunking)
+                rows = read_verified(self._collection, keep=self.uses_exact())
+            except _Broken as exc:
+                problem = str(exc)
+            except RetrievalGateError:
+                raise
+            except BaseException as exc:
+                if not is_store_failure(exc):
+                    raise
+                problem = f"reading it back failed ({type(exc).__name__}: {one_line(exc)})"
+            else:
+                if not rows.bad:
+                    self._verified = rows if self.uses_exact() else None
+                    report.seconds = time.perf_counter() - began
+                    return report
+                problem = (f"{rows.bad} of {rows.total} stored vectors failed the check "
+                           "(checksum, dimension, finite, unit norm)")
+            if attempt == 2:
+                raise StoreError(f"store {self._where()}: {problem}, again after a rebuild; no numbers come from "
+                                 "it: delete the store folder, or check the disk")
+            self._rebuild(problem)
+        raise AssertionError("unreachable")
+
+    def _sync_once(self, *, chunks: Sequence[Chunk], embedder: Embedder, chunking: Mapping[str, Any]) -> SyncReport:
         collection = self.open(embedder=embedder, chunking=chunking)
         report = SyncReport(chunks=len(chunks), rebuilt=self._rebuilt)
         try:
@@ -224,27 +312,38 @@ class ChromaStore:
                 vectors = embedder.embed_documents([c.text for c in todo])
                 for i in range(0, len(todo), batch):
                     part = todo[i:i + batch]
-                    collection.upsert(ids=[c.id for c in part], embeddings=vectors[i:i + batch],
-                                      metadatas=[chunk_metadata(c) for c in part])
+                    rows = np.ascontiguousarray(vectors[i:i + batch], dtype=np.float32)
+                    checks = row_checks(rows, [c.id for c in part], [c.parent_id for c in part])
+                    collection.upsert(ids=[c.id for c in part], embeddings=rows,
+                                      metadatas=[{**chunk_metadata(c), **check}
+                                                 for c, check in zip(part, checks, strict=True)])
                     if self.progress is not None:
                         self.progress("indexing", min(i + batch, len(todo)), len(todo))
             report.added = len(todo)
         except RetrievalGateError:
             raise
-        except Exception as exc:
-            raise StoreError(f"the Chroma store failed while syncing: {one_line(exc)}") from None
-        report.seconds = time.perf_counter() - began
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
+            raise _Broken(f"syncing it failed ({type(exc).__name__}: {one_line(exc)})") from None
         return report
 
     # -- search --------------------------------------------------------------------------------
     def index(self, *, exact: bool | None = None) -> ChunkIndex:
         """The HNSW index of the collection, or an exact index over its stored vectors."""
         assert self._collection is not None, "sync() first"
-        if exact is None:
-            exact = self.uses_exact()
-        if exact:
-            return exact_index_from(self._collection)
-        return ChromaIndex(self._collection)
+        try:
+            if exact is None:
+                exact = self.uses_exact()
+            if exact:
+                return self._verified.index() if self._verified is not None else exact_index_from(self._collection)
+            return ChromaIndex(self._collection)
+        except RetrievalGateError:
+            raise
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
+            raise StoreError(f"store {self._where()} failed: {type(exc).__name__}: {one_line(exc)}") from None
 
     def uses_exact(self) -> bool:
         """The search mode in force: the setting, or (auto) exact while the collection holds at

@@ -1,16 +1,21 @@
-"""Searching a Chroma collection: through its HNSW index, or exactly over its stored vectors."""
+"""Searching a Chroma collection: through its HNSW index, or exactly over its stored vectors
+(read back and checked: ``store/verify.py``)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from retrieval_gate.embed.check import NORM_TOLERANCE
+from retrieval_gate.errors import StoreError
 from retrieval_gate.store.base import Hit
 from retrieval_gate.store.chroma_where import to_chroma_where
 from retrieval_gate.store.exact import ExactIndex
+from retrieval_gate.store.verify import PAGE, read_verified
 
-PAGE = 10_000  # rows per collection.get page
+__all__ = ["PAGE", "ChromaIndex", "exact_index_from"]
 
 
 class ChromaIndex:
@@ -35,25 +40,22 @@ class ChromaIndex:
         ids = res["ids"][0]
         metas = (res.get("metadatas") or [[{}] * len(ids)])[0]
         dists = (res.get("distances") or [[0.0] * len(ids)])[0]
-        return [Hit(cid, str((m or {}).get("parent_id", cid)), 1.0 - float(d))
+        hits = [Hit(cid, str((m or {}).get("parent_id", cid)), 1.0 - float(d))
                 for cid, m, d in zip(ids, metas, dists, strict=True)]
+        # Unit vectors have similarities in [-1, 1]: anything else is a corrupt index answering.
+        for hit in hits:
+            if not math.isfinite(hit.score) or abs(hit.score) > 1.0 + 4 * NORM_TOLERANCE:
+                raise StoreError(f"the store's HNSW index answered a similarity of {hit.score:.6g} for chunk "
+                                 f"{hit.chunk_id!r} (unit vectors give -1..1): the index is corrupt; delete the "
+                                 "store folder (or its chroma/ folder) and run again")
+        return hits
 
 
 def exact_index_from(collection: Any) -> ExactIndex:
-    """Every stored vector of the collection in one matrix (exact search over the store)."""
-    ids: list[str] = []
-    metas: list[dict[str, Any]] = []
-    blocks: list[np.ndarray] = []
-    offset = 0
-    while True:
-        page = collection.get(include=["embeddings", "metadatas"], limit=PAGE, offset=offset)
-        ids.extend(page["ids"])
-        metas.extend(dict(m or {}) for m in (page["metadatas"] or [{}] * len(page["ids"])))
-        if len(page["ids"]):
-            blocks.append(np.asarray(page["embeddings"], dtype=np.float32))
-        if len(page["ids"]) < PAGE:
-            break
-        offset += PAGE
-    vectors = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
-    return ExactIndex(ids=ids, card_ids=[str(m.get("parent_id", i)) for i, m in zip(ids, metas, strict=True)],
-                      vectors=vectors, metadatas=metas)
+    """Every stored vector of the collection in one matrix (exact search over the store), each
+    checked; a row that fails is a ``StoreError`` (the store adapter rebuilds before this)."""
+    rows = read_verified(collection, keep=True)
+    if rows.bad:
+        raise StoreError(f"{rows.bad} of {rows.total} stored vectors failed the check (checksum, dimension, "
+                         "finite, unit norm): the store is corrupt; delete its chroma/ folder and run again")
+    return rows.index()

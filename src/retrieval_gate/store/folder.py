@@ -3,14 +3,24 @@
 Layout (default ``.retrieval-gate/store``)::
 
     retrieval-gate-store.json   marker: {"schema": 1}; a non-empty folder without it is refused
+    retrieval-gate-store.lock   the writer's lock (``StoreLock``): its pid and command while held
     chroma/                     the Chroma database (one collection per suite: ``rg-<suite>``)
     embeddings.sqlite3          the embedding cache (embed/cache.py)
+
+One writer at a time: an eval holds an exclusive ``fcntl.flock`` on the lock file from before the
+folder is checked until the search is done. Another process waits (with a note) up to
+``lock_timeout_s``, then stops naming the holder. The kernel drops the lock of a process that
+dies — a killed run never leaves a stale lock; the pid in the file is only informative.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +33,8 @@ DEFAULT_STORE_DIR = ".retrieval-gate/store"
 MARKER = "retrieval-gate-store.json"
 CHROMA_DIR = "chroma"
 CACHE_FILE = "embeddings.sqlite3"
+LOCK_FILE = "retrieval-gate-store.lock"
+LOCK_POLL_S = 0.2
 
 
 def prepare_root(root: Path, *, notify: Callable[[str], None]) -> str | None:
@@ -32,7 +44,7 @@ def prepare_root(root: Path, *, notify: Callable[[str], None]) -> str | None:
         raise StoreError(f"store path {root} is a file, not a folder")
     marker = root / MARKER
     rebuilt = None
-    if root.is_dir() and any(root.iterdir()):
+    if root.is_dir() and any(p.name != LOCK_FILE for p in root.iterdir()):
         if not marker.is_file():
             raise StoreError(f"store folder {root} is not empty and is not a retrieval-gate store "
                              f"(no {MARKER}); pass an empty or new folder with --store")
@@ -47,6 +59,164 @@ def prepare_root(root: Path, *, notify: Callable[[str], None]) -> str | None:
     except Exception as exc:
         raise StoreError(f"cannot write to the store folder {root}: {exc}") from None
     return rebuilt
+
+
+def refuse_unusable(root: Path) -> None:
+    """A store folder that is not ours or that this user may not write: exit 2 naming the path
+    and the fix, before anything is locked, read or deleted."""
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"store path {root} is a file, not a folder")
+    if not root.is_dir():
+        return
+    if any(p.name != LOCK_FILE for p in root.iterdir()) and not (root / MARKER).is_file():
+        raise StoreError(f"store folder {root} is not empty and is not a retrieval-gate store "
+                         f"(no {MARKER}); pass an empty or new folder with --store")
+    targets = [root, *(p for p in (root / MARKER, root / LOCK_FILE, root / CHROMA_DIR) if p.exists())]
+    chroma = root / CHROMA_DIR
+    if chroma.is_dir():
+        targets.extend(chroma.iterdir())
+    for target in targets:
+        wanted = os.R_OK | os.W_OK | (os.X_OK if target.is_dir() else 0)
+        if not os.access(target, wanted):
+            owner = _owner(target)
+            raise StoreError(f"store {target} is not writable by this user (uid {os.getuid()}; it belongs to "
+                             f"uid {owner}): give it to this user (chown -R {os.getuid()} {root}) or pass "
+                             "another --store; nothing was changed")
+
+
+HNSW_HEADER_BYTES = 100
+
+
+def hnsw_damage(chroma: Path) -> str | None:
+    """What is wrong with the HNSW files of a persistent Chroma folder, read before chromadb opens
+    them (a cut ``data_level0.bin`` makes its index read past the end of the file: a crash no
+    handler can catch), or None. ``header.bin`` holds the element count and the bytes per element
+    (hnswlib's layout: version u32, then offsetLevel0, max_elements, cur_element_count,
+    size_data_per_element as u64); ``data_level0.bin`` must hold whole elements, at least count
+    and at most capacity of them, ``length.bin`` (one float32 norm per element) likewise."""
+    import struct
+
+    if not chroma.is_dir():
+        return None
+    for header in sorted(chroma.glob("*/header.bin")):
+        folder = header.parent
+        try:
+            raw = header.read_bytes()
+            if len(raw) != HNSW_HEADER_BYTES:
+                return f"{header} is {len(raw)} bytes, not {HNSW_HEADER_BYTES}"
+            _version, _offset, capacity, count, per_element = struct.unpack_from("<IQQQQ", raw, 0)
+            if not 0 <= count <= capacity or per_element <= 0 or per_element > 1 << 24:
+                return f"{header} is damaged (count {count}, capacity {capacity}, element {per_element} bytes)"
+            for name, unit in (("data_level0.bin", per_element), ("length.bin", 4)):
+                file = folder / name  # holds at least ``count`` elements, at most ``capacity``, whole ones
+                size = file.stat().st_size if file.exists() else None
+                if size is not None and (size < count * unit or size > capacity * unit or size % unit):
+                    return (f"{file} is {size} bytes, not the {count} × {unit} (up to {capacity} × {unit}) "
+                            "its header says (cut short?)")
+            label_offset, data_offset = struct.unpack_from("<QQ", raw, 36)
+            max_m0 = struct.unpack_from("<Q", raw, 68)[0]
+            problem = _level0_damage(folder / "data_level0.bin", count=count, per_element=per_element,
+                                     data_offset=data_offset, label_offset=label_offset, max_m0=max_m0)
+            if problem is not None:
+                return problem
+        except OSError as exc:
+            return f"{header}: {exc.strerror}"
+    return None
+
+
+def _level0_damage(file: Path, *, count: int, per_element: int, data_offset: int, label_offset: int,
+                   max_m0: int) -> str | None:
+    """The level-0 graph and vectors of an HNSW file, checked where a bad value would crash the
+    index: neighbour counts ≤ M0, neighbour ids < count, and every vector finite and unit length
+    (cosine space stores normalised vectors)."""
+    import numpy as np
+
+    from retrieval_gate.embed.check import bad_rows
+
+    if not file.exists() or count == 0:
+        return None
+    if not (4 + 4 * max_m0 <= data_offset < label_offset <= per_element - 8) or (label_offset - data_offset) % 4:
+        return f"{file.parent / 'header.bin'} is damaged (element layout {data_offset}/{label_offset}/{per_element})"
+    rows = np.fromfile(file, dtype=np.uint8, count=count * per_element).reshape(count, per_element)
+    links = rows[:, :4 + 4 * max_m0].copy().view(np.uint32)
+    degree = links[:, 0] & 0xFFFF
+    if (degree > max_m0).any():
+        return f"{file} is damaged ({int((degree > max_m0).sum())} neighbour lists longer than {max_m0})"
+    neighbours = links[:, 1:]
+    used = np.arange(max_m0)[None, :] < degree[:, None]
+    if (neighbours[used] >= count).any():
+        return f"{file} is damaged (neighbour ids beyond the {count} elements)"
+    vectors = rows[:, data_offset:label_offset].copy().view(np.float32)
+    bad = int(bad_rows(vectors).sum())
+    if bad:
+        return f"{file}: {bad} of {count} vectors failed the check (finite, unit norm)"
+    return None
+
+
+def _owner(path: Path) -> int | str:
+    try:
+        return path.stat().st_uid
+    except OSError:
+        return "?"
+
+
+class StoreLock:
+    """The exclusive writer's lock on a store folder (see the module docstring)."""
+
+    def __init__(self, root: Path, *, timeout_s: float, notify: Callable[[str], None]):
+        self.path = root / LOCK_FILE
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise StoreError(f"cannot lock the store folder {root}: {exc.strerror} ({self.path})") from None
+        try:
+            self._acquire(root, timeout_s=timeout_s, notify=notify)
+        except BaseException:
+            self.release()
+            raise
+
+    def _acquire(self, root: Path, *, timeout_s: float, notify: Callable[[str], None]) -> None:
+        import fcntl
+
+        assert self._fd is not None
+        deadline = time.monotonic() + timeout_s
+        told = False
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = self.holder()
+                if time.monotonic() >= deadline:
+                    raise StoreError(f"store {root} is in use by {holder} for more than {timeout_s:g} s (one "
+                                     "writer per store): wait for it to finish, or pass another --store") from None
+                if not told:
+                    notify(f"store {root} is in use by {holder}; waiting up to {timeout_s:g} s")
+                    told = True
+                time.sleep(min(LOCK_POLL_S, max(0.0, deadline - time.monotonic())))
+        record = json.dumps({"pid": os.getpid(), "command": " ".join(sys.argv)[:500]}, sort_keys=True) + "\n"
+        with contextlib.suppress(OSError):  # informative only: the lock itself is the flock
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, record.encode("utf-8"), 0)
+
+    def holder(self) -> str:
+        """``pid N (command)`` as the holder wrote it, or ``another process``."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return f"pid {int(data['pid'])} ({str(data.get('command', ''))[:200]})"
+        except (OSError, ValueError, KeyError, TypeError):
+            return "another process"
+
+    def __del__(self) -> None:  # a store dropped without close() (a library caller) frees its folder
+        self.release()
+
+    def release(self) -> None:
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            os.close(fd)  # closing the descriptor releases the flock
 
 
 def wipe(root: Path, *, cache_too: bool) -> None:

@@ -24,3 +24,5 @@ class StoreSettings(BaseModel):
     hnsw_construction_ef: int = 100
     hnsw_search_ef: int = 100
     hnsw_m: int = 16
+    # One writer per store folder: how long a second eval waits for the first (store/folder.py).
+    lock_timeout_s: float = Field(default=900.0, ge=0, allow_inf_nan=False)

@@ -94,10 +94,12 @@ def child(variant: str, folder: Path) -> None:
     else:
         from retrieval_gate.embed.backends import make_embedder
         from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
+        from retrieval_gate.embed.settings import EmbedSettings
 
         backend = variant if variant in ("onnx", "onnx-int8") else "torch"
         batch = {"torch-b16": 16, "torch-b128": 128}.get(variant, 64)
-        inner = make_embedder(ref, backend=backend, batch_size=batch, device="cpu", onnx_root=folder / "onnx")
+        settings = EmbedSettings(backend=backend, batch_size=batch, export_root=folder / "onnx")
+        inner = make_embedder(ref, settings=settings)
         inner.embed_documents(["warm up"])  # loads the model (and torch / the ONNX session)
 
         def encode(items: list[str], kind: str) -> np.ndarray:

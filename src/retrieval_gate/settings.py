@@ -2,10 +2,11 @@
 (or, for the action, its inputs) laid on top, validated into one ``SuiteConfig``.
 
 Each part's settings model lives with the part (``chunk.chunking.ChunkSettings``,
-``store.settings.StoreSettings``, ``compare.gate.GateSettings``); this schema composes them.
-Retriever specs are parsed here, once, and ``headline_k`` is checked against ``k`` for every
-entry point. The CLI parses flags; ``publish.action_settings`` is the one module that reads the
-runner's environment."""
+``store.settings.StoreSettings``, ``embed.settings.EmbedSettings``, ``retrieve.settings.RetrieverOptions``,
+``compare.gate.GateSettings``); this schema composes them and imports no builder. Retriever specs
+are parsed here, once, and ``headline_k`` is checked against ``k`` for every entry point. The
+entry points read the environment (``environment.py``) and hand in what it says: the variables
+``http_headers`` name, and the folder for ONNX exports."""
 
 from __future__ import annotations
 
@@ -29,16 +30,16 @@ from pydantic import (
 from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
+from retrieval_gate.embed.settings import DEFAULT_MODEL, Backend, Device, EmbedSettings, backend_problem
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.boundary import bad_string
 from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.metrics import parse_k_list, parse_metric
-from retrieval_gate.retrieve.factory import option_problems
+from retrieval_gate.retrieve.settings import RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
 from retrieval_gate.store.settings import StoreSettings
 
 DEFAULT_CONFIG_NAME = "retrieval-gate.yml"
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MAX_K = 10_000
 
 
@@ -56,8 +57,8 @@ class SuiteConfig(_Strict):
     retriever: str = "dense"
     overfetch: int = Field(default=3, ge=1)
     batch_size: int = Field(default=64, ge=1)
-    device: Literal["cpu", "cuda", "mps", "auto"] = "cpu"  # embedding device (embed/sentence.py)
-    embed_backend: Literal["torch", "onnx", "onnx-int8"] = "torch"  # embed/backends.py
+    device: Device = "cpu"  # embedding device (embed/settings.py)
+    embed_backend: Backend = "torch"
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     rel_level: int = Field(default=1, ge=1)  # a card is relevant at grade ≥ this (trec_eval -l)
     mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers
@@ -65,9 +66,10 @@ class SuiteConfig(_Strict):
     store: StoreSettings = Field(default_factory=StoreSettings)
     gate: GateSettings = Field(default_factory=GateSettings)
     baseline: str | None = None
-    options: dict[str, Any] = Field(default_factory=dict)  # retriever-specific settings
-    audit: AuditParams = Field(default_factory=AuditParams)  # `retrieval-gate audit` (issue 14)
+    options: RetrieverOptions = Field(default_factory=RetrieverOptions)  # each retriever's settings, flat keys
+    audit: AuditParams = Field(default_factory=AuditParams)  # `retrieval-gate audit`
     _env_secrets: tuple[str, ...] = PrivateAttr(default=())  # http_headers values read from ${NAME}
+    _embed_exports: Path | None = PrivateAttr(default=None)  # the entry point's folder for ONNX exports
 
     @field_validator("k", mode="before")
     @classmethod
@@ -103,20 +105,12 @@ class SuiteConfig(_Strict):
             out.append(spec.measure)
         return tuple(dict.fromkeys(out))
 
-    @field_validator("options")
-    @classmethod
-    def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problems = option_problems(value)
-        if problems:
-            raise ValueError("; ".join(problems))
-        return value
-
     @field_validator("embed_backend")
     @classmethod
     def _onnx_runs_on_the_cpu(cls, value: str, info: ValidationInfo) -> str:
-        device = info.data.get("device", "cpu")  # validated before: declared above
-        if value != "torch" and device != "cpu":
-            raise ValueError(f"{value} runs on the CPU (ONNX Runtime): device {device} needs embed_backend torch")
+        problem = backend_problem(backend=value, device=info.data.get("device", "cpu"))  # device: declared above
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("retriever")
@@ -134,12 +128,17 @@ class SuiteConfig(_Strict):
             raise ValueError(f"headline_k {self.headline_k} is not one of the cutoffs k {list(self.k)}")
         return self
 
-
     @property
     def env_secrets(self) -> tuple[str, ...]:
         """The values ``options.http_headers`` took from environment variables (``${NAME}``):
         secrets, to be scrubbed from everything written."""
         return self._env_secrets
+
+    @property
+    def embed(self) -> EmbedSettings:
+        """The embedder's slice: its four keys, and the export folder the entry point gave."""
+        return EmbedSettings(model=self.model, batch_size=self.batch_size, device=self.device,
+                             backend=self.embed_backend, export_root=self._embed_exports)
 
     @property
     def retrievers(self) -> tuple[RetrieverSpec, ...]:
@@ -208,13 +207,14 @@ def _config_problems(path: Path, exc: ValidationError, *, flags: frozenset[str] 
 
 def resolve_suite(
     config: ConfigFile, *, suite: str, overrides: dict[str, Any], config_path: Path | None,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None, embed_exports: Path | None = None,
 ) -> SuiteConfig:
     """The suite from the file (or defaults) with flags on top; relative paths in the file are
     taken relative to the file's folder. ``options.http_headers`` values written ``${NAME}`` are
     read from ``env`` — the environment as ``publish.action_settings`` read it, once (the action's
     runner environment; ``eval`` passes the process's) — and left as written when ``env`` is None
-    (``compare``, ``score``: nothing is sent anywhere)."""
+    (``compare``, ``score``: nothing is sent anywhere). ``embed_exports``: where the ONNX backends
+    keep their exports (``environment.onnx_export_root``, read by the entry point)."""
     if suite not in config.suites:
         if config_path is not None and suite != "default":
             known = ", ".join(sorted(config.suites)) or "none"
@@ -235,9 +235,10 @@ def resolve_suite(
     except ValidationError as exc:
         flags = frozenset(k for k, v in given.items() if not isinstance(v, dict))
         raise InputError(_config_problems(config_path or Path("<flags>"), exc, flags=flags)) from None
-    if env is None:
-        return resolved
-    return _with_header_refs(resolved, env=env, where=str(config_path or "<flags>"))
+    if env is not None:
+        resolved = _with_header_refs(resolved, env=env, where=str(config_path or "<flags>"))
+    resolved._embed_exports = embed_exports
+    return resolved
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -248,11 +249,9 @@ _RUNNER_PREFIXES = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
 def _with_header_refs(config: SuiteConfig, *, env: Mapping[str, str], where: str) -> SuiteConfig:
     """Resolve ``${NAME}`` in ``options.http_headers`` values from ``env``; remember the values
     read (secrets, scrubbed from outputs). A missing variable, or one of the runner's own, is an error."""
-    headers = config.options.get("http_headers")
+    headers = config.options.http.headers  # text to text: checked with the options (retrieve/settings.py)
     if not headers:
         return config
-    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
-        raise InputError(Problem(where, None, "options.http_headers: must map header names to text values"))
     secrets: list[str] = []
 
     def value_of(header: str, match: re.Match[str]) -> str:
@@ -267,7 +266,7 @@ def _with_header_refs(config: SuiteConfig, *, env: Mapping[str, str], where: str
         return env[name]
 
     resolved = {key: _ENV_REF.sub(lambda m, key=key: value_of(key, m), value) for key, value in headers.items()}
-    out = config.model_copy(update={"options": {**config.options, "http_headers": resolved}})
+    out = config.model_copy(update={"options": config.options.with_headers(resolved)})
     out._env_secrets = tuple(s for s in secrets if s)
     return out
 

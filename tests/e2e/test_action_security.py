@@ -344,7 +344,7 @@ class _HeaderEchoEngine(FakeEngine):
 
     def evaluate(self, **kwargs):  # type: ignore[override]
         results = super().evaluate(**kwargs)
-        headers = kwargs["suite_config"].options["http_headers"]
+        headers = kwargs["suite_config"].options.http.headers
         results.cases[0].error = f"endpoint said: bad header {headers['Authorization']}"
         return results
 
@@ -358,7 +358,7 @@ def test_header_values_read_from_the_environment_are_scrubbed_too(tmp_path, monk
         encoding="utf-8")
     run = _pr(world, base, extra_env={"RG_SEARCH_KEY": "search-key-0123456789"})
     assert run.exit_code == 1
-    assert echo.configs[-1].options["http_headers"] == {"Authorization": "Bearer search-key-0123456789"}
+    assert echo.configs[-1].options.http.headers == {"Authorization": "Bearer search-key-0123456789"}
     results = (world.workspace / run.outputs["results_path"]).read_text(encoding="utf-8")
     assert "bad header Bearer ***" in results
     assert "search-key-0123456789" not in _everything_written(world, github) + run.everything()

@@ -20,7 +20,8 @@ import pytest
 
 from retrieval_gate.errors import GitHubError, RetrieverError
 from retrieval_gate.publish.github import GitHubRepo
-from retrieval_gate.retrieve.custom import HttpOptions, HttpRetriever
+from retrieval_gate.retrieve.custom import HttpRetriever
+from retrieval_gate.retrieve.settings import HttpSettings
 from tests.e2e.fake_github import FakeGitHub, serve_fake_github
 from tests.faults.conftest import Warm, eval_args, run_cli
 
@@ -151,7 +152,7 @@ def retriever_server(mode: str, *, fail_first: int = 10**9) -> Iterator[tuple[st
 @pytest.mark.parametrize("mode", ["drip", "hang"])
 def test_a_trickling_or_silent_endpoint_fails_each_attempt_at_its_deadline(mode: str) -> None:
     with retriever_server(mode) as (url, _seen):
-        retriever = HttpRetriever(url=url, options=HttpOptions(timeout_s=5.0, deadline_s=1.0, retries=0,
+        retriever = HttpRetriever(url=url, options=HttpSettings(timeout_s=5.0, deadline_s=1.0, retries=0,
                                                                concurrency=2, breaker=0))
         began = time.monotonic()
         out = retriever.search(["q1", "q2"], 3)
@@ -161,13 +162,13 @@ def test_a_trickling_or_silent_endpoint_fails_each_attempt_at_its_deadline(mode:
 
 def test_a_reset_mid_body_is_retried_and_answers_as_a_clean_endpoint() -> None:
     with retriever_server("reset", fail_first=1) as (url, seen):
-        out = HttpRetriever(url=url, options=HttpOptions(retries=2, backoff_s=0.0, concurrency=1)).search(["q"], 3)
+        out = HttpRetriever(url=url, options=HttpSettings(retries=2, backoff_s=0.0, concurrency=1)).search(["q"], 3)
     assert out[0].error is None and out[0].ids == ("a", "b", "c") and len(seen) == 2
 
 
 def test_the_circuit_breaker_stops_after_n_failed_cases_in_a_row() -> None:
     with retriever_server("drip") as (url, seen):
-        retriever = HttpRetriever(url=url, options=HttpOptions(deadline_s=0.5, retries=0, concurrency=1, breaker=2))
+        retriever = HttpRetriever(url=url, options=HttpSettings(deadline_s=0.5, retries=0, concurrency=1, breaker=2))
         with pytest.raises(RetrieverError, match=r"2 cases in a row failed .*stopping after 2 of 6 cases") as caught:
             retriever.search([f"q{i}" for i in range(6)], 3)
     assert len(seen) == 2 and "\n" not in str(caught.value)

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.retrieve.custom import HttpOptions, HttpRetriever, PythonRetriever
+from retrieval_gate.retrieve.custom import HttpRetriever, PythonRetriever
+from retrieval_gate.retrieve.settings import HttpSettings
 from tests.conftest import EXAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,7 +162,7 @@ def trickling_server() -> Iterator[str]:
 
 def test_a_trickling_http_endpoint_is_cut_off_at_the_deadline(trickling_server: str) -> None:
     retriever = HttpRetriever(url=trickling_server,
-                              options=HttpOptions(timeout_s=5.0, deadline_s=1.0, retries=0, concurrency=1))
+                              options=HttpSettings(timeout_s=5.0, deadline_s=1.0, retries=0, concurrency=1))
     answers: list = []
     worker = threading.Thread(target=lambda: answers.extend(retriever.search(["q1", "q2"], 5)), daemon=True)
     worker.start()
@@ -189,8 +190,8 @@ def test_an_http_answer_over_the_size_bound_fails_the_case(tmp_path: Path) -> No
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
-        small = HttpRetriever(url=url, options=HttpOptions(max_bytes=1000, retries=0, concurrency=1))
-        large = HttpRetriever(url=url, options=HttpOptions(retries=0, concurrency=1))
+        small = HttpRetriever(url=url, options=HttpSettings(max_bytes=1000, retries=0, concurrency=1))
+        large = HttpRetriever(url=url, options=HttpSettings(retries=0, concurrency=1))
         assert small.search(["q"], 5)[0].error == f"{small.name}: answer is longer than 1,000 bytes"
         assert large.search(["q"], 5)[0].ids == ("x" * 50,)
     finally:

@@ -27,6 +27,7 @@ from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
 from retrieval_gate.embed.onnx import FP32_FILE, INT8_FILE, OnnxEmbedder, ensure_exported
 from retrieval_gate.embed.resolve import ModelRef, resolve_model
 from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
+from retrieval_gate.embed.settings import EmbedSettings
 from retrieval_gate.errors import EmbedderError
 from retrieval_gate.files import sha256_bytes
 
@@ -110,7 +111,7 @@ def test_a_failed_export_leaves_no_file_a_later_run_would_take_for_a_model(ref: 
 
 def test_each_backend_has_its_own_cache_space_and_never_gets_anothers_vectors(ref: ModelRef, export_root: Path,
                                                                                tmp_path: Path) -> None:
-    embedders = {b: make_embedder(ref, backend=b, batch_size=8, device="cpu", onnx_root=export_root)
+    embedders = {b: make_embedder(ref, settings=EmbedSettings(backend=b, batch_size=8, export_root=export_root))
                  for b in ("torch", "onnx", "onnx-int8")}
     ids = {b: e.identity().sha256 for b, e in embedders.items()}
     assert ids == {"torch": ref.sha256, "onnx": ref.sha256 + "+onnx", "onnx-int8": ref.sha256 + "+onnx-int8"}

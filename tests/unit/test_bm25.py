@@ -11,9 +11,10 @@ import pytest
 from retrieval_gate.errors import UsageError
 from retrieval_gate.models import Card, KnowledgeBase
 from retrieval_gate.retrieve.base import Retriever
-from retrieval_gate.retrieve.bm25 import BM25Options, BM25Retriever, IndexUnit, top_cards, units_from_kb
+from retrieval_gate.retrieve.bm25 import BM25Retriever, IndexUnit, top_cards, units_from_kb
+from retrieval_gate.retrieve.settings import BM25Settings, RetrieverOptions
 
-PLAIN = BM25Options(stemmer="none", stopwords="none")
+PLAIN = BM25Settings(stemmer="none", stopwords="none")
 UNITS = [IndexUnit("d1", "d1", "apple banana apple"), IndexUnit("d2", "d2", "banana cherry"),
          IndexUnit("d3", "d3", "cherry cherry cherry date")]
 
@@ -25,7 +26,7 @@ def lucene_bm25(tf: int, df: int, dl: int, *, n: int = 3, avgdl: float = 3.0, k1
 
 @pytest.fixture(scope="module")
 def plain() -> BM25Retriever:
-    return BM25Retriever(units=UNITS, options=PLAIN)
+    return BM25Retriever(units=UNITS, settings=PLAIN)
 
 
 def test_is_a_retriever(plain):
@@ -55,53 +56,54 @@ def test_search_ranks_by_score_and_returns_only_matching_cards(plain):
 
 
 def test_k1_and_b_are_used():
-    retriever = BM25Retriever(units=UNITS, options=BM25Options(k1=1.2, b=0.75, stemmer="none", stopwords="none"))
+    retriever = BM25Retriever(units=UNITS, settings=BM25Settings(k1=1.2, b=0.75, stemmer="none", stopwords="none"))
     assert retriever.scores("cherry")[2] == pytest.approx(lucene_bm25(3, 2, 4, k1=1.2, b=0.75), rel=1e-6)
 
 
 @pytest.mark.parametrize(
-    ("options", "query", "found"),
+    ("settings", "query", "found"),
     [
-        (BM25Options(), "running", ("d1",)),  # Porter: running → run = runs
-        (BM25Options(stemmer="none"), "running", ()),
-        (BM25Options(), "the", ()),  # Lucene stop word: nothing to match
-        (BM25Options(stopwords="none"), "the", ("d1", "d2")),
-        (BM25Options(stopwords=("quick",)), "quick", ()),
-        (BM25Options(), "a b", ("d2",)),  # single-character tokens count, as in Lucene
+        (BM25Settings(), "running", ("d1",)),  # Porter: running → run = runs
+        (BM25Settings(stemmer="none"), "running", ()),
+        (BM25Settings(), "the", ()),  # Lucene stop word: nothing to match
+        (BM25Settings(stopwords="none"), "the", ("d1", "d2")),
+        (BM25Settings(stopwords=("quick",)), "quick", ()),
+        (BM25Settings(), "a b", ("d2",)),  # single-character tokens count, as in Lucene
     ],
 )
-def test_stemming_and_stop_words_are_configurable(options, query, found):
+def test_stemming_and_stop_words_are_configurable(settings, query, found):
     units = [IndexUnit("d1", "d1", "the dog runs"), IndexUnit("d2", "d2", "the quick fox B"),
              IndexUnit("d3", "d3", "cats sleep")]
-    [answer] = BM25Retriever(units=units, options=options).search([query], 10)
+    [answer] = BM25Retriever(units=units, settings=settings).search([query], 10)
     assert answer.ids == found
 
 
 def test_language_sets_the_stemmer_and_stop_list():
     units = [IndexUnit("p1", "p1", "As corridas de cavalos"), IndexUnit("p2", "p2", "o gato dorme")]
-    retriever = BM25Retriever(units=units, options=BM25Options(language="pt"))
+    retriever = BM25Retriever(units=units, settings=BM25Settings(language="pt"))
     assert retriever.search(["corrida"], 5)[0].ids == ("p1",)  # Snowball Portuguese stems both
     assert retriever.search(["de"], 5)[0].ids == ()  # Portuguese stop word
     assert retriever.fingerprint()["stemmer"] == "portuguese"
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("settings", "message"),
     [
-        (BM25Options(stemmer="klingon"), "stemmer 'klingon' is unknown"),
-        (BM25Options(stopwords="klingon"), "stop words 'klingon' are unknown"),
-        (BM25Options(language="klingon"), "has no defaults"),
+        (BM25Settings(stemmer="klingon"), "stemmer 'klingon' is unknown"),
+        (BM25Settings(stopwords="klingon"), "stop words 'klingon' are unknown"),
+        (BM25Settings(language="klingon"), "has no defaults"),
     ],
 )
-def test_bad_options_are_usage_errors(options, message):
+def test_bad_options_are_usage_errors(settings, message):
     with pytest.raises(UsageError, match=message):
-        BM25Retriever(units=UNITS, options=options)
+        BM25Retriever(units=UNITS, settings=settings)
 
 
 def test_options_from_config_mapping():
-    opts = BM25Options.from_mapping({"bm25_k1": 1.2, "bm25_b": 0.75, "bm25_stopwords": ["x", "y"],
-                                     "bm25_language": "en", "rrf_k": 10, "overfetch": 5})
-    assert (opts.k1, opts.b, opts.stopwords, opts.overfetch) == (1.2, 0.75, ("x", "y"), 5)
+    options = RetrieverOptions.model_validate({"bm25_k1": 1.2, "bm25_b": 0.75, "bm25_stopwords": ["x", "y"],
+                                               "bm25_language": "en", "rrf_k": 10})
+    opts = options.bm25
+    assert (opts.k1, opts.b, opts.stopwords, opts.language, options.hybrid.rrf_k) == (1.2, 0.75, ("x", "y"), "en", 10)
 
 
 def test_empty_index_is_refused():
@@ -132,7 +134,7 @@ def test_chunks_map_to_cards_and_limit_means_distinct_cards():
     # the retriever must over-fetch further to return 2 distinct cards.
     units = [IndexUnit("a#0", "a", "solar wind solar"), IndexUnit("a#1", "a", "solar wind"),
              IndexUnit("b#0", "b", "solar"), IndexUnit("c#0", "c", "wind farms and other words")]
-    retriever = BM25Retriever(units=units, options=BM25Options(overfetch=1))
+    retriever = BM25Retriever(units=units, overfetch=1)
     scores = retriever.scores("solar wind")
     assert scores[0] > scores[1] > scores[2] > scores[3] > 0
     [answer] = retriever.search(["solar wind"], 2)

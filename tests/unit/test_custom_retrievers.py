@@ -13,15 +13,17 @@ from typing import ClassVar
 
 import pytest
 
-from retrieval_gate.errors import RetrieverError, UsageError
+from retrieval_gate.errors import InputError, RetrieverError, UsageError
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Card, Case, CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.retrieve.base import Retriever
-from retrieval_gate.retrieve.custom import HttpOptions, HttpRetriever, PythonRetriever, RunRetriever
+from retrieval_gate.retrieve.custom import HttpRetriever, PythonRetriever, RunRetriever
 from retrieval_gate.retrieve.factory import RetrieverBuilder
+from retrieval_gate.retrieve.settings import HttpSettings, RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever, parse_retrievers
 from retrieval_gate.score.assemble import assemble_results
+from retrieval_gate.settings import ConfigFile, resolve_suite
 
 CHUNKS = {"a#1": "a", "a#2": "a", "b#1": "b"}
 
@@ -155,8 +157,8 @@ def endpoint(server_url):
     return server_url
 
 
-def fast(**kw) -> HttpOptions:
-    return HttpOptions(**{"timeout_s": 5.0, "retries": 2, "backoff_s": 0.0, "concurrency": 2, **kw})
+def fast(**kw) -> HttpSettings:
+    return HttpSettings(**{"timeout_s": 5.0, "retries": 2, "backoff_s": 0.0, "concurrency": 2, **kw})
 
 
 def test_http_posts_query_and_limit_and_reads_ids(endpoint):
@@ -231,11 +233,13 @@ def test_http_failures_are_counted_in_completeness_and_the_run_goes_on(endpoint)
 
 @pytest.mark.parametrize(
     "options",
-    [{"http_timeout_s": 0}, {"http_retries": -1}, {"http_concurrency": 0}],
+    [{"http_timeout_s": 0}, {"http_retries": -1}, {"http_concurrency": 0}, {"http_retries": True},
+     {"http_timeout_s": float("inf")}],
 )
-def test_bad_http_options(options):
-    with pytest.raises(RetrieverError):
-        HttpOptions.from_mapping(options)
+def test_bad_http_options_are_refused_with_the_suite_config(options):
+    [key] = options
+    with pytest.raises(InputError, match=f"<flags>: options: options.{key}: "):
+        resolve_suite(ConfigFile(), suite="default", overrides={"options": options}, config_path=None)
 
 
 # ---- run file ------------------------------------------------------------------------------------
@@ -324,7 +328,8 @@ def test_builder_shares_one_bm25_index_between_bm25_and_hybrid():
         def search(self, queries, limit, filters=None):
             return [RankedList(ids=("b", "a")) for _ in queries]
 
-    builder = RetrieverBuilder(kb=kb, dense=Dense(), options={"rrf_k": 10, "hybrid_depth": 5})
+    options = RetrieverOptions.model_validate({"rrf_k": 10, "hybrid_depth": 5})
+    builder = RetrieverBuilder(kb=kb, dense=Dense(), options=options)
     bm25 = builder.build(parse_retriever("bm25"))
     hybrid = builder.build(parse_retriever("hybrid"))
     assert hybrid.lanes[1] is bm25
@@ -339,7 +344,8 @@ def test_rerank_without_a_loadable_model_is_a_retriever_error():
     def refuse(name):
         raise RetrieverError(f"cannot load cross-encoder {name!r}")
 
-    builder = RetrieverBuilder(kb=kb, options={"rerank_model": "/nowhere"}, cross_encoder=refuse)
+    builder = RetrieverBuilder(kb=kb, options=RetrieverOptions.model_validate({"rerank_model": "/nowhere"}),
+                               cross_encoder=refuse)
     with pytest.raises(RetrieverError, match="/nowhere"):
         builder.build(parse_retriever("bm25+rerank"))
 

@@ -61,7 +61,7 @@ def _suite(text: str, env: dict[str, str] | None):
 def test_header_values_name_environment_variables_and_are_remembered_as_secrets():
     suite = _suite(HEADERS + "        Authorization: Bearer ${SEARCH_KEY}\n        X-Team: rag\n",
                    {"SEARCH_KEY": "s3cr3t-value"})
-    assert suite.options["http_headers"] == {"Authorization": "Bearer s3cr3t-value", "X-Team": "rag"}
+    assert suite.options.http.headers == {"Authorization": "Bearer s3cr3t-value", "X-Team": "rag"}
     assert suite.env_secrets == ("s3cr3t-value",)
     assert suite.model_copy(update={"k": (1,)}).env_secrets == ("s3cr3t-value",)  # kept through a copy
 
@@ -69,7 +69,7 @@ def test_header_values_name_environment_variables_and_are_remembered_as_secrets(
 def test_without_an_environment_references_stay_as_written():
     """compare and score resolve the suite without one: nothing is sent, nothing is read."""
     suite = _suite(HEADERS + "        Authorization: ${SEARCH_KEY}\n", None)
-    assert suite.options["http_headers"] == {"Authorization": "${SEARCH_KEY}"} and suite.env_secrets == ()
+    assert suite.options.http.headers == {"Authorization": "${SEARCH_KEY}"} and suite.env_secrets == ()
 
 
 def test_eval_reads_header_variables_from_the_process_environment(tmp_path, monkeypatch, capsys):

@@ -32,6 +32,7 @@ def embed_command(
     the embedding cache's format. Exit 0; 2 on bad input."""
     from retrieval_gate.cli.eval import CliProgress
     from retrieval_gate.embed.shards import parse_shard
+    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.embed_shard import embed_shard
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -40,7 +41,8 @@ def embed_command(
                  "model": model, "batch_size": batch_size, "device": device, "embed_backend": embed_backend,
                  "chunking": {"size": chunk_size, "overlap": chunk_overlap}}
     config_file, config_path = load_config(config, required=config is not None)
-    suite_config = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
+    suite_config = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
+                                 embed_exports=onnx_export_root(read_environment()))
     progress = CliProgress(err_console)
     try:
         manifest = embed_shard(suite_config=suite_config, shard=(index, count), out=out, progress=progress)

@@ -146,7 +146,7 @@ def eval_command(
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.environment import read_environment
+    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.files import write_json_atomic
     from retrieval_gate.render.terminal import print_results
@@ -160,8 +160,9 @@ def eval_command(
     overrides["options"] = parse_options(option or [])
     overrides.update(rel_level=rel_level, mean=mean)
     config_file, config_path = load_config(config, required=config is not None)
+    env = read_environment()  # for http_headers: ${NAME}, and the folder of ONNX exports
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
-                                              env=read_environment())  # for http_headers: ${NAME}
+                                              env=env, embed_exports=onnx_export_root(env))
     specs = suite_config.retrievers
     many = len(specs) > 1
     outputs: dict[str, Path | None] = {"--out": out}

@@ -202,6 +202,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     baselines/<suite>.audit.json (kept when they exist, unless --force)."""
     from retrieval_gate.clock import now_iso
     from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.files import write_baseline, write_json_atomic, write_text_atomic
@@ -217,7 +218,8 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
         return []
     config_file, config_path = load_config(root / "retrieval-gate.yml", required=True)
     store = {"mode": "persistent", "path": str(root / ".retrieval-gate" / "store")}
-    suite_config = resolve_suite(config_file, suite=suite, overrides={"store": store}, config_path=config_path)
+    suite_config = resolve_suite(config_file, suite=suite, overrides={"store": store}, config_path=config_path,
+                                 embed_exports=onnx_export_root(read_environment()))
     progress = CliProgress(err_console)
     try:
         all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())

@@ -25,7 +25,7 @@ def ann_check(*, dense: DenseParts, case_set: CaseSet, kb: KnowledgeBase, querie
     assert dense.retriever is not None and dense.store is not None and dense.embedder is not None
     main_is_exact = dense.retriever.index.name == "exact"
     other = DenseRetriever(index=dense.store.index(exact=not main_is_exact), embedder=dense.embedder,
-                           overfetch=dense.suite_config.overfetch)
+                           overfetch=dense.overfetch)
     k = max(ks)
     vectors = dense.embedder.embed_queries(list(queries))
     other_ranked = other.rank(vectors, k, filters)

@@ -3,7 +3,9 @@ shared by every retriever that needs it (``dense``, ``hybrid``).
 
 ``DenseParts.build`` is called by the orchestrator *before* any retriever is built, and only when
 some retriever spec needs an embedder; the model itself is loaded only when some text is not in
-the embedding cache. Tests hand in fakes of ``Embedder`` and ``VectorStore`` (our interfaces).
+the embedding cache. It receives its slices of the suite config — the embedder's settings, the
+store's, the chunking and the over-fetch — never the whole config; the store decides how it is
+searched (exact or HNSW). Tests hand in fakes of ``Embedder`` and ``VectorStore`` (our interfaces).
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from retrieval_gate.chunk.chunking import Chunk, chunking_fingerprint
+from retrieval_gate.chunk.chunking import Chunk, ChunkSettings, chunking_fingerprint
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
+from retrieval_gate.embed.settings import EmbedSettings
 from retrieval_gate.models import KnowledgeBase
 from retrieval_gate.retrieve.dense import DenseRetriever
-from retrieval_gate.settings import SuiteConfig
 from retrieval_gate.store.base import ChunkIndex, SyncReport
+from retrieval_gate.store.settings import StoreSettings
 
 
 class EvalProgress(Protocol):
@@ -58,18 +61,19 @@ class DenseParts:
     """The dense side of one eval, built once (``build``) and shared by every retriever that needs
     it (``dense``, ``hybrid``): one store sync, one embedder, one cache."""
 
-    def __init__(self, *, suite_config: SuiteConfig, suite: str, kb: KnowledgeBase, chunks: Sequence[Chunk],
-                 embedder: Embedder | None, store: VectorStore | None, progress: EvalProgress,
-                 cache_from: Sequence[Path] = ()):
-        self.suite_config, self.suite, self.kb, self.chunks = suite_config, suite, kb, chunks
-        self._embedder_in, self._store_in = embedder, store  # given by the caller (tests), else built here
+    def __init__(self, *, embed: EmbedSettings, store: StoreSettings, chunking: ChunkSettings, overfetch: int,
+                 suite: str, kb: KnowledgeBase, chunks: Sequence[Chunk], embedder: Embedder | None,
+                 vector_store: VectorStore | None, progress: EvalProgress, cache_from: Sequence[Path] = ()):
+        self.embed_settings, self.store_settings, self.overfetch = embed, store, overfetch
+        self.suite, self.kb, self.chunks = suite, kb, chunks
+        self._embedder_in, self._store_in = embedder, vector_store  # given by the caller (tests), else built here
         self.progress = progress
         self.store: VectorStore | None = None
         self.embedder: CachedEmbedder | None = None
         self.cache: EmbeddingCache | None = None
         self.sync_report: SyncReport | None = None
         self.retriever: DenseRetriever | None = None
-        self.chunking = chunking_fingerprint(kb_format=kb.format, settings=suite_config.chunking)
+        self.chunking = chunking_fingerprint(kb_format=kb.format, settings=chunking)
         self.cache_from = list(cache_from)
         self.shards: dict[str, Any] | None = None  # what --cache-from brought in (embed/shards.py)
 
@@ -81,13 +85,12 @@ class DenseParts:
             from retrieval_gate.embed.backends import make_embedder
             from retrieval_gate.embed.resolve import resolve_model
 
-            inner = make_embedder(resolve_model(self.suite_config.model), backend=self.suite_config.embed_backend,
-                                  batch_size=self.suite_config.batch_size, device=self.suite_config.device)
+            inner = make_embedder(resolve_model(self.embed_settings.model), settings=self.embed_settings)
         store = self._store_in
         if store is None:
             from retrieval_gate.store.chroma import ChromaStore, collection_name
 
-            store = ChromaStore(self.suite_config.store, collection=collection_name(self.suite),
+            store = ChromaStore(self.store_settings, collection=collection_name(self.suite),
                                 notify=self.progress.note, progress=self.progress.step)
         self.store = store
         self.cache = EmbeddingCache(store.cache_file, notify=self.progress.note)
@@ -103,8 +106,8 @@ class DenseParts:
                                + (f"; {report.bad} that failed the check (checksum, finite, unit norm) left out, "
                                   "to be embedded again" if report.bad else ""))
         self.sync_report = store.sync(chunks=self.chunks, embedder=self.embedder, chunking=self.chunking)
-        self.retriever = DenseRetriever(index=store.index(exact=self.suite_config.store.exact), embedder=self.embedder,
-                                        overfetch=self.suite_config.overfetch, fingerprint=self.fingerprint())
+        self.retriever = DenseRetriever(index=store.index(), embedder=self.embedder, overfetch=self.overfetch,
+                                        fingerprint=self.fingerprint())
         return self.retriever
 
     def fingerprint(self) -> dict[str, Any]:

@@ -34,8 +34,8 @@ def embed_shard(*, suite_config: SuiteConfig, shard: tuple[int, int], out: Path,
         from retrieval_gate.embed.backends import make_embedder
         from retrieval_gate.embed.resolve import resolve_model
 
-        inner = make_embedder(resolve_model(suite_config.model), backend=suite_config.embed_backend,
-                              batch_size=suite_config.batch_size, device=suite_config.device)
+        settings = suite_config.embed
+        inner = make_embedder(resolve_model(settings.model), settings=settings)
     passages = shard_texts([c.text for c in chunks], index=index, count=count)
     queries = shard_texts([c.query for c in case_set.cases], index=index, count=count)
     out = Path(out)

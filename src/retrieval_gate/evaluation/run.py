@@ -80,8 +80,9 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
     kb, case_set = load_eval_inputs(suite_config)
     chunks = chunk_kb(kb, suite_config.chunking)
     loaded_s = time.perf_counter() - began
-    dense = DenseParts(suite_config=suite_config, suite=suite, kb=kb, chunks=chunks, embedder=embedder,
-                       store=store, progress=progress, cache_from=cache_from)
+    dense = DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
+                       overfetch=suite_config.overfetch, suite=suite, kb=kb, chunks=chunks, embedder=embedder,
+                       vector_store=store, progress=progress, cache_from=cache_from)
     try:
         # 2. parts, then retrievers
         dense_began = time.perf_counter()

@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from retrieval_gate.environment import read_environment
+from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
 from retrieval_gate.settings import (
@@ -203,7 +203,7 @@ def build_action_settings(env: Mapping[str, str]) -> ActionSettings:
     else:
         config_file, found = load_config(config_path, required=config_path is not None)
     suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found,
-                                 env=env)
+                                 env=env, embed_exports=onnx_export_root(env))
     secrets = runner_secrets(env) + [v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
     # The data files of the privileged modes (results_file, comparison_file) are read through
     # publish.untrusted.read_confined, which refuses links and paths outside the workspace itself.

@@ -36,6 +36,7 @@ from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.errors import UsageError
 from retrieval_gate.filters import filter_key, matches
 from retrieval_gate.models import KnowledgeBase, RankedList
+from retrieval_gate.retrieve.settings import BM25Settings
 
 # Language → (default stemmer, bm25s stop list). English uses Porter (as Lucene's
 # PorterStemFilter) rather than Snowball "english" (Porter2), to match the published figures.
@@ -53,7 +54,6 @@ _LANGUAGES = {
     "russian": ("russian", "ru"), "ru": ("russian", "ru"),
     "turkish": ("turkish", "tr"), "tr": ("turkish", "tr"),
 }
-DEFAULT_TOKEN_PATTERN = r"(?u)\b\w+\b"
 _STOPWORD_ALIASES = {"lucene": "en", "english": "en", "english_plus": "en_plus"}
 
 
@@ -67,46 +67,18 @@ class IndexUnit:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class BM25Options:
-    k1: float = 0.9
-    b: float = 0.4
-    language: str = "english"
-    stemmer: str | None = None  # a PyStemmer algorithm, "none", or None = the language's default
-    # a bm25s list name ("en", "pt", …, "lucene" = "en"), "none", a tuple of words, or None = the language's
-    stopwords: str | tuple[str, ...] | None = None
-    token_pattern: str = DEFAULT_TOKEN_PATTERN
-    overfetch: int = 3
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> BM25Options:
-        """Build from config ``options`` (keys ``bm25_k1``, ``bm25_b``, ``bm25_language``,
-        ``bm25_stemmer``, ``bm25_stopwords``, ``bm25_token_pattern``; other keys are ignored)."""
-        kwargs: dict[str, Any] = {}
-        for key in ("k1", "b", "language", "stemmer", "stopwords", "token_pattern"):
-            if f"bm25_{key}" in data:
-                kwargs[key] = data[f"bm25_{key}"]
-        if isinstance(kwargs.get("stopwords"), list):
-            kwargs["stopwords"] = tuple(str(w) for w in kwargs["stopwords"])
-        try:
-            opts = cls(**kwargs, overfetch=int(data.get("overfetch", 3)))
-            float(opts.k1), float(opts.b)
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"bm25 options: {exc}") from None
-        return opts
-
-    def resolved(self) -> tuple[str, tuple[str, ...] | str]:
-        """(stemmer algorithm or "none", stop words) after applying the language defaults."""
-        lang = _LANGUAGES.get(self.language.lower())
-        if lang is None and (self.stemmer is None or self.stopwords is None):
-            known = ", ".join(sorted(k for k in _LANGUAGES if len(k) > 2))
-            raise UsageError(f"bm25 language {self.language!r} has no defaults (known: {known}); "
-                             "set bm25_stemmer and bm25_stopwords explicitly")
-        stemmer = self.stemmer if self.stemmer is not None else lang[0]  # type: ignore[index]
-        stop = self.stopwords if self.stopwords is not None else lang[1]  # type: ignore[index]
-        if isinstance(stop, str):
-            stop = _STOPWORD_ALIASES.get(stop.lower(), stop.lower())
-        return stemmer.lower(), stop
+def resolved(settings: BM25Settings) -> tuple[str, tuple[str, ...] | str]:
+    """(stemmer algorithm or "none", stop words) after applying the language defaults."""
+    lang = _LANGUAGES.get(settings.language.lower())
+    if lang is None and (settings.stemmer is None or settings.stopwords is None):
+        known = ", ".join(sorted(k for k in _LANGUAGES if len(k) > 2))
+        raise UsageError(f"bm25 language {settings.language!r} has no defaults (known: {known}); "
+                         "set bm25_stemmer and bm25_stopwords explicitly")
+    stemmer = settings.stemmer if settings.stemmer is not None else lang[0]  # type: ignore[index]
+    stop = settings.stopwords if settings.stopwords is not None else lang[1]  # type: ignore[index]
+    if isinstance(stop, str):
+        stop = _STOPWORD_ALIASES.get(stop.lower(), stop.lower())
+    return stemmer.lower(), stop
 
 
 def _make_stemmer(name: str) -> Any:
@@ -186,13 +158,14 @@ class BM25Retriever:
 
     name = "bm25"
 
-    def __init__(self, *, units: Sequence[IndexUnit], options: BM25Options | None = None):
+    def __init__(self, *, units: Sequence[IndexUnit], settings: BM25Settings | None = None, overfetch: int = 3):
         import bm25s
 
         if not units:
             raise UsageError("bm25: nothing to index (the knowledge base is empty)")
-        self.options = options or BM25Options()
-        self._stemmer_name, stop = self.options.resolved()
+        self.settings = settings or BM25Settings()
+        self.overfetch = overfetch
+        self._stemmer_name, stop = resolved(self.settings)
         self._stemmer = _make_stemmer(self._stemmer_name)
         self._stopwords = _stop_list(stop)
         self._units = list(units)
@@ -200,7 +173,7 @@ class BM25Retriever:
         self._masks: dict[str, np.ndarray] = {}
         started = time.perf_counter()
         tokens = self._tokenize([u.text for u in self._units], return_ids=True)
-        self._index = bm25s.BM25(k1=self.options.k1, b=self.options.b, method="lucene")
+        self._index = bm25s.BM25(k1=self.settings.k1, b=self.settings.b, method="lucene")
         self._index.index(tokens, show_progress=False)
         self.index_seconds = time.perf_counter() - started
 
@@ -209,13 +182,13 @@ class BM25Retriever:
 
         return bm25s.tokenize(texts, lower=True, stopwords=self._stopwords,
                               stemmer=self._stemmer.stemWords if self._stemmer else None,
-                              token_pattern=self.options.token_pattern, return_ids=return_ids,
+                              token_pattern=self.settings.token_pattern, return_ids=return_ids,
                               show_progress=False)
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"name": self.name, "k1": self.options.k1, "b": self.options.b, "method": "lucene",
+        return {"name": self.name, "k1": self.settings.k1, "b": self.settings.b, "method": "lucene",
                 "stemmer": self._stemmer_name, "stopwords": len(self._stopwords),
-                "token_pattern": self.options.token_pattern,
+                "token_pattern": self.settings.token_pattern,
                 "units": len(self._units)}
 
     def _mask(self, where: Mapping[str, Any] | None) -> np.ndarray | None:
@@ -249,7 +222,7 @@ class BM25Retriever:
             started = time.perf_counter()
             try:
                 ids, best = top_cards(self.scores(query, where), self._unit_cards, limit,
-                                      self.options.overfetch)
+                                      self.overfetch)
             except Exception as exc:  # one bad query is that case's failure, not the run's
                 out.append(RankedList(error=f"bm25: {type(exc).__name__}: {exc}"))
                 continue

@@ -31,7 +31,6 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from retrieval_gate.load import boundary
 from retrieval_gate.load.runs import Run
 from retrieval_gate.models import Case, RankedList
 from retrieval_gate.retrieve.deadline import Deadline as _Deadline
+from retrieval_gate.retrieve.settings import HttpSettings
 from retrieval_gate.retrieve.spec import public_url
 
 
@@ -152,36 +152,6 @@ class PythonRetriever:
 
 # ---- HTTP endpoint ------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class HttpOptions:
-    timeout_s: float = 10.0
-    retries: int = 2  # extra attempts after the first
-    backoff_s: float = 0.5  # wait before retry i (0-based): backoff_s · 2^i
-    concurrency: int = 4
-    headers: Mapping[str, str] = field(default_factory=dict)
-    deadline_s: float = 30.0  # total per attempt: connect + headers + body
-    max_bytes: int = 16 * 1024 * 1024  # a longer answer fails the case
-    breaker: int = 5  # consecutive failed cases that stop the eval (0: never)
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> HttpOptions:
-        """From config ``options``: ``http_timeout_s``, ``http_retries``, ``http_backoff_s``,
-        ``http_concurrency``, ``http_headers``, ``http_deadline_s``, ``http_max_bytes``, ``http_breaker``."""
-        kwargs = {key: data[f"http_{key}"] for key in ("timeout_s", "retries", "backoff_s", "concurrency", "headers",
-                                                       "deadline_s", "max_bytes", "breaker")
-                  if f"http_{key}" in data}
-        opts = cls(**kwargs)
-        numbers = (opts.timeout_s, opts.backoff_s, opts.deadline_s)
-        if (not all(isinstance(v, int | float) and not isinstance(v, bool) and v < float("inf") for v in numbers)
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in
-                           (opts.retries, opts.concurrency, opts.max_bytes, opts.breaker))
-                or opts.timeout_s <= 0 or opts.retries < 0 or opts.backoff_s < 0 or opts.concurrency < 1
-                or opts.deadline_s <= 0 or opts.max_bytes < 1 or opts.breaker < 0):
-            raise RetrieverError("http options: timeout_s > 0, retries ≥ 0, backoff_s ≥ 0, concurrency ≥ 1, "
-                                 "deadline_s > 0 (finite numbers), max_bytes ≥ 1, breaker ≥ 0")
-        return opts
-
-
 class _Retryable(Exception):
     pass
 
@@ -190,11 +160,11 @@ class HttpRetriever:
     """POSTs each query to a user's search endpoint. Its name, fingerprint and error messages
     show the URL without credentials or query string."""
 
-    def __init__(self, *, url: str, options: HttpOptions | None = None,
+    def __init__(self, *, url: str, options: HttpSettings | None = None,
                  chunk_to_card: Mapping[str, str] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
         self.url = url
-        self.options = options or HttpOptions()
+        self.options = options or HttpSettings()
         self.chunk_to_card = chunk_to_card
         self.name = public_url(url)
         self._sleep = sleep

@@ -9,7 +9,7 @@ custom retrievers never load a model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,75 +17,23 @@ from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.errors import UsageError
 from retrieval_gate.models import Case, KnowledgeBase
 from retrieval_gate.retrieve.base import Retriever
+from retrieval_gate.retrieve.settings import DEFAULT_RERANK_MODEL, RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec
-
-KNOWN_OPTIONS = frozenset({
-    "bm25_k1", "bm25_b", "bm25_language", "bm25_stemmer", "bm25_stopwords", "bm25_token_pattern",
-    "rrf_k", "hybrid_depth", "rerank_model", "rerank_top_n", "rerank_batch_size",
-    "http_timeout_s", "http_retries", "http_backoff_s", "http_concurrency", "http_headers",
-    "http_deadline_s", "http_max_bytes", "http_breaker",
-})
-
-# Numeric options and what they accept, checked when the config is read (``option_problems``),
-# so a bad value is named with its file and key path before any work starts.
-_POSITIVE_INTS = ("rrf_k", "hybrid_depth", "rerank_top_n", "rerank_batch_size", "http_concurrency", "http_max_bytes")
-_NON_NEGATIVE_INTS = ("http_retries", "http_breaker")
-_POSITIVE_NUMBERS = ("http_timeout_s", "http_deadline_s")
-_NON_NEGATIVE_NUMBERS = ("http_backoff_s", "bm25_k1", "bm25_b")
-
-
-def check_options(options: Mapping[str, Any]) -> None:
-    """Unknown retriever options are typos: refuse them rather than ignore them."""
-    unknown = sorted(set(options) - KNOWN_OPTIONS)
-    if unknown:
-        raise UsageError(f"unknown retriever option(s) {', '.join(unknown)} "
-                         f"(known: {', '.join(sorted(KNOWN_OPTIONS))})")
-
-
-def option_problems(options: Mapping[str, Any]) -> list[str]:
-    """Every unknown option and every numeric option of the wrong type or range, as
-    ``options.KEY: …`` messages quoting at most ~80 characters of the value."""
-    from retrieval_gate.load.boundary import quote
-
-    unknown = sorted(set(options) - KNOWN_OPTIONS)
-    out = [f"unknown retriever option(s) {', '.join(quote(k)[1:-1] for k in unknown)} "
-           f"(known: {', '.join(sorted(KNOWN_OPTIONS))})"] if unknown else []
-    for key, value in sorted(options.items()):
-        is_int = isinstance(value, int) and not isinstance(value, bool)
-        is_number = (is_int or isinstance(value, float)) and value == value and abs(value) != float("inf")
-        if key in _POSITIVE_INTS and not (is_int and value >= 1):
-            out.append(f"options.{key}: must be an integer ≥ 1, got {quote(value)}")
-        elif key in _NON_NEGATIVE_INTS and not (is_int and value >= 0):
-            out.append(f"options.{key}: must be an integer ≥ 0, got {quote(value)}")
-        elif key in _POSITIVE_NUMBERS and not (is_number and value > 0):
-            out.append(f"options.{key}: must be a finite number > 0, got {quote(value)}")
-        elif key in _NON_NEGATIVE_NUMBERS and not (is_number and value >= 0):
-            out.append(f"options.{key}: must be a finite number ≥ 0, got {quote(value)}")
-    return out
-
-
-def _int_option(options: Mapping[str, Any], key: str, default: int) -> int:
-    value = options.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise UsageError(f"options.{key} must be a positive integer, got {value!r}")
-    return value
 
 
 class RetrieverBuilder:
     """Builds retrievers for one eval, sharing their parts (see the module docstring).
 
-    ``options`` are the suite's retriever options: ``bm25_*`` (see ``bm25.BM25Options``),
-    ``rrf_k`` (60), ``hybrid_depth`` (100), ``rerank_model``, ``rerank_top_n`` (50),
-    ``rerank_batch_size`` (32), ``http_*`` (see ``custom.HttpOptions``).
+    ``options`` are the suite's retriever options, validated when the config was read
+    (``retrieve.settings.RetrieverOptions``); each retriever gets its own slice of them.
     """
 
-    def __init__(self, *, kb: KnowledgeBase | None, options: Mapping[str, Any] | None = None,
+    def __init__(self, *, kb: KnowledgeBase | None, options: RetrieverOptions | None = None,
                  overfetch: int = 3, dense: Retriever | None = None,
                  cases: Sequence[Case] = (), chunking: ChunkSettings | None = None,
                  bm25_units: Sequence[Any] | None = None, cross_encoder: Callable[[str], Any] | None = None):
         self.kb = kb
-        self.options = dict(options or {})
-        check_options(self.options)
+        self.options = options or RetrieverOptions()
         self.overfetch = overfetch
         self._dense_retriever = dense
         self._cases = list(cases)
@@ -107,30 +55,26 @@ class RetrieverBuilder:
 
     def _bm25(self) -> Retriever:
         if "bm25" not in self._parts:
-            from retrieval_gate.retrieve.bm25 import BM25Options, BM25Retriever, units_from_kb
+            from retrieval_gate.retrieve.bm25 import BM25Retriever, units_from_kb
 
             kb = self._require_kb("bm25")
-            opts = BM25Options.from_mapping({**self.options, "overfetch": self.overfetch})
             units = self._bm25_units if self._bm25_units is not None else units_from_kb(kb, self._chunking)
-            self._parts["bm25"] = BM25Retriever(units=units, options=opts)
+            self._parts["bm25"] = BM25Retriever(units=units, settings=self.options.bm25, overfetch=self.overfetch)
         return self._parts["bm25"]
 
     def _hybrid(self) -> Retriever:
         if "hybrid" not in self._parts:
-            from retrieval_gate.retrieve.fusion import DEFAULT_RRF_K
-            from retrieval_gate.retrieve.hybrid import DEFAULT_DEPTH, HybridRetriever
+            from retrieval_gate.retrieve.hybrid import HybridRetriever
 
-            self._parts["hybrid"] = HybridRetriever(
-                lanes=[self._dense(), self._bm25()],
-                rrf_k=_int_option(self.options, "rrf_k", DEFAULT_RRF_K),
-                depth=_int_option(self.options, "hybrid_depth", DEFAULT_DEPTH),
-            )
+            hybrid = self.options.hybrid
+            self._parts["hybrid"] = HybridRetriever(lanes=[self._dense(), self._bm25()], rrf_k=hybrid.rrf_k,
+                                                    depth=hybrid.depth)
         return self._parts["hybrid"]
 
     def _cross_encoder(self) -> tuple[Any, str]:
-        from retrieval_gate.retrieve.rerank import DEFAULT_RERANK_MODEL, load_cross_encoder
+        from retrieval_gate.retrieve.rerank import load_cross_encoder
 
-        name = str(self.options.get("rerank_model") or DEFAULT_RERANK_MODEL)
+        name = self.options.rerank.model or DEFAULT_RERANK_MODEL
         key = f"ce:{name}"
         if key not in self._parts:
             loader = self._cross_encoder_loader or load_cross_encoder
@@ -153,7 +97,7 @@ class RetrieverBuilder:
         if spec.kind == "python":
             return custom.PythonRetriever(target=spec.target, chunk_to_card=self._chunk_map())
         if spec.kind == "http":
-            return custom.HttpRetriever(url=spec.target, options=custom.HttpOptions.from_mapping(self.options),
+            return custom.HttpRetriever(url=spec.target, options=self.options.http,
                                         chunk_to_card=self._chunk_map())
         from retrieval_gate.load.runs import load_run
 
@@ -164,12 +108,12 @@ class RetrieverBuilder:
         base = self._base(spec)
         if not spec.rerank:
             return base
-        from retrieval_gate.retrieve.rerank import DEFAULT_TOP_N, RerankRetriever, card_texts
+        from retrieval_gate.retrieve.rerank import RerankRetriever, card_texts
 
         kb = self._require_kb("+rerank")
         if "texts" not in self._parts:
             self._parts["texts"] = card_texts(kb)
         scorer, model_name = self._cross_encoder()
+        rerank = self.options.rerank
         return RerankRetriever(base=base, scorer=scorer, texts=self._parts["texts"], model_name=model_name,
-                               top_n=_int_option(self.options, "rerank_top_n", DEFAULT_TOP_N),
-                               batch_size=_int_option(self.options, "rerank_batch_size", 32))
+                               top_n=rerank.top_n, batch_size=rerank.batch_size)

@@ -17,8 +17,7 @@ from typing import Any
 from retrieval_gate.models import RankedList
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.fusion import DEFAULT_RRF_K, rrf
-
-DEFAULT_DEPTH = 100
+from retrieval_gate.retrieve.settings import DEFAULT_DEPTH
 
 
 def fuse_lists(lanes: Sequence[RankedList], names: Sequence[str], limit: int, rrf_k: int) -> RankedList:

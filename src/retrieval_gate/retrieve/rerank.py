@@ -19,9 +19,7 @@ from typing import Any, Protocol
 from retrieval_gate.errors import RetrieverError
 from retrieval_gate.models import KnowledgeBase, RankedList
 from retrieval_gate.retrieve.base import Retriever
-
-DEFAULT_TOP_N = 50
-DEFAULT_RERANK_MODEL = "cross-encoder/ms-marco-MiniLM-L6-v2"
+from retrieval_gate.retrieve.settings import DEFAULT_TOP_N
 
 
 class PairScorer(Protocol):

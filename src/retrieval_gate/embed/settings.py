@@ -1,0 +1,42 @@
+"""The embedder's settings: which model, how it runs, and where ONNX exports are kept. Pure.
+
+The suite config (``settings.SuiteConfig``) holds the user's keys — ``model``, ``batch_size``,
+``device``, ``embed_backend`` — and hands the dense side this one object (``SuiteConfig.embed``).
+``export_root`` is no config key: the entry point fills it from the environment
+(``environment.onnx_export_root``), so no adapter reads the environment itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+Device = Literal["cpu", "cuda", "mps", "auto"]  # auto: cuda or mps when torch sees one
+# torch: sentence-transformers (embed/sentence.py); onnx, onnx-int8: ONNX Runtime (embed/onnx.py)
+Backend = Literal["torch", "onnx", "onnx-int8"]
+
+
+def backend_problem(*, backend: str, device: str) -> str | None:
+    """Why ``backend`` cannot run on ``device``, or None: ONNX Runtime runs here on the CPU only."""
+    if backend != "torch" and device != "cpu":
+        return f"{backend} runs on the CPU (ONNX Runtime): device {device} needs embed_backend torch"
+    return None
+
+
+class EmbedSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = DEFAULT_MODEL  # a name or a local folder (embed/resolve.py)
+    batch_size: int = Field(default=64, ge=1)
+    device: Device = "cpu"
+    backend: Backend = "torch"
+    export_root: Path | None = None  # where ONNX exports are kept (one folder per model files hash)
+
+    @model_validator(mode="after")
+    def _backend_fits_the_device(self) -> EmbedSettings:
+        problem = backend_problem(backend=self.backend, device=self.device)
+        if problem:
+            raise ValueError(problem)
+        return self

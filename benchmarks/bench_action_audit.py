@@ -1,4 +1,4 @@
-"""What the golden-set audit adds to the action's runs (issue 14), measured in one process:
+"""What the golden-set audit adds to the action's runs, measured in one process:
 
 1. the audit of this repository's example suite (``evaluation.audit_suite``, what the action's
    ``Engine.audit`` runs on a refresh and on every PR): wall and CPU seconds over REPEATS runs;

@@ -1,4 +1,5 @@
-"""The cost curve: how each step of an eval grows with the KB and the golden set (issue 13).
+"""The cost curve: how each step of an eval grows with the KB and the golden set
+(figures: docs/performance.md, "The cost curve").
 
 Part ``store`` — for each KB size (chunks) a fresh process (so its peak RSS is its own) builds a
 persistent Chroma store, then for each number of cases and each search mode (exact = brute force

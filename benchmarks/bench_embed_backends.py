@@ -1,4 +1,4 @@
-"""Embedding paths side by side (issue 13, part 4): speed, and whether the numbers stay the same.
+"""Embedding paths side by side: speed, and whether the numbers stay the same.
 
 On a SciFact subset (``bench_shards.subset``: the first ``--queries`` test queries with judgments,
 all their judged docs, other docs up to ``--docs``), with the bundled all-MiniLM-L6-v2, each

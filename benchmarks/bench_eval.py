@@ -11,7 +11,7 @@ own subprocess under ``/usr/bin/time -v`` (wall time, CPU time = user + system, 
 4. hnsw   — warm again with ``--no-exact`` (Chroma's HNSW index instead of the default exact
             search, which a store of up to 200,000 chunks gets).
 
-Targets (issue 3): cold ≤ 1.10 × plain, warm ≤ 0.10 × cold, peak RSS ≤ 1.5 GB, and our nDCG@10
+Targets: cold ≤ 1.10 × plain, warm ≤ 0.10 × cold, peak RSS ≤ 1.5 GB, and our nDCG@10
 equal to the plain exact computation within 0.005.
 
 ``--limit-docs N`` keeps every judged document plus the first N others (for development).

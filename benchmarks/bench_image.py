@@ -1,4 +1,4 @@
-"""The action's image, measured side by side in one run (the figures in the README and docs/action.md).
+"""The action's image, measured side by side in one run (the figures in docs/action.md).
 
 1. Build time with scripts/build-image: from an empty engine (``--cold``: removes every image and
    the build cache first, so the local Debian base is made again), warm with nothing changed, and

@@ -6,7 +6,7 @@ edit type — word substitutions at 2, 5, 10, 20 and 30 % (a word replaced by an
 same abstract), one sentence deleted, one boilerplate sentence appended. Labels by construction:
 an abstract and its copy are a duplicate pair; every other pair is not — the 5,183 originals
 are distinct abstracts, and any pair of originals the detector flags is printed so it can be
-read and judged by hand (the README reports that reading). Over the 5,603 texts the detector
+read and judged by hand (docs/performance.md reports that reading). Over the 5,603 texts the detector
 (the audit's own code: word 3-shingles, MinHash, LSH, estimate ≥ threshold) proposes pairs:
 
 - precision = flagged pairs that are labelled duplicates / flagged pairs (false merges corrupt
@@ -15,8 +15,9 @@ read and judged by hand (the README reports that reading). Over the 5,603 texts 
 - exact-Jaccard check: flagged pairs whose exact shingle Jaccard is below the threshold (MinHash
   estimation error).
 
-A sweep over thresholds and permutation counts prints one row each, as the reference article
-asks (Part 1: "sweep the number of hashes and the Jaccard threshold on your corpus").
+A sweep over thresholds and permutation counts prints one row each: the number of hashes and the
+Jaccard threshold are tuned on a corpus, not taken on trust (docs/decisions.md, "Near-duplicates: precision
+first").
 
 Run: ``python benchmarks/bench_near_duplicates.py``.
 """

@@ -1,6 +1,6 @@
 """Retrievers side by side on a BEIR collection (default ../shared/datasets/scifact).
 
-Acceptance (issue 7): BM25 nDCG@10 on SciFact must land on the published figure — 0.665 (BEIR
+Acceptance: BM25 nDCG@10 on SciFact must land on the published figure — 0.665 (BEIR
 paper, multifield) and 0.679 (Anserini, flat), ±0.02. nDCG@10 and R@100 are computed twice: by
 retrieval-gate and by pytrec_eval on the same run (they must agree).
 

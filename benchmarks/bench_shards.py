@@ -1,5 +1,5 @@
 """Sharded embedding: N = 1, 2, 4 ``embed --shard I/N`` processes, then ``eval --cache-from``,
-against one ``eval`` process doing everything (issue 13, part 3).
+against one ``eval`` process doing everything.
 
 On a SciFact subset (default: the first ``--queries`` test queries that have judgments, all their
 judged docs, and other docs up to ``--docs``), with the bundled all-MiniLM-L6-v2:

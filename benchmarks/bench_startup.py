@@ -1,4 +1,4 @@
-"""Start-up and whole-process time of the commands users wait on (issue 13, part 1).
+"""Start-up and whole-process time of the commands users wait on.
 
 Each command runs as a fresh process (``python -m retrieval_gate …``), ``--repeat`` times; the
 median wall time is printed beside the floor (``python -c pass`` in the same interpreter) and, for

@@ -4,7 +4,7 @@ model's): synthetic unit vectors, the check code itself, median of 5 runs each.
 1. The store rows (``store/verify.py:bad_in_page``, page by page as ``read_verified`` calls it):
    id/card CRC-32, two ±1 projections against the values stored beside the row, dimension,
    finite, unit norm. Chroma's own ``get`` of the rows is not included: exact search reads them
-   anyway (the cost curve in the README), only the check is new.
+   anyway (the cost curve in docs/performance.md), only the check is new.
 2. The embedding cache rows (``embed/cache.py:_checked``): CRC-32 of each blob, dimension,
    finite, unit norm.
 3. The HNSW level-0 file check run before chromadb opens a persistent store

@@ -1,4 +1,4 @@
-"""Metadata filters: the language, its validation and its predicate (reference article, Part 5). Pure.
+"""Metadata filters: the language, its validation and its predicate. Pure.
 
 A case may carry ``filter``: a mapping in Chroma's ``where`` language, evaluated against each
 card's ``metadata``. Every retriever applies the *same* predicate: the dense retriever passes

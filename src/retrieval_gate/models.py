@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-# Names the seeds use for the same field; a case may give each field under one name only.
+# Other names golden sets use for the same field; a case may give each field under one name only.
 GOLD_FIELDS = ("gold", "must_cite_one_of", "relevant_doc_ids", "expected_document_ids")
 ANSWER_FIELDS = ("answer", "ground_truth_answer")
 
@@ -173,7 +173,7 @@ class Card(BaseModel):
 
     @property
     def card_id(self) -> str:
-        """Card identity: ``parent_id`` where present, else the id (ADR-0023)."""
+        """Card identity: ``parent_id`` where present, else the id (docs/decisions.md)."""
         return self.parent_id or self.id
 
 

@@ -1,4 +1,4 @@
-"""The action's bounds (issue 16): every path confined to the workspace, every wait for the
+"""The action's bounds: every path confined to the workspace, every wait for the
 GitHub API capped at the documented 5 minutes, a malformed API answer a named one-line error —
 all exit 2, never a traceback, the token never shown."""
 

@@ -1,4 +1,4 @@
-"""The abuses of issue 12, each as a run of the action against the fake GitHub API over HTTP:
+"""The abuses the action must withstand, each as a run of the action against the fake GitHub API over HTTP:
 a PR switching its own gate off, comment mode relaying what a fork's artifact points to, a
 comment for a run without a head sha, a baseline written under events that act for someone
 else, and secrets (the token, ACTIONS_* values) reaching what is posted or written."""
@@ -369,7 +369,7 @@ def test_a_config_outside_the_repository_cannot_be_read_at_the_base(world, githu
     outside.write_text(BASE_CONFIG, encoding="utf-8")
     report = world.run(event_name="push", event=world.push_event(ref="refs/heads/feature"), ref="refs/heads/feature",
                        inputs={"config": str(outside)})
-    # every path of the action stays inside the workspace (issue 16), in every mode
+    # every path of the action stays inside the workspace, in every mode
     assert report.exit_code == 2 and "must stay inside" in report.stderr
     run = _pr(world, _base(github, engine), inputs={"config": str(outside)})
     assert run.exit_code == 2 and "must stay inside" in run.stderr and github.comments.get(7) is None

@@ -32,7 +32,7 @@ def test_examples_audit_matches_the_golden_file(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == GOLDEN.read_bytes(), (
         "the example audit changed: if intended, regenerate with `retrieval-gate audit --out examples/audit.json` "
-        "and explain the change in the README")
+        "and explain the change in docs/audit.md")
 
 
 def test_golden_coverage_counts_from_the_raw_files():
@@ -57,7 +57,7 @@ def test_golden_coverage_counts_from_the_raw_files():
     assert sum(1 for c in cases if not c.get("gold")) == golden["counts"]["cases"] - golden["counts"]["cases_with_gold"]
 
 
-# Read by hand (word diffs of each pair, see the README): each is one work indexed twice in CISI.
+# Read by hand (word diffs of each pair, see docs/audit.md): each is one work indexed twice in CISI.
 CISI_TWINS = {("1084", "1447"), ("1162", "1164"), ("1401", "4"), ("1440", "234"), ("458", "538"), ("5", "945")}
 
 

@@ -160,7 +160,7 @@ def assert_token_absent(run_text: str, *folders: Path) -> None:
 
 
 def record(name: str, seconds: float) -> None:
-    """Append a timing to the file named by RG_IMAGE_TIMINGS (the README's figures come from it)."""
+    """Append a timing to the file named by RG_IMAGE_TIMINGS (docs/action.md's image figures come from it)."""
     target = os.environ.get("RG_IMAGE_TIMINGS")
     if target:
         with open(target, "a", encoding="utf-8") as out:

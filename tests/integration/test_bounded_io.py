@@ -1,4 +1,4 @@
-"""Reads once, writes under a lock, waits with a bound (issues 15 and 16): a run from a pipe
+"""Reads once, writes under a lock, waits with a bound: a run from a pipe
 scores like the file; ten concurrent ``baseline update`` processes keep every history entry; an
 HTTP retriever that trickles its answer is cut off at its deadline and fails that case only; a
 ``python:`` retriever raising ``SystemExit`` fails one case, not the run; an internal error is one

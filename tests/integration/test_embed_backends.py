@@ -1,10 +1,10 @@
-"""``--embed-backend torch|onnx|onnx-int8`` (issue 13, part 4) with the real bundled model: the
+"""``--embed-backend torch|onnx|onnx-int8`` with the real bundled model: the
 ONNX export's vectors against sentence-transformers', the int8 one within its measured bound, the
 export made once (atomically) and reused, each backend in its own cache space, bad settings
 refused with exit 2.
 
 Bounds (measured: 304 SciFact abstracts plus these edge texts, and bench_embed_backends.py on
-1,000 abstracts, README "Embedding backends"): fp32 ONNX differs from torch by ≤ 3.1e-7 per
+1,000 abstracts, docs/performance.md "Embedding backends"): fp32 ONNX differs from torch by ≤ 3.1e-7 per
 component (cosine ≥ 0.9999999); int8 by ≤ 0.04 per component, cosine ≥ 0.974 (the lowest: the
 empty text). The tests allow ~10× / a margin on those.
 """

@@ -1,4 +1,4 @@
-"""Hostile and careless inputs, command by command (issues 15 and 16): each one exits 2 with one
+"""Hostile and careless inputs, command by command: each one exits 2 with one
 ``error: file[:line]: …`` line per problem naming the file, never a traceback, and leaves every
 file that was there before byte-identical (nothing overwritten, no output written)."""
 

@@ -1,4 +1,4 @@
-"""Start-up: each command imports what it needs when it needs it (issue 13). Each case runs the
+"""Start-up: each command imports what it needs when it needs it. Each case runs the
 CLI in a fresh interpreter and lists the heavy packages it imported — a structural check, not a
 timing."""
 

@@ -1,4 +1,4 @@
-"""Exact search in blocks of queries (one matrix product per block, issue 13's cost curve) ranks
+"""Exact search in blocks of queries (one matrix product per block, for the cost curve) ranks
 as one search per query does; filters and over-fetch behave the same."""
 
 from __future__ import annotations

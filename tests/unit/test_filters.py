@@ -1,4 +1,4 @@
-"""Metadata filters and the filter false-exclusion rate (reference article, Part 5)."""
+"""Metadata filters and the filter false-exclusion rate (docs/decisions.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.false_exclusion import false_exclusion_extras, filter_false_exclusion_rate
 from retrieval_gate.store.chroma_where import to_chroma_where
 
-# The article's worked example (seed 004, lines ~390-490).
+# A hand-worked example: six documents, two tenants, filters that force the wrong locale.
 DOCS = {
     "d1": {"tenant": "acme", "locale": "en-US"},
     "d2": {"tenant": "acme", "locale": "en-GB"},
@@ -65,8 +65,8 @@ def test_one_surviving_gold_card_is_enough():
 
 
 def test_recall_keeps_the_original_gold_after_a_real_filtered_bm25_run():
-    """BM25 applies each case's filter; recall@10 is still over the ORIGINAL gold: 50 %, as the
-    article's correct evaluator (the invalid one, rebuilding gold after filtering, says 100 %)."""
+    """BM25 applies each case's filter; recall@10 is still over the ORIGINAL gold: 50 %, as a
+    correct evaluator says (an invalid one, rebuilding gold after filtering, says 100 %)."""
     cards = tuple(Card(id=d, text="the guide is here", metadata=m) for d, m in DOCS.items())
     kb = KnowledgeBase(cards=cards, path="kb.jsonl", sha256="0", format="jsonl")
     eligible_cards = [c for c in cards if c.id in ELIGIBLE]

@@ -1,4 +1,4 @@
-"""Golden-set loading: JSONL (with the seeds' aliases and format) and BEIR folders; every bad
+"""Golden-set loading: JSONL (with the aliases and the common golden_set.jsonl layout) and BEIR folders; every bad
 line reported with file:line."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_gold_aliases(tmp_path: Path, field: str) -> None:
 
 
 def test_seed_golden_set_format_loads(tmp_path: Path) -> None:
-    """The seeds' golden_set.jsonl (tutorial 001): type/difficulty become tags, the answer gist is kept."""
+    """A golden_set.jsonl in the common layout: type/difficulty become tags, the answer gist is kept."""
     path = write_lines(
         tmp_path / "golden_set.jsonl",
         json.dumps({"id": "q_001", "query": "Como resetar minha senha?", "type": "how-to",

@@ -1,4 +1,4 @@
-"""The metric contract (ADR-0023, ADR-072, the reference article), pinned with hand-worked numbers."""
+"""The metric contract (docs/decisions.md), pinned with hand-worked numbers."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def ranking(*ids: str) -> RankedList:
     return RankedList(ids=ids)
 
 
-# --- the reference article's worked example (seed 004, "Métricas de retrieval") -------------------
+# --- a published worked example: four queries, top-10 runs ---------------------------------------
 
 ARTICLE_GOLD = {"q1": ["d3"], "q2": ["d7", "d2"], "q3": ["d11"], "q4": ["d5"]}
 ARTICLE_RUNS = {
@@ -47,7 +47,7 @@ ARTICLE_RUNS = {
 
 
 def test_reference_article_worked_example() -> None:
-    """Recall@5 = 0.750, MRR = 0.625, nDCG@5 = 0.627 (the article prints three decimals; its MRR
+    """Recall@5 = 0.750, MRR = 0.625, nDCG@5 = 0.627 (the example prints three decimals; its MRR
     is uncut over top-10 runs, i.e. our mrr@10)."""
     cases = case_set(*(Case(id=q, query=q, gold=tuple(g)) for q, g in ARTICLE_GOLD.items()))
     results = assemble_results(case_set=cases, rankings={q: ranking(*r) for q, r in ARTICLE_RUNS.items()},
@@ -101,7 +101,7 @@ def test_ndcg_is_never_above_one_when_gold_outnumbers_k() -> None:
         assert recall_at_k(ranked, gold, k) == k / 20
 
 
-# --- ADR-0023 implementation notes: de-duplicate before the cut -----------------------------------
+# --- de-duplicate before the cut (docs/decisions.md) ---------------------------------------------
 
 @pytest.mark.parametrize(
     ("raw", "gold", "k", "metric", "expected"),
@@ -159,7 +159,7 @@ def test_chunk_ranking_is_scored_at_card_level_via_parent_id(tmp_path: Path) -> 
     assert c2.scores["recall@2"] == 1.0 and c2.scores["precision@2"] == 1.0
 
 
-# --- ADR-0023 (B) and (C): empty gold, adversarial cases ------------------------------------------
+# --- the empty-gold contract and the denominator (docs/decisions.md) -----------------------------
 
 def test_empty_gold_contributes_no_score_keys_and_keeps_n_honest() -> None:
     cases = case_set(

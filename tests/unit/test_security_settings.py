@@ -1,4 +1,4 @@
-"""Issue 12's hardening, unit by unit: config aliases refused, header values read from the
+"""The hardening, unit by unit: config aliases refused, header values read from the
 environment (and remembered as secrets), URLs with credentials refused, which events may write
 the baseline, the confined reader of the privileged modes, and secret scrubbing."""
 

@@ -1,4 +1,4 @@
-"""Golden-set hygiene (the reference article, Part 9): findings that make the numbers lie, a
+"""Golden-set hygiene (docs/decisions.md, "Labels are evidence to review"): findings that make the numbers lie, a
 coverage matrix, the label review queue, provenance, and the PR subset. Pure: no file, network
 or environment access and no settings here; the shell (``cli/audit.py``, ``cli/subset.py``)
 loads the inputs and writes the outputs.

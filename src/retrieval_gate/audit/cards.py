@@ -78,7 +78,7 @@ def ambiguous_gold(cases: Sequence[Case], clusters: Sequence[Cluster]) -> list[F
 
 def card_groups(card_ids: Sequence[str], clusters: Sequence[Cluster]) -> dict[str, str]:
     """Each card → its source group: the first card of its near-duplicate cluster, else itself
-    (the article: group shared source documents before splitting)."""
+    (shared source documents are grouped before splitting: docs/decisions.md)."""
     group = {card: card for card in card_ids}
     for cluster in clusters:
         for card in cluster.cards:

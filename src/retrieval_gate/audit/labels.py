@@ -1,5 +1,5 @@
 """Label completeness: top-k cards that no label judges — the review queue to work through
-before interpreting a delta (reference article, Part 9). Pure."""
+before interpreting a delta (incomplete labels skew recall either way). Pure."""
 
 from __future__ import annotations
 

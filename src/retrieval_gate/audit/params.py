@@ -8,7 +8,7 @@ Near-duplicate detection (MinHash + LSH over word shingles, Broder 1997 / Indyk 
 - ``num_perm`` (default 128): the number of hash permutations. The Jaccard estimate's standard
   error is about sqrt(J(1-J)/num_perm) (≈ 0.035 at J = 0.8 with 128); more permutations cost
   time and memory linearly.
-- ``threshold`` (default 0.8, the reference article's value): the Jaccard similarity above which
+- ``threshold`` (default 0.8, set for precision: a false merge corrupts gold): the Jaccard similarity above which
   two cards are one cluster. Lower it and more distinct-but-similar cards merge (false merges,
   which corrupt gold); raise it and edited copies slip through (missed merges). The LSH band
   layout is datasketch's optimum for this threshold, and every LSH candidate is checked against

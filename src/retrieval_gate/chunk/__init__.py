@@ -1,1 +1,1 @@
-"""Cards → chunks: the unit that is embedded, stored and retrieved (ADR-0023: card identity is kept)."""
+"""Cards → chunks: the unit that is embedded, stored and retrieved (card identity is kept: docs/decisions.md)."""

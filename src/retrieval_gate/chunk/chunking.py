@@ -12,7 +12,7 @@ Markdown/text cards (a KB folder, ``kb.format == "markdown"``):
    its context) unless the section already starts with the title.
 
 Chunk ids are ``{card_id}#{n}`` (n = 0, 1, … in reading order); every chunk carries its card id
-as ``parent_id`` (card identity, ADR-0023).
+as ``parent_id`` (card identity, docs/decisions.md).
 
 Record cards (JSONL cards, a BEIR ``corpus.jsonl``): one chunk per record, embedded as
 ``(title + " " + text).strip()`` — the BEIR convention, so numbers compare with published ones.

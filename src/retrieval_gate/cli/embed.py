@@ -1,4 +1,4 @@
-"""``retrieval-gate embed``: one shard of the embedding work, for a CI matrix (issue 13).
+"""``retrieval-gate embed``: one shard of the embedding work, for a CI matrix.
 
 N jobs run ``embed --shard I/N --out DIR`` (each embeds a deterministic 1/N of the passages and
 queries), upload ``DIR`` as an artifact; one job downloads them all and runs

@@ -138,7 +138,7 @@ def report_command(
 
 
 def _audit_section(audit: Path, audit_base: Path) -> str:
-    """The PR comment's audit section (issue 14): findings of ``audit`` not in ``audit_base``."""
+    """The PR comment's audit section: findings of ``audit`` not in ``audit_base``."""
     from retrieval_gate.artifacts.results import read_audit
     from retrieval_gate.audit import introduced, resolved
     from retrieval_gate.render.audit import render_audit_section

@@ -50,7 +50,7 @@ RowKey = tuple[str, str]  # (metric, slice)
 
 
 class GateSettings(BaseModel):
-    """Gate knobs, all inactive by default (report first, ADR-0023 (D))."""
+    """Gate knobs, all inactive by default (report first, docs/decisions.md)."""
 
     model_config = ConfigDict(extra="forbid")
 

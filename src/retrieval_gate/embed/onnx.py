@@ -1,4 +1,4 @@
-"""ONNX Runtime embedding backends (opt-in: ``--embed-backend onnx|onnx-int8``; issue 13, part 4).
+"""ONNX Runtime embedding backends (opt-in: ``--embed-backend onnx|onnx-int8``).
 
 The model is exported from the same local weights the torch backend loads (``torch.onnx.export``,
 the TorchScript exporter, opset 17, then ONNX Runtime's transformer fusions) on first use, into
@@ -13,7 +13,7 @@ Encoding mirrors sentence-transformers for the models it accepts (a Transformer,
 pooling, an optional Normalize, no prompts): the model folder's tokenizer with padding to the
 longest text of the batch and truncation at ``max_seq_length``, the transformer on ONNX Runtime
 (CPU), pooling and L2 normalisation in numpy. Vectors are close to, not equal to, the torch
-backend's (fp32: last bits; int8: measurably further — README "Embedding backends"), so the
+backend's (fp32: last bits; int8: measurably further — docs/performance.md, "Embedding backends"), so the
 identity carries the backend (``<files sha256>+onnx``, ``+onnx-int8``): their vectors get their
 own cache space and store, and a comparison with a torch baseline shows the change.
 """

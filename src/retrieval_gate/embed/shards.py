@@ -1,5 +1,5 @@
 """Sharded embedding: N machines each embed a deterministic 1/N of the texts into a shard folder,
-and the eval fills its cache from those folders and embeds nothing they hold (issue 13).
+and the eval fills its cache from those folders and embeds nothing they hold.
 
 A shard folder holds ``embeddings.sqlite3`` — an embedding cache in the very format of
 ``embed.cache`` (same spaces and keys: model files hash, document/query, sha256 of the text) —

@@ -23,8 +23,8 @@ from retrieval_gate.load.textfile import (
 )
 from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case, CaseSet
 
-# Fields of the seeds' golden-set format that are documentation or slicing, not scoring.
-_TAGGED_FIELDS = ("type", "difficulty", "split")  # split: dev|heldout|… (issue 14: the audit reads it)
+# Fields of the common golden_set.jsonl layout that are documentation or slicing, not scoring.
+_TAGGED_FIELDS = ("type", "difficulty", "split")  # split: dev|heldout|… (the audit reads it)
 
 
 def load_cases(path: Path) -> CaseSet:

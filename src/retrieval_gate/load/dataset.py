@@ -1,4 +1,4 @@
-"""A golden set and its knowledge base, loaded together and checked as one (ADR-0023 (D))."""
+"""A golden set and its knowledge base, loaded together and checked as one (dataset integrity, docs/decisions.md)."""
 
 from __future__ import annotations
 

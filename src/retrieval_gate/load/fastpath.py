@@ -1,4 +1,4 @@
-"""Fast paths for the two large inputs (issue 13): a TREC run of 10,000 cases × 100 ids is a
+"""Fast paths for the two large inputs: a TREC run of 10,000 cases × 100 ids is a
 million lines, and reading it line by line in Python was half of ``score``'s time.
 
 Each function here reads a whole, well-formed file with C-level string operations (one decode,

@@ -1,4 +1,4 @@
-"""Dataset integrity (ADR-0023 (D)): every gold id must resolve to a real KB card, so a labelling
+"""Dataset integrity (docs/decisions.md): every gold id must resolve to a real KB card, so a labelling
 bug can never pass as a retrieval failure; every case filter must be valid before retrieval runs."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The headline: which measures a report leads with, and at which k. Pure.
 
-hit@k first (the success signal, ADR-0023), then recall@k (a lower bound under disjunctive
-gold) and nDCG@k (the ranking signal). The headline k is 5 when measured (the reference
-article's cut), else the largest k. Every report, the gate's judged rows, the baseline's history
+hit@k first (the success signal, docs/decisions.md), then recall@k (a lower bound under disjunctive
+gold) and nDCG@k (the ranking signal). The headline k is 5 when measured (a common context
+budget for a RAG answer), else the largest k. Every report, the gate's judged rows, the baseline's history
 and the action's outputs use these definitions.
 """
 

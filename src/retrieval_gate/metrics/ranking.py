@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 def dedupe_first(ids: Iterable[str]) -> tuple[str, ...]:
     """Keep each id at its first position: a repeated card never counts twice and never hides
-    a later card (ADR-0023 implementation notes; ADR-072 §3)."""
+    a later card (docs/decisions.md, "De-duplication before the cut")."""
     return tuple(dict.fromkeys(ids))
 
 

@@ -1,4 +1,4 @@
-"""The golden-set audit in the action's flows (issue 14; input ``audit``, default on).
+"""The golden-set audit in the action's flows (input ``audit``, default on).
 
 - **Refresh** (``update-baseline``, ``write-baseline``): the suite's KB and cases are audited
   with the suite's ``audit:`` settings and the audit is written next to the baseline,

@@ -97,7 +97,7 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
                 audit: AuditReport | None = None) -> str:
     """The full report as one HTML document (a string); with ``audit``, its coverage matrix too."""
     context: dict[str, Any] = build_context(results=results, comparison=comparison, baseline=baseline)
-    if audit is not None and audit.coverage is not None:  # issue 14
+    if audit is not None and audit.coverage is not None:
         from retrieval_gate.render.audit import coverage_grid
 
         context["coverage_grid"] = coverage_grid(audit.coverage)

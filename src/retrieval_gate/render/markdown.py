@@ -154,7 +154,7 @@ def _context(results: Results, comparison: Comparison | None, baseline: Baseline
                             limits=limits, marker=Markup(comment_marker(results.suite)))
     context["summary"] = summary
     context["limit"] = max_chars
-    context["audit_section"] = Markup(audit_section)  # rendered by render/audit.py (issue 14)
+    context["audit_section"] = Markup(audit_section)  # rendered by render/audit.py
     return context
 
 

@@ -65,7 +65,7 @@ def side_by_side_table(sbs: SideBySide) -> Table:
 
 
 def side_by_side_markdown(sbs: SideBySide) -> str:
-    """A GitHub-flavoured Markdown table (used in the benchmarks and the README)."""
+    """A GitHub-flavoured Markdown table (used in the benchmarks and the docs)."""
     head = ["retriever", "n"] + [parse_metric(m).display for m in sbs.metrics] + \
         [f"Δ{parse_metric(m).display} vs {sbs.reference}" for m in sbs.metrics] + ["failed", "search"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

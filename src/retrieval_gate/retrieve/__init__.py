@@ -1,1 +1,1 @@
-"""Retrieve: retrievers behind one small contract (ADR-072 §2)."""
+"""Retrieve: retrievers behind one small contract: question and limit in, ranked ids out."""

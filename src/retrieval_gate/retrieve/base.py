@@ -1,4 +1,4 @@
-"""The retriever contract (ADR-072 §2): question and limit in, ranked ids out.
+"""The retriever contract (docs/decisions.md): question and limit in, ranked ids out.
 
 ``Retriever.search`` answers a batch of queries; each answer is a ``RankedList`` of *card* ids
 (chunk → card mapping, first-occurrence de-duplication and over-fetch are the retriever's job,

@@ -1,4 +1,4 @@
-"""Pluggable retrievers (ADR-072 §2: question and limit in, ranked ids out). None of them embeds
+"""Pluggable retrievers (question and limit in, ranked ids out). None of them embeds
 the KB or loads a model.
 
 - ``python:module:function`` (or ``python:path/to/file.py:function``): ``function(query: str,

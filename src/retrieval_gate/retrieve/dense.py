@@ -1,6 +1,6 @@
 """Dense retrieval: embed the query, search a chunk index, map chunks to cards.
 
-Over-fetch (ADR-0023, ADR-072 §3): ask for ``n₀ = limit × overfetch`` chunks, map each chunk to
+Over-fetch (docs/decisions.md): ask for ``n₀ = limit × overfetch`` chunks, map each chunk to
 its card (``parent_id``), keep each card's first (best-scoring) occurrence; while fewer than
 ``limit`` distinct cards came out and the index may hold more (it returned all ``n`` asked for
 and ``n`` < its size), double ``n`` and ask again. Then cut at ``limit``. So ``limit`` means

@@ -7,7 +7,7 @@ result is cut at ``limit``. Scores are the cross-encoder's when every returned c
 reranked, else omitted (two scales must not share one list).
 
 Compare with and without the reranker over identical candidate sets: run ``X`` and ``X+rerank``
-side by side and read the paired ΔnDCG (reference article, "Reranking").
+side by side and read the paired ΔnDCG (docs/decisions.md).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from retrieval_gate.score.scoring import OVERALL
 
 def aggregate(cases: Iterable[CaseResult]) -> dict[str, dict[str, MetricCell]]:
     """``{slice: {metric: MetricCell(value=mean, n)}}`` — averages over present keys only, so
-    cases without gold never dilute a mean and n is honest (ADR-0023 (B))."""
+    cases without gold never dilute a mean and n is honest (the empty-gold contract, docs/decisions.md)."""
     # Cases with the same slices and the same score keys (in the same order: one grid) form a
     # group whose rows are transposed once with zip; each slice then concatenates the columns
     # of the groups it appears in. math.fsum is exact, so the order of values does not matter.

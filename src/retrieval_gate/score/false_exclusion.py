@@ -1,4 +1,4 @@
-"""The filter false-exclusion rate (reference article, Part 5). Pure.
+"""The filter false-exclusion rate (docs/decisions.md, "Filters have their own measure"). Pure.
 
 The false-exclusion rate counts the catastrophic case — a filter that removes every eligible gold
 card before retrieval runs, which no retriever or reranker can recover from:

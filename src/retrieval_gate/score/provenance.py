@@ -1,4 +1,4 @@
-"""The versions every measurement records (reference article, Part 9): corpus, queries and
+"""The versions every measurement records (docs/decisions.md): corpus, queries and
 labels as content digests, the unit of k, the scorer and the aggregation rule. Pure."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from retrieval_gate.models import Card, Case
 
 
 class Provenance(BaseModel):
-    """The versions the reference article asks every measurement to record (Part 9)."""
+    """The versions every measurement records, so a delta is read between like runs."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -101,7 +101,7 @@ class Results(BaseModel):
     unjudged: dict[str, dict[str, MetricCell]] = Field(default_factory=dict)  # slice → unjudged@k
     latency: Latency | None = None
     extras: dict[str, Any] = Field(default_factory=dict)
-    # Versions of corpus, queries, labels, k unit, scorer, aggregation (issue 14). Optional:
+    # Versions of corpus, queries, labels, k unit, scorer, aggregation. Optional:
     # files written before it load with None.
     provenance: Provenance | None = None
     # The KB's card-hash manifest (score.kb_manifest): which cards a later run added, removed or

@@ -26,7 +26,7 @@ MEANS = ("relevant", "trec", "trec-c")  # mean conventions (module docstring)
 
 
 def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[MetricSpec]) -> dict[str, float]:
-    """Score one de-duplicated card ranking. Empty gold → no keys at all (ADR-0023 (B)).
+    """Score one de-duplicated card ranking. Empty gold → no keys at all (the empty-gold contract, docs/decisions.md).
 
     Values equal ``metrics.FUNCTIONS[measure](ranked, set(gold), k)`` exactly; they are computed
     in one pass by ``metrics.grid.grid_scores``."""
@@ -150,7 +150,7 @@ def card_scores(ranking: RankedList | None, cards: Sequence[str],
 
 def abstention(ranking: RankedList, threshold: float) -> float:
     """For a case with empty gold: 1 when the retriever returned nothing scoring ≥ threshold
-    (it correctly found no answer; ADR-072 §1), else 0. Needs scores."""
+    (it correctly found no answer), else 0. Needs scores."""
     if not ranking.ids:
         return 1.0
     if ranking.scores is None:

@@ -16,7 +16,7 @@ class StoreSettings(BaseModel):
     port: int | None = None
     # Search: True = exact (brute force over the stored vectors), False = the HNSW index,
     # None = auto: exact up to ``exact_max_chunks`` chunks (deterministic, and no index noise
-    # can move a gate), HNSW above. 200,000: the cost curve (README, "The cost curve") measured
+    # can move a gate), HNSW above. 200,000: the cost curve (docs/performance.md) measured
     # where exact search stops paying for itself on a 2-core runner.
     exact: bool | None = None
     exact_max_chunks: int = Field(default=200_000, ge=0)

@@ -14,16 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import main
+from tests.helpers import run_cli
 
 SLICES = ("account", "billing")
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
+    return run_cli(list(args), capsys)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_gate.cli import main
+from tests.helpers import run_cli
 
 SHA = "cd" * 20
 REF = f"acme/retrieval-gate@{SHA}"
@@ -26,10 +26,7 @@ CASES = [{"id": "c1", "query": "When does a card refund appear?", "gold": ["refu
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
+    return run_cli(list(args), capsys)
 
 
 @pytest.fixture

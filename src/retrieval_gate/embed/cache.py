@@ -31,7 +31,6 @@ from retrieval_gate.errors import EmbedderError, StoreError
 from retrieval_gate.files import sha256_bytes
 
 CACHE_SCHEMA = "2"
-CACHE_FILE = "embeddings.sqlite3"  # the cache's name in a store folder and in a shard folder
 _SQL_VARS = 500  # keys per SELECT … IN (…)
 SLICE_SIZE = 256  # texts per call to the model: the unit of progress, of commits and of shards
 

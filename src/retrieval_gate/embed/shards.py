@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.embed.cache import CACHE_FILE, CACHE_SCHEMA, SLICE_SIZE, EmbeddingCache
+from retrieval_gate.embed import CACHE_FILE
+from retrieval_gate.embed.cache import CACHE_SCHEMA, SLICE_SIZE, EmbeddingCache
 from retrieval_gate.embed.check import checksum, vector_ok
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import sha256_bytes

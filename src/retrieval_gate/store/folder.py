@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.embed.cache import CACHE_FILE
+from retrieval_gate.embed import CACHE_FILE
 from retrieval_gate.errors import StoreError
 from retrieval_gate.files import write_json_atomic
 

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from retrieval_gate.render.escape import shown
+
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditReport
     from retrieval_gate.compare.gate import GateSettings
@@ -87,7 +89,7 @@ class RealEngine:
     """The package's eval, baseline, compare and render functions."""
 
     def __init__(self, *, log: Callable[[str], None] | None = None) -> None:
-        self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.log = log or (lambda line: print(shown(line), file=sys.stderr, flush=True))
 
     def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
         from retrieval_gate.clock import now_iso

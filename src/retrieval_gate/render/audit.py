@@ -17,7 +17,7 @@ from rich.table import Table
 
 from retrieval_gate.audit.coverage import cell_name
 from retrieval_gate.audit.model import AuditReport, Coverage, CoverageCell, Finding
-from retrieval_gate.render.escape import md_text
+from retrieval_gate.render.escape import md_text, no_bidi
 from retrieval_gate.render.markdown import markdown_environment
 
 SECTION_TEMPLATE = "audit_section.md.j2"
@@ -140,4 +140,4 @@ def render_audit_html(report: AuditReport) -> str:
         "ids": _ids,
         "nbsp": Markup("&nbsp;"),
     }
-    return _html_env().get_template(HTML_TEMPLATE).render(**context)
+    return no_bidi(_html_env().get_template(HTML_TEMPLATE).render(**context))  # bidi overrides: visible

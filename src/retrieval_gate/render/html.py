@@ -15,6 +15,7 @@ from retrieval_gate.audit.model import AuditReport
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt
+from retrieval_gate.render.escape import no_bidi
 from retrieval_gate.render.cells import Cell, SliceRow
 from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
 from retrieval_gate.render.context import build_context
@@ -121,4 +122,5 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
     context["case_has_deltas"] = baseline is not None
     context["top_retrieved"] = TOP_RETRIEVED
     context["drill"] = drilldown(comparison=comparison, results=results, baseline=baseline)
-    return html_environment().get_template(HTML_TEMPLATE).render(**context)
+    # Bidi overrides in a card id or a query would reorder what the reader sees: written visibly.
+    return no_bidi(html_environment().get_template(HTML_TEMPLATE).render(**context))

@@ -51,8 +51,14 @@ def escape_property(text: str) -> str:
 def workflow_command(command: str, message: str, **properties: str) -> str:
     """``::command key=value,…::message`` with both parts escaped: GitHub's escapes, and every
     other control character (ESC, bidi overrides…) written visibly (``render.escape.visible``)."""
-    props = ",".join(f"{key}={escape_property(visible(value))}" for key, value in properties.items() if value)
-    return f"::{command}{' ' + props if props else ''}::{escape_data(visible(message, keep_newlines=True))}"
+    props = ",".join(f"{key}={_no_old_form(escape_property(visible(value)))}"
+                     for key, value in properties.items() if value)
+    return f"::{command}{' ' + props if props else ''}::{_no_old_form(escape_data(visible(message, keep_newlines=True)))}"
+
+
+def _no_old_form(text: str) -> str:
+    """The runner's older command form, ``##[command]``, is honoured anywhere in a line."""
+    return text.replace("##[", "##%5B")
 
 
 def normal_path(path: str) -> str:

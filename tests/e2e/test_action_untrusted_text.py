@@ -4,8 +4,6 @@ nor as a terminal escape: each attack runs the action against the fake GitHub AP
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
@@ -13,6 +11,7 @@ from retrieval_gate.score.results import InputInfo
 from tests.e2e.action_harness import ActionRun, ActionWorld
 from tests.e2e.fake_engine import FakeEngine, baseline_text
 from tests.e2e.fake_github import FakeGitHub
+from tests.hostile_text import assert_no_command_from_text
 
 BASELINE = "baselines/default.json"
 BASE_CONFIG = "suites:\n  default:\n    k: [1, 5]\n    gate:\n      fail_on_regression: true\n"
@@ -20,22 +19,6 @@ CARD_ATTACK = "c1\n::error file=src/app.py,line=1::INJECTED-CARD-ID"
 KEY_ATTACKS = ["hit@5\n::error file=.github/workflows/ci.yml,line=1::INJECTED",
                "recall@5\n::add-mask::ghs_\n::stop-commands::pwn",
                "ndcg@5\n##[add-mask]ghs_\n\x1b[2J\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\\u202e"]
-# The commands the tool itself issues: name, escaped properties (no raw ':' or ','), message.
-OWN_COMMAND = re.compile(r"::(warning|error|notice)( (file|line|title)=[^:,\n]*(,(file|line|title)=[^:,\n]*)*)?::")
-
-
-def assert_no_command_from_text(*texts: str) -> None:
-    """Every line that the runner would take for a command is one the tool issues itself, and no
-    control character but a line feed or tab reaches the log."""
-    for text in texts:
-        for line in text.split("\n"):
-            if line.lstrip().startswith("::"):
-                assert OWN_COMMAND.match(line.lstrip()), line
-            assert "##[" not in line, line
-        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text), repr(text)
-        assert "\n::add-mask::" not in text and "\n::stop-commands::" not in text
-
-
 @pytest.fixture
 def engine() -> FakeEngine:
     scores = {f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}

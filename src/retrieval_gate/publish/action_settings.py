@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from retrieval_gate.settings import (
     load_config,
     parse_config,
     resolve_suite,
+    suite_name_problem,
 )
 
 DEFAULT_OUT_DIR = "retrieval-gate-out"
@@ -279,12 +281,12 @@ def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> A
     data["audit"] = _bool("audit", get("audit"), True)
     pr = get("pr_number")
     if pr is not None:
-        if not pr.lstrip("#").isdigit():
-            raise UsageError(f"input pr_number: must be a pull request number (got {pr!r})")
+        if not re.fullmatch(r"[0-9]{1,10}", pr.lstrip("#")):  # ASCII digits only; no 5,000-digit int()
+            raise UsageError(f"input pr_number: must be a pull request number (got {pr[:40]!r})")
         data["pr_number"] = int(pr.lstrip("#"))
     suite = data["suite"]
-    if "/" in suite or "\\" in suite or suite.startswith("."):
-        raise UsageError(f"input suite: {suite!r} cannot be a file name (no slashes, no leading dot)")
+    if (why := suite_name_problem(suite)) is not None:
+        raise UsageError(f"input suite: {suite!r} {why}")
     return ActionInputs(**data)
 
 

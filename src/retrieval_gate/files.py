@@ -217,7 +217,7 @@ def sha256_path(path: Path) -> str:
     digest = hashlib.sha256()
     for file in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path)):
         rel = file.relative_to(path).as_posix()
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+        digest.update(os.fsencode(rel) + b"\0" + hashlib.sha256(file.read_bytes()).digest())  # any file name
     return digest.hexdigest()
 
 

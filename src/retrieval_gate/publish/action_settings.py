@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.load import boundary
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
 from retrieval_gate.settings import (
@@ -222,8 +223,8 @@ def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = N
         event_name=env.get("GITHUB_EVENT_NAME", ""),
         event=event,
         repository=env.get("GITHUB_REPOSITORY", ""),
-        api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
-        server_url=env.get("GITHUB_SERVER_URL") or "https://github.com",
+        api_url=_url("GITHUB_API_URL", env.get("GITHUB_API_URL") or "https://api.github.com"),
+        server_url=_url("GITHUB_SERVER_URL", env.get("GITHUB_SERVER_URL") or "https://github.com"),
         sha=env.get("GITHUB_SHA", ""),
         ref=env.get("GITHUB_REF", ""),
         run_id=env.get("GITHUB_RUN_ID", ""),
@@ -341,6 +342,22 @@ def _bool(name: str, value: str | None, default: bool | None) -> bool | None:
     raise UsageError(f"input {name}: must be true or false (got {value!r})")
 
 
+def _url(name: str, value: str) -> str:
+    """An http(s) URL with a host, as the runner sets it; anything else is a usage error naming
+    the variable (never a crash inside the HTTP client)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        _ = parts.port  # a port that is not a number raises ValueError
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(f"{name}: {value[:80]!r} is not an http(s) URL with a host")
+    return value
+
+
 def _read_event(path: str | None) -> dict[str, Any]:
     if not path:
         return {}
@@ -349,11 +366,14 @@ def _read_event(path: str | None) -> dict[str, Any]:
         if size > EVENT_MAX_BYTES:
             raise InputError(Problem(path, None, f"event payload of {size} bytes is over the {EVENT_MAX_BYTES} "
                                                  "byte cap"))
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        data = boundary.loads(text)  # the input limits: depth, number range, duplicate keys, UTF-8 strings
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(Problem(path, None, f"cannot read the event payload: {exc}")) from None
     except json.JSONDecodeError as exc:
         raise InputError(Problem(path, exc.lineno, f"event payload is not JSON: {exc.msg}")) from None
+    except boundary.JsonRefused as exc:
+        raise InputError(Problem(path, boundary.line_of(text, exc.needle), f"event payload: {exc.message}")) from None
     if not isinstance(data, dict):
         raise InputError(Problem(path, 1, "event payload is not a JSON object"))
     return data

@@ -53,7 +53,8 @@ def workflow_command(command: str, message: str, **properties: str) -> str:
     other control character (ESC, bidi overrides…) written visibly (``render.escape.visible``)."""
     props = ",".join(f"{key}={_no_old_form(escape_property(visible(value)))}"
                      for key, value in properties.items() if value)
-    return f"::{command}{' ' + props if props else ''}::{_no_old_form(escape_data(visible(message, keep_newlines=True)))}"
+    data = _no_old_form(escape_data(visible(message, keep_newlines=True)))
+    return f"::{command}{' ' + props if props else ''}::{data}"
 
 
 def _no_old_form(text: str) -> str:

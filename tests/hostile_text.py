@@ -8,8 +8,9 @@ import re
 
 ESC_ATTACKS = ("\x1b[2J\x1b[H", "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\", "\x1b[31mred\x1b[0m",
                "\u202eevil\u202c", "\x9b31m", "\x07\x08\r")
-COMMAND_ATTACKS = ("\n::error file=src/app.py,line=1::INJECTED-CARD-ID", "\n::add-mask::ghs_\n::stop-commands::pwn",
-                   "\n  ::warning::INJECTED", "\r\n::error::INJECTED", "##[add-mask]ghs_", "\n::notice title=x::INJECTED")
+COMMAND_ATTACKS = ("\n::error file=src/app.py,line=1::INJECTED-CARD-ID",
+                   "\n::add-mask::ghs_\n::stop-commands::pwn", "\n  ::warning::INJECTED", "\r\n::error::INJECTED",
+                   "##[add-mask]ghs_", "\n::notice title=x::INJECTED")
 CORPUS = tuple(f"x{i}{attack}" for i, attack in enumerate(COMMAND_ATTACKS + ESC_ATTACKS))
 
 # The commands the tool itself issues: a known name, escaped properties (no raw ':' or ','), the message.

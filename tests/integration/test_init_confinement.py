@@ -75,7 +75,8 @@ def test_a_symlinked_gitignore_is_kept_without_force(repo: Path, capsys) -> None
     code, out, err = run_cli(["init", "--no-baseline", "--action-ref", REF], capsys)
     assert code == 0, err
     assert "kept .gitignore (a symbolic link" in out
-    assert (repo / ".gitignore").is_symlink() and (repo / "ignore-rules").read_text(encoding="utf-8") == "node_modules/\n"
+    rules = repo / "ignore-rules"
+    assert (repo / ".gitignore").is_symlink() and rules.read_text(encoding="utf-8") == "node_modules/\n"
     code, out, err = run_cli(["init", "--no-baseline", "--action-ref", REF, "--force"], capsys)
     assert code == 0, err
-    assert (repo / ".gitignore").is_symlink() and ".retrieval-gate/" in (repo / "ignore-rules").read_text(encoding="utf-8")
+    assert (repo / ".gitignore").is_symlink() and ".retrieval-gate/" in rules.read_text(encoding="utf-8")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import run_cli
 from tests.hostile_text import CORPUS, assert_no_command_from_text
 
@@ -16,9 +14,11 @@ N = len(CORPUS)
 
 
 def _dataset(folder: Path) -> None:
-    cases = [{"id": f"q{i}{text}", "query": f"question {text}?", "gold": [f"card{i}{text}"]} for i, text in enumerate(CORPUS)]
+    cases = [{"id": f"q{i}{text}", "query": f"question {text}?", "gold": [f"card{i}{text}"]}
+             for i, text in enumerate(CORPUS)]
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    kb = [{"id": f"card{i}{text}", "title": f"title {text}", "text": f"text of card {i}"} for i, text in enumerate(CORPUS)]
+    kb = [{"id": f"card{i}{text}", "title": f"title {text}", "text": f"text of card {i}"}
+          for i, text in enumerate(CORPUS)]
     (folder / "kb.jsonl").write_text("".join(json.dumps(c) + "\n" for c in kb), encoding="utf-8")
     for name, lost in (("base", 0), ("worse", N)):
         lines = []

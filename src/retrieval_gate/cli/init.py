@@ -114,9 +114,7 @@ def init_command(
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.scaffold import plan as planning
     from retrieval_gate.scaffold.detect import Found, detect
-    from retrieval_gate.settings import load_config
-
-    from retrieval_gate.settings import suite_name_problem
+    from retrieval_gate.settings import load_config, suite_name_problem
 
     root = directory
     if not root.is_dir():

@@ -15,11 +15,11 @@ from retrieval_gate.audit.model import AuditReport
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt
-from retrieval_gate.render.escape import no_bidi
 from retrieval_gate.render.cells import Cell, SliceRow
 from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
 from retrieval_gate.render.context import build_context
 from retrieval_gate.render.drilldown import drilldown
+from retrieval_gate.render.escape import no_bidi
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL

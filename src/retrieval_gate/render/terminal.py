@@ -163,7 +163,8 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     if not comparison.like_for_like:
         console.print("not like-for-like: the configuration changed since the baseline", style="bold yellow")
         for change in comparison.config_changes:
-            console.print(visible(f"  {change.key}: {change.baseline!r} → {change.current!r}"), markup=False, soft_wrap=True)
+            console.print(visible(f"  {change.key}: {change.baseline!r} → {change.current!r}"), markup=False,
+                          soft_wrap=True)
     table, hidden = comparison_table(comparison, all_rows=all_rows)
     # Logs and files have no width: do not squeeze the table into rich's 80-column default there.
     print_table(table, console)

@@ -49,7 +49,8 @@ def main() -> None:
                      "comparison_kb_changes_bytes": len(dumps_json(diff.model_dump(mode="json")).encode()),
                      "kb_diff_s": round(diff_s, 3)})
     per_card = rows[-1]["results_kb_cards_bytes"] / rows[-1]["cards"]
-    print(json.dumps({"rows": rows, "results_cap_bytes": RESULTS_MAX_BYTES, "comparison_cap_bytes": COMPARISON_MAX_BYTES,
+    print(json.dumps({"rows": rows, "results_cap_bytes": RESULTS_MAX_BYTES,
+                      "comparison_cap_bytes": COMPARISON_MAX_BYTES,
                       "bytes_per_card_in_results": round(per_card, 1),
                       "largest_kb_within_results_cap": int(RESULTS_MAX_BYTES // per_card)}, indent=2))
 

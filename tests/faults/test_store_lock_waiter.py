@@ -78,3 +78,30 @@ def test_the_lock_is_taken_once_the_holder_lets_go_and_its_own_record_written(tm
     finally:
         lock.release()
     assert (tmp_path / LOCK_FILE).read_text(encoding="utf-8") == ""  # the holder clears its own record
+
+
+def test_each_second_of_the_wait_is_a_progress_step_for_the_live_line(tmp_path: Path, holder) -> None:
+    steps: list[tuple[str, int, int]] = []
+    with pytest.raises(StoreError):
+        StoreLock(tmp_path, timeout_s=1.5, notify=lambda _: None,
+                  progress=lambda stage, done, total: steps.append((stage, done, total)))
+    assert steps[0] == (folder.LOCK_STAGE, 0, 2)  # seconds waited of the timeout (rounded up)
+    assert [done for _, done, _ in steps] == list(range(len(steps)))  # one step per second, none repeated
+
+
+def test_in_a_log_the_wait_is_told_by_the_notes_not_a_line_per_second() -> None:
+    import io
+
+    from retrieval_gate.cli.eval import CliProgress
+    from retrieval_gate.publish.engine import LogProgress
+    from retrieval_gate.render.console import SafeConsole
+
+    buffer = io.StringIO()
+    cli = CliProgress(SafeConsole(file=buffer))  # not a terminal
+    lines: list[str] = []
+    log = LogProgress(lines.append)
+    for second in range(5):
+        cli.step(folder.LOCK_STAGE, second, 900)
+        log.step(folder.LOCK_STAGE, second, 900)
+    cli.step("embedding passages", 3, 3)
+    assert buffer.getvalue() == "embedded 3/3 passages\n" and lines == []

@@ -75,6 +75,10 @@ class LogProgress:
         self._shown: dict[str, int] = {}
 
     def step(self, stage: str, done: int, total: int) -> None:
+        from retrieval_gate.store.folder import LOCK_STAGE  # here: the action's start-up
+
+        if stage == LOCK_STAGE:  # the store lock's own notes (every 30 s) tell the wait in a log
+            return
         tenth = max(1, total // 10)
         if done <= 0 or (done < total and done // tenth == self._shown.get(stage, -1)):
             return

@@ -77,3 +77,10 @@ def test_a_kb_file_name_carrying_a_command_is_named_as_text(tmp_path, monkeypatc
     assert_no_command_from_text(out, err)
     (line,) = [ln for ln in err.splitlines() if "card has no text" in ln]  # one line, naming the file
     assert "bad\\x0a::error file=README.md,line=1::X\\x0a.md" in line
+
+
+def test_a_usage_error_quoting_a_hostile_argument_prints_it_as_text(capsys):
+    for args in (["\n::error file=a.py,line=1::X"], ["compare", "--bogus\x1b[2J\n::add-mask::x"]):
+        code, out, err = run_cli(args, capsys)
+        assert code == 2
+        assert_no_command_from_text(out, err)

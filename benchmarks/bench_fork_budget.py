@@ -3,8 +3,8 @@ of its KB, against the caps the privileged comment job reads them under (``publi
 ``results.json`` 32 MiB, ``comparison.json`` 16 MiB).
 
 For each KB size N (synthetic cards: ids like ``docs/section-012/article-000345``, 40-character
-titles, sha256 content hashes), the KB manifest (``baselines/<suite>.kb.json``, as
-``dumps_manifest`` writes it), the manifest as it sits in ``results.json`` (``kb_cards``), and the
+titles, 16-hex-digit content hashes as ``kb_manifest`` writes them), the KB manifest
+(``baselines/<suite>.kb.json``, as ``dumps_manifest`` writes it), the manifest as it sits in ``results.json`` (``kb_cards``), and the
 comparison's ``kb_changes`` when the PR replaces every card (N removed, N added: the worst case),
 each as the bytes ``dumps_json`` writes; then the largest KB whose manifest fits the results cap.
 
@@ -28,7 +28,7 @@ def manifest(n: int, *, salt: str) -> dict[str, KbCard]:
     cards = {}
     for i in range(n):
         card = f"docs/section-{i % 1000:03d}/article-{i:06d}{salt}"
-        cards[card] = KbCard(sha=hashlib.sha256(f"{card} text".encode()).hexdigest(),
+        cards[card] = KbCard(sha=hashlib.sha256(f"{card} text".encode()).hexdigest()[:16],
                              title=f"How to do thing number {i:09d} in product")
     return cards
 

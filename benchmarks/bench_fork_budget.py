@@ -3,10 +3,11 @@ of its KB, against the caps the privileged comment job reads them under (``publi
 ``results.json`` 32 MiB, ``comparison.json`` 16 MiB).
 
 For each KB size N (synthetic cards: ids like ``docs/section-012/article-000345``, 40-character
-titles, 16-hex-digit content hashes as ``kb_manifest`` writes them), the KB manifest
-(``baselines/<suite>.kb.json``, as ``dumps_manifest`` writes it), the manifest as it sits in ``results.json`` (``kb_cards``), and the
-comparison's ``kb_changes`` when the PR replaces every card (N removed, N added: the worst case),
-each as the bytes ``dumps_json`` writes; then the largest KB whose manifest fits the results cap.
+titles, 16-hex-digit content hashes as ``kb_manifest`` writes them): the KB manifest
+(``baselines/<suite>.kb.json``, as ``dumps_manifest`` writes it), the manifest as it sits in
+``results.json`` (``kb_cards``), and the comparison's ``kb_changes`` when the PR replaces every
+card (N removed, N added: the worst case), each as the bytes ``dumps_json`` writes; then the
+largest KB whose manifest fits the results cap.
 
 Run: ``python benchmarks/bench_fork_budget.py [--sizes 1000,100000,1000000]``.
 """

@@ -81,3 +81,23 @@ def test_hostile_case_and_card_ids_are_escaped_in_every_annotation_and_log_line(
     warnings = sum(line.startswith("::warning ") for line in run.stdout.split("\n"))
     assert warnings == 10 and 0 < annotations < 12  # GitHub's ten, then escaped log lines
     assert all(line.startswith("warning: cases.jsonl:") for line in lost[annotations:])
+
+
+def test_a_kb_file_name_carrying_a_command_reaches_the_log_as_text(world, github):
+    """The PR's golden-set audit reads its KB, where a fork committed an empty card whose file name
+    holds a line break and a command: the audit cannot run, and says so in text."""
+    import shutil
+
+    from tests.e2e.action_harness import REPO
+
+    engine = FakeEngine(scores={f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}, real_audit=True)
+    world.engine = engine
+    shutil.copytree(REPO / "examples" / "kb", world.workspace / "examples" / "kb")
+    shutil.copy(REPO / "examples" / "cases.jsonl", world.workspace / "examples" / "cases.jsonl")
+    (world.workspace / "examples" / "kb" / "bad\n::error file=README.md,line=1::X\n.md").write_text("")
+    config = BASE_CONFIG.replace("  default:\n", "  default:\n    kb: examples/kb\n    cases: examples/cases.jsonl\n")
+    (world.workspace / "retrieval-gate.yml").write_text(config, encoding="utf-8")
+    run = _pr(world, github, engine)
+    assert_no_command_from_text(run.stdout, run.stderr)
+    assert "::error file=README.md" not in run.stdout + run.stderr
+    assert "::warning title=retrieval-gate%3A audit::the golden-set audit could not run: examples/kb/bad" in run.stdout

@@ -11,7 +11,8 @@ ESC_ATTACKS = ("\x1b[2J\x1b[H", "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\
 COMMAND_ATTACKS = ("\n::error file=src/app.py,line=1::INJECTED-CARD-ID",
                    "\n::add-mask::ghs_\n::stop-commands::pwn", "\n  ::warning::INJECTED", "\r\n::error::INJECTED",
                    "##[add-mask]ghs_", "\n::notice title=x::INJECTED")
-CORPUS = tuple(f"x{i}{attack}" for i, attack in enumerate(COMMAND_ATTACKS + ESC_ATTACKS))
+MARKUP_ATTACKS = ("[link=https://evil.example]click[/link]", "[bold red]loud[/bold red]")  # rich markup
+CORPUS = tuple(f"x{i}{attack}" for i, attack in enumerate(COMMAND_ATTACKS + ESC_ATTACKS + MARKUP_ATTACKS))
 
 # The commands the tool itself issues: a known name, escaped properties (no raw ':' or ','), the message.
 OWN_COMMAND = re.compile(r"::(warning|error|notice)( (file|line|title)=[^:,\n]*(,(file|line|title)=[^:,\n]*)*)?::")

@@ -48,14 +48,23 @@ def test_every_command_prints_hostile_ids_and_titles_as_text(tmp_path, monkeypat
                               "--out", "comparison.json"], capsys)
     assert code == 0, err
     assert "INJECTED-CARD-ID" in out  # the ids are shown, as text
+    assert "[link=https://evil.example]click[/link]" in out  # and rich markup in them is text too
     printed += [out, err]
     code, out, err = run_cli(["report", "--results", "worse.results.json", "--comparison", "comparison.json",
                               "--format", "terminal"], capsys)
     assert code == 0, err
     printed += [out, err]
+    hostile_out = f"report{CORPUS[0]}{CORPUS[-4]}.txt"  # a path is printed too ("wrote …")
     code, out, err = run_cli(["report", "--results", "worse.results.json", "--comparison", "comparison.json",
-                              "--format", "terminal", "--out", "report.txt"], capsys)
-    printed += [out, err, (tmp_path / "report.txt").read_text(encoding="utf-8")]
+                              "--format", "terminal", "--out", hostile_out], capsys)
+    assert code == 0, err
+    printed += [out, err, (tmp_path / hostile_out).read_text(encoding="utf-8")]
+    code, out, err = run_cli(["audit", "--kb", "kb.jsonl", "--cases", "cases.jsonl", "--results", "worse.results.json",
+                              "--out", "audit.json", "--html", "audit.html"], capsys)
+    assert code == 0, err
+    assert "[link=" in out  # markup shown as text (the table folds it over lines)
+    printed += [out, err]
+    assert "\u202e" not in (tmp_path / "audit.html").read_text(encoding="utf-8")
     assert_no_command_from_text(*printed)
     code, _, err = run_cli(["report", "--results", "worse.results.json", "--comparison", "comparison.json",
                             "--format", "html", "--out", "report.html"], capsys)

@@ -36,7 +36,7 @@ def results_table(results: Results) -> Table:
     and marked "indicative" (n < 30; colours only on a TTY: rich drops styles elsewhere)."""
     k = results.headline_k
     names = headline_names(k, results.metrics)
-    table = Table(title=f"retrieval-gate · suite {visible(results.suite)} · k={k}", title_justify="left",
+    table = Table(title=Text(visible(f"retrieval-gate · suite {results.suite} · k={k}")), title_justify="left",
                   title_style="bold")
     table.add_column("slice", overflow="fold")
     table.add_column("n", justify="right")
@@ -128,8 +128,8 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
     gate judges, every row below a floor — or all rows; and how many were left out."""
     k = comparison.headline_k
     headline = set(headline_names(k))
-    table = Table(title=f"retrieval-gate compare · suite {visible(comparison.suite)} · k={k}", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
+    title = Text(visible(f"retrieval-gate compare · suite {comparison.suite} · k={k}"))
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("slice", overflow="fold")
     table.add_column("metric", no_wrap=True)
     for name in ("baseline", "current", "Δ", "CI", "p", "n", "MDE"):

@@ -90,8 +90,12 @@ def _for_orjson(value: Any) -> Any:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file in the same folder and a rename, so a
-    reader never sees half a file and a crash never leaves one."""
-    path = Path(path)
+    reader never sees half a file and a crash never leaves one.
+
+    Only a regular file or a missing path is written (``write_target``): a device, FIFO, socket or
+    folder at ``path`` is refused, never replaced; a symbolic link to a regular file is written
+    through (the file it points to is replaced, the link kept); any other link is refused."""
+    path = write_target(Path(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path)
@@ -111,6 +115,34 @@ def write_text_atomic(path: Path, text: str) -> None:
         if isinstance(exc, OSError):
             raise OutputError(Problem(str(path), None, f"cannot write: {exc.strerror}")) from None
         raise
+
+
+def write_target(path: Path) -> Path:
+    """The file a write of ``path`` replaces: ``path`` itself when missing or a regular file; the
+    file a symbolic link points to when that is a regular file; an OutputError otherwise."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except OSError:  # missing (or unreachable: the write itself says why)
+        return path
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = os.stat(path)
+        except OSError:
+            raise OutputError(Problem(str(path), None, f"cannot write: refused, a symbolic link to "
+                                                       f"{os.readlink(path)}, which does not exist")) from None
+        if not stat.S_ISREG(target.st_mode):
+            raise OutputError(Problem(str(path), None, f"cannot write: refused, a symbolic link to "
+                                                       f"{os.readlink(path)}, which is not a regular file"))
+        return Path(os.path.realpath(path))
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
+                else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode)
+                or stat.S_ISBLK(info.st_mode) else "not a regular file")
+        raise OutputError(Problem(str(path), None, f"cannot write: refused, it is {kind}, not a regular file "
+                                                   "(only a regular file is replaced)"))
+    return path
 
 
 STALE_AFTER_S = 5.0  # a temp file this old that no writer holds was left by a killed run
@@ -185,7 +217,7 @@ def sha256_path(path: Path) -> str:
     digest = hashlib.sha256()
     for file in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path)):
         rel = file.relative_to(path).as_posix()
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+        digest.update(os.fsencode(rel) + b"\0" + hashlib.sha256(file.read_bytes()).digest())  # any file name
     return digest.hexdigest()
 
 

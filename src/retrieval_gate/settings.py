@@ -41,6 +41,23 @@ from retrieval_gate.store.settings import StoreSettings
 
 DEFAULT_CONFIG_NAME = "retrieval-gate.yml"
 MAX_K = 10_000
+MAX_SUITE_NAME = 100
+
+
+def suite_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a suite name, or None. A suite name becomes a file name
+    (``baselines/<suite>.json``) and a value in a workflow, so: 1 to 100 printable characters (no
+    control character, line break or bidi override), no slash or backslash, no leading dot. The
+    action's ``suite`` input and ``retrieval-gate init --suite`` are checked by this one rule."""
+    if not name:
+        return "cannot be empty"
+    if len(name) > MAX_SUITE_NAME:
+        return f"is {len(name)} characters long, over {MAX_SUITE_NAME}"
+    if "/" in name or "\\" in name or name.startswith("."):
+        return "cannot be a file name (no slashes, no leading dot)"
+    if not name.isprintable():
+        return "holds a control character, a line break or a bidi override"
+    return None
 
 
 class _Strict(BaseModel):

@@ -341,7 +341,8 @@ def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
     proxies (a ``__getattr__`` that loads on first use)."""
     places: dict[str, list[str]] = {name: [] for name in ONE_HOME}
     places.update({"def mde": [], "class Mode": [], "mode names": [], "'missing from the run'": [],
-                   "YAML parsing": [], "INPUT_GITHUB_TOKEN": [], "REDACTED used": [], "lazy proxies": []})
+                   "YAML parsing": [], "INPUT_GITHUB_TOKEN": [], "REDACTED used": [], "lazy proxies": [],
+                   "def shown": [], "def suite_name_problem": [], "workflow commands": []})
     for rel, tree in trees.items():
         for node in ast.walk(tree):
             targets = node.targets if isinstance(node, ast.Assign) else \
@@ -350,10 +351,15 @@ def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
             places_hit += ["def mde"] if isinstance(node, ast.FunctionDef) and node.name == "mde" else []
             places_hit += ["class Mode"] if isinstance(node, ast.ClassDef) and node.name == "Mode" else []
             places_hit += ["lazy proxies"] if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" else []
+            places_hit += [f"def {node.name}"] if isinstance(node, ast.FunctionDef) \
+                and node.name in ("shown", "suite_name_problem") else []
             if isinstance(node, ast.Constant):
                 places_hit += ["mode names"] if node.value in ("pr", "update-baseline", "write-baseline") else []
                 places_hit += ["'missing from the run'"] if node.value == "missing from the run" else []
                 places_hit += ["INPUT_GITHUB_TOKEN"] if node.value == "INPUT_GITHUB_TOKEN" else []
+                # a workflow command (``::error …``) is built in one place: the runner's writer
+                places_hit += ["workflow commands"] if isinstance(node.value, str) and node.value.startswith("::") \
+                    else []
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "yaml" \
                     and node.attr in ("load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all"):
                 places_hit.append("YAML parsing")
@@ -376,6 +382,9 @@ def test_each_rule_has_one_definition(trees) -> None:
         "INPUT_GITHUB_TOKEN": ["publish/action_settings.py"],
         "REDACTED used": ["publish/untrusted.py"],  # the one scrubber, scrub_text
         "lazy proxies": ["lazy.py"],  # LazyObject / LazyModule / lazy_exports
+        "def shown": ["render/escape.py"],  # the one escaper of text for a terminal or a CI log
+        "def suite_name_problem": ["settings.py"],  # init and the action take the same suite names
+        "workflow commands": ["publish/runner.py"],
     }
 
 
@@ -385,3 +394,5 @@ def test_the_rule_counter_counts_a_second_home() -> None:
     homes = rule_homes(trees)
     assert homes["BAD_STATUSES"] == ["a.py", "b.py"] and homes["def mde"] == ["a.py"]
     assert homes["YAML parsing"] == ["a.py"] and homes["mode names"] == ["b.py"]
+    more = rule_homes({"c.py": ast.parse("def shown(t): pass\nline = f'::error file={x}::{y}'\n")})
+    assert more["def shown"] == ["c.py"] and more["workflow commands"] == ["c.py"]

@@ -147,3 +147,32 @@ def test_chart_label_keeps_only_safe_characters(value: str, expected: str) -> No
 def test_marker_suite_never_closes_the_html_comment(suite: str, expected: str) -> None:
     assert marker_suite(suite) == expected
     assert "--" not in marker_suite(suite) and ">" not in marker_suite(suite)
+
+
+# --- text for a terminal or a CI log -------------------------------------------------------------
+
+from retrieval_gate.render.escape import no_bidi, shown  # noqa: E402
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a\n::error file=x::y", "a\\x0a::error file=x::y"),
+    ("::add-mask::ghs_", "%3A:add-mask::ghs_"),
+    ("  \t::stop-commands::pwn", "  \t%3A:stop-commands::pwn"),
+    ("x ##[add-mask]s", "x ##%5Badd-mask]s"),
+    ("\x1b[2J\x9b\x07\r", "\\x1b[2J\\x9b\\x07\\x0d"),
+    ("\u202eevil\u2066", "\\u202eevil\\u2066"),
+    ("caf\udce9", "caf\\udce9"),  # a file name that is not UTF-8: shown, never an encoding error
+    ("q_001: a · b ✓ tab\there", "q_001: a · b ✓ tab\there"),  # ordinary text unchanged
+])
+def test_shown_writes_controls_visibly_and_no_line_starts_a_command(text, expected):
+    assert shown(text) == expected
+
+
+def test_shown_keeps_the_lines_the_tool_laid_out_but_guards_each_start():
+    assert shown("a\n::error::x\n  ::warning::y\r\n", keep_newlines=True) == "a\n%3A:error::x\n  %3A:warning::y\\x0d\n"
+
+
+def test_no_bidi_shows_every_override_and_isolate():
+    text = "".join(chr(c) for c in [0x61c, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a)])
+    out = no_bidi(text)
+    assert all(chr(c) not in out for c in range(0x202a, 0x202f)) and out.count("\\u") == len(text)

@@ -32,14 +32,24 @@ def read_baseline(path: Path) -> Baseline:
         raise BaselineError(f"{path}: not a baseline: invalid UTF-8 at byte {exc.start + 1}") from None
     if len(raw) > boundary.MAX_FILE_BYTES:
         raise BaselineError(f"{path}: not a baseline: larger than {boundary.MAX_FILE_BYTES:,} bytes")
-    try:  # the input boundary's limits (depth, finite numbers, duplicate keys, UTF-8 strings)
+    check_json_limits(text, source=str(path), what="baseline")
+    return parse_baseline(text, source=str(path))
+
+
+def check_json_limits(text: str, *, source: str, what: str) -> None:
+    """The input boundary's limits (``load/boundary``: size, depth, finite numbers and integers of
+    at most 100 digits, duplicate keys, UTF-8 strings) on the text of a baseline or a KB manifest —
+    read from disk here, or from the base through the API in the action: a BaselineError naming
+    ``source`` (and the line) when outside them. A syntax error is left to the parser, which names it."""
+    if len(text) > boundary.MAX_FILE_BYTES:
+        raise BaselineError(f"{source}: not a {what}: larger than {boundary.MAX_FILE_BYTES:,} bytes")
+    try:
         boundary.loads(text)
     except boundary.JsonRefused as exc:
         where = boundary.line_of(text, exc.needle)
-        raise BaselineError(f"{path}{f':{where}' if where else ''}: not a baseline: {exc.message}") from None
+        raise BaselineError(f"{source}{f':{where}' if where else ''}: not a {what}: {exc.message}") from None
     except json.JSONDecodeError:
-        pass  # parse_baseline names the syntax error
-    return parse_baseline(text, source=str(path))
+        pass
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
@@ -64,4 +74,5 @@ def read_kb_manifest(baseline_path: Path) -> dict[str, KbCard] | None:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BaselineError(f"{path}: not a KB manifest: invalid UTF-8 at byte {exc.start + 1}") from None
+    check_json_limits(text, source=str(path), what="KB manifest")
     return parse_manifest(text, source=str(path))

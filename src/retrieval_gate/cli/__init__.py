@@ -68,8 +68,13 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except (click.ClickException, typer.TyperException) as exc:
-        # typer ≥ 0.25 vendors click (typer._click): its usage errors are TyperExceptions.
-        exc.show(file=sys.stderr)
+        # typer ≥ 0.25 vendors click (typer._click): its usage errors are TyperExceptions. They
+        # quote the arguments given: printed through the escaping console like everything else.
+        import io
+
+        shown_text = io.StringIO()
+        exc.show(file=shown_text)
+        err_console.print(shown_text.getvalue(), markup=False, highlight=False, soft_wrap=True, end="")
         sys.exit(2)
     except click.exceptions.Abort:
         err_console.print("aborted")
@@ -117,8 +122,10 @@ def report_store_panic(exc: BaseException) -> int:
 
 def _report(exc: RetrievalGateError) -> None:
     if isinstance(exc, ProblemsError):  # bad input, or an output that could not be written
-        for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:
-            err_console.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
+        from retrieval_gate.render.escape import shown
+
+        for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:  # one line each, whatever a file name holds
+            err_console.print(f"error: {shown(problem)}", markup=False, highlight=False, soft_wrap=True)
         if len(exc.problems) > MAX_PROBLEMS_SHOWN:
             err_console.print(f"… and {len(exc.problems) - MAX_PROBLEMS_SHOWN} more", markup=False, highlight=False)
         if len(exc.problems) > 1:

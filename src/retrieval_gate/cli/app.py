@@ -28,7 +28,8 @@ app = typer.Typer(
 
 
 class LazyConsole(LazyObject):
-    """A ``rich.console.Console`` made on first attribute access; every attribute is the real
+    """A ``rich.console.Console`` (``render.console.SafeConsole``: user text is never a terminal
+    escape nor a workflow command) made on first attribute access; every attribute is the real
     console's (``console.print``, ``console.is_terminal``, passing it to rich renderers)."""
 
     def __init__(self, **options: Any):
@@ -36,9 +37,9 @@ class LazyConsole(LazyObject):
 
 
 def _console(**options: Any) -> Any:
-    from rich.console import Console
+    from retrieval_gate.render.console import SafeConsole  # every line escaped: render/escape.shown
 
-    return Console(**options)
+    return SafeConsole(**options)
 
 
 console: Any = LazyConsole(highlight=False)

@@ -37,8 +37,10 @@ class CliProgress:
         self._tasks: dict[str, Any] = {}
 
     def step(self, stage: str, done: int, total: int) -> None:
+        from retrieval_gate.store.folder import LOCK_STAGE  # here: start-up of every command
+
         if not self.tty:
-            if done > 0:
+            if done > 0 and stage != LOCK_STAGE:  # a wait for the store lock: its notes every 30 s say it
                 verb, noun = _PLAIN.get(stage, (stage, "items"))
                 self.out.print(f"{verb} {done}/{total} {noun}", markup=False, highlight=False)
             return

@@ -114,11 +114,13 @@ def init_command(
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.scaffold import plan as planning
     from retrieval_gate.scaffold.detect import Found, detect
-    from retrieval_gate.settings import load_config
+    from retrieval_gate.settings import load_config, suite_name_problem
 
     root = directory
     if not root.is_dir():
         raise UsageError(f"--dir {root}: not a folder")
+    if (why := suite_name_problem(suite)) is not None:  # the action's own rule
+        raise UsageError(f"--suite {suite!r} {why}")
     ks = _parse_k(k)
     pin = _pin(action_ref)
     config_path = root / planning.CONFIG
@@ -148,7 +150,9 @@ def init_command(
                           existing={p: _read(root / p) for p in paths}, force=force)
     if configured is not None and configured.kb and configured.cases:  # its suite already names both: as it is
         steps = [planning.FileStep(s.path, planning.SAME, s.text) if s.path == planning.CONFIG else s for s in steps]
-    written = _apply(root, steps)
+    for rel in [step.path for step in steps] + (list(_baseline_paths(suite)) if baseline else []):
+        inside(root, rel)  # every path checked before anything is written
+    written = _apply(root, steps, force=force)
     if pin is None:
         err_console.print("workflows: not written - this build of retrieval-gate carries no release pin; rerun "
                           "with --action-ref OWNER/retrieval-gate@<commit sha> (docs/action.md, \"Using a commit\")",
@@ -175,8 +179,22 @@ def _parse_k(text: str | None) -> list[int] | None:
     return values
 
 
-def _apply(root: Path, steps: list) -> list[str]:
-    """Write the planned files (atomically); one line per file; the paths created or changed."""
+def inside(root: Path, rel: str) -> Path:
+    """``root / rel``, refused (UsageError, nothing written) when it resolves outside the repository
+    root — through ``..`` or a symbolic link anywhere on the way (a symlinked ``.github/`` or
+    ``baselines/``): everything init writes lands inside the repository, where ``git add`` finds it."""
+    base = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(root / rel))
+    if real != base and base not in real.parents:
+        raise UsageError(f"{rel}: resolves to {real}, outside the repository {base} (a symbolic link on the way?); "
+                         "nothing written there")
+    return root / rel
+
+
+def _apply(root: Path, steps: list, *, force: bool) -> list[str]:
+    """Write the planned files (atomically); one line per file; the paths created or changed. A
+    file that is a symbolic link is kept without ``--force`` (with it, the file it points to is
+    written, when that lies inside the repository)."""
     from retrieval_gate.files import write_text_atomic
     from retrieval_gate.scaffold.plan import KEEP, SAME
 
@@ -188,13 +206,22 @@ def _apply(root: Path, steps: list) -> list[str]:
         if step.action == KEEP:
             console.print(f"kept {step.path} ({step.why})", markup=False, highlight=False, soft_wrap=True)
             continue
-        target = root / step.path
+        target = inside(root, step.path)
+        if target.is_symlink() and not force:
+            console.print(f"kept {step.path} (a symbolic link; --force writes to the file it points to)",
+                          markup=False, highlight=False, soft_wrap=True)
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, step.text)
         verb = {"create": "wrote", "replace": "replaced", "append": "appended to"}[step.action]
         console.print(f"{verb} {step.path}", markup=False, highlight=False)
         changed.append(step.path)
     return changed
+
+
+def _baseline_paths(suite: str) -> tuple[str, ...]:
+    """What the first eval writes: the baseline, its audit, the results and the store."""
+    return f"baselines/{suite}.json", f"baselines/{suite}.audit.json", "out/results.json", ".retrieval-gate/store"
 
 
 def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
@@ -212,7 +239,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
 
     from .eval import CliProgress
 
-    rel_baseline, rel_audit = f"baselines/{suite}.json", f"baselines/{suite}.audit.json"
+    rel_baseline, rel_audit, *_ = _baseline_paths(suite)
     if (root / rel_baseline).exists() and not force:
         console.print(f"kept {rel_baseline} (exists; --force evaluates again and replaces it)", markup=False,
                       highlight=False, soft_wrap=True)

@@ -123,14 +123,16 @@ def report_command(
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)
             return
-        from rich.console import Console
+        from retrieval_gate.render.console import SafeConsole
 
         buffer = io.StringIO()
         terminal_text(results=loaded, comparison=comp,
-                      target=Console(file=buffer, width=120, no_color=True, highlight=False))
+                      target=SafeConsole(file=buffer, width=120, no_color=True, highlight=False))
         text = buffer.getvalue()
     if out is None:
-        sys.stdout.write(text)
+        from retrieval_gate.render.escape import shown
+
+        sys.stdout.write(shown(text, keep_newlines=True))  # a CI log: no line of PR text starts a command
         sys.stdout.flush()
     else:
         write_text_atomic(out, text)

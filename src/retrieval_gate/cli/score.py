@@ -65,7 +65,7 @@ def score(
     )
     write_json_atomic(out, results.to_json_data())
     print_results(results, console)
-    console.print(f"wrote {out}")
+    console.print(f"wrote {out}", markup=False, highlight=False)
 
 
 def check_run_matches(*, run_ids: Iterable[str], case_ids: list[str], run_path: str, cases_path: str) -> None:

@@ -25,14 +25,28 @@ class CardRef(_Strict):
     title: str = ""
 
 
+KB_CHANGES_LISTED = 1_000  # cards listed per kind in a comparison; the totals are counted whole
+
+
 class KbChanges(_Strict):
-    """Cards this run's KB added, removed or edited relative to the baseline's KB (by content)."""
+    """Cards this run's KB added, removed or edited relative to the baseline's KB (by content).
+    Each list holds the first ``KB_CHANGES_LISTED`` cards by id; ``*_total`` is the whole count when
+    the list was cut (None: the list is whole), so a comparison stays small — within the fork-comment
+    path's cap — however many cards a pull request changes."""
 
     added: list[CardRef] = Field(default_factory=list)
     removed: list[CardRef] = Field(default_factory=list)
     edited: list[CardRef] = Field(default_factory=list)
     cards_before: int = 0
     cards_after: int = 0
+    added_total: int | None = None
+    removed_total: int | None = None
+    edited_total: int | None = None
+
+    def total(self, kind: str) -> int:
+        """How many cards were ``added``, ``removed`` or ``edited``, listed or not."""
+        counted = getattr(self, f"{kind}_total")
+        return len(getattr(self, kind)) if counted is None else counted
 
 
 class GoldRank(_Strict):

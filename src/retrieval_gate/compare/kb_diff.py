@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from retrieval_gate.compare import changes_model
 from retrieval_gate.compare.changes_model import CardRef, KbChanges
 from retrieval_gate.errors import BaselineError
 from retrieval_gate.score.kb_manifest import KbCard
@@ -72,8 +73,14 @@ def parse_manifest(text: str, *, source: str) -> dict[str, KbCard]:
 def kb_diff(*, before: Mapping[str, KbCard], after: Mapping[str, KbCard]) -> KbChanges:
     """Cards added, removed and edited (same id, other content), each sorted by id, with the
     title of the side that has it (this run's for added and edited cards)."""
-    added = [CardRef(card=c, title=after[c].title) for c in sorted(set(after) - set(before))]
-    removed = [CardRef(card=c, title=before[c].title) for c in sorted(set(before) - set(after))]
-    edited = [CardRef(card=c, title=after[c].title or before[c].title)
-              for c in sorted(set(before) & set(after)) if before[c].sha != after[c].sha]
-    return KbChanges(added=added, removed=removed, edited=edited, cards_before=len(before), cards_after=len(after))
+    listed = changes_model.KB_CHANGES_LISTED
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    edited = sorted(c for c in set(before) & set(after) if before[c].sha != after[c].sha)
+    return KbChanges(added=[CardRef(card=c, title=after[c].title) for c in added[:listed]],
+                     removed=[CardRef(card=c, title=before[c].title) for c in removed[:listed]],
+                     edited=[CardRef(card=c, title=after[c].title or before[c].title) for c in edited[:listed]],
+                     added_total=len(added) if len(added) > listed else None,
+                     removed_total=len(removed) if len(removed) > listed else None,
+                     edited_total=len(edited) if len(edited) > listed else None,
+                     cards_before=len(before), cards_after=len(after))

@@ -105,6 +105,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8, decoded by the OS as a lone surrogate
+        return False
+    return True
+
+
 def _first_heading(body: str) -> str:
     for line in body.splitlines():
         if line.startswith("# "):
@@ -123,6 +131,10 @@ def _load_folder(folder: Path) -> tuple[KnowledgeBase | None, list[Problem]]:
     )
     for file in files:
         name = display(file)
+        if not _utf8(file.relative_to(folder).as_posix()):  # a card id, a store key, a JSON string: all UTF-8
+            problems.append(Problem(name, None, "file name is not valid UTF-8 (card ids are made from file "
+                                                "names): rename the file"))
+            continue
         raw = read_bytes(file)
         try:
             text = raw.decode("utf-8-sig")

@@ -15,13 +15,30 @@ from typing import Any
 
 import yaml
 from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 MAX_EXPANDED_NODES = 100_000
+MAX_INT_CHARS = 100  # an integer literal longer than this (a 5,000-digit one) is refused, with its line
 
 
-class _NoAliasLoader(yaml.SafeLoader):
+class _BoundedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` whose integers are at most ``MAX_INT_CHARS`` characters long: Python
+    refuses to convert very long ones (a ValueError without a line) and nothing needs them."""
+
+    def construct_yaml_int(self, node: Node) -> int:  # type: ignore[override]
+        text = str(node.value)
+        if len(text) > MAX_INT_CHARS:
+            raise ConstructorError(None, None, f"an integer of {len(text):,} characters: at most {MAX_INT_CHARS} "
+                                   "allowed", node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+
+
+class _NoAliasLoader(_BoundedLoader):
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:  # type: ignore[override]
         event = self.peek_event()
         if isinstance(event, AliasEvent) or (isinstance(event, ScalarEvent | CollectionStartEvent)
@@ -95,14 +112,14 @@ def safe_load(text: str, *, aliases: bool) -> Any:
     if not aliases and _C_LOADER is not None and "&" not in text and "*" not in text:
         try:
             value = yaml.load(text, Loader=_C_LOADER)
-        except (yaml.YAMLError, RecursionError):
+        except (yaml.YAMLError, RecursionError, ValueError):  # ValueError: an int too long to convert
             pass
         else:
             # libyaml nests without recursing; the Python loader refuses what is nested past
             # its recursion limit. Anything deep goes to it, so both paths accept the same files.
             if not _deeper_than(value, _C_MAX_DEPTH):
                 return value
-    loader = (yaml.SafeLoader if aliases else _NoAliasLoader)(text)
+    loader = (_BoundedLoader if aliases else _NoAliasLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:

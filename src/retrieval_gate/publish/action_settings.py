@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.load import boundary
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
 from retrieval_gate.settings import (
@@ -32,6 +34,7 @@ from retrieval_gate.settings import (
     load_config,
     parse_config,
     resolve_suite,
+    suite_name_problem,
 )
 
 DEFAULT_OUT_DIR = "retrieval-gate-out"
@@ -220,8 +223,8 @@ def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = N
         event_name=env.get("GITHUB_EVENT_NAME", ""),
         event=event,
         repository=env.get("GITHUB_REPOSITORY", ""),
-        api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
-        server_url=env.get("GITHUB_SERVER_URL") or "https://github.com",
+        api_url=_url("GITHUB_API_URL", env.get("GITHUB_API_URL") or "https://api.github.com"),
+        server_url=_url("GITHUB_SERVER_URL", env.get("GITHUB_SERVER_URL") or "https://github.com"),
         sha=env.get("GITHUB_SHA", ""),
         ref=env.get("GITHUB_REF", ""),
         run_id=env.get("GITHUB_RUN_ID", ""),
@@ -279,12 +282,12 @@ def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> A
     data["audit"] = _bool("audit", get("audit"), True)
     pr = get("pr_number")
     if pr is not None:
-        if not pr.lstrip("#").isdigit():
-            raise UsageError(f"input pr_number: must be a pull request number (got {pr!r})")
+        if not re.fullmatch(r"[0-9]{1,10}", pr.lstrip("#")):  # ASCII digits only; no 5,000-digit int()
+            raise UsageError(f"input pr_number: must be a pull request number (got {pr[:40]!r})")
         data["pr_number"] = int(pr.lstrip("#"))
     suite = data["suite"]
-    if "/" in suite or "\\" in suite or suite.startswith("."):
-        raise UsageError(f"input suite: {suite!r} cannot be a file name (no slashes, no leading dot)")
+    if (why := suite_name_problem(suite)) is not None:
+        raise UsageError(f"input suite: {suite!r} {why}")
     return ActionInputs(**data)
 
 
@@ -339,6 +342,22 @@ def _bool(name: str, value: str | None, default: bool | None) -> bool | None:
     raise UsageError(f"input {name}: must be true or false (got {value!r})")
 
 
+def _url(name: str, value: str) -> str:
+    """An http(s) URL with a host, as the runner sets it; anything else is a usage error naming
+    the variable (never a crash inside the HTTP client)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        _ = parts.port  # a port that is not a number raises ValueError
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(f"{name}: {value[:80]!r} is not an http(s) URL with a host")
+    return value
+
+
 def _read_event(path: str | None) -> dict[str, Any]:
     if not path:
         return {}
@@ -347,11 +366,14 @@ def _read_event(path: str | None) -> dict[str, Any]:
         if size > EVENT_MAX_BYTES:
             raise InputError(Problem(path, None, f"event payload of {size} bytes is over the {EVENT_MAX_BYTES} "
                                                  "byte cap"))
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        data = boundary.loads(text)  # the input limits: depth, number range, duplicate keys, UTF-8 strings
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(Problem(path, None, f"cannot read the event payload: {exc}")) from None
     except json.JSONDecodeError as exc:
         raise InputError(Problem(path, exc.lineno, f"event payload is not JSON: {exc.msg}")) from None
+    except boundary.JsonRefused as exc:
+        raise InputError(Problem(path, boundary.line_of(text, exc.needle), f"event payload: {exc.message}")) from None
     if not isinstance(data, dict):
         raise InputError(Problem(path, 1, "event payload is not a JSON object"))
     return data

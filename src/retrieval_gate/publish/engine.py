@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from retrieval_gate.render.escape import shown
+
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditReport
     from retrieval_gate.compare.gate import GateSettings
@@ -73,6 +75,10 @@ class LogProgress:
         self._shown: dict[str, int] = {}
 
     def step(self, stage: str, done: int, total: int) -> None:
+        from retrieval_gate.store.folder import LOCK_STAGE  # here: the action's start-up
+
+        if stage == LOCK_STAGE:  # the store lock's own notes (every 30 s) tell the wait in a log
+            return
         tenth = max(1, total // 10)
         if done <= 0 or (done < total and done // tenth == self._shown.get(stage, -1)):
             return
@@ -87,7 +93,7 @@ class RealEngine:
     """The package's eval, baseline, compare and render functions."""
 
     def __init__(self, *, log: Callable[[str], None] | None = None) -> None:
-        self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.log = log or (lambda line: print(shown(line), file=sys.stderr, flush=True))
 
     def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
         from retrieval_gate.clock import now_iso

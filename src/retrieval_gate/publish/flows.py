@@ -41,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrieval_gate.artifacts.baseline import check_json_limits
 from retrieval_gate.artifacts.results import parse_results
 from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path, parse_manifest
 from retrieval_gate.errors import BaselineError, GitHubError, PermissionDenied, UsageError
@@ -125,7 +126,9 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     if remote is None:
         runner.log(f"no baseline at {baseline_path} on {ref_label}: first run, nothing to compare")
     else:
-        baseline = engine.parse_baseline(text=remote.text, source=f"{s.repository}@{ref[:12]}:{baseline_path}")
+        source = f"{s.repository}@{ref[:12]}:{baseline_path}"
+        check_json_limits(remote.text, source=source, what="baseline")  # the CLI's limits: a bad one is exit 2
+        baseline = engine.parse_baseline(text=remote.text, source=source)
         kb_before = _base_manifest(ctx, gh, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
         comparison = engine.compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
     links = links_for(s, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
@@ -298,7 +301,9 @@ def _base_manifest(ctx: FlowContext, gh: GitHubPort, *, baseline_path: str, ref:
             ctx.runner.log(f"no KB manifest at {path} on {ref_label}: which cards the PR changed is unknown "
                            "until the baseline is refreshed")
             return None
-        return parse_manifest(remote.text, source=f"{ctx.settings.repository}@{ref[:12]}:{path}")
+        source = f"{ctx.settings.repository}@{ref[:12]}:{path}"
+        check_json_limits(remote.text, source=source, what="KB manifest")  # outside the limits: a note
+        return parse_manifest(remote.text, source=source)
     except (GitHubError, BaselineError) as exc:
         ctx.runner.annotate("warning", f"KB manifest not used: {exc}", title="retrieval-gate: KB manifest")
         return None

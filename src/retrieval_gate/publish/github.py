@@ -63,6 +63,7 @@ from retrieval_gate.publish.github_wait import (
     default_retry,
 )
 from retrieval_gate.publish.untrusted import scrub_text
+from retrieval_gate.render.escape import shown
 
 T = TypeVar("T")
 
@@ -127,7 +128,7 @@ class GitHubRepo:
         self._repository = repository
         self._login: str | bool | None = False  # False: not asked yet
         self._deadline_s = deadline_s
-        self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._log = log or (lambda line: print(shown(line), file=sys.stderr, flush=True))
 
     # -- errors ---------------------------------------------------------------------------------
 

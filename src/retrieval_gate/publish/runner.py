@@ -15,6 +15,7 @@ from typing import TextIO
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.publish.untrusted import scrub_text
+from retrieval_gate.render.escape import shown, visible
 from retrieval_gate.render.limits import SUMMARY_LIMIT_BYTES
 
 MAX_ANNOTATIONS = 10  # GitHub shows at most 10 warning and 10 error annotations per step
@@ -48,9 +49,25 @@ def escape_property(text: str) -> str:
 
 
 def workflow_command(command: str, message: str, **properties: str) -> str:
-    """``::command key=value,…::message`` with both parts escaped."""
-    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items() if value)
-    return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
+    """``::command key=value,…::message`` with both parts escaped: GitHub's escapes, and every
+    other control character (ESC, bidi overrides…) written visibly (``render.escape.visible``)."""
+    props = ",".join(f"{key}={_no_old_form(escape_property(visible(value)))}"
+                     for key, value in properties.items() if value)
+    data = _no_old_form(escape_data(visible(message, keep_newlines=True)))
+    return f"::{command}{' ' + props if props else ''}::{data}"
+
+
+def _no_old_form(text: str) -> str:
+    """The runner's older command form, ``##[command]``, is honoured anywhere in a line."""
+    return text.replace("##[", "##%5B")
+
+
+def normal_path(path: str) -> str:
+    """A workspace-relative path as an annotation names it: ``ci/../cases.jsonl`` → ``cases.jsonl``
+    (``posixpath.normpath``, without touching the disk); ``./`` dropped."""
+    import posixpath
+
+    return posixpath.normpath(path.replace("\\", "/")) if path else path
 
 
 @dataclass
@@ -88,20 +105,29 @@ class Runner:
     def annotate(self, level: str, message: str, *, title: str = "retrieval-gate", file: str | None = None,
                  line: int | None = None) -> None:
         """``::warning`` / ``::error`` / ``::notice`` (at ``file``'s ``line`` when given); beyond
-        GitHub's 10 per level, a log line."""
-        shown = sum(1 for a in self.annotations if a.startswith(f"::{level}"))
+        GitHub's 10 per level, a log line escaped as every log line is (``log``)."""
+        issued = sum(1 for a in self.annotations if a.startswith(f"::{level}"))
         message, title = self.scrub(message), self.scrub(title)
-        where = {"file": self.scrub(file)} if file else {}
+        file = normal_path(self.scrub(file)) if file else None
+        where = {"file": file} if file else {}
         if file and line:
             where["line"] = str(line)
-        text = f"{level}: {file}:{line}: {message}" if file and line else f"{level}: {message}"
-        command = workflow_command(level, message, **where, title=title) if shown < MAX_ANNOTATIONS else text
-        line_text = command
-        self.annotations.append(line_text)
-        self.log(line_text)
+        if issued >= MAX_ANNOTATIONS:
+            text = f"{level}: {file}:{line}: {message}" if file and line else f"{level}: {message}"
+            self.annotations.append(text)
+            self.log(text)
+            return
+        command = workflow_command(level, message, **where, title=title)
+        self.annotations.append(command)
+        self._write(command)
 
     def log(self, line: str) -> None:
-        self.stream.write(self.scrub(line) + "\n")
+        """One log line of text that may hold user or PR text: escaped (``render.escape.shown``),
+        so it can neither start a workflow command nor carry a control character."""
+        self._write(shown(self.scrub(line)))
+
+    def _write(self, line: str) -> None:
+        self.stream.write(line + "\n")
         self.stream.flush()
 
     @staticmethod

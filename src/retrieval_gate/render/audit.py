@@ -14,10 +14,11 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from retrieval_gate.audit.coverage import cell_name
 from retrieval_gate.audit.model import AuditReport, Coverage, CoverageCell, Finding
-from retrieval_gate.render.escape import md_text
+from retrieval_gate.render.escape import md_text, no_bidi, visible
 from retrieval_gate.render.markdown import markdown_environment
 
 SECTION_TEMPLATE = "audit_section.md.j2"
@@ -70,7 +71,9 @@ def print_audit(report: AuditReport, console: Console, *, shown: int = TERMINAL_
         for name in ("severity", "kind", "cases", "cards / cell", "reason"):
             table.add_column(name, overflow="fold")
         for f in report.findings[:shown]:
-            table.add_row(f.severity, f.kind, _ids(f.cases), f.cell or _ids(f.cards), f.reason)
+            # Text: an id is never rich markup ("[link=…]"); visible: nor a control character
+            table.add_row(f.severity, f.kind, *(Text(visible(v)) for v in (_ids(f.cases), f.cell or _ids(f.cards),
+                                                                          f.reason)))
         console.print(table)
         if len(report.findings) > shown:
             console.print(f"… and {len(report.findings) - shown} more findings in the JSON", markup=False)
@@ -84,13 +87,13 @@ def print_audit(report: AuditReport, console: Console, *, shown: int = TERMINAL_
 
 def print_coverage(coverage: Coverage, console: Console) -> None:
     grid = coverage_grid(coverage)
-    table = Table(title=f"coverage: cases per cell ({' × '.join(coverage.fields)})")
+    table = Table(title=Text(visible(f"coverage: cases per cell ({' × '.join(coverage.fields)})")))
     for name in grid.row_fields:
         table.add_column(name)
     for col in grid.cols:
-        table.add_column(f"{grid.col_field}={col}", justify="right")
+        table.add_column(Text(visible(f"{grid.col_field}={col}")), justify="right")
     for key, cells in grid.rows:
-        table.add_row(*key, *(cell_text(c) for c in cells))
+        table.add_row(*(Text(visible(k)) for k in key), *(cell_text(c) for c in cells))
     console.print(table)
     console.print(f"'–' empty cell · '·' n too small to detect a drop of {coverage.max_drop:g} in {coverage.metric} "
                   f"in a paired comparison even at best (α = {coverage.alpha:g}, power {coverage.power:g}, only "
@@ -140,4 +143,4 @@ def render_audit_html(report: AuditReport) -> str:
         "ids": _ids,
         "nbsp": Markup("&nbsp;"),
     }
-    return _html_env().get_template(HTML_TEMPLATE).render(**context)
+    return no_bidi(_html_env().get_template(HTML_TEMPLATE).render(**context))  # bidi overrides: visible

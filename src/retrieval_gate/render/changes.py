@@ -116,11 +116,11 @@ def kb_line(kb: KbChanges | None) -> str:
         return ""
 
     def named(refs: Sequence[Any], word: str) -> str:
-        text = f"{len(refs):,} {'card' if len(refs) == 1 else 'cards'} {word}" if word == "edited" \
-            else f"{len(refs):,} {word}"
+        n = kb.total(word)
+        text = f"{n:,} {'card' if n == 1 else 'cards'} {word}" if word == "edited" else f"{n:,} {word}"
         if refs:
             names = ", ".join(f'{r.card} "{r.title}"' if r.title else r.card for r in refs[:NAMED_CARDS])
-            text += f" ({names}{', …' if len(refs) > NAMED_CARDS else ''})"
+            text += f" ({names}{', …' if n > NAMED_CARDS else ''})"
         return text
 
     return ", ".join([named(kb.edited, "edited"), named(kb.added, "added"), named(kb.removed, "removed")])

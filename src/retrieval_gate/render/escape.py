@@ -104,3 +104,58 @@ def marker_suite(suite: object) -> str:
     else (spaces, ``>``, quotes…) → ``_``, so the marker is one stable HTML comment."""
     out = re.sub(r"[^A-Za-z0-9._/:-]", "_", clean_text(suite)).replace("--", "-_")
     return out or "default"
+
+
+# --- text for a terminal or a CI log (stdout / stderr) ----------------------------------------
+#
+# ``shown`` is the one escaper for every line the CLI or the action writes to stdout/stderr that
+# can hold user or pull-request text. A terminal must never receive a control character it would
+# obey (ESC starts colour, clear-screen, OSC-8 hyperlinks, title changes; bidi overrides reorder
+# what is read), and a GitHub runner parses every line of stdout and stderr for workflow commands:
+# a line starting (after spaces) with ``::`` (``::error file=…::``, ``::add-mask::``,
+# ``::stop-commands::``) or holding ``##[`` anywhere (the runner's older command form). So:
+#
+# - control characters (C0 but tab, DEL, C1), bidi embeddings/overrides/isolates and marks, line
+#   and paragraph separators, the BOM and lone surrogates (a file name that is not UTF-8) are
+#   written visibly, as ``\x1b``, ``\u202e``, ``\udce9`` — never emitted; a line feed too unless
+#   the caller keeps line structure (``keep_newlines``: text this tool laid out);
+# - a line that would start with ``::`` gets its first colon written ``%3A`` (GitHub's own escape),
+#   and ``##[`` becomes ``##%5B``: only the commands the tool itself issues
+#   (``publish/runner.workflow_command``) start a line with ``::``.
+
+_SHOWN_RE = re.compile("[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029"
+                       "\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+_SHOWN_KEEP_NL_RE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029"
+                               "\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+# A line start, past spaces and the colour codes (SGR) rich writes on a terminal.
+_COMMAND_START_RE = re.compile(r"^((?:\s|\x1b\[[0-9;]*m)*):(?=:)", re.MULTILINE)
+_OLD_COMMAND_RE = re.compile(r"##\[")
+_BIDI_RE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(text: object, *, keep_newlines: bool = False) -> str:
+    """``text`` safe to write to a terminal or a CI log (see above): controls written visibly,
+    no line able to start a workflow command. Carriage returns are always shown (``\\x0d``)."""
+    return no_commands(visible(text, keep_newlines=keep_newlines))
+
+
+def visible(text: object, *, keep_newlines: bool = False) -> str:
+    """Only the first half of ``shown``: control characters written visibly."""
+    pattern = _SHOWN_KEEP_NL_RE if keep_newlines else _SHOWN_RE
+    return pattern.sub(_visible, "" if text is None else str(text))
+
+
+def no_commands(text: str) -> str:
+    """Only the second half of ``shown``: no line of ``text`` starts a workflow command."""
+    return _COMMAND_START_RE.sub(r"\1%3A", _OLD_COMMAND_RE.sub("##%5B", text))
+
+
+def no_bidi(text: object) -> str:
+    """``text`` with bidi embeddings, overrides, isolates and marks written visibly (``\\u202e``):
+    for the HTML report, where they would reorder what a reader sees."""
+    return _BIDI_RE.sub(_visible, "" if text is None else str(text))

@@ -19,6 +19,7 @@ from retrieval_gate.render.cells import Cell, SliceRow
 from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
 from retrieval_gate.render.context import build_context
 from retrieval_gate.render.drilldown import drilldown
+from retrieval_gate.render.escape import no_bidi
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
@@ -121,4 +122,5 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
     context["case_has_deltas"] = baseline is not None
     context["top_retrieved"] = TOP_RETRIEVED
     context["drill"] = drilldown(comparison=comparison, results=results, baseline=baseline)
-    return html_environment().get_template(HTML_TEMPLATE).render(**context)
+    # Bidi overrides in a card id or a query would reorder what the reader sees: written visibly.
+    return no_bidi(html_environment().get_template(HTML_TEMPLATE).render(**context))

@@ -95,9 +95,11 @@ def fill(template: str, *, repo: str = "", sha: str = "", version: str = "", bra
 
 
 def caller_workflow(*, repo: str, sha: str, version: str, branch: str, suite: str) -> str:
-    text = fill(CALLER_WORKFLOW, repo=repo, sha=sha, version=version, branch=branch)
+    """The caller workflow; the branch and the suite name, values a user typed, are written as
+    YAML scalars (``_yaml_str``: quoted unless only safe characters), never pasted as YAML."""
+    text = fill(CALLER_WORKFLOW, repo=repo, sha=sha, version=version, branch=_yaml_str(branch))
     if suite != "default":
-        text += fill(SUITE_INPUT, suite=suite)
+        text += fill(SUITE_INPUT, suite=_yaml_str(suite))
     return text
 
 
@@ -122,15 +124,18 @@ def config_text(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: st
     return "\n".join(lines) + "\n"
 
 
+# Plain scalars YAML (1.1, as PyYAML and the runner read it) would take for a boolean or null.
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
 
 
 def _yaml_str(text: str) -> str:
     """A path or name as a YAML scalar: plain when it is only safe characters, else double-quoted
-    (JSON's string syntax is YAML's double-quoted one)."""
-    if text and set(text) <= _PLAIN and not text.startswith("-"):
+    (JSON's string syntax is YAML's double-quoted one; a text with a character that is not printable
+    — a control, a line or paragraph separator, NEL — is written all in escapes)."""
+    if text and set(text) <= _PLAIN and (text[0].isalpha() or text[0] == "_") and text.lower() not in _YAML_WORDS:
         return text
-    return json.dumps(text, ensure_ascii=False)
+    return json.dumps(text, ensure_ascii=not text.isprintable())
 
 
 def _yaml_key(text: str) -> str:

@@ -101,7 +101,8 @@ class ChromaStore:
         if settings.mode != "ephemeral":
             self.root = Path(settings.path or DEFAULT_STORE_DIR)
             refuse_unusable(self.root)
-            self._lock = StoreLock(self.root, timeout_s=settings.lock_timeout_s, notify=self.notify)
+            self._lock = StoreLock(self.root, timeout_s=settings.lock_timeout_s, notify=self.notify,
+                                   progress=self.progress)
             try:
                 self._rebuilt = prepare_root(self.root, notify=self.notify)
             except BaseException:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import sys
@@ -35,6 +36,8 @@ MARKER = "retrieval-gate-store.json"
 CHROMA_DIR = "chroma"
 LOCK_FILE = "retrieval-gate-store.lock"
 LOCK_POLL_S = 0.2
+LOCK_NOTE_EVERY_S = 30.0  # while waiting for the lock: who holds it and the time left, at this interval
+LOCK_STAGE = "waiting for the store lock (s)"  # the progress stage of the wait: a live line on a terminal
 
 
 def prepare_root(root: Path, *, notify: Callable[[str], None]) -> str | None:
@@ -163,38 +166,56 @@ def _owner(path: Path) -> int | str:
 class StoreLock:
     """The exclusive writer's lock on a store folder (see the module docstring)."""
 
-    def __init__(self, root: Path, *, timeout_s: float, notify: Callable[[str], None]):
+    def __init__(self, root: Path, *, timeout_s: float, notify: Callable[[str], None],
+                 progress: Callable[[str, int, int], None] | None = None):
         self.path = root / LOCK_FILE
+        self._held = False  # only a holder rewrites or clears the record; a waiter that gives up touches nothing
         try:
             root.mkdir(parents=True, exist_ok=True)
             self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:
             raise StoreError(f"cannot lock the store folder {root}: {exc.strerror} ({self.path})") from None
         try:
-            self._acquire(root, timeout_s=timeout_s, notify=notify)
+            self._acquire(root, timeout_s=timeout_s, notify=notify, progress=progress)
         except BaseException:
             self.release()
             raise
 
-    def _acquire(self, root: Path, *, timeout_s: float, notify: Callable[[str], None]) -> None:
+    def _acquire(self, root: Path, *, timeout_s: float, notify: Callable[[str], None],
+                 progress: Callable[[str, int, int], None] | None) -> None:
+        """Take the lock, waiting at most ``timeout_s``; while waiting, a note naming the holder
+        and the time left at once and then every ``LOCK_NOTE_EVERY_S`` seconds (a CI log shows a
+        wait is a wait, not a hang), and each second a ``LOCK_STAGE`` progress step (seconds
+        waited of ``timeout_s``: the live line a terminal shows)."""
         import fcntl
 
         assert self._fd is not None
-        deadline = time.monotonic() + timeout_s
-        told = False
+        start = time.monotonic()
+        deadline = start + timeout_s
+        next_note = start
+        shown_s = -1
         while True:
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 holder = self.holder()
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
                     raise StoreError(f"store {root} is in use by {holder} for more than {timeout_s:g} s (one "
                                      "writer per store): wait for it to finish, or pass another --store") from None
-                if not told:
-                    notify(f"store {root} is in use by {holder}; waiting up to {timeout_s:g} s")
-                    told = True
+                if now >= next_note:
+                    if next_note == start:
+                        notify(f"store {root} is in use by {holder}; waiting up to {timeout_s:g} s")
+                    else:
+                        notify(f"store {root}: still waiting for {holder}, {deadline - now:.0f} s left "
+                               f"of {timeout_s:g} s")
+                    next_note += LOCK_NOTE_EVERY_S
+                if progress is not None and int(now - start) != shown_s:
+                    shown_s = int(now - start)
+                    progress(LOCK_STAGE, shown_s, math.ceil(timeout_s))
                 time.sleep(min(LOCK_POLL_S, max(0.0, deadline - time.monotonic())))
+        self._held = True
         record = json.dumps({"pid": os.getpid(), "command": " ".join(sys.argv)[:500]}, sort_keys=True) + "\n"
         with contextlib.suppress(OSError):  # informative only: the lock itself is the flock
             os.ftruncate(self._fd, 0)
@@ -213,10 +234,12 @@ class StoreLock:
 
     def release(self) -> None:
         fd, self._fd = getattr(self, "_fd", None), None
+        held, self._held = getattr(self, "_held", False), False
         if fd is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
-            os.close(fd)  # closing the descriptor releases the flock
+            if held:  # the record is the holder's: a waiter that never got the lock leaves it alone
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
+            os.close(fd)  # closing the descriptor releases the flock (a waiter's: nothing)
 
 
 def wipe(root: Path, *, cache_too: bool) -> None:

@@ -82,6 +82,7 @@ def report_command(
     suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
     audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: markdown (with --audit-base) gets a collapsed section of the findings it introduced; html gets the coverage matrix."),
     audit_base: Path | None = typer.Option(None, "--audit-base", help="The base branch's audit.json (see --audit)."),
+    kb: Path | None = typer.Option(None, "--kb", help="html: the KB the run read, for the cards to label (default: the results' KB path, when it is there)."),
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
@@ -118,7 +119,8 @@ def report_command(
         from retrieval_gate.render.html import render_html
 
         text = render_html(results=loaded, comparison=comp, baseline=base,
-                           audit=read_audit(audit) if audit is not None else None)
+                           audit=read_audit(audit) if audit is not None else None,
+                           queue=_label_queue(results=loaded, comparison=comp, kb=kb))
     else:
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)
@@ -135,6 +137,23 @@ def report_command(
     else:
         write_text_atomic(out, text)
         console.print(f"wrote {out}", markup=False, highlight=False)
+
+
+def _label_queue(*, results: Results, comparison: Comparison | None, kb: Path | None) -> list | None:
+    """The HTML report's cards to label: only when a case's cause is ``unjudged`` and the KB is at
+    hand (``--kb``, else the path the results name); the sidecar of "not relevant" decisions is
+    looked for beside the results' cases."""
+    if comparison is None or not any(c.cause == "unjudged" for c in comparison.changed_cases):
+        return None
+    recorded = results.inputs.get("kb")
+    kb_path = kb if kb is not None else Path(recorded.path) if recorded is not None else None
+    cases = results.inputs.get("cases")
+    if kb_path is None or not kb_path.exists() or cases is None:
+        return None
+    from retrieval_gate.cli.label import queue_for
+    from retrieval_gate.load.kb import load_kb
+
+    return queue_for(comparison=comparison, kb=load_kb(kb_path), cases_path=Path(cases.path))
 
 
 def _audit_section(audit: Path, audit_base: Path) -> str:

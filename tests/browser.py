@@ -178,7 +178,8 @@ MEASURE_JS = r"""(() => {
     });
     for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++) {
       const [s, r] = texts[a], [u, q] = texts[b];
-      const w = Math.min(r.right, q.right) - Math.max(r.left, q.left), h = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+      const w = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+      const h = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
       if (w > 1 && h > 1) overlapping.push(`chart ${i}: ${s} / ${u}`);
     }
   });

@@ -82,10 +82,11 @@ class Page:
     def click(self, selector: str) -> None:
         self.js(f"document.querySelector({json.dumps(selector)}).click()")
 
-    def key(self, key: str, code: str, key_code: int) -> None:
+    def key(self, key: str, code: str, key_code: int, text: str = "") -> None:
         """A real key press (down and up) on the focused element."""
-        for kind in ("keyDown", "keyUp"):
-            self.call("Input.dispatchKeyEvent", type=kind, key=key, code=code, windowsVirtualKeyCode=key_code)
+        self.call("Input.dispatchKeyEvent", type="keyDown", key=key, code=code, windowsVirtualKeyCode=key_code,
+                  text=text, unmodifiedText=text)
+        self.call("Input.dispatchKeyEvent", type="keyUp", key=key, code=code, windowsVirtualKeyCode=key_code)
 
     def type_text(self, text: str) -> None:
         self.call("Input.insertText", text=text)

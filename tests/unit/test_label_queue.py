@@ -116,3 +116,20 @@ def test_label_apply_reports_a_bad_labels_line_as_file_and_line(tmp_path, capsys
     labels = write_lines(tmp_path / "labels.jsonl", line)
     code, _, err = run_cli(["label", "apply", str(labels), "--cases", str(cases), "--kb", str(kb)], capsys)
     assert code == 2 and "labels.jsonl:1:" in err and "Traceback" not in err
+
+
+def test_judged_at_k_per_slice_counts_gold_of_any_grade_and_kept_not_relevant_cards():
+    from retrieval_gate.audit.labels import judged_at_k
+    from retrieval_gate.models import Case
+
+    cases = [Case(id="a", query="q", gold=["g"], locale="en"),
+             Case(id="b", query="q", gold={"h": 2, "z": 0}, locale="pt"),
+             Case(id="c", query="q", gold=[], locale="pt")]  # no gold: not counted
+    retrieved = {"a": ["x", "g", "y", "w"], "b": ["z", "h", "v"], "c": ["x"]}
+    rows = judged_at_k(cases=cases, retrieved=retrieved, k=3, not_relevant={"a": {"y"}})
+    # a: top 3 = x g y, judged g and y (kept not relevant) → 2/3; b: z (grade 0) and h judged → 2/3
+    assert [(r.slice, r.judged, r.n) for r in rows] == [
+        ("overall", round(2 / 3, 6), 2), ("kind=golden", round(2 / 3, 6), 2), ("locale=en", round(2 / 3, 6), 1),
+        ("locale=pt", round(2 / 3, 6), 1)]
+    without = {r.slice: r.judged for r in judged_at_k(cases=cases, retrieved=retrieved, k=3, not_relevant={})}
+    assert without["locale=en"] == round(1 / 3, 6) and without["overall"] == round((1 / 3 + 2 / 3) / 2, 6)

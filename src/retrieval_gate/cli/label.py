@@ -24,34 +24,7 @@ label_app = typer.Typer(name="label", help="The labelling loop: list unjudged ca
                         no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 app.add_typer(label_app, name="label")
 
-NOT_RELEVANT_SUFFIX = ".not-relevant.jsonl"
-NOT_RELEVANT_IN_FOLDER = "not-relevant.jsonl"
 CONFIG_HELP = "Config file (default ./retrieval-gate.yml when present)."
-
-
-def not_relevant_path(cases: Path) -> Path:
-    """Where a golden set's "not relevant" decisions are kept: ``cases.not-relevant.jsonl`` beside
-    a ``cases.jsonl`` (or qrels) file, ``not-relevant.jsonl`` inside a BEIR folder."""
-    cases = Path(cases)
-    return cases / NOT_RELEVANT_IN_FOLDER if cases.is_dir() else cases.with_name(cases.stem + NOT_RELEVANT_SUFFIX)
-
-
-def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
-    """The sidecar's ``(case, card, sha)`` entries (none when the file is absent)."""
-    from retrieval_gate.errors import Problem
-    from retrieval_gate.load.textfile import iter_json_objects, raise_if
-
-    if not path.is_file():
-        return []
-    problems: list[Problem] = []
-    out = []
-    for number, obj in iter_json_objects(path, problems):
-        if not all(isinstance(obj.get(key), str) for key in ("case", "card", "sha")):
-            problems.append(Problem(str(path), number, "expected {\"case\", \"card\", \"sha\", \"at\"} strings"))
-            continue
-        out.append((obj["case"], obj["card"], obj["sha"]))
-    raise_if(problems)
-    return out
 
 
 def suite_inputs(*, config: Path | None, suite: str, kb: Path | None, cases: Path | None) -> tuple[Path, Path]:
@@ -69,6 +42,7 @@ def suite_inputs(*, config: Path | None, suite: str, kb: Path | None, cases: Pat
 def queue_for(*, comparison: Comparison, kb: KnowledgeBase, cases_path: Path) -> list[QueueItem]:
     """The queue of ``comparison``'s unjudged cases over this KB, less the pairs the sidecar beside
     ``cases_path`` already keeps as not relevant (while the card is unchanged)."""
+    from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
     from retrieval_gate.audit.label_queue import label_queue, snippets
     from retrieval_gate.score.kb_manifest import kb_manifest
 
@@ -146,6 +120,7 @@ def apply_command(
     gold; BEIR or qrels: a qrels line), atomically; "not relevant" ones go to the sidecar file
     beside the cases. Refuses the whole file (exit 2, nothing written) when a decision names an
     unknown case or card, or a card whose content changed since it was judged."""
+    from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
     from retrieval_gate.audit.label_queue import add_to_jsonl, add_to_qrels, not_relevant_lines, plan_labels
     from retrieval_gate.errors import InputError, Problem
     from retrieval_gate.files import write_text_atomic

@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--remote-debugging-address=127.0.0.1",
@@ -35,7 +34,7 @@ def chromium_path() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
         reason = "no chromium on PATH (apt-get install chromium; .ci/run installs it)"
-        if IN_CI:
+        if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"the browser tests cannot run under CI: {reason}", pytrace=False)
         pytest.skip(reason)
     return path

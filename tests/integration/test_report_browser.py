@@ -66,3 +66,29 @@ def test_the_case_list_sorts_and_expands_from_the_keyboard(page, tmp_path):
     page.key(" ", "Space", 32, " ")
     assert page.js("document.querySelector('#cases tbody.case tr.detail').hidden") is False
     assert page.js("document.querySelector('#cases tbody.case .toggle').getAttribute('aria-expanded')") == "true"
+
+
+def test_printing_unfolds_every_section_drops_the_controls_and_lets_the_case_list_run_on(page, tmp_path):
+    scenario = sc.regression()
+    html = tmp_path / "report.html"
+    html.write_text(render_html(results=scenario.results, comparison=scenario.comparison,
+                                baseline=scenario.baseline), encoding="utf-8")
+    page.open(html)
+    folded = page.js("document.querySelectorAll('details:not([open])').length")
+    assert folded >= 3
+    page.call("Page.printToPDF")  # fires beforeprint
+    assert page.js("document.querySelectorAll('details:not([open])').length") == 0
+    page.call("Emulation.setEmulatedMedia", media="print")
+    assert page.js("getComputedStyle(document.querySelector('.controls')).display") == "none"
+    assert page.js("getComputedStyle(document.querySelector('.table-wrap')).maxHeight") == "none"
+    page.call("Emulation.setEmulatedMedia", media="")
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(ci, outcome, monkeypatch, tmp_path):
+    from tests.browser import chromium_path
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no chromium on it
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="no chromium on PATH"):
+        chromium_path()

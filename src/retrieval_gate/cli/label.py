@@ -16,9 +16,8 @@ from retrieval_gate.cli.app import app, console
 from retrieval_gate.errors import UsageError
 
 if TYPE_CHECKING:
-    from retrieval_gate.audit.label_queue import Decision, QueueItem
-    from retrieval_gate.compare.model import Comparison
-    from retrieval_gate.models import CaseSet, KnowledgeBase
+    from retrieval_gate.audit.label_queue import Decision
+    from retrieval_gate.models import CaseSet
 
 label_app = typer.Typer(name="label", help="The labelling loop: list unjudged cards to label, apply decisions.",
                         no_args_is_help=True, add_completion=False, rich_markup_mode=None)
@@ -37,20 +36,6 @@ def suite_inputs(*, config: Path | None, suite: str, kb: Path | None, cases: Pat
     if settings.kb is None or settings.cases is None:
         raise UsageError("label needs --kb and --cases (or a suite that names them)")
     return Path(settings.kb), Path(settings.cases)
-
-
-def queue_for(*, comparison: Comparison, kb: KnowledgeBase, cases_path: Path) -> list[QueueItem]:
-    """The queue of ``comparison``'s unjudged cases over this KB, less the pairs the sidecar beside
-    ``cases_path`` already keeps as not relevant (while the card is unchanged)."""
-    from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
-    from retrieval_gate.audit.label_queue import label_queue, snippets
-    from retrieval_gate.score.kb_manifest import kb_manifest
-
-    manifest = kb_manifest(kb.cards)
-    decided = {(case, card) for case, card, sha in read_not_relevant(not_relevant_path(cases_path))
-               if card in manifest and manifest[card].sha == sha}
-    return label_queue(changes=comparison.changed_cases, manifest=manifest, snippet=snippets(kb.cards),
-                       decided=decided)
 
 
 @label_app.command("queue")
@@ -75,6 +60,8 @@ def queue_command(
     loaded = read_comparison(comparison)
     _, knowledge = load_dataset(cases=cases_path, kb=kb_path)
     assert knowledge is not None
+    from retrieval_gate.artifacts.labels import queue_for
+
     items = queue_for(comparison=loaded, kb=knowledge, cases_path=cases_path)
     for item in items:
         console.print(f"{item.case} · {item.card} (rank {item.rank}, sha {item.sha}) {item.title}\n    {item.snippet}",

@@ -115,12 +115,13 @@ def report_command(
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
                                   max_chars=max_chars, audit_section=section)
     elif fmt == "html":
+        from retrieval_gate.artifacts.labels import report_queue
         from retrieval_gate.artifacts.results import read_audit
         from retrieval_gate.render.html import render_html
 
         text = render_html(results=loaded, comparison=comp, baseline=base,
                            audit=read_audit(audit) if audit is not None else None,
-                           queue=_label_queue(results=loaded, comparison=comp, kb=kb))
+                           queue=report_queue(results=loaded, comparison=comp, kb=kb))
     else:
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)
@@ -137,23 +138,6 @@ def report_command(
     else:
         write_text_atomic(out, text)
         console.print(f"wrote {out}", markup=False, highlight=False)
-
-
-def _label_queue(*, results: Results, comparison: Comparison | None, kb: Path | None) -> list | None:
-    """The HTML report's cards to label: only when a case's cause is ``unjudged`` and the KB is at
-    hand (``--kb``, else the path the results name); the sidecar of "not relevant" decisions is
-    looked for beside the results' cases."""
-    if comparison is None or not any(c.cause == "unjudged" for c in comparison.changed_cases):
-        return None
-    recorded = results.inputs.get("kb")
-    kb_path = kb if kb is not None else Path(recorded.path) if recorded is not None else None
-    cases = results.inputs.get("cases")
-    if kb_path is None or not kb_path.exists() or cases is None:
-        return None
-    from retrieval_gate.cli.label import queue_for
-    from retrieval_gate.load.kb import load_kb
-
-    return queue_for(comparison=comparison, kb=load_kb(kb_path), cases_path=Path(cases.path))
 
 
 def _audit_section(audit: Path, audit_base: Path) -> str:

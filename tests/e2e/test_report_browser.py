@@ -87,6 +87,11 @@ def test_two_emptied_gold_pages_what_changed_first_compact_rows_no_broken_ids_ch
         assert m["page_height"] < 9000, m
         assert m["rows"] == len(now) and m["max_row_height"] <= 120, m
         assert m["broken_ids"] == [] and m["chart_text_outside"] == [] and m["chart_text_overlapping"] == [], m
+        page.js("document.querySelectorAll('details').forEach(d => { d.open = true; })")  # the trend too
+        unfolded = measure(page)
+        assert unfolded["chart_text_outside"] == [] and unfolded["chart_text_overlapping"] == [], unfolded
+        assert unfolded["broken_ids"] == [], unfolded["broken_ids"]
+        page.open(html)
         # the header names every lost case, above "What changed"
         header = page.js("document.querySelector('header').innerText")
         assert all(case in header for case in lost)

@@ -126,3 +126,28 @@ def test_the_drill_down_shows_both_rankings_with_gold_and_kb_marks_filters_and_t
     old = comparison.model_copy(update={"baseline_rankings": False})
     assert render_html(results=scenario.results, comparison=old, baseline=scenario.baseline).count(
         "ranks before are unknown") == 1  # said once
+
+
+def test_the_shift_histogram_has_a_count_axis_a_count_over_each_bar_and_its_caption_outside_the_chart():
+    from collections import Counter
+
+    scenario = sc.regression()
+    html = render_html(results=scenario.results, comparison=scenario.comparison, baseline=scenario.baseline)
+    svg = html[html.index('<svg class="chart shifts"'):]
+    svg = svg[:svg.index("</svg>")]
+    # counted by hand from the gold ranks: one per gold card that moved
+    by_hand: Counter[str] = Counter()
+    for change in scenario.comparison.changed_cases:
+        for g in change.gold:
+            if g.rank_before == g.rank_after:
+                continue
+            key = ("left the top" if g.rank_after is None else "entered the top" if g.rank_before is None
+                   else f"{g.rank_after - g.rank_before:+d}")
+            by_hand[key] += 1
+    bars = re.findall(r"<title>([^<]+): (\d+)</title></rect>", svg)
+    assert {label: int(n) for label, n in bars} == dict(by_hand)
+    counts = re.findall(r'class="value(?: inside)?" text-anchor="middle">(\d+)</text>', svg)
+    assert [int(n) for n in counts] == [int(n) for _, n in bars]
+    ticks = [int(t) for t in re.findall(r'class="tick" text-anchor="end">(\d+)</text>', svg)]
+    assert ticks[0] == 0 and ticks[-1] == max(by_hand.values())
+    assert "rank after − before" not in svg and "<figcaption>Gold cards per rank shift" in html

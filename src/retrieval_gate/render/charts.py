@@ -20,8 +20,10 @@ from retrieval_gate.render.cells import Cell
 from retrieval_gate.render.escape import clean_text
 from retrieval_gate.render.trend import Trend
 
-COLOURS = {"improved": "#1a7f37", "regressed": "#cf222e", "below_floor": "#cf222e", "inconclusive": "#bf8700",
-           "ok": "#57606a", "new": "#0969da", "missing": "#8c959f", "current": "#0969da"}
+# Okabe–Ito: blue (better), vermillion (worse), orange (inconclusive), sky blue (the rest) stay apart under
+# protanopia, deuteranopia and tritanopia, and read on a light or a dark page.
+COLOURS = {"improved": "#0072B2", "regressed": "#D55E00", "below_floor": "#D55E00", "inconclusive": "#E69F00",
+           "ok": "#56B4E9", "new": "#56B4E9", "missing": "#8c959f", "current": "#56B4E9"}
 Z95 = 1.959963984540054
 
 

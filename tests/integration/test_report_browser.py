@@ -92,3 +92,31 @@ def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(ci, outcome, monke
     monkeypatch.setenv("CI", ci)
     with pytest.raises(outcome, match="no chromium on PATH"):
         chromium_path()
+
+
+def test_the_label_buttons_record_the_chosen_grade_and_the_last_choice_per_card(page, tmp_path):
+    import json
+
+    from retrieval_gate.audit.label_queue import QueueItem
+
+    scenario = sc.regression()
+    change = scenario.comparison.changed_cases[0]
+    graded = scenario.results.model_copy(update={"cases": [
+        c.model_copy(update={"grades": {g: 3 for g in c.gold}}) if c.id == change.id else c
+        for c in scenario.results.cases]})
+    queue = [QueueItem(case=change.id, query="q", card=card, rank=i, title="", snippet="s", sha=f"sha{i}")
+             for i, card in enumerate(("x-card", "y-card"), 1)]
+    html = tmp_path / "report.html"
+    html.write_text(render_html(results=graded, comparison=scenario.comparison, baseline=scenario.baseline,
+                                queue=queue), encoding="utf-8")
+    page.open(html)
+    x, y = '.label-item[data-card="x-card"]', '.label-item[data-card="y-card"]'
+    page.js(f"document.querySelector('{x} select').value = '2'")
+    page.click(f'{x} button[data-grade="1"]')
+    page.click(f'{y} button[data-grade="1"]')
+    page.click(f'{y} button[data-grade="0"]')  # changed its mind: the last choice counts
+    decisions = [json.loads(line) for line in page.js("window.retrievalGateLabels()").splitlines()]
+    assert [(d["case"], d["card"], d["grade"], d["sha"]) for d in decisions] == [
+        (change.id, "x-card", 2, "sha1"), (change.id, "y-card", 0, "sha2")]
+    assert all(d["at"].endswith("Z") for d in decisions)
+    assert page.js("document.getElementById('download-labels').textContent") == "Download labels (2)"

@@ -133,3 +133,45 @@ def test_judged_at_k_per_slice_counts_gold_of_any_grade_and_kept_not_relevant_ca
         ("locale=pt", round(2 / 3, 6), 1)]
     without = {r.slice: r.judged for r in judged_at_k(cases=cases, retrieved=retrieved, k=3, not_relevant={})}
     assert without["locale=en"] == round(1 / 3, 6) and without["overall"] == round((1 / 3 + 2 / 3) / 2, 6)
+
+
+def test_label_queue_lists_the_cards_to_label_and_leaves_out_a_pair_kept_not_relevant(tmp_path, capsys):
+    from tests.golden import scenarios as sc
+
+    kb = write_lines(tmp_path / "kb.jsonl", '{"id": "g", "text": "gold text"}',
+                     '{"id": "a", "title": "Card A", "text": "about   a\\n thing"}', '{"id": "b", "text": "bee"}')
+    cases = write_lines(tmp_path / "cases.jsonl", '{"id": "q1", "query": "how?", "gold": ["g"]}')
+    comparison = tmp_path / "comparison.json"
+    comparison.write_text(sc.regression().comparison.model_copy(
+        update={"changed_cases": [_change("unjudged")]}).model_dump_json(), encoding="utf-8")
+    out = tmp_path / "queue.jsonl"
+    args = ["label", "queue", "--comparison", str(comparison), "--cases", str(cases), "--kb", str(kb)]
+    code, text, _ = run_cli([*args, "--out", str(out)], capsys)
+    items = [json.loads(line) for line in out.read_text().splitlines()]
+    assert code == 0 and "2 cards to label" in text
+    assert [(i["card"], i["rank"], i["title"], i["snippet"]) for i in items] == [
+        ("a", 1, "Card A", "about a thing"), ("b", 2, "", "bee")]
+    (tmp_path / "cases.not-relevant.jsonl").write_text(
+        json.dumps({"case": "q1", "card": "a", "sha": items[0]["sha"], "at": "t"}) + "\n")
+    code, text, _ = run_cli(args, capsys)
+    assert code == 0 and "1 card to label" in text and "q1 · b" in text and "q1 · a" not in text
+
+
+def test_a_graded_suite_gets_a_grade_choice_per_card_and_the_report_carries_each_cards_hash():
+    from retrieval_gate.audit.label_queue import QueueItem
+    from retrieval_gate.render.html import render_html
+    from tests.golden import scenarios as sc
+
+    scenario = sc.regression()
+    change = scenario.comparison.changed_cases[0]
+    graded = scenario.results.model_copy(update={"cases": [
+        c.model_copy(update={"grades": {g: 3 for g in c.gold}}) if c.id == change.id else c
+        for c in scenario.results.cases]})
+    queue = [QueueItem(case=change.id, query="q", card="x-card", rank=1, title="X", snippet="text", sha="abcd")]
+    html = render_html(results=graded, comparison=scenario.comparison, baseline=scenario.baseline, queue=queue)
+    assert f'data-case="{change.id}" data-card="x-card" data-sha="abcd"' in html
+    assert html.count('<option value="3">grade 3</option>') == 1 and '<option value="4">' not in html
+    assert 'id="download-labels" disabled' in html
+    plain = render_html(results=scenario.results, comparison=scenario.comparison, baseline=scenario.baseline,
+                        queue=queue)
+    assert "grade 1</option>" not in plain and 'data-grade="1"' in plain  # binary: relevant / not relevant only

@@ -70,6 +70,8 @@ def test_jsonl_gold_grows_in_place_and_other_lines_are_kept_byte_for_byte():
     assert lines[2:] == ["# not json", ""]
     graded = add_to_jsonl(text, [_decision("q1", "a", 2, "1111")]).split("\n")[0]
     assert json.loads(graded)["gold"] == {"g": 1, "a": 2}  # a grade above 1 makes the case graded
+    alias = add_to_jsonl('{"id": "q1", "relevant_doc_ids": ["g"]}\r\n', [_decision("q1", "a", 1, "1111")])
+    assert alias == '{"id": "q1", "relevant_doc_ids": ["g", "a"]}\r\n'  # the line's own field, its line ending
 
 
 def test_qrels_get_one_line_per_judgement_in_the_files_own_layout():

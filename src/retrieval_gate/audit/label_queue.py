@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.compare.changes_model import ChangedCase
-from retrieval_gate.models import Card
+from retrieval_gate.models import GOLD_FIELDS, Card
 from retrieval_gate.score.kb_manifest import KbCard
 
 SNIPPET_CHARS = 280
@@ -139,7 +139,7 @@ def add_to_jsonl(text: str, additions: Sequence[Decision]) -> str:
         adds = by_case.pop(str(obj.get("id")), None) if isinstance(obj, dict) else None
         if not adds:
             continue
-        key = "gold" if "gold" in obj or "relevant" not in obj else "relevant"
+        key = next((name for name in GOLD_FIELDS if name in obj), "gold")  # the field the line uses
         gold = obj.get(key) or []
         if isinstance(gold, list) and any(d.grade > 1 for d in adds):
             gold = {str(card): 1 for card in gold}
@@ -148,7 +148,7 @@ def add_to_jsonl(text: str, additions: Sequence[Decision]) -> str:
         else:
             gold = {**gold, **{d.card: d.grade for d in adds}}
         obj[key] = gold
-        lines[i] = json.dumps(obj, ensure_ascii=False)
+        lines[i] = json.dumps(obj, ensure_ascii=False) + ("\r" if line.endswith("\r") else "")
     return "\n".join(lines)
 
 

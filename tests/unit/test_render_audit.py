@@ -87,7 +87,7 @@ def test_results_html_report_shows_the_audit_matrix_only_when_given():
     report = run_audit(cases=cases, entries=[Card(id="a", text="long enough card text here")], params=AuditParams())
     assert "Coverage matrix" not in render_html(results=results)
     html = render_html(results=results, audit=report)
-    assert "<h2>Coverage matrix (golden-set audit)</h2>" in html
+    assert "<summary>Coverage matrix (golden-set audit)</summary>" in html
     assert "<th>locale=en-US</th><th>locale=pt-BR</th>" in html and html.count('class="n low"') == 2
 
 

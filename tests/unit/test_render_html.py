@@ -57,7 +57,7 @@ def test_charts_are_inline_svg(name: str, trend: bool, reports) -> None:
     # hit and nDCG by slice (+ the trend) (+ the histogram of gold-rank shifts of "What changed")
     assert names.count("svg") == 2 + int(trend) + int(shifts)
     n_slices = len([s for s in scenario.results.aggregates if s not in ("overall", "no-answer")])
-    bars = [a for t, a in doc.tags if t == "rect" and a.get("class") != "shift"]
+    bars = [a for t, a in doc.tags if t == "rect" and not (a.get("class") or "").startswith("shift")]
     compared = scenario.comparison is not None
     assert len(bars) == 2 * (n_slices + 1) * (2 if compared else 1)  # value (+ Δ) bar per row and chart
     assert html.count('class="whisker"') >= n_slices + 1  # Wilson interval on every hit@k bar
@@ -66,11 +66,12 @@ def test_charts_are_inline_svg(name: str, trend: bool, reports) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_per_case_table_has_one_row_per_case(name: str, reports) -> None:
-    scenario, _, doc = reports[name]
-    table = next(t for t in doc.tables if t[0][:3] == ["case", "query", "status"])
-    assert len(table) - 1 == len(scenario.results.cases)
-    assert [row[0] for row in table[1:]] == [c.id.strip() for c in scenario.results.cases]
+def test_per_case_table_has_one_line_and_one_hidden_detail_row_per_case(name: str, reports) -> None:
+    scenario, html, doc = reports[name]
+    table = next(t for t in doc.tables if t[0][1:4] == ["case", "query", "status"])
+    assert len(table) - 1 == 2 * len(scenario.results.cases)  # the line, then its detail row
+    assert [row[1] for row in table[1::2]] == [c.id.strip() for c in scenario.results.cases]
+    assert html.count('<tr class="detail"') == html.count('" hidden><td></td>') == len(scenario.results.cases)
     assert 'class="sortable" id="cases"' in reports[name][1]
 
 
@@ -110,14 +111,14 @@ def test_the_drill_down_shows_both_rankings_with_gold_and_kb_marks_filters_and_t
     comparison = scenario.comparison.model_copy(update={"kb_changes": KbChanges(edited=[CardRef(card=top_now)])})
     html = render_html(results=scenario.results, comparison=comparison, baseline=scenario.baseline)
     assert html.count('class="wc-case"') == len(changes)
-    block = html[html.index(f'<strong class="ids">{first.id}</strong>'):]
+    block = html[html.index(f'data-case="{first.id}" data-cause='):]
     block = block[:block.index("</table>")]
     before, after = block.split("</td>")[0], block.split("</td>")[1]
     gold = first.gold[0]
-    assert (f'<li class="hit">{gold.card}</li>' in before) == (gold.rank_before is not None)
-    assert (f'<li class="hit">{gold.card}</li>' in after) == (gold.rank_after is not None)
-    assert f'<li class="kb-edited">{top_now} <small>(edited)</small></li>' in after  # the KB mark
-    assert '<option value="ranking">' in html and f'<option value="{first.slices[1]}">' in html
+    assert (f'<li class="hit" title="{gold.card}">{gold.card}</li>' in before) == (gold.rank_before is not None)
+    assert (f'<li class="hit" title="{gold.card}">{gold.card}</li>' in after) == (gold.rank_after is not None)
+    assert f'<li class="kb-edited" title="{top_now}">{top_now} <small>(edited)</small></li>' in after  # the KB mark
+    assert '<option value="ranking" title=' in html and f'<option value="{first.slices[1]}">' in html
     # the histogram: one bar per shift, counted here from the gold ranks by hand
     gone = sum(1 for c in changes for g in c.gold if g.rank_before is not None and g.rank_after is None)
     assert re.search(rf"<title>left the top: {gone}</title>", html)
@@ -125,3 +126,28 @@ def test_the_drill_down_shows_both_rankings_with_gold_and_kb_marks_filters_and_t
     old = comparison.model_copy(update={"baseline_rankings": False})
     assert render_html(results=scenario.results, comparison=old, baseline=scenario.baseline).count(
         "ranks before are unknown") == 1  # said once
+
+
+def test_the_shift_histogram_has_a_count_axis_a_count_over_each_bar_and_its_caption_outside_the_chart():
+    from collections import Counter
+
+    scenario = sc.regression()
+    html = render_html(results=scenario.results, comparison=scenario.comparison, baseline=scenario.baseline)
+    svg = html[html.index('<svg class="chart shifts"'):]
+    svg = svg[:svg.index("</svg>")]
+    # counted by hand from the gold ranks: one per gold card that moved
+    by_hand: Counter[str] = Counter()
+    for change in scenario.comparison.changed_cases:
+        for g in change.gold:
+            if g.rank_before == g.rank_after:
+                continue
+            key = ("left the top" if g.rank_after is None else "entered the top" if g.rank_before is None
+                   else f"{g.rank_after - g.rank_before:+d}")
+            by_hand[key] += 1
+    bars = re.findall(r"<title>([^<]+): (\d+)</title></rect>", svg)
+    assert {label: int(n) for label, n in bars} == dict(by_hand)
+    counts = re.findall(r'class="value(?: inside)?" text-anchor="middle">(\d+)</text>', svg)
+    assert [int(n) for n in counts] == [int(n) for _, n in bars]
+    ticks = [int(t) for t in re.findall(r'class="tick" text-anchor="end">(\d+)</text>', svg)]
+    assert ticks[0] == 0 and ticks[-1] == max(by_hand.values())
+    assert "rank after − before" not in svg and "<figcaption>Gold cards per rank shift" in html

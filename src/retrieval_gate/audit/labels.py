@@ -4,10 +4,11 @@ before interpreting a delta (incomplete labels skew recall either way). Pure."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
-from retrieval_gate.audit.model import Finding, LabelReview, ReviewItem
+from retrieval_gate.audit.model import Finding, JudgedSlice, LabelReview, ReviewItem
 from retrieval_gate.models import Case
+from retrieval_gate.score.scoring import OVERALL, slice_names
 
 
 def review_item(case: Case, retrieved: Sequence[str], k: int) -> ReviewItem | None:
@@ -25,8 +26,28 @@ def review_item(case: Case, retrieved: Sequence[str], k: int) -> ReviewItem | No
     return ReviewItem(case=case.id, hit=first_gold is not None, unjudged=unjudged, above_first_gold=above)
 
 
+def judged_at_k(*, cases: Sequence[Case], retrieved: Mapping[str, Sequence[str]], k: int,
+                not_relevant: Mapping[str, Collection[str]]) -> list[JudgedSlice]:
+    """Judged@k per slice (overall first, then by name): the mean over the slice's cases with gold
+    and a non-empty ranking of |judged ∩ top k| / |top k|; judged = the case's gold entries of any
+    grade and the cards kept "not relevant" for it (``not_relevant``: case id → cards)."""
+    sums: dict[str, list[float]] = {}
+    for case in cases:
+        top = list(retrieved.get(case.id, ()))[:k]
+        if not case.gold or not top:
+            continue
+        judged = set(case.gold) | set(case.grades) | set(not_relevant.get(case.id, ()))
+        share = sum(1 for card in top if card in judged) / len(top)
+        for name in slice_names(case):
+            sums.setdefault(name, []).append(share)
+    order = sorted(sums, key=lambda name: (name != OVERALL, name))
+    return [JudgedSlice(slice=name, judged=round(sum(sums[name]) / len(sums[name]), 6), n=len(sums[name]))
+            for name in order]
+
+
 def label_review(
-    *, cases: Sequence[Case], retrieved: Mapping[str, Sequence[str]], k: int, limit: int
+    *, cases: Sequence[Case], retrieved: Mapping[str, Sequence[str]], k: int, limit: int,
+    not_relevant: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[LabelReview, list[ReviewItem]]:
     """Every case with unjudged cards in its top k, most unjudged-above-the-gold first (a miss
     first of all): those are the cases where a missing label most likely changes the number.
@@ -47,7 +68,8 @@ def label_review(
     items.sort(key=lambda it: (it.hit, -it.above_first_gold, -len(it.unjudged), order[it.case]))
     frequent = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     review = LabelReview(k=k, cases_reviewed=reviewed, cases_with_unjudged=len(items), queue=items[:limit],
-                         queue_total=len(items), frequent_cards=frequent)
+                         queue_total=len(items), frequent_cards=frequent,
+                         judged=judged_at_k(cases=cases, retrieved=retrieved, k=k, not_relevant=not_relevant or {}))
     return review, items
 
 

@@ -103,6 +103,17 @@ class ReviewItem(BaseModel):
     above_first_gold: int  # how many of them rank above the first gold card (all, on a miss)
 
 
+class JudgedSlice(BaseModel):
+    """Judged@k of one slice: the mean, over its cases with gold and a ranking, of the share of
+    the top k that a judgement covers (a gold entry of any grade, or a kept "not relevant")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slice: str
+    judged: float
+    n: int
+
+
 class LabelReview(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -112,6 +123,7 @@ class LabelReview(BaseModel):
     queue: list[ReviewItem]
     queue_total: int
     frequent_cards: list[tuple[str, int]]  # unjudged cards by how many top-k lists hold them
+    judged: list[JudgedSlice] = Field(default_factory=list)  # Judged@k per slice, overall first
 
 
 class AuditReport(BaseModel):

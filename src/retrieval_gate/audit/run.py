@@ -4,7 +4,7 @@ files, chunks the KB and passes everything in."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from retrieval_gate import __version__
@@ -47,6 +47,7 @@ def run_audit(
     cases_sha256: str | None = None,
     kb_sha256: str | None = None,
     subset: Mapping[str, Any] | None = None,
+    not_relevant: Mapping[str, Collection[str]] | None = None,
 ) -> AuditReport:
     """Every check of the audit (see ``model.KINDS``). ``retrieved`` (case id → its ranked cards,
     from a results file) turns on the label-completeness review at ``k`` and gives the coverage
@@ -77,7 +78,8 @@ def run_audit(
     review = None
     if retrieved is not None:
         hits = {case.id: any(g in set(case.gold) for g in retrieved.get(case.id, ())[:k]) for case in cases}
-        review, items = label_review(cases=cases, retrieved=retrieved, k=k, limit=params.review_limit)
+        review, items = label_review(cases=cases, retrieved=retrieved, k=k, limit=params.review_limit,
+                                     not_relevant=not_relevant)
         findings += review_findings(items, k=k)
     fields = list(params.coverage) if params.coverage is not None else default_fields(cards)
     coverage = coverage_matrix(cases=cases, cards=cards, fields=fields, max_drop=max_drop, alpha=alpha,

@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "action": "action",
     "report": "report",
     "audit": "audit",
+    "label": "label",
     "subset": "subset",
 }
 ROOT_FLAGS = frozenset({"--debug"})  # the root callback's options (none takes a value)

@@ -82,6 +82,7 @@ def report_command(
     suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
     audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: markdown (with --audit-base) gets a collapsed section of the findings it introduced; html gets the coverage matrix."),
     audit_base: Path | None = typer.Option(None, "--audit-base", help="The base branch's audit.json (see --audit)."),
+    kb: Path | None = typer.Option(None, "--kb", help="html: the KB the run read, for the cards to label (default: the results' KB path, when it is there)."),
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
@@ -114,11 +115,13 @@ def report_command(
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
                                   max_chars=max_chars, audit_section=section)
     elif fmt == "html":
+        from retrieval_gate.artifacts.labels import report_queue
         from retrieval_gate.artifacts.results import read_audit
         from retrieval_gate.render.html import render_html
 
         text = render_html(results=loaded, comparison=comp, baseline=base,
-                           audit=read_audit(audit) if audit is not None else None)
+                           audit=read_audit(audit) if audit is not None else None,
+                           queue=report_queue(results=loaded, comparison=comp, kb=kb))
     else:
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)

@@ -44,10 +44,12 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
             raise InputError(Problem(results_source, None,
                                      "no case of this results file is in the cases: results of another golden set?"))
     gate = suite_config.gate
+    from retrieval_gate.artifacts.labels import not_relevant_by_case
+
     return run_audit(cases=case_set.cases, entries=kb.cards, params=params or suite_config.audit, chunks=chunks,
                      max_drop=gate.max_drop.get(f"hit@{k}", gate.default_max_drop), alpha=gate.alpha,
                      retrieved=retrieved, k=k, cases_sha256=case_set.sha256, kb_sha256=kb.sha256,
-                     subset=case_set.subset)
+                     subset=case_set.subset, not_relevant=not_relevant_by_case(Path(suite_config.cases)))
 
 
 def dumps_audit(report: AuditReport) -> str:

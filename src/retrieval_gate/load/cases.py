@@ -85,6 +85,12 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
                    subset=read_subset_manifest(path, digest)), problems
 
 
+def qrels_path(cases: Path) -> Path:
+    """The file that holds a golden set's judgements in qrels form: a BEIR folder's qrels file,
+    or a bare qrels file itself."""
+    return _qrels_file(cases) if cases.is_dir() else cases
+
+
 def _qrels_file(folder: Path) -> Path:
     for candidate in (folder / "qrels.tsv", folder / "qrels" / "test.tsv"):
         if candidate.is_file():

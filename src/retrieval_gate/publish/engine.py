@@ -150,9 +150,11 @@ class RealEngine:
                               audit_section=audit_section)
 
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
+        from retrieval_gate.artifacts.labels import report_queue
         from retrieval_gate.render.html import render_html
 
-        return render_html(results=results, comparison=comparison, baseline=baseline)
+        return render_html(results=results, comparison=comparison, baseline=baseline,
+                           queue=report_queue(results=results, comparison=comparison))
 
 
 def real_engine() -> Engine:

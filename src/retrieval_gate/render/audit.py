@@ -83,6 +83,12 @@ def print_audit(report: AuditReport, console: Console, *, shown: int = TERMINAL_
         review = report.label_review
         console.print(f"label review (k = {review.k}): {review.cases_with_unjudged} of {review.cases_reviewed} "
                       f"cases hold cards no label judges in their top {review.k}", markup=False, highlight=False)
+        if review.judged:
+            overall = review.judged[0]
+            console.print(f"judged@{review.k}: {overall.judged:.3f} {overall.slice} (n = {overall.n}); lowest: "
+                          + ", ".join(f"{j.slice} {j.judged:.3f}" for j in sorted(review.judged[1:],
+                                                                                   key=lambda j: j.judged)[:3]),
+                          markup=False, highlight=False, soft_wrap=True)
 
 
 def print_coverage(coverage: Coverage, console: Console) -> None:

@@ -20,8 +20,10 @@ from retrieval_gate.render.cells import Cell
 from retrieval_gate.render.escape import clean_text
 from retrieval_gate.render.trend import Trend
 
-COLOURS = {"improved": "#1a7f37", "regressed": "#cf222e", "below_floor": "#cf222e", "inconclusive": "#bf8700",
-           "ok": "#57606a", "new": "#0969da", "missing": "#8c959f", "current": "#0969da"}
+# Okabe–Ito: blue (better), vermillion (worse), orange (inconclusive), sky blue (the rest) stay apart under
+# protanopia, deuteranopia and tritanopia, and read on a light or a dark page.
+COLOURS = {"improved": "#0072B2", "regressed": "#D55E00", "below_floor": "#D55E00", "inconclusive": "#E69F00",
+           "ok": "#56B4E9", "new": "#56B4E9", "missing": "#8c959f", "current": "#56B4E9"}
 Z95 = 1.959963984540054
 
 
@@ -141,9 +143,22 @@ def _whisker(x1: float, x2: float, y: float, cls: str) -> str:
             f'<line x1="{_f(x2)}" x2="{_f(x2)}" y1="{_f(y - 5)}" y2="{_f(y + 5)}"/></g>')
 
 
+TREND_LABEL_PX = 84  # the widest x label (12 characters at 11 px) plus a gap: labels never closer
+
+
+def trend_labelled(n: int, step: float) -> list[int]:
+    """Indices of the points that get an x label and a value label: every ``every``-th from the
+    first, ``every`` chosen so labels sit at least ``TREND_LABEL_PX`` apart, and the last (this
+    run) always — dropping the one before it when the two would be closer than that."""
+    every = max(1, math.ceil(TREND_LABEL_PX / max(step, 1e-9)))
+    shown = [i for i in range(0, n, every) if n - 1 - i >= every]
+    return [*shown, n - 1]
+
+
 def trend_chart(trend: Trend, *, width: int = 960, height: int = 260) -> Markup:
-    """A line through the history, oldest left; the last point (this run) drawn hollow."""
-    left, right, top, bottom, pad = 56, 20, 30, 46, 28
+    """A line through the history, oldest left; the last point (this run) drawn hollow. The plot
+    starts below the title with room for a value label over a point at the top."""
+    left, right, top, bottom, pad = 56, 20, 46, 46, 28
     values = trend.values
     lo, hi, ticks = nice_ticks(max(0.0, min(values) - 0.02), min(1.0, max(values) + 0.02))
     plot_w, plot_h = width - left - right - 2 * pad, height - top - bottom
@@ -164,13 +179,13 @@ def trend_chart(trend: Trend, *, width: int = 960, height: int = 260) -> Markup:
         out.append(f'<text x="{left - 6}" y="{_f(py(v) + 4)}" class="tick" text-anchor="end">{v:.2f}</text>')
     path = " ".join(f"{'M' if i == 0 else 'L'}{_f(px(i))},{_f(py(v))}" for i, v in enumerate(values))
     out.append(f'<path d="{path}" class="trend-line"/>')
-    every = max(1, math.ceil(len(values) / 12))
+    labelled = set(trend_labelled(len(values), step))
     for i, point in enumerate(trend.points):
         cls = "trend-point current" if point.current else "trend-point"
         label = escape(clean_text(point.label, max_len=12))
         out.append(f'<circle cx="{_f(px(i))}" cy="{_f(py(point.value))}" r="4.5" class="{cls}">'
                    f"<title>{label}: {point.value:.3f}</title></circle>")
-        if i % every == 0 or i == len(values) - 1:
+        if i in labelled:
             out.append(f'<text x="{_f(px(i))}" y="{height - bottom + 18}" class="tick" '
                        f'text-anchor="middle">{label}</text>')
             out.append(f'<text x="{_f(px(i))}" y="{_f(py(point.value) - 9)}" class="value" '

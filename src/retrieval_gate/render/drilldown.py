@@ -76,26 +76,52 @@ def shift_buckets(changes: list[ChangedCase]) -> list[tuple[str, int]]:
     return [(k, counts[k]) for k in order if counts[k]]
 
 
+SHIFT_UP, SHIFT_DOWN = "#0072B2", "#D55E00"  # Okabe–Ito blue / vermillion: apart under every colour-blindness
+HIST_PLOT_H, HIST_BAR, HIST_STEP, HIST_LEFT = 110, 30, 42, 44
+
+
+def _count_ticks(top: int) -> list[int]:
+    """0, the top and at most two round counts between them."""
+    step = max(1, -(-top // 3))
+    return sorted({*range(0, top + 1, step), top})
+
+
 def histogram_svg(buckets: list[tuple[str, int]]) -> Markup:
-    """Bars of the gold-rank shifts, labelled; empty when nothing moved."""
+    """Bars of the gold-rank shifts with a count axis, each bar's count over it and its shift
+    under it; empty when nothing moved. The caption is the figure's, outside the SVG."""
     if not buckets:
         return Markup("")
-    width, height, bar = max(320, 44 * len(buckets) + 20), 160, 34
     top = max(n for _, n in buckets)
+    y0, plot_top = 14 + HIST_PLOT_H, 14
+    width = HIST_LEFT + HIST_STEP * len(buckets) + 12
+    height = y0 + 34
     parts = [f'<svg class="chart shifts" role="img" aria-label="gold-rank shifts" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}">']
+             f'viewBox="0 0 {width} {height}"><title>gold-rank shifts (cards per shift)</title>']
+    for tick in _count_ticks(top):
+        y = y0 - HIST_PLOT_H * tick / top
+        parts.append(f'<line x1="{HIST_LEFT - 4}" x2="{width - 8}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+                     f'<text x="{HIST_LEFT - 8}" y="{y + 4:.1f}" class="tick" text-anchor="end">{tick}</text>')
+    parts.append(f'<line x1="{HIST_LEFT - 4}" x2="{width - 8}" y1="{y0}" y2="{y0}" class="zero"/>')
     for i, (label, n) in enumerate(buckets):
-        h = round(100 * n / top)
-        x = 10 + 44 * i
-        colour = "#cf222e" if label == GONE or (label.startswith("+")) else "#1a7f37"
-        parts.append(f'<rect class="shift" x="{x}" y="{120 - h}" width="{bar}" height="{h}" fill="{colour}"><title>'
-                     f'{escape(label)}: {n}</title></rect>')
-        parts.append(f'<text x="{x + bar / 2}" y="{115 - h}" font-size="11" text-anchor="middle">{n}</text>')
-        short = "out" if label == GONE else "in" if label == CAME else label
-        parts.append(f'<text x="{x + bar / 2}" y="136" font-size="11" text-anchor="middle">{escape(short)}</text>')
-    parts.append('<text x="10" y="154" font-size="11" fill="#59636e">rank after − before per gold card '
-                 '(− moved up); in / out: entered / left the stored ranking</text></svg>')
+        h = HIST_PLOT_H * n / top
+        x = HIST_LEFT + HIST_STEP * i + (HIST_STEP - HIST_BAR) / 2
+        worse = label == GONE or label.startswith("+")
+        cls = "shift worse" if worse else "shift better"
+        parts.append(f'<rect class="{cls}" x="{x:.1f}" y="{y0 - h:.1f}" width="{HIST_BAR}" height="{h:.1f}" '
+                     f'fill="{SHIFT_DOWN if worse else SHIFT_UP}"><title>{escape(label)}: {n}</title></rect>')
+        count_y = max(y0 - h - 4, plot_top - 2) if h < HIST_PLOT_H - 2 else y0 - h + 13
+        count_cls = "value" if h < HIST_PLOT_H - 2 else "value inside"
+        parts.append(f'<text x="{x + HIST_BAR / 2:.1f}" y="{count_y:.1f}" class="{count_cls}" '
+                     f'text-anchor="middle">{n}</text>')
+        short = "out" if label == GONE else "in" if label == CAME else label.replace("-", "−")
+        parts.append(f'<text x="{x + HIST_BAR / 2:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">'
+                     f"{escape(short)}</text>")
+    parts.append(f'<text x="{HIST_LEFT - 4}" y="{height - 3}" class="tick">rank shift</text></svg>')
     return Markup("".join(parts))
+
+
+HIST_CAPTION = ("Gold cards per rank shift (rank after − before; − moved up). in / out: entered / left the "
+                "stored ranking. Blue: moved up; vermillion: moved down or out.")
 
 
 def drilldown(*, comparison: Comparison | None, results: Results, baseline: Baseline | None) -> dict[str, Any]:
@@ -117,7 +143,7 @@ def drilldown(*, comparison: Comparison | None, results: Results, baseline: Base
     kb = comparison.kb_changes
     slices = sorted({s for c in cases for s in c.slices})
     return {"shown": True, "cases": cases, "causes": [(c, CAUSE_WORDS[c]) for c in causes], "slices": slices,
-            "histogram": histogram_svg(shift_buckets(comparison.changed_cases)),
+            "histogram": histogram_svg(shift_buckets(comparison.changed_cases)), "histogram_caption": HIST_CAPTION,
             "no_rankings": "" if comparison.baseline_rankings else NO_RANKINGS,
             "total": len(comparison.changed_cases),
             "kb": kb_line(kb) if kb is not None and (kb.added or kb.removed or kb.edited) else ""}

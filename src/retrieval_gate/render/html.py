@@ -5,17 +5,21 @@ Content-Security-Policy that forbids loading anything."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from jinja2 import PackageLoader, StrictUndefined, select_autoescape
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from retrieval_gate.audit.label_queue import QueueItem
 from retrieval_gate.audit.model import AuditReport
+from retrieval_gate.compare.changes_model import CAUSES
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt
 from retrieval_gate.render.cells import Cell, SliceRow
+from retrieval_gate.render.changes import CAUSE_WORDS
 from retrieval_gate.render.charts import ChartRow, slice_chart, trend_chart
 from retrieval_gate.render.context import build_context
 from retrieval_gate.render.drilldown import drilldown
@@ -44,10 +48,15 @@ class CaseLine:
     gold: list[str]
     retrieved: list[str]
     hit_ranks: list[int]  # 1-based ranks of gold cards among the retrieved
+    ranking: list[str] = field(default_factory=list)  # the whole stored ranking (the expanded row)
+    cause: str = ""  # the cause of "what changed" ("" when the case did not change)
+    movement: str = ""
 
 
-def case_lines(results: Results, baseline: Baseline | None, metrics: list[str]) -> list[CaseLine]:
+def case_lines(results: Results, baseline: Baseline | None, metrics: list[str],
+               comparison: Comparison | None = None) -> list[CaseLine]:
     base = baseline.cases if baseline is not None else {}
+    changed = {c.id: c for c in comparison.changed_cases} if comparison is not None else {}
     out = []
     for case in results.cases:
         old = base.get(case.id)
@@ -61,7 +70,9 @@ def case_lines(results: Results, baseline: Baseline | None, metrics: list[str]) 
             id=case.id, query=case.query, status=case.status, error=case.error,
             slices=[s for s in case.slices if s != OVERALL], values=values, deltas=deltas,
             gold=list(case.gold), retrieved=list(case.retrieved[:TOP_RETRIEVED]),
-            hit_ranks=_hit_ranks(case),
+            hit_ranks=_hit_ranks(case), ranking=list(case.retrieved),
+            cause=changed[case.id].cause if case.id in changed else "",
+            movement=changed[case.id].movement if case.id in changed else "",
         ))
     return out
 
@@ -95,8 +106,9 @@ def html_environment() -> ImmutableSandboxedEnvironment:
 
 
 def render_html(*, results: Results, comparison: Comparison | None = None, baseline: Baseline | None = None,
-                audit: AuditReport | None = None) -> str:
-    """The full report as one HTML document (a string); with ``audit``, its coverage matrix too."""
+                audit: AuditReport | None = None, queue: Sequence[QueueItem] | None = None) -> str:
+    """The full report as one HTML document (a string); with ``audit``, its coverage matrix too;
+    with ``queue`` (``audit.label_queue``), the cards to label under their cases in "What changed"."""
     context: dict[str, Any] = build_context(results=results, comparison=comparison, baseline=baseline)
     if audit is not None and audit.coverage is not None:
         from retrieval_gate.render.audit import coverage_grid
@@ -118,7 +130,18 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
     context["trend_svg"] = trend_chart(context["trend"]) if context["trend"] is not None else None
     metrics = [c.metric for c in context["headline"]] or [primary]
     context["case_metrics"] = [(m, c.display) for m, c in overall.items()]
-    context["cases"] = case_lines(results, baseline, metrics)
+    context["cases"] = case_lines(results, baseline, metrics, comparison)
+    context["case_statuses"] = sorted({c.status for c in context["cases"]})
+    context["case_causes"] = [c for c in CAUSES if any(line.cause == c for line in context["cases"])]
+    context["case_slices"] = sorted({s for line in context["cases"] for s in line.slices})
+    context["lost_cases"] = [{"id": c.id, "cause": CAUSE_WORDS[c.cause], "gold": [g.card for g in c.gold]}
+                             for c in (comparison.changed_cases if comparison else []) if c.movement == "lost-hit"]
+    by_case: dict[str, list[QueueItem]] = {}
+    for item in queue or ():
+        by_case.setdefault(item.case, []).append(item)
+    context["queue"] = by_case
+    context["queue_n"] = sum(len(items) for items in by_case.values())
+    context["max_grade"] = max((g for c in results.cases for g in c.grades.values()), default=1)
     context["case_has_deltas"] = baseline is not None
     context["top_retrieved"] = TOP_RETRIEVED
     context["drill"] = drilldown(comparison=comparison, results=results, baseline=baseline)

@@ -1,0 +1,196 @@
+"""A real headless Chromium driven over the DevTools protocol (one websocket, flat sessions): open
+a file, run JavaScript in the page, click, type, take screenshots, save downloads. Debian's
+``chromium`` (``.ci/run`` installs it); under ``CI=true`` a missing browser fails the test instead
+of skipping it."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--remote-debugging-address=127.0.0.1",
+         "--remote-debugging-port=0", "--force-color-profile=srgb", "--font-render-hinting=none"]
+START_TIMEOUT_S = 60.0
+CALL_TIMEOUT_S = 60.0
+
+
+def chromium_path() -> str:
+    """The browser, or a skip (a failure under CI) saying why there is none."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        reason = "no chromium on PATH (apt-get install chromium; .ci/run installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"the browser tests cannot run under CI: {reason}", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+class Page:
+    """One tab: ``js`` evaluates an expression (awaiting promises) and returns its JSON value."""
+
+    def __init__(self, ws: Any, session: str) -> None:
+        self._ws, self._session, self._ids = ws, session, itertools.count(1)
+
+    def call(self, method: str, session: bool = True, **params: Any) -> dict[str, Any]:
+        ident = next(self._ids)
+        message: dict[str, Any] = {"id": ident, "method": method, "params": params}
+        if session:
+            message["sessionId"] = self._session
+        self._ws.send(json.dumps(message))
+        deadline = time.monotonic() + CALL_TIMEOUT_S
+        while time.monotonic() < deadline:
+            reply = json.loads(self._ws.recv())
+            if reply.get("id") == ident:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+        raise TimeoutError(method)
+
+    def js(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def open(self, path: Path, *, width: int = 1400, height: int = 900, dark: bool = False) -> None:
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        self.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme",
+                                                           "value": "dark" if dark else "light"}])
+        self.call("Page.navigate", url=path.resolve().as_uri())
+        deadline = time.monotonic() + CALL_TIMEOUT_S
+        while self.js("document.readyState") != "complete":
+            if time.monotonic() > deadline:
+                raise TimeoutError("the page did not load")
+            time.sleep(0.05)
+
+    def click(self, selector: str) -> None:
+        self.js(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def key(self, key: str, code: str, key_code: int, text: str = "") -> None:
+        """A real key press (down and up) on the focused element."""
+        self.call("Input.dispatchKeyEvent", type="keyDown", key=key, code=code, windowsVirtualKeyCode=key_code,
+                  text=text, unmodifiedText=text)
+        self.call("Input.dispatchKeyEvent", type="keyUp", key=key, code=code, windowsVirtualKeyCode=key_code)
+
+    def type_text(self, text: str) -> None:
+        self.call("Input.insertText", text=text)
+
+    def screenshot(self, path: Path, *, full: bool = False, clip: dict[str, float] | None = None) -> None:
+        params: dict[str, Any] = {"format": "png", "captureBeyondViewport": full or clip is not None}
+        if clip is not None:
+            params["clip"] = {**clip, "scale": 1}
+        elif full:
+            size = self.js("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+            params["clip"] = {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1}
+        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", **params)["data"]))
+
+    def allow_downloads(self, folder: Path) -> None:
+        self.call("Browser.setDownloadBehavior", session=False, behavior="allow", downloadPath=str(folder),
+                  eventsEnabled=True)
+
+
+@contextmanager
+def browser() -> Iterator[Page]:
+    """A fresh headless Chromium (its own profile folder) with one blank tab."""
+    import websocket  # websocket-client
+
+    exe = chromium_path()
+    profile = Path(tempfile.mkdtemp(prefix="rg-chromium-"))
+    proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not (port_file.is_file() and port_file.read_text().strip()):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"chromium did not start (exit {proc.poll()})")
+            time.sleep(0.1)
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=10) as reply:
+            endpoint = json.load(reply)["webSocketDebuggerUrl"]
+        ws = websocket.create_connection(endpoint, timeout=CALL_TIMEOUT_S, suppress_origin=True)
+        try:
+            page = Page(ws, "")
+            target = page.call("Target.createTarget", session=False, url="about:blank")["targetId"]
+            page._session = page.call("Target.attachToTarget", session=False, targetId=target,
+                                      flatten=True)["sessionId"]
+            page.call("Page.enable")
+            page.call("Runtime.enable")
+            yield page
+        finally:
+            ws.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# The geometry a reviewer sees, measured in the page: where "What changed" starts, the page's
+# height, the tallest visible case row, card/case ids broken across lines (each id token of an
+# ``.ids`` element, by the line boxes of its text range), and chart text that leaves its chart or
+# overlaps other text of the same chart.
+MEASURE_JS = r"""(() => {
+  const top = el => el.getBoundingClientRect().top + window.scrollY;
+  const wc = document.getElementById("what-changed");
+  const rows = Array.from(document.querySelectorAll("#cases tbody tr")).filter(r => r.offsetParent !== null
+    && !r.classList.contains("detail"));
+  const broken = [];
+  document.querySelectorAll(".ids").forEach(el => {
+    if (el.offsetParent === null) return;
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const re = /\S+/g; let m;
+      while ((m = re.exec(node.data)) !== null) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const lines = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  });
+  const outside = [], overlapping = [];
+  document.querySelectorAll("svg.chart").forEach((svg, i) => {
+    if (svg.getBoundingClientRect().width === 0) return;
+    const box = svg.getBoundingClientRect();
+    const texts = Array.from(svg.querySelectorAll("text")).map(t => [t.textContent, t.getBoundingClientRect()]);
+    texts.forEach(([s, r]) => {
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+        outside.push(`chart ${i}: ${s}`);
+    });
+    for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++) {
+      const [s, r] = texts[a], [u, q] = texts[b];
+      const w = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+      const h = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+      if (w > 1 && h > 1) overlapping.push(`chart ${i}: ${s} / ${u}`);
+    }
+  });
+  return {what_changed_top: wc ? Math.round(top(wc)) : null,
+          page_height: document.documentElement.scrollHeight,
+          rows: rows.length,
+          max_row_height: rows.length ? Math.max(...rows.map(r => r.getBoundingClientRect().height)) : 0,
+          rows_over_120: rows.filter(r => r.getBoundingClientRect().height > 120).length,
+          broken_ids: broken, chart_text_outside: outside, chart_text_overlapping: overlapping};
+})()"""
+
+
+def measure(page: Page) -> dict[str, Any]:
+    return page.js(MEASURE_JS)

@@ -32,6 +32,7 @@ COMMAND_MODULES = {
     "report": "report",
     "audit": "audit",
     "subset": "subset",
+    "sweep": "sweep",
 }
 ROOT_FLAGS = frozenset({"--debug"})  # the root callback's options (none takes a value)
 

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from retrieval_gate.chunk.chunking import check_settings
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.settings import SuiteConfig
@@ -193,8 +194,12 @@ def make_plan(*, base: SuiteConfig, suite: str, axes: Mapping[str, Sequence[Any]
     combos = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(typed[k] for k in keys))]
     if not any(canonical(c) == canonical(reference) for c in combos):
         combos.insert(0, reference)
-    for combo in combos:  # every point, whole, is a valid suite (e.g. overlap below size)
-        apply_override(base, combo, where=f"{where} ({', '.join(f'{k}={v}' for k, v in combo.items())})")
+    for combo in combos:  # every point, whole, is a valid suite (e.g. overlap below size), before anything runs
+        here = f"{where} ({', '.join(f'{k}={v}' for k, v in combo.items())})"
+        try:
+            check_settings(apply_override(base, combo, where=here).chunking)
+        except UsageError as exc:
+            raise InputError(Problem(here, None, str(exc))) from None
     groups: dict[str, int] = {}
     for combo in sorted(combos, key=lambda c: canonical(c) != canonical(reference)):  # the reference's build first
         groups.setdefault(canonical({k: v for k, v in combo.items() if is_index_key(k)}), len(groups))

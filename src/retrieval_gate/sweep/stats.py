@@ -13,10 +13,10 @@ split into selection and confirmation cases, the verdict, the slices a point los
   next ``FINALISTS`` points on the selection cases), Holm over those tests: ``confirmed`` when
   every one is a gain with corrected ``p ≤ alpha``; otherwise ``no-clear-winner`` with the closest
   rivals. The confirmation cases played no part in choosing, so those p-values are honest.
-- **Knee.** For a numeric axis, the other keys held at the winner's values (or, without one, the
-  best point's on the selection cases): the metric against each value on all cases, paired with
-  the curve's best value; the knee is the smallest value whose paired interval against the best
-  includes 0 (no measurable loss).
+- **Knee.** For a numeric axis, the other keys held at the values of the best point on the
+  selection cases that lies on such a curve (the winner, when there is one): the metric against
+  each value on all cases, paired with the curve's best value; the knee is the smallest value
+  whose paired interval against the best includes 0 (no measurable loss).
 """
 
 from __future__ import annotations
@@ -106,20 +106,27 @@ def _numeric(values: Sequence[Any]) -> bool:
     return len(values) > 1 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
-def _knee(axes: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]], anchor: Mapping[str, Any],
+def _curve(runs: Sequence[Mapping[str, Any]], embedded: Sequence[int], axis: str,
+           anchor: Mapping[str, Any]) -> dict[Any, tuple[Mapping[str, Any], int]]:
+    return {run["settings"][axis]: (run, embedded[index]) for index, run in enumerate(runs)
+            if all(run["settings"].get(k) == v for k, v in anchor.items() if k != axis)}
+
+
+def _knee(axes: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]], ranked: Sequence[int],
           metric: str, embedded: Sequence[int], *, alpha: float, seed: int,
           ids: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per numeric axis, the curve through the best point (selection cases) that has one: the
+    reference alone off the grid has none."""
     knees: dict[str, Any] = {}
     curves: dict[str, Any] = {}
     for axis, values in axes.items():
         if not _numeric(values):
             continue
-        by_value = {}
-        for index, run in enumerate(runs):
-            if all(run["settings"].get(k) == v for k, v in anchor.items() if k != axis):
-                by_value[run["settings"][axis]] = (run, embedded[index])
-        if len(by_value) < 2:
+        anchor = next((runs[i]["settings"] for i in ranked
+                       if len(_curve(runs, embedded, axis, runs[i]["settings"])) > 1), None)
+        if anchor is None:
             continue
+        by_value = _curve(runs, embedded, axis, anchor)
         order = sorted(by_value)
         means = {v: _mean(_scores(by_value[v][0], metric), ids) for v in order}
         best = max(order, key=lambda v: (means[v] if means[v] is not None else -1.0, -order.index(v)))
@@ -190,8 +197,7 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
     confirmed = (best != ref_index and bool(tests) and len(testable) == len(tests)
                  and all(t["delta"] > 0 and t["p_holm"] <= alpha for t in testable))
     closest = sorted(tests, key=lambda t: (t.get("delta", 0.0), t.get("p_holm", 1.0)))[:FINALISTS]
-    anchor = runs[best]["settings"]
-    knee, curves = _knee(axes, runs, anchor, metric, embedded, alpha=alpha, seed=seed, ids=ids)
+    knee, curves = _knee(axes, runs, ranked, metric, embedded, alpha=alpha, seed=seed, ids=ids)
     return {
         "schema_version": SWEEP_SCHEMA_VERSION, "suite": suite, "metric": metric,
         "reference": dict(reference), "axes": {k: list(v) for k, v in axes.items()}, "points": points,

@@ -93,6 +93,48 @@ def merge_parts(paths: list[Path]) -> dict[str, Any]:
                     alpha=first["alpha"])
 
 
+def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str, base: Any) -> None:
+    """Write the winner into the suite's block of the config file (comments kept), checked by
+    reading it back; where the file cannot be edited line by line, print the change instead."""
+    import difflib
+
+    from retrieval_gate.files import write_text_atomic
+    from retrieval_gate.settings import parse_config, resolve_suite
+    from retrieval_gate.sweep.apply import edit_config
+    from retrieval_gate.sweep.plan import Override
+
+    if sweep["winner"] is None:
+        console.print("--apply: no confirmed winner, so nothing to apply; the config file is unchanged", markup=False)
+        return
+    if config_path is None:
+        raise UsageError("--apply needs a config file (retrieval-gate.yml, or --config FILE) to write the winner into")
+    try:
+        text = config_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(Problem(str(config_path), None, f"cannot read: {exc}")) from None
+    winner = sweep["winner"]
+    edited = edit_config(text, suite=suite, settings=winner)
+    wanted = Override(values=winner).apply(base).model_dump()
+    ok = False
+    if edited is not None:
+        try:
+            again = resolve_suite(parse_config(edited, source=config_path), suite=suite, overrides={},
+                                  config_path=config_path)
+            ok = again.model_dump() == wanted
+        except InputError:
+            ok = False
+    if not ok:
+        lines = [f"suites.{suite}: set {key}: {json.dumps(value)}" for key, value in winner.items()]
+        console.print(f"--apply: {config_path} is not written in a shape this edit handles (flow mappings, anchors); "
+                      "it is unchanged. Set these by hand:\n" + "\n".join(lines), markup=False, soft_wrap=True)
+        return
+    assert edited is not None
+    diff = difflib.unified_diff(text.splitlines(), edited.splitlines(), str(config_path), str(config_path), lineterm="")
+    write_text_atomic(config_path, edited)
+    console.print("\n".join(diff), markup=False, highlight=False, soft_wrap=True)
+    console.print(f"applied the winner to {config_path} (suite {suite})", markup=False)
+
+
 @app.command("sweep")
 def sweep_command(
     args: list[str] | None = typer.Argument(None, help="`merge PART…`: join the parts of `sweep --shard I/N` runs."),
@@ -106,6 +148,7 @@ def sweep_command(
     suite: str = typer.Option("default", "--suite", help="Suite of the config file: its cases, KB and current settings (the reference point)."),
     out: Path = typer.Option(..., "--out", help="Where to write sweep.json (with --shard: the part)."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the summary as Markdown (e.g. $GITHUB_STEP_SUMMARY)."),
+    apply: bool = typer.Option(False, "--apply", help="Write a confirmed winner's settings into the suite in the config file (comments kept), so the next gate judges against them."),
 ) -> None:
     """Measure a grid of retrieval settings on the suite's cases against its current settings:
     paired deltas, a winner confirmed on cases it was not chosen on, the knee of each numeric axis.
@@ -127,6 +170,10 @@ def sweep_command(
         merged = merge_parts(parts)
         _print(merged)
         _write(merged, out=out, markdown=markdown)
+        if apply:
+            config_file, config_path = load_config(config, required=config is not None)
+            base = resolve_suite(config_file, suite=merged["suite"], overrides={}, config_path=config_path)
+            apply_winner(merged, config_path=config_path, suite=merged["suite"], base=base)
         return
     from retrieval_gate.sweep.plan import make_plan, parse_axis, parse_shard
     from retrieval_gate.sweep.run import run_points
@@ -180,3 +227,6 @@ def sweep_command(
                       seed=chosen_seed, alpha=base.sweep.alpha)
     _print(result)
     _write(result, out=out, markdown=markdown)
+    if apply:
+        apply_winner(result, config_path=config_path, suite=suite,
+                     base=resolve_suite(config_file, suite=suite, overrides={}, config_path=config_path))

@@ -18,9 +18,9 @@ def _num(value: float | None, places: int = 4, signed: bool = False) -> str:
 
 def table_rows(sweep: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and one row per point: settings, the metric, Δ vs the reference with its interval and
-    Holm-corrected p, then the cost."""
+    Holm-corrected p, then the cost (``cut``: chunks longer than the model's limit)."""
     metric = sweep["metric"]
-    header = ["settings", metric, "Δ vs reference", "interval", "p (Holm)", "chunks", "embedded", "seconds"]
+    header = ["settings", metric, "Δ vs reference", "interval", "p (Holm)", "chunks", "cut", "embedded", "seconds"]
     rows = []
     for point in sweep["points"]:
         vs = point["vs_reference"].get(metric)
@@ -32,7 +32,9 @@ def table_rows(sweep: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             _num(vs["delta"], signed=True) if vs else "-",
             f"[{vs['ci'][0]:+.4f}, {vs['ci'][1]:+.4f}]" if vs else "-",
             f"{vs.get('p_holm', vs['p']):.4f}" if vs else "-",
-            str(point["cost"]["chunks"]), str(point["cost"]["embedded"]), f"{point['cost']['seconds']:.1f}",
+            str(point["cost"]["chunks"]),
+            str(point["truncated"]["chunks"]) if point.get("truncated") else "-", str(point["cost"]["embedded"]),
+            f"{point['cost']['seconds']:.1f}",
         ])
     return header, rows
 

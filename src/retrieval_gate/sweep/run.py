@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.chunk.chunking import chunk_kb
 from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.side_by_side import default_metrics
 from retrieval_gate.embed.base import Embedder, ModelIdentity
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras, truncation_line
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent
 from retrieval_gate.evaluation.run import load_eval_inputs, run_evals
 from retrieval_gate.score.scoring import OVERALL
@@ -109,9 +109,10 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
             results = next(iter(run_evals(suite_config=config, suite=plan.suite, embedder=model, store=store,
                                           progress=progress).values()))
             kb, _cases = load_eval_inputs(config)
-            chunks = chunk_kb(kb, config.chunking)
+            chunks = suite_chunks(kb, config)
             dense = config.retrievers[0].needs_embedder
             texts = text_keys(config=config, shas=[c.sha256 for c in chunks]) if dense else []
+            cut = truncation_extras(model=config.model, chunks=chunks) if dense and embedder is None else None
             embedded_now = counting.documents - before
             seconds = time.perf_counter() - began
             names = list(dict.fromkeys([*default_metrics(results), metric]))
@@ -126,12 +127,14 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
                 "cases": {c.id: {"scores": {n: round(c.scores[n], DECIMALS) for n in names if n in c.scores},
                                  "slices": sorted(c.slices)} for c in results.cases},
                 "run": {"embedded": embedded_now, "reused": max(0, len(texts) - embedded_now)},
+                "truncation": cut,
             }
             out.append(run)
             what = ", ".join(f"{k}={v}" for k, v in point.settings.items())
             score = f"{metric} {run['metrics'][metric]:.4f}" if metric in run["metrics"] else f"{metric}: no score"
             line(f"point {number}/{total} {what}{' (reference)' if point.reference else ''}: {score} · "
-                 f"{len(chunks)} chunks · embedded {embedded_now}, reused {run['run']['reused']} · {seconds:.1f}s")
+                 f"{len(chunks)} chunks · embedded {embedded_now}, reused {run['run']['reused']} · {seconds:.1f}s"
+                 + (f" · {truncation_line(cut)}" if cut and cut["chunks"] else ""))
     finally:
         if store is not None:
             store.close()

@@ -172,6 +172,7 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
         points.append({"settings": run["settings"], "reference": run["reference"], "metrics": run["metrics"],
                        "vs_reference": vs,
                        "cost": {"chunks": run["chunks"], "embedded": embedded[index], "seconds": run["seconds"]},
+                       "truncated": run.get("truncation"),
                        "slices_lost": (_slices_lost(run, ref_run, metric, alpha=alpha, seed=seed)
                                        if vs.get(metric, {}).get("delta", 0) > 0 else [])})
     family = [i for i in others if i in raw_p]

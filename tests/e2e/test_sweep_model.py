@@ -51,3 +51,41 @@ def test_each_distinct_text_is_embedded_once_and_a_rerun_embeds_nothing(suite, c
     assert code == 0, stdout + stderr
     again = [int(n) for n in re.findall(r"· embedded (\d+), reused", stderr)]
     assert again == [0] * 7
+
+
+def test_the_bundled_tokenizer_says_what_the_model_cuts():
+    from retrieval_gate.embed.tokens import load_tokens
+
+    tokens = load_tokens("all-MiniLM-L6-v2")
+    assert tokens is not None and tokens.limit == 256  # sentence_bert_config.json's max_seq_length
+    report = tokens.truncation(["word " * 300, "a short text"])
+    # "word" is one word piece: 300 of them + [CLS] + [SEP] = 302, 46 past the limit
+    assert report is not None and report.as_extras() == {"limit": 256, "chunks": 1, "of": 2, "longest": 302,
+                                                         "pieces_cut": 46}
+
+
+def test_chunks_in_tokens_fit_the_size_by_the_model_s_own_count(suite):
+    from retrieval_gate.embed.tokens import load_tokens
+
+    tokens = load_tokens("all-MiniLM-L6-v2")
+    long_card = suite.parent / "kb" / "long.md"
+    long_card.write_text("# Long\n\n" + " ".join(f"sentence {i} about exports and invoices." for i in range(200)),
+                         encoding="utf-8")
+    chunks = chunk_kb(load_kb(suite.parent / "kb"), ChunkSettings(size=64, overlap=8, unit="tokens"), tokens=tokens)
+    counts = [tokens.count(c.text) for c in chunks]
+    assert max(counts) <= 64 and len([c for c in chunks if c.parent_id == "long"]) > 10
+
+
+def test_eval_reports_the_chunks_past_the_model_s_limit(tmp_path, capsys):
+    kb = tmp_path / "kb.jsonl"
+    kb.write_text(json.dumps({"id": "long", "title": "Long", "text": "word " * 300}) + "\n"
+                  + json.dumps({"id": "short", "title": "Short", "text": "a short card"}) + "\n", encoding="utf-8")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "q", "query": "short card", "gold": ["short"]}) + "\n", encoding="utf-8")
+    code, stdout, stderr = run_cli(["eval", "--kb", str(kb), "--cases", str(cases), "--ephemeral", "--out",
+                                    str(tmp_path / "r.json")], capsys)
+    assert code == 0, stdout + stderr
+    cut = json.loads((tmp_path / "r.json").read_text())["extras"]["truncation"]
+    # "Long word word …": 301 word pieces + 2 special tokens
+    assert cut == {"limit": 256, "chunks": 1, "of": 2, "longest": 303, "pieces_cut": 47}
+    assert "truncation: 1 of 2 chunks exceed the model's 256 word pieces" in stdout

@@ -252,7 +252,7 @@ def split_by_tokens(text: str, *, size: int, overlap: int, tokens: TokenCounter)
         begin = starts[first]
         end = offsets[last - 1][1] if last < count else n
         if last < count:
-            end = _last_break(text, starts[first + size // 2], end) or end
+            end = _last_break(text, starts[first + size // 2], min(end + 1, n)) or end  # a break just after counts
         piece = text[begin:end].strip()
         if piece:
             pieces.append(piece)

@@ -14,7 +14,8 @@ own settings (the reference). Measured, each step a fresh process (`retrieval-ga
 
 and the knee each numeric axis got.
 
-Run: ``python benchmarks/bench_sweep.py [--sizes 500,1000,2000] [--overlaps 0,75] [--retrievers dense,bm25]``.
+Run: ``python benchmarks/bench_sweep.py [--sizes 500,1000,2000] [--overlaps 0,75] [--retrievers dense,bm25]
+[--unit characters|tokens]`` (tokens: ``--unit tokens --sizes 128,256,512 --overlaps 0,19``).
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="500,1000,2000")
     parser.add_argument("--overlaps", default="0,75")
     parser.add_argument("--retrievers", default="dense,bm25")
+    parser.add_argument("--unit", default="characters", choices=["characters", "tokens"])
     args = parser.parse_args()
     from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
+    from retrieval_gate.embed.tokens import load_tokens
     from retrieval_gate.files import dumps_json
     from retrieval_gate.load.kb import load_kb
     from retrieval_gate.sweep.stats import without_timings
@@ -60,10 +63,11 @@ def main() -> None:
     sizes = [int(v) for v in args.sizes.split(",")]
     overlaps = [int(v) for v in args.overlaps.split(",")]
     retrievers = args.retrievers.split(",")
-    axes = ["--axis", f"chunking.size={args.sizes}", "--axis", f"chunking.overlap={args.overlaps}",
+    axes = ["--axis", f"chunking.unit={args.unit}", "--axis", f"chunking.size={args.sizes}", "--axis", f"chunking.overlap={args.overlaps}",
             "--axis", f"retriever={args.retrievers}"]
     config = ["--config", str(REPO / "retrieval-gate.yml")]
-    out: dict[str, object] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "sizes": sizes,
+    out: dict[str, object] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "unit": args.unit,
+                              "sizes": sizes,
                               "overlaps": overlaps, "retrievers": retrievers}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -71,14 +75,16 @@ def main() -> None:
                                   "--out", str(root / "sweep.json")], cwd=root)
         sweep = json.loads((root / "sweep.json").read_text())
         kb = load_kb(REPO / "examples" / "kb")
-        settings = [ChunkSettings(size=s, overlap=o) for s, o in itertools.product(sizes, overlaps)]
-        settings.append(ChunkSettings())
-        distinct = {c.text for st in settings for c in chunk_kb(kb, st)}
+        tokens = load_tokens("all-MiniLM-L6-v2") if args.unit == "tokens" else None
+        settings = [ChunkSettings(size=s, overlap=o, unit=args.unit) for s, o in itertools.product(sizes, overlaps)]
+        distinct = {c.text for st in settings for c in chunk_kb(kb, st, tokens=tokens)}
+        distinct |= {c.text for c in chunk_kb(kb, ChunkSettings())}  # the suite's own settings
         warm_s, warm_err = timed(["sweep", *config, *axes, "--store", str(root / "store"),
                                   "--out", str(root / "again.json")], cwd=root)
         evals_s = 0.0
         for number, point in enumerate(sweep["points"]):
-            flags = {"chunking.size": "--chunk-size", "chunking.overlap": "--chunk-overlap", "retriever": "--retriever"}
+            flags = {"chunking.size": "--chunk-size", "chunking.overlap": "--chunk-overlap", "retriever": "--retriever",
+                     "chunking.unit": "--chunk-unit"}
             pairs = [(flags[k], str(v)) for k, v in point["settings"].items()]
             seconds, _err = timed(["eval", *config, *[x for pair in pairs for x in pair], "--store",
                                    str(root / "evals"), "--out", str(root / f"eval{number}.json")], cwd=root)
@@ -97,7 +103,9 @@ def main() -> None:
             "ratio_cold_to_evals": round(cold_s / evals_s, 2),
             "texts_embedded_cold": sum(embedded(cold_err)), "distinct_chunk_texts": len(distinct),
             "texts_embedded_rerun": sum(embedded(warm_err)),
-            "knee": sweep["knee"], "verdict": sweep["verdict"], "best_on_selection": sweep["selection"]["best"],
+            "knee": sweep["knee"],
+            "chunks_cut": {json.dumps(p["settings"]): p["truncated"]["chunks"] for p in sweep["points"]
+                           if p.get("truncated")}, "verdict": sweep["verdict"], "best_on_selection": sweep["selection"]["best"],
             "shards_s": shard_s,
             "shards_merged_identical": dumps_json(without_timings(merged)) == dumps_json(without_timings(sweep)),
         })

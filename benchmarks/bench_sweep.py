@@ -63,7 +63,8 @@ def main() -> None:
     sizes = [int(v) for v in args.sizes.split(",")]
     overlaps = [int(v) for v in args.overlaps.split(",")]
     retrievers = args.retrievers.split(",")
-    axes = ["--axis", f"chunking.unit={args.unit}", "--axis", f"chunking.size={args.sizes}", "--axis", f"chunking.overlap={args.overlaps}",
+    axes = ["--axis", f"chunking.unit={args.unit}", "--axis", f"chunking.size={args.sizes}",
+            "--axis", f"chunking.overlap={args.overlaps}",
             "--axis", f"retriever={args.retrievers}"]
     config = ["--config", str(REPO / "retrieval-gate.yml")]
     out: dict[str, object] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "unit": args.unit,
@@ -105,7 +106,8 @@ def main() -> None:
             "texts_embedded_rerun": sum(embedded(warm_err)),
             "knee": sweep["knee"],
             "chunks_cut": {json.dumps(p["settings"]): p["truncated"]["chunks"] for p in sweep["points"]
-                           if p.get("truncated")}, "verdict": sweep["verdict"], "best_on_selection": sweep["selection"]["best"],
+                           if p.get("truncated")},
+            "verdict": sweep["verdict"], "best_on_selection": sweep["selection"]["best"],
             "shards_s": shard_s,
             "shards_merged_identical": dumps_json(without_timings(merged)) == dumps_json(without_timings(sweep)),
         })

@@ -43,8 +43,9 @@ def suite(tmp_path: Path) -> Path:
 
 
 def test_a_sweep_from_the_suite_s_block_writes_sweep_json_and_markdown(suite, capsys):
-    out, md = suite.parent / "sweep.json", suite.parent / "sweep.md"
-    code, stdout, stderr = run_cli(["sweep", "--config", str(suite), "--out", str(out), "--markdown", str(md)], capsys)
+    out, md, html = suite.parent / "sweep.json", suite.parent / "sweep.md", suite.parent / "sweep.html"
+    code, stdout, stderr = run_cli(["sweep", "--config", str(suite), "--out", str(out), "--markdown", str(md),
+                                    "--html", str(html)], capsys)
     assert code == 0, stdout + stderr
     data = json.loads(out.read_text())
     assert {"schema_version", "suite", "reference", "axes", "points", "split", "verdict", "winner", "knee"} <= set(data)
@@ -62,6 +63,10 @@ def test_a_sweep_from_the_suite_s_block_writes_sweep_json_and_markdown(suite, ca
     assert stderr.count("point ") == 5 and "embedded 0" in stderr  # one progress line per point
     assert md.read_text().startswith("## Sweep of suite `default` (hit@3)")
     assert "Verdict:" in stdout and "Knee of chunking.size" in stdout
+    page = html.read_text()
+    assert page.count("<svg") == 2 and "<script" not in page and "http://" not in page.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")  # self-contained: a chart per numeric axis, nothing fetched
+    assert f"knee {data['knee']['chunking.size']}" in page
 
 
 def test_two_shards_merged_equal_one_run(suite, capsys):

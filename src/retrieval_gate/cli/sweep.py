@@ -36,8 +36,9 @@ def _print(sweep: dict[str, Any]) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def _write(sweep: dict[str, Any], *, out: Path, markdown: Path | None) -> None:
+def _write(sweep: dict[str, Any], *, out: Path, markdown: Path | None, html: Path | None) -> None:
     from retrieval_gate.files import write_json_atomic, write_text_atomic
+    from retrieval_gate.sweep.html import render_sweep_html
     from retrieval_gate.sweep.render import markdown as to_markdown
 
     write_json_atomic(out, sweep)
@@ -45,6 +46,9 @@ def _write(sweep: dict[str, Any], *, out: Path, markdown: Path | None) -> None:
     if markdown is not None:
         write_text_atomic(markdown, to_markdown(sweep))
         console.print(f"wrote {markdown}", markup=False)
+    if html is not None:
+        write_text_atomic(html, render_sweep_html(sweep))
+        console.print(f"wrote {html}", markup=False)
 
 
 def _read_part(path: Path) -> dict[str, Any]:
@@ -148,6 +152,7 @@ def sweep_command(
     suite: str = typer.Option("default", "--suite", help="Suite of the config file: its cases, KB and current settings (the reference point)."),
     out: Path = typer.Option(..., "--out", help="Where to write sweep.json (with --shard: the part)."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the summary as Markdown (e.g. $GITHUB_STEP_SUMMARY)."),
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML page: the table and each numeric axis's knee chart."),
     apply: bool = typer.Option(False, "--apply", help="Write a confirmed winner's settings into the suite in the config file (comments kept), so the next gate judges against them."),
 ) -> None:
     """Measure a grid of retrieval settings on the suite's cases against its current settings:
@@ -165,11 +170,11 @@ def sweep_command(
         if len(args) < 2:
             raise UsageError("sweep merge needs the part files: sweep merge PART… --out sweep.json")
         parts = [Path(a) for a in args[1:]]
-        refuse_output_onto_inputs(outputs={"--out": out, "--markdown": markdown},
+        refuse_output_onto_inputs(outputs={"--out": out, "--markdown": markdown, "--html": html},
                                   inputs={f"part {p}": p for p in parts})
         merged = merge_parts(parts)
         _print(merged)
-        _write(merged, out=out, markdown=markdown)
+        _write(merged, out=out, markdown=markdown, html=html)
         if apply:
             config_file, config_path = load_config(config, required=config is not None)
             base = resolve_suite(config_file, suite=merged["suite"], overrides={}, config_path=config_path)
@@ -197,7 +202,7 @@ def sweep_command(
         where = "--axis"
     else:
         axes, where = dict(base.sweep.axes), f"{config_path or '<config>'} (suites.{suite}.sweep.axes)"
-    refuse_output_onto_inputs(outputs={"--out": out, "--markdown": markdown}, inputs={
+    refuse_output_onto_inputs(outputs={"--out": out, "--markdown": markdown, "--html": html}, inputs={
         "--kb": Path(base.kb) if base.kb else None, "--cases": Path(base.cases) if base.cases else None,
         "--config": config_path})
     plan = make_plan(base=base, suite=suite, axes=axes, where=where)
@@ -226,7 +231,7 @@ def sweep_command(
     result = finalize(suite=suite, axes=plan.axes, reference=plan.reference, runs=runs, metric=chosen_metric,
                       seed=chosen_seed, alpha=base.sweep.alpha)
     _print(result)
-    _write(result, out=out, markdown=markdown)
+    _write(result, out=out, markdown=markdown, html=html)
     if apply:
         apply_winner(result, config_path=config_path, suite=suite,
                      base=resolve_suite(config_file, suite=suite, overrides={}, config_path=config_path))

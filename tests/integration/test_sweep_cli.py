@@ -107,3 +107,19 @@ def test_a_bad_axis_is_exit_2_before_anything_runs(suite, capsys, axis, message)
                                str(suite.parent / "s.json")], capsys)
     assert code == 2 and message in err and "point 1/" not in err
     assert not (suite.parent / "s.json").exists()
+
+
+def test_a_sweep_in_tokens_counts_the_model_s_word_pieces(suite, capsys):
+    from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
+    from retrieval_gate.embed.tokens import load_tokens
+    from retrieval_gate.load.kb import load_kb
+
+    out = suite.parent / "tokens.json"
+    code, stdout, stderr = run_cli(["sweep", "--config", str(suite), "--axis", "chunking.unit=tokens", "--axis",
+                                    "chunking.size=50", "--axis", "chunking.overlap=0", "--out", str(out)], capsys)
+    assert code == 0, stdout + stderr
+    point = next(p for p in json.loads(out.read_text())["points"] if not p["reference"])
+    tokens = load_tokens("all-MiniLM-L6-v2")
+    chunks = chunk_kb(load_kb(suite.parent / "kb"), ChunkSettings(size=50, overlap=0, unit="tokens"), tokens=tokens)
+    assert point["cost"]["chunks"] == len(chunks) > len(TOPICS) * 3  # windows of ≤ 50 word pieces cut the parts
+    assert max(tokens.count(c.text) for c in chunks) <= 50

@@ -85,7 +85,7 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
 
     out: list[dict[str, Any]] = []
     store: Any = None
-    group = None
+    group: tuple[int, str] | None = None
     total = len(points)
     try:
         for number, point in enumerate(points, 1):
@@ -94,10 +94,12 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
             if len(config.retrievers) != 1:
                 raise InputError(Problem("<sweep>", None, f"retriever {config.retriever!r}: a sweep point runs one "
                                          "retriever; sweep several with --axis retriever=dense,bm25"))
-            if point.group != group:
+            # A new store object for a new index build, or for other search settings (exact,
+            # hnsw_search_ef) on the same build: the collection, named by the build, is kept.
+            if (point.group, canonical(config.store.model_dump(mode="json"))) != group:
                 if store is not None:
                     store.close()
-                group = point.group
+                group = (point.group, canonical(config.store.model_dump(mode="json")))
                 tag = hashlib.sha256(canonical(point.override.index_part()).encode()).hexdigest()[:10]
                 store = ChromaStore(config.store, collection=collection_name(f"{plan.suite}-sweep-{tag}"),
                                     notify=progress.note)

@@ -130,6 +130,7 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
                                  "slices": sorted(c.slices)} for c in results.cases},
                 "run": {"embedded": embedded_now, "reused": max(0, len(texts) - embedded_now)},
                 "truncation": cut,
+                "search": (results.config.get("store") or {}).get("search"),  # exact or hnsw; None: no dense side
             }
             out.append(run)
             what = ", ".join(f"{k}={v}" for k, v in point.settings.items())

@@ -123,3 +123,13 @@ def test_a_sweep_in_tokens_counts_the_model_s_word_pieces(suite, capsys):
     chunks = chunk_kb(load_kb(suite.parent / "kb"), ChunkSettings(size=50, overlap=0, unit="tokens"), tokens=tokens)
     assert point["cost"]["chunks"] == len(chunks) > len(TOPICS) * 3  # windows of ≤ 50 word pieces cut the parts
     assert max(tokens.count(c.text) for c in chunks) <= 50
+
+
+def test_an_unknown_model_stops_the_sweep_before_any_point_runs(suite, capsys, monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # never try the network
+    code, _out, err = run_cli(["sweep", "--config", str(suite), "--axis", "retriever=dense", "--axis",
+                               "model=no-such-org/no-such-model", "--out", str(suite.parent / "s.json")], capsys)
+    assert code == 2 and "error: unknown model 'no-such-org/no-such-model'" in err
+    assert "point 1/" not in err and not (suite.parent / "s.json").exists()

@@ -83,6 +83,12 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
             embedders[key] = CountingEmbedder(inner)
         return embedders[key]
 
+    if embedder is None:  # every model the points embed with resolves before anything runs (an unknown one: exit 2)
+        from retrieval_gate.embed.resolve import resolve_model
+
+        for name in dict.fromkeys(c.model for c in (p.override.apply(base) for p in points)
+                                  if c.retrievers and any(s.needs_embedder for s in c.retrievers)):
+            resolve_model(name)
     out: list[dict[str, Any]] = []
     store: Any = None
     group: tuple[int, str] | None = None

@@ -66,7 +66,7 @@ def verdict_lines(sweep: Mapping[str, Any]) -> list[str]:
         for rival in sweep["closest_rivals"]:
             if "delta" in rival:
                 lines.append(f"  closest rival: {settings_text(rival['settings'])}"
-                             f"{' (reference)' if rival['reference'] else ''}: Δ {rival['delta']:+.4f} "
+                             f"{' (reference)' if rival['reference'] else ''}: best − rival {rival['delta']:+.4f} "
                              f"[{rival['ci'][0]:+.4f}, {rival['ci'][1]:+.4f}], p (Holm) {rival['p_holm']:.4f}")
     for axis, value in sweep["knee"].items():
         curve = sweep["curves"][axis]
@@ -85,7 +85,8 @@ def verdict_lines(sweep: Mapping[str, Any]) -> list[str]:
 def markdown(sweep: Mapping[str, Any]) -> str:
     header, rows = table_rows(sweep)
     out = [f"## Sweep of suite `{sweep['suite']}` ({sweep['metric']})", ""]
-    out += [line if not line.startswith("  ") else f"- {line.strip()}" for line in verdict_lines(sweep)]
+    lines = verdict_lines(sweep)
+    out += [f"**{lines[0]}**", ""] + [f"- {line.strip()}" for line in lines[1:]]
     out += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     for axis, curve in sweep["curves"].items():

@@ -134,3 +134,12 @@ def test_without_timings_drops_only_the_seconds():
     assert all("seconds" not in p["cost"] for p in bare["points"]) and "seconds" in sweep["points"][0]["cost"]
     assert {k: v for k, v in bare.items() if k not in ("points", "curves")} == \
         {k: v for k, v in sweep.items() if k not in ("points", "curves")}
+
+
+def test_the_pareto_front_keeps_the_points_no_other_beats_on_both_metric_and_chunks():
+    from retrieval_gate.sweep.stats import pareto
+
+    points = [{"metrics": {M: m}, "cost": {"chunks": c}} for m, c in
+              [(0.80, 300), (0.80, 200), (0.70, 100), (0.75, 250), (0.90, 500)]]
+    # (0.80, 300) loses to (0.80, 200); (0.75, 250) loses to (0.80, 200)
+    assert pareto(points, M) == [1, 2, 4]

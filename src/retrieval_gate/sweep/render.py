@@ -72,6 +72,9 @@ def verdict_lines(sweep: Mapping[str, Any]) -> list[str]:
         curve = sweep["curves"][axis]
         lines.append(f"Knee of {axis}: {value} (the smallest value whose interval against the best, {curve['best']}, "
                      f"includes 0; other keys held at {settings_text(curve['held'])})")
+    if sweep.get("pareto"):
+        lines.append("Pareto front (higher metric, fewer chunks): "
+                     + "; ".join(settings_text(s) for s in sweep["pareto"]))
     best = sweep["selection"]["best"]
     for point in sweep["points"]:
         if point["settings"] != best:

@@ -147,6 +147,14 @@ def _knee(axes: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]], 
     return knees, curves
 
 
+def pareto(points: Sequence[Mapping[str, Any]], metric: str) -> list[int]:
+    """Indices of the points no other point dominates on (metric: higher, chunks: fewer) — the
+    cheapest index for each level of quality. A point without the metric is left out."""
+    scored = [(i, p["metrics"][metric], p["cost"]["chunks"]) for i, p in enumerate(points) if metric in p["metrics"]]
+    return [i for i, m, c in scored
+            if not any((m2 >= m and c2 <= c) and (m2 > m or c2 < c) for _j, m2, c2 in scored)]
+
+
 def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mapping[str, Any],
              runs: Sequence[Mapping[str, Any]], metric: str, seed: int, alpha: float) -> dict[str, Any]:
     """The runs of every point of a plan (in plan order) → the ``sweep.json`` mapping."""
@@ -213,6 +221,7 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
         "winner": runs[best]["settings"] if confirmed else None,
         "closest_rivals": [] if confirmed else closest,
         "knee": knee, "curves": curves,
+        "pareto": [points[i]["settings"] for i in pareto(points, metric)],
         "stats": {"alpha": alpha, "seed": seed, "test": "the gate's paired tests (exact sign test for 0/1 measures, "
                   "sign-flip otherwise), two sided; intervals: the gate's paired intervals", "family": "holm"},
     }

@@ -64,6 +64,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class SweepSettings(_Strict):
+    """A suite's ``sweep:`` block (``retrieval-gate sweep``, docs/sweep.md): the grid as
+    ``{dotted key: [values]}``, each value checked by this schema when its point is made."""
+
+    axes: dict[str, list[Any]] = Field(default_factory=dict)
+    metric: str | None = None  # the measure that picks the winner (default nDCG at the headline k)
+    seed: int = 0  # the split into selection and confirmation cases
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+
+
 class SuiteConfig(_Strict):
     kb: str | None = None
     cases: str | None = None
@@ -85,6 +95,7 @@ class SuiteConfig(_Strict):
     baseline: str | None = None
     options: RetrieverOptions = Field(default_factory=RetrieverOptions)  # each retriever's settings, flat keys
     audit: AuditParams = Field(default_factory=AuditParams)  # `retrieval-gate audit`
+    sweep: SweepSettings = Field(default_factory=SweepSettings)  # `retrieval-gate sweep`
     _env_secrets: tuple[str, ...] = PrivateAttr(default=())  # http_headers values read from ${NAME}
     _embed_exports: Path | None = PrivateAttr(default=None)  # the entry point's folder for ONNX exports
 

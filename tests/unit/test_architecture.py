@@ -41,7 +41,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     ("audit",),
     ("render", "settings", "artifacts"),
     ("evaluation",),
-    ("publish",),
+    ("publish", "sweep"),
     ("cli",),
     ("__main__",),
 ))

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,13 +43,23 @@ _BREAKS = ("\n\n", "\n", ". ", "? ", "! ", " ")
 
 
 class ChunkSettings(BaseModel):
-    """Markdown/text cards are split by headings, then by size (characters) with overlap."""
+    """Markdown/text cards are split by headings, then by size with overlap, both counted in
+    ``unit``: characters (the default) or the embedder's word pieces (``tokens``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     size: int = Field(default=1200, ge=50)
     overlap: int = Field(default=150, ge=0)
     by_headings: bool = True
+    unit: Literal["characters", "tokens"] = "characters"
+
+
+class TokenCounter(Protocol):
+    """The embedder's tokenizer (``embed.tokens.ModelTokens``): word pieces, no special tokens."""
+
+    def offsets(self, text: str) -> Sequence[tuple[int, int]]: ...
+
+    def count(self, text: str) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -90,8 +102,11 @@ def chunking_fingerprint(*, kb_format: str, settings: ChunkSettings) -> dict[str
     Sizes only matter for Markdown/text cards, so records record none."""
     if strategy(kb_format) == "record":
         return {"strategy": "record", "text": "title + ' ' + text"}
-    return {"strategy": "markdown", "size": settings.size, "overlap": settings.overlap,
-            "by_headings": settings.by_headings}
+    out: dict[str, Any] = {"strategy": "markdown", "size": settings.size, "overlap": settings.overlap,
+                           "by_headings": settings.by_headings}
+    if settings.unit != "characters":  # characters: the fingerprint every earlier baseline has
+        out["unit"] = settings.unit
+    return out
 
 
 def check_settings(settings: ChunkSettings) -> None:
@@ -100,9 +115,12 @@ def check_settings(settings: ChunkSettings) -> None:
                          f"({settings.size})")
 
 
-def chunk_kb(kb: KnowledgeBase, settings: ChunkSettings) -> tuple[Chunk, ...]:
-    """Every card of ``kb`` as chunks, in KB order (see the module docstring)."""
+def chunk_kb(kb: KnowledgeBase, settings: ChunkSettings, *, tokens: TokenCounter | None = None) -> tuple[Chunk, ...]:
+    """Every card of ``kb`` as chunks, in KB order (see the module docstring). ``tokens``: the
+    embedder's tokenizer, needed when ``settings.unit`` is ``tokens``."""
     check_settings(settings)
+    if settings.unit == "tokens" and tokens is None and strategy(kb.format) != "record":
+        raise UsageError("chunking.unit: tokens needs the model's tokenizer (tokenizer.json in its folder)")
     chunks: list[Chunk] = []
     if strategy(kb.format) == "record":
         for card in kb.cards:
@@ -111,7 +129,7 @@ def chunk_kb(kb: KnowledgeBase, settings: ChunkSettings) -> tuple[Chunk, ...]:
                                      metadata=card.metadata))
     else:
         for card in kb.cards:
-            for n, text in enumerate(split_card(card.text, title=card.title, settings=settings)):
+            for n, text in enumerate(split_card(card.text, title=card.title, settings=settings, tokens=tokens)):
                 chunks.append(make_chunk(id=f"{card.id}#{n}", parent_id=card.card_id, text=text,
                                          position=n, metadata=card.metadata))
     _check_unique(chunks, kb)
@@ -131,13 +149,21 @@ def _check_unique(chunks: list[Chunk], kb: KnowledgeBase) -> None:
         ])
 
 
-def split_card(body: str, *, title: str, settings: ChunkSettings) -> list[str]:
+def split_card(body: str, *, title: str, settings: ChunkSettings, tokens: TokenCounter | None = None) -> list[str]:
     """One card's body → the texts to embed (title-prefixed sections, cut to size)."""
     sections = split_sections(body) if settings.by_headings else [body.strip()]
     out = []
     for section in sections:
-        for piece in split_by_size(section, size=settings.size, overlap=settings.overlap):
-            out.append(with_title(piece, title))
+        if settings.unit == "tokens" and tokens is not None:
+            # The size counts the embedded text's word pieces, the title's included (the model's
+            # special tokens not): a title takes its share of every window.
+            lead = tokens.count(f"{title.strip()}\n\n") if title.strip() and not \
+                section.lstrip("# \t").startswith(title.strip()) else 0
+            size = max(settings.overlap + 1, settings.size - lead)
+            pieces = split_by_tokens(section, size=size, overlap=settings.overlap, tokens=tokens)
+        else:
+            pieces = split_by_size(section, size=settings.size, overlap=settings.overlap)
+        out.extend(with_title(piece, title) for piece in pieces)
     return out
 
 
@@ -206,6 +232,37 @@ def split_by_size(text: str, *, size: int, overlap: int) -> list[str]:
         start = nxt if nxt > start else end
         while start < n and text[start].isspace():
             start += 1
+    return pieces
+
+
+def split_by_tokens(text: str, *, size: int, overlap: int, tokens: TokenCounter) -> list[str]:
+    """As ``split_by_size``, counted in the tokenizer's word pieces: a window holds at most
+    ``size`` of them and ends at the last paragraph/line/sentence/word break in its second half
+    (else after its last whole word piece); the next starts ``overlap`` word pieces before that
+    end (at a word piece that begins a word)."""
+    text = text.strip()
+    offsets = list(tokens.offsets(text))
+    if len(offsets) <= size:
+        return [text] if text else []
+    starts = [s for s, _e in offsets]
+    pieces: list[str] = []
+    first, count, n = 0, len(offsets), len(text)
+    while first < count:
+        last = min(first + size, count)  # word pieces [first, last) fit
+        begin = starts[first]
+        end = offsets[last - 1][1] if last < count else n
+        if last < count:
+            end = _last_break(text, starts[first + size // 2], min(end + 1, n)) or end  # a break just after counts
+        piece = text[begin:end].strip()
+        if piece:
+            pieces.append(piece)
+        if last >= count and end >= offsets[-1][1]:
+            break
+        after = bisect_left(starts, end)  # the first word piece not in this window
+        nxt = after - overlap
+        while overlap and first < nxt < after and nxt > 0 and not text[starts[nxt] - 1].isspace():
+            nxt += 1  # to a word's first piece
+        first = nxt if nxt > first else max(after, first + 1)
     return pieces
 
 

@@ -33,6 +33,7 @@ COMMAND_MODULES = {
     "audit": "audit",
     "label": "label",
     "subset": "subset",
+    "sweep": "sweep",
 }
 ROOT_FLAGS = frozenset({"--debug"})  # the root callback's options (none takes a value)
 

@@ -60,6 +60,12 @@ def audit_command(
                          results_source=display(Path(results)) if results is not None else "results")
     write_text_atomic(out, dumps_audit(report))
     print_audit(report, console)
+    from retrieval_gate.evaluation.audit_suite import suite_truncation
+    from retrieval_gate.evaluation.chunks import truncation_line
+
+    cut = truncation_line(suite_truncation(suite_config=settings))
+    if cut is not None:
+        console.print(f"chunks: {cut}", markup=False, highlight=False, soft_wrap=True)
     if html is not None:
         write_text_atomic(html, render_audit_html(report))
         console.print(f"wrote {html}", markup=False)

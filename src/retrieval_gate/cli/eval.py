@@ -86,7 +86,7 @@ def eval_overrides(**flags: Any) -> dict[str, Any]:
         "retriever": flags["retriever"], "overfetch": flags["overfetch"], "batch_size": flags["batch_size"],
         "device": flags.get("device"), "embed_backend": flags.get("embed_backend"),
         "abstain_threshold": flags["abstain_threshold"],
-        "chunking": {"size": flags["chunk_size"], "overlap": flags["chunk_overlap"]},
+        "chunking": {"size": flags["chunk_size"], "overlap": flags["chunk_overlap"], "unit": flags.get("chunk_unit")},
         "store": store,
     }
 
@@ -106,6 +106,10 @@ def summary_lines(results: Results) -> list[str]:
     if store:
         lines.append(f"store: {store['chunks']} chunks · {store['added']} written · {store['deleted']} deleted · "
                      f"{store['unchanged']} unchanged" + (f" · rebuilt ({store['rebuilt']})" if store["rebuilt"] else ""))
+    cut = results.extras.get("truncation")
+    if cut and cut.get("chunks"):
+        lines.append(f"truncation: {cut['chunks']} of {cut['of']} chunks exceed the model's {cut['limit']} word pieces "
+                     f"(longest {cut['longest']}): {cut['pieces_cut']} word pieces never embedded")
     ann = results.extras.get("ann_check")
     if ann and ann.get("recall") is not None:
         deltas = ", ".join(f"{m} {d:+.4f}" for m, d in ann["delta"].items())
@@ -131,6 +135,7 @@ def eval_command(
     chroma_port: int | None = typer.Option(None, "--chroma-port", min=1, max=65535, help="Port of the Chroma server (default 8000)."),
     chunk_size: int | None = typer.Option(None, "--chunk-size", min=1, help="Markdown/text cards: max characters per chunk (default 1200)."),
     chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", min=0, help="Characters shared by consecutive chunks of a section (default 150)."),
+    chunk_unit: str | None = typer.Option(None, "--chunk-unit", help="What --chunk-size and --chunk-overlap count: characters (default) or tokens (the model's word pieces)."),
     overfetch: int | None = typer.Option(None, "--overfetch", min=1, max=1000, help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, max=100_000, help="Embedding batch size (default 64)."),
     device: str | None = typer.Option(None, "--device", help="Embedding device: cpu (default), cuda, mps or auto (cuda or mps when torch sees one). Non-CPU vectors get their own cache space."),
@@ -157,7 +162,7 @@ def eval_command(
 
     overrides = eval_overrides(kb=kb, cases=cases, k=k, metrics=metrics, headline_k=headline_k, model=model,
                                retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
-                               chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap,
+                               chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap, chunk_unit=chunk_unit,
                                overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
                                abstain_threshold=abstain_threshold, device=device, embed_backend=embed_backend)
     overrides["options"] = parse_options(option or [])

@@ -24,7 +24,7 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
     are the knobs; ``results`` (a results file of these cases) turns on the label review at its
     headline k and gives the coverage cells their hit rates (``results_source`` names it in errors)."""
     from retrieval_gate.audit import run_audit
-    from retrieval_gate.chunk.chunking import chunk_kb
+    from retrieval_gate.evaluation.chunks import suite_chunks
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.metrics.headline import default_headline_k
 
@@ -33,7 +33,7 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
     case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb))
     assert kb is not None
     chunks: dict[str, int] = {}
-    for chunk in chunk_kb(kb, suite_config.chunking):
+    for chunk in suite_chunks(kb, suite_config):
         chunks[chunk.card_id] = chunks.get(chunk.card_id, 0) + 1
     k = suite_config.headline_k or default_headline_k(suite_config.k)
     retrieved = None
@@ -50,6 +50,18 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
                      max_drop=gate.max_drop.get(f"hit@{k}", gate.default_max_drop), alpha=gate.alpha,
                      retrieved=retrieved, k=k, cases_sha256=case_set.sha256, kb_sha256=kb.sha256,
                      subset=case_set.subset, not_relevant=not_relevant_by_case(Path(suite_config.cases)))
+
+
+def suite_truncation(*, suite_config: SuiteConfig) -> dict | None:
+    """How many of the suite's chunks exceed its model's limit (``evaluation.chunks``); None when
+    no retriever of the suite embeds, or the model's tokenizer is not at hand."""
+    from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
+    from retrieval_gate.load.kb import load_kb
+
+    if suite_config.kb is None or not any(spec.needs_embedder for spec in suite_config.retrievers):
+        return None
+    return truncation_extras(model=suite_config.model, chunks=suite_chunks(load_kb(Path(suite_config.kb)),
+                                                                           suite_config))
 
 
 def dumps_audit(report: AuditReport) -> str:

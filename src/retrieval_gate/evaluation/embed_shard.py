@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.chunk.chunking import chunk_kb
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
 from retrieval_gate.embed.shards import CACHE_FILE, shard_texts, write_manifest
+from retrieval_gate.evaluation.chunks import suite_chunks
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent
 from retrieval_gate.evaluation.run import load_eval_inputs
 from retrieval_gate.settings import SuiteConfig
@@ -28,7 +28,7 @@ def embed_shard(*, suite_config: SuiteConfig, shard: tuple[int, int], out: Path,
     progress = progress or Silent()
     index, count = shard
     kb, case_set = load_eval_inputs(suite_config)
-    chunks = chunk_kb(kb, suite_config.chunking)
+    chunks = suite_chunks(kb, suite_config)
     inner = embedder
     if inner is None:
         from retrieval_gate.embed.backends import make_embedder

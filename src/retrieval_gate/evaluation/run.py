@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.chunk.chunking import Chunk, chunk_kb
+from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.ann_check import ann_check
+from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
 from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore, dense_extras
 from retrieval_gate.load.dataset import load_dataset
 from retrieval_gate.metrics import MEASURES_ALL, metric_grid
@@ -78,7 +79,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
     ks = suite_config.k
     # 1. inputs
     kb, case_set = load_eval_inputs(suite_config)
-    chunks = chunk_kb(kb, suite_config.chunking)
+    chunks = suite_chunks(kb, suite_config)
     loaded_s = time.perf_counter() - began
     dense = DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
                        overfetch=suite_config.overfetch, suite=suite, kb=kb, chunks=chunks, embedder=embedder,
@@ -88,6 +89,9 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
         dense_began = time.perf_counter()
         dense_retriever = dense.build() if any(s.needs_embedder for s in specs) else None
         dense_s = time.perf_counter() - dense_began
+        # What the model cuts (the real model only: a handed-in embedder has no tokenizer here)
+        truncation = (truncation_extras(model=suite_config.model, chunks=chunks)
+                      if dense_retriever is not None and embedder is None else None)
         builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,
                                    dense=dense_retriever, cases=case_set.cases,
                                    bm25_units=_bm25_units(chunks, specs))
@@ -117,6 +121,8 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
             if dense_retriever is not None and spec.needs_embedder:  # bm25/custom results carry no model
                 config_out.update(dense.fingerprint())
                 extras.update(dense_extras(dense))
+                if truncation is not None:
+                    extras["truncation"] = truncation
             if false_exclusion is not None:
                 extras["filter_false_exclusion"] = false_exclusion
             if retriever is not dense_retriever:  # hybrid, bm25, custom: their own parameters

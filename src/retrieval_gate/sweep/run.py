@@ -1,0 +1,152 @@
+"""Running a sweep's points (shell): one eval per point through ``evaluation.run.run_evals``, the
+same path as ``retrieval-gate eval``, with the parts shared where the settings allow.
+
+- One embedder per model (loaded once for the whole sweep), counted: ``embedded`` is what the
+  model was really asked to embed for the point, everything else came from the cache.
+- The embedding cache is content-addressed (one vector per model and text): a chunk text two
+  chunkings both produce is embedded once. A persistent store keeps it, so a rerun embeds nothing;
+  an ephemeral store gets one in-memory cache for the whole sweep.
+- One store collection per index-time group (``rg-<suite>-sweep-<hash>``): the group's points
+  (query-time variants) search the one build; a rerun finds it built.
+
+Each point comes back as a ``PointRun``: its settings, per-case scores of the measures the
+statistics use, the overall means, its chunk count and the hashes of the texts it embeds (so the
+deterministic ``embedded`` figure of ``sweep.json`` can be worked out however the points were
+shared between machines), and how long it took.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from retrieval_gate.compare.headline import DECIMALS
+from retrieval_gate.compare.side_by_side import default_metrics
+from retrieval_gate.embed.base import Embedder, ModelIdentity
+from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras, truncation_line
+from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent
+from retrieval_gate.evaluation.run import load_eval_inputs, run_evals
+from retrieval_gate.score.scoring import OVERALL
+from retrieval_gate.settings import SuiteConfig
+from retrieval_gate.sweep.plan import Plan, Point, canonical
+
+
+class CountingEmbedder:
+    """Our ``Embedder`` in front of the model: counts the passages the model was asked for."""
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+        self.documents = 0
+
+    def identity(self) -> ModelIdentity:
+        return self.inner.identity()
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.documents += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries(texts)
+
+
+def text_keys(*, config: SuiteConfig, shas: Sequence[str]) -> list[str]:
+    """One key per (model, backend, device, text): what one embedding is."""
+    space = f"{config.model}|{config.embed_backend}|{config.device}|"
+    return sorted({hashlib.sha256((space + s).encode()).hexdigest()[:24] for s in shas})
+
+
+def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric: str,
+               progress: EvalProgress | None = None, embedder: Embedder | None = None,
+               line: Callable[[str], None] = lambda _s: None) -> list[dict[str, Any]]:
+    """Run ``points`` (a plan's, in plan order); one ``PointRun`` mapping each."""
+    from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
+    from retrieval_gate.store.chroma import ChromaStore, collection_name
+
+    progress = progress or Silent()
+    embedders: dict[str, CountingEmbedder] = {}
+    shared_cache = EmbeddingCache(None) if base.store.mode == "ephemeral" else None
+
+    def embedder_for(config: SuiteConfig) -> CountingEmbedder:
+        key = canonical(config.embed.model_dump(mode="json"))
+        if key not in embedders:
+            inner = embedder
+            if inner is None:
+                from retrieval_gate.embed.backends import make_embedder
+                from retrieval_gate.embed.resolve import resolve_model
+
+                inner = make_embedder(resolve_model(config.model), settings=config.embed)
+            embedders[key] = CountingEmbedder(inner)
+        return embedders[key]
+
+    if embedder is None:  # every model the points embed with resolves before anything runs (an unknown one: exit 2)
+        from retrieval_gate.embed.resolve import resolve_model
+
+        for name in dict.fromkeys(c.model for c in (p.override.apply(base) for p in points)
+                                  if c.retrievers and any(s.needs_embedder for s in c.retrievers)):
+            resolve_model(name)
+    out: list[dict[str, Any]] = []
+    store: Any = None
+    group: tuple[int, str] | None = None
+    total = len(points)
+    try:
+        for number, point in enumerate(points, 1):
+            began = time.perf_counter()
+            config = point.override.apply(base)
+            if len(config.retrievers) != 1:
+                raise InputError(Problem("<sweep>", None, f"retriever {config.retriever!r}: a sweep point runs one "
+                                         "retriever; sweep several with --axis retriever=dense,bm25"))
+            # A new store object for a new index build, or for other search settings (exact,
+            # hnsw_search_ef) on the same build: the collection, named by the build, is kept.
+            if (point.group, canonical(config.store.model_dump(mode="json"))) != group:
+                if store is not None:
+                    store.close()
+                group = (point.group, canonical(config.store.model_dump(mode="json")))
+                tag = hashlib.sha256(canonical(point.override.index_part()).encode()).hexdigest()[:10]
+                store = ChromaStore(config.store, collection=collection_name(f"{plan.suite}-sweep-{tag}"),
+                                    notify=progress.note)
+            counting = embedder_for(config)
+            before = counting.documents
+            model: Embedder = counting
+            if shared_cache is not None:
+                model = CachedEmbedder(counting, shared_cache)
+            results = next(iter(run_evals(suite_config=config, suite=plan.suite, embedder=model, store=store,
+                                          progress=progress).values()))
+            kb, _cases = load_eval_inputs(config)
+            chunks = suite_chunks(kb, config)
+            dense = config.retrievers[0].needs_embedder
+            texts = text_keys(config=config, shas=[c.sha256 for c in chunks]) if dense else []
+            cut = truncation_extras(model=config.model, chunks=chunks) if dense and embedder is None else None
+            embedded_now = counting.documents - before
+            seconds = time.perf_counter() - began
+            names = list(dict.fromkeys([*default_metrics(results), metric]))
+            if metric not in results.metrics:
+                raise InputError(Problem("<sweep>", None, f"metric {metric}: not measured (measured: "
+                                         f"{', '.join(results.metrics)})"))
+            run = {
+                "key": point.override.key, "settings": point.settings, "reference": point.reference,
+                "group": point.group, "chunks": len(chunks), "texts": texts, "seconds": round(seconds, 3),
+                "metrics": {n: results.aggregates.get(OVERALL, {})[n].value for n in names
+                            if n in results.aggregates.get(OVERALL, {})},
+                "cases": {c.id: {"scores": {n: round(c.scores[n], DECIMALS) for n in names if n in c.scores},
+                                 "slices": sorted(c.slices)} for c in results.cases},
+                "run": {"embedded": embedded_now, "reused": max(0, len(texts) - embedded_now)},
+                "truncation": cut,
+                "search": (results.config.get("store") or {}).get("search"),  # exact or hnsw; None: no dense side
+            }
+            out.append(run)
+            what = ", ".join(f"{k}={v}" for k, v in point.settings.items())
+            score = f"{metric} {run['metrics'][metric]:.4f}" if metric in run["metrics"] else f"{metric}: no score"
+            line(f"point {number}/{total} {what}{' (reference)' if point.reference else ''}: {score} · "
+                 f"{len(chunks)} chunks · embedded {embedded_now}, reused {run['run']['reused']} · {seconds:.1f}s"
+                 + (f" · {truncation_line(cut)}" if cut and cut["chunks"] else ""))
+    finally:
+        if store is not None:
+            store.close()
+        if shared_cache is not None:
+            shared_cache.close()
+    return out

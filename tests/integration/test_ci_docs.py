@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from retrieval_gate.scaffold.gitlab_ci import gitlab_ci
 from tests.helpers import run_cli
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
@@ -36,12 +37,12 @@ def test_every_yaml_block_parses() -> None:
         assert yaml.safe_load(text) is not None
 
 
-def test_gitlab_block_declares_the_junit_report() -> None:
-    gitlab = next(yaml.safe_load(text) for lang, text in _blocks()
-                  if lang == "yaml" and "merge_request_event" in text)
-    job = gitlab["retrieval"]
-    assert job["artifacts"]["reports"]["junit"] == "out/junit.xml"
-    assert job["artifacts"]["when"] == "always"
+def test_the_gitlab_block_is_what_init_writes() -> None:
+    shown = next(yaml.safe_load(text) for lang, text in _blocks()
+                 if lang == "yaml" and "merge_request_event" in text)
+    image = shown["retrieval"]["image"]["name"]
+    assert shown == yaml.safe_load(gitlab_ci(image=image, suite="default", kb="kb", kb_is_file=False))
+    assert shown["retrieval"]["artifacts"]["reports"]["junit"] == "retrieval-gate-out/junit.xml"
 
 
 @pytest.mark.parametrize("argv", _commands(), ids=lambda a: " ".join(a[1:3]))

@@ -17,7 +17,7 @@ import os
 import posixpath
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -97,6 +97,8 @@ class ActionSettings(_Frozen):
     workspace: Path = Path(".")
     config_repo_path: str | None = DEFAULT_CONFIG_NAME  # the config's path in the repository (None: outside it)
     secrets: tuple[SecretStr, ...] = ()  # scrubbed from everything posted or written
+    forge: Literal["github", "gitlab"] = "github"  # whose API the flows call (publish.gitlab_settings)
+    pipeline_url: str | None = None  # GitLab's CI_PIPELINE_URL (GitHub's run URL is built from its parts)
 
     @property
     def token(self) -> SecretStr:
@@ -144,6 +146,8 @@ class ActionSettings(_Frozen):
 
     @property
     def run_url(self) -> str | None:
+        if self.pipeline_url:
+            return self.pipeline_url
         if not (self.repository and self.run_id):
             return None
         return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
@@ -193,15 +197,18 @@ def workspace_of(env: Mapping[str, str]) -> Path:
     return Path(env.get("GITHUB_WORKSPACE") or ".")
 
 
-def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = None) -> ActionSettings:
+def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = None,
+                          event: dict[str, Any] | None = None, forge: Literal["github", "gitlab"] = "github",
+                          pipeline_url: str | None = None) -> ActionSettings:
     """The runner's environment → ActionSettings. Relative paths (config, kb, cases, store,
     out_dir) are relative to the working directory, which the caller sets to the workspace first
     (as the runner does for a Docker action), so they mean what they mean in a local run.
-    ``token``: the ``github_token`` input as the entry point read it (read here when not given)."""
+    ``token``: the ``github_token`` input as the entry point read it (read here when not given).
+    ``event``: the event payload when it is not a file (GitLab's, from ``publish.gitlab_settings``)."""
     token = github_token(env) if token is None else token
     inputs = parse_inputs(env, token=token)
     workspace = workspace_of(env)
-    event = _read_event(env.get("GITHUB_EVENT_PATH"))
+    event = _read_event(env.get("GITHUB_EVENT_PATH")) if event is None else event
     config_path = Path(inputs.config) if inputs.config is not None else None
     # Paths stay inside the workspace: the inputs' before anything is read, the suite's after.
     confine_paths(workspace=workspace, paths={"input config": inputs.config, "input out_dir": inputs.out_dir})
@@ -234,6 +241,8 @@ def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = N
         workspace=workspace,
         config_repo_path=_config_repo_path(inputs.config, workspace=workspace),
         secrets=tuple(SecretStr(v) for v in dict.fromkeys(secrets)),
+        forge=forge,
+        pipeline_url=pipeline_url,
     )
 
 

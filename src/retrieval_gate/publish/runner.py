@@ -64,6 +64,7 @@ class Runner:
     stream: TextIO = field(default_factory=lambda: sys.stdout)
     annotations: list[str] = field(default_factory=list)
     secrets: tuple[str, ...] = ()
+    commands: bool = True  # False outside GitHub (GitLab): annotations are plain log lines, no ``::`` commands
 
     def scrub(self, text: str) -> str:
         return scrub_text(text, self.secrets)
@@ -95,7 +96,8 @@ class Runner:
         if file and line:
             where["line"] = str(line)
         text = f"{level}: {file}:{line}: {message}" if file and line else f"{level}: {message}"
-        command = workflow_command(level, message, **where, title=title) if shown < MAX_ANNOTATIONS else text
+        command = (workflow_command(level, message, **where, title=title)
+                   if self.commands and shown < MAX_ANNOTATIONS else text)
         line_text = command
         self.annotations.append(line_text)
         self.log(line_text)

@@ -135,6 +135,11 @@ class FakeEngine:
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
         return f"<html><body>{results.suite}</body></html>\n"
 
+    def render_junit(self, *, results: Results, comparison: Comparison | None) -> str:
+        from retrieval_gate.render.junit import render_junit  # pure: the real one
+
+        return render_junit(results=results, comparison=comparison)
+
 
 def baseline_text(engine: FakeEngine, *, scores: dict[str, float], sha: str, history: int = 1) -> str:
     """A baseline file as the update flow would write it, for ``scores`` at commit ``sha``

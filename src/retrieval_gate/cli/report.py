@@ -1,5 +1,5 @@
-"""``retrieval-gate report``: results (+ baseline / comparison) → PR comment Markdown, HTML report
-or terminal tables."""
+"""``retrieval-gate report``: results (+ baseline / comparison) → PR comment Markdown, HTML report,
+terminal tables or JUnit XML."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from retrieval_gate.compare.model import Baseline, Comparison
     from retrieval_gate.score.results import Results
 
-FORMATS = ("markdown", "html", "terminal")
+FORMATS = ("markdown", "html", "terminal", "junit")
 
 
 def parse_links(items: list[str]) -> dict[str, str]:
@@ -73,7 +73,7 @@ def report_command(
     results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
     baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON: adds the trend and, without --comparison, a comparison (with the suite's gate settings from the config file)."),
     comparison: Path | None = typer.Option(None, "--comparison", help="Comparison JSON written by `compare --out`."),
-    fmt: str = typer.Option("markdown", "--format", help="markdown (the PR comment), html (self-contained report) or terminal."),
+    fmt: str = typer.Option("markdown", "--format", help="markdown (the PR comment), html (self-contained report), terminal, or junit (JUnit XML for any CI's test widget)."),
     template: Path | None = typer.Option(None, "--template", help="Custom Jinja template for markdown; may {% extends \"comment.md.j2\" %} and must keep {{ marker }}."),
     out: Path | None = typer.Option(None, "--out", help="Write here instead of standard output."),
     link: list[str] = typer.Option([], "--link", help="NAME=URL shown in the comment (run, artifact, summary, report or any name). Repeatable."),
@@ -102,7 +102,7 @@ def report_command(
         raise UsageError("--audit-base needs --audit")
     if fmt == "markdown" and audit is not None and audit_base is None:
         raise UsageError("--audit needs --audit-base with --format markdown (the comment lists what the PR introduced)")
-    if fmt == "terminal" and audit is not None:
+    if fmt in ("terminal", "junit") and audit is not None:
         raise UsageError("--audit applies to --format markdown and html")
     if fmt == "markdown":
         from retrieval_gate.render.markdown import render_comment, render_summary
@@ -122,6 +122,10 @@ def report_command(
         text = render_html(results=loaded, comparison=comp, baseline=base,
                            audit=read_audit(audit) if audit is not None else None,
                            queue=report_queue(results=loaded, comparison=comp, kb=kb))
+    elif fmt == "junit":
+        from retrieval_gate.render.junit import render_junit
+
+        text = render_junit(results=loaded, comparison=comp)
     else:
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)

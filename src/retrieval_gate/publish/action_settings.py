@@ -18,7 +18,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -26,7 +26,13 @@ from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load import boundary
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
-from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES, EVENT_MAX_BYTES, MIN_SECRET_CHARS, read_confined
+from retrieval_gate.publish.untrusted import (
+    CONFIG_MAX_BYTES,
+    EVENT_MAX_BYTES,
+    MIN_SECRET_CHARS,
+    confine_paths,
+    read_confined,
+)
 from retrieval_gate.settings import (
     DEFAULT_CONFIG_NAME,
     ConfigFile,
@@ -100,6 +106,8 @@ class ActionSettings(_Frozen):
     workspace: Path = Path(".")
     config_repo_path: str | None = DEFAULT_CONFIG_NAME  # the config's path in the repository (None: outside it)
     secrets: tuple[SecretStr, ...] = ()  # scrubbed from everything posted or written
+    forge: Literal["github", "gitlab"] = "github"  # whose API the flows call (publish.gitlab_settings)
+    pipeline_url: str | None = None  # GitLab's CI_PIPELINE_URL (GitHub's run URL is built from its parts)
 
     @property
     def token(self) -> SecretStr:
@@ -147,6 +155,8 @@ class ActionSettings(_Frozen):
 
     @property
     def run_url(self) -> str | None:
+        if self.pipeline_url:
+            return self.pipeline_url
         if not (self.repository and self.run_id):
             return None
         return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
@@ -196,15 +206,18 @@ def workspace_of(env: Mapping[str, str]) -> Path:
     return Path(env.get("GITHUB_WORKSPACE") or ".")
 
 
-def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = None) -> ActionSettings:
+def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = None,
+                          event: dict[str, Any] | None = None, forge: Literal["github", "gitlab"] = "github",
+                          pipeline_url: str | None = None) -> ActionSettings:
     """The runner's environment → ActionSettings. Relative paths (config, kb, cases, store,
     out_dir) are relative to the working directory, which the caller sets to the workspace first
     (as the runner does for a Docker action), so they mean what they mean in a local run.
-    ``token``: the ``github_token`` input as the entry point read it (read here when not given)."""
+    ``token``: the ``github_token`` input as the entry point read it (read here when not given).
+    ``event``: the event payload when it is not a file (GitLab's, from ``publish.gitlab_settings``)."""
     token = github_token(env) if token is None else token
     inputs = parse_inputs(env, token=token)
     workspace = workspace_of(env)
-    event = _read_event(env.get("GITHUB_EVENT_PATH"))
+    event = _read_event(env.get("GITHUB_EVENT_PATH")) if event is None else event
     config_path = Path(inputs.config) if inputs.config is not None else None
     # Paths stay inside the workspace: the inputs' before anything is read, the suite's after.
     confine_paths(workspace=workspace, paths={"input config": inputs.config, "input out_dir": inputs.out_dir})
@@ -237,6 +250,8 @@ def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = N
         workspace=workspace,
         config_repo_path=_config_repo_path(inputs.config, workspace=workspace),
         secrets=tuple(SecretStr(v) for v in dict.fromkeys(secrets)),
+        forge=forge,
+        pipeline_url=pipeline_url,
     )
 
 
@@ -377,18 +392,3 @@ def _read_event(path: str | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(Problem(path, 1, "event payload is not a JSON object"))
     return data
-
-
-def confine_paths(*, workspace: Path, paths: Mapping[str, str | None]) -> None:
-    """Every path the action reads or writes must stay inside the workspace once resolved
-    (``..`` and symlinks followed): ``out_dir: ../../x`` or a ``kb`` symlinked to ``/etc`` is a
-    usage error (exit 2) before anything is read or written. Relative paths are taken from the
-    workspace (the working directory of the action)."""
-    root = os.path.realpath(workspace)
-    for name, raw in paths.items():
-        if raw is None:
-            continue
-        resolved = os.path.realpath(os.path.join(root, raw))
-        if resolved != root and not resolved.startswith(root.rstrip(os.sep) + os.sep):
-            raise UsageError(f"{name} {raw[:80]!r} resolves to {resolved[:120]}, outside the workspace {root}: "
-                             "every path of the action must stay inside it")

@@ -65,6 +65,10 @@ class Engine(Protocol):
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
         ...
 
+    def render_junit(self, *, results: Results, comparison: Comparison | None) -> str:
+        """JUnit XML: a lost hit is a failure (``render.junit``)."""
+        ...
+
 
 class LogProgress:
     """Eval progress as plain log lines (Actions logs are not a terminal): each stage at every
@@ -155,6 +159,11 @@ class RealEngine:
 
         return render_html(results=results, comparison=comparison, baseline=baseline,
                            queue=report_queue(results=results, comparison=comparison))
+
+    def render_junit(self, *, results: Results, comparison: Comparison | None) -> str:
+        from retrieval_gate.render.junit import render_junit
+
+        return render_junit(results=results, comparison=comparison)
 
 
 def real_engine() -> Engine:

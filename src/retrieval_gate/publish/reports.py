@@ -15,16 +15,18 @@ if TYPE_CHECKING:
 
 def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison | None,
                    baseline: Baseline | None) -> dict[str, str]:
-    """results.json, comparison.json (when compared) and report.html under out_dir; their paths."""
+    """results.json, comparison.json (when compared), report.html and junit.xml (any CI's test
+    widget: ``render.junit``) under out_dir; their paths."""
     out = ctx.settings.out_dir
     paths = {"results_path": (out / "results.json").as_posix(), "comparison_path": "",
-             "html_path": (out / "report.html").as_posix()}
+             "html_path": (out / "report.html").as_posix(), "junit_path": (out / "junit.xml").as_posix()}
     ctx.write_text(out / "results.json", dumps_json(results.to_json_data()))
     if comparison is not None:
         ctx.write_text(out / "comparison.json", dumps_json(comparison.model_dump(mode="json")))
         paths["comparison_path"] = (out / "comparison.json").as_posix()
     html = ctx.engine.render_html(results=results, comparison=comparison, baseline=baseline)
     ctx.write_text(out / "report.html", html)
+    ctx.write_text(out / "junit.xml", ctx.engine.render_junit(results=results, comparison=comparison))
     return paths
 
 
@@ -49,7 +51,8 @@ def links_for(s: ActionSettings, *, baseline_ref: str | None, baseline_path: str
         links["run"] = s.run_url
     if baseline_ref and s.repository:
         path = baseline_path or s.baseline_path
-        links["baseline"] = f"{s.server_url.rstrip('/')}/{s.repository}/blob/{baseline_ref}/{path}"
+        blob = "-/blob" if s.forge == "gitlab" else "blob"
+        links["baseline"] = f"{s.server_url.rstrip('/')}/{s.repository}/{blob}/{baseline_ref}/{path}"
     return links
 
 

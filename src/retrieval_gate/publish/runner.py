@@ -81,6 +81,7 @@ class Runner:
     stream: TextIO = field(default_factory=lambda: sys.stdout)
     annotations: list[str] = field(default_factory=list)
     secrets: tuple[str, ...] = ()
+    commands: bool = True  # False outside GitHub (GitLab): annotations are plain log lines, no ``::`` commands
 
     def scrub(self, text: str) -> str:
         return scrub_text(text, self.secrets)
@@ -112,7 +113,7 @@ class Runner:
         where = {"file": file} if file else {}
         if file and line:
             where["line"] = str(line)
-        if issued >= MAX_ANNOTATIONS:
+        if issued >= MAX_ANNOTATIONS or not self.commands:  # past GitHub's limit, or no runner commands (GitLab)
             text = f"{level}: {file}:{line}: {message}" if file and line else f"{level}: {message}"
             self.annotations.append(text)
             self.log(text)

@@ -21,10 +21,10 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.errors import InputError, Problem, UsageError
 
 MIB = 1024 * 1024
 RESULTS_MAX_BYTES = 32 * MIB
@@ -97,3 +97,18 @@ def scrub_text(text: str, secrets: Iterable[str]) -> str:
         for form in secret_forms(secret):
             text = text.replace(form, REDACTED)
     return text
+
+
+def confine_paths(*, workspace: Path, paths: Mapping[str, str | None]) -> None:
+    """Every path the action reads or writes must stay inside the workspace once resolved
+    (``..`` and symlinks followed): ``out_dir: ../../x`` or a ``kb`` symlinked to ``/etc`` is a
+    usage error (exit 2) before anything is read or written. Relative paths are taken from the
+    workspace (the working directory of the action)."""
+    root = os.path.realpath(workspace)
+    for name, raw in paths.items():
+        if raw is None:
+            continue
+        resolved = os.path.realpath(os.path.join(root, raw))
+        if resolved != root and not resolved.startswith(root.rstrip(os.sep) + os.sep):
+            raise UsageError(f"{name} {raw[:80]!r} resolves to {resolved[:120]}, outside the workspace {root}: "
+                             "every path of the action must stay inside it")

@@ -1,0 +1,251 @@
+"""A fake GitLab REST API v4 served over real HTTP on 127.0.0.1, for end-to-end tests of the action
+in a GitLab pipeline.
+
+It implements the endpoints python-gitlab calls for us (publish/gitlab.py), with GitLab's semantics
+where they matter: a project addressed by its URL-encoded path or its numeric id; repository files
+read at a branch or a commit sha (base64, with ``blob_id`` and ``last_commit_id``); a commit of
+several file actions on a branch's *current* head (as GitLab does), refused with 400 when an
+``update`` names a ``last_commit_id`` that is not the file's last commit any more, or a ``create``
+names a file that exists; merge-request notes paginated with ``Link`` headers; ``GET /user`` for a
+token. Reads need no token (a public project); writes need ``PRIVATE-TOKEN`` (401 otherwise).
+
+``before(method, path_regex, hook)`` runs a hook before a matching request is handled (e.g. another
+writer pushes). Every request is logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+BOT = {"id": 77, "username": "project_12_bot", "name": "retrieval-gate"}
+HUMAN = {"id": 1, "username": "alice", "name": "Alice"}
+
+
+@dataclass
+class Logged:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+    token: str | None
+    status: int = 0
+
+
+@dataclass
+class FakeGitLab:
+    token: str
+    project_path: str = "acme/rag"
+    project_id: int = 12
+    default_branch: str = "main"
+    per_page: int = 20
+    url: str = ""
+    # commit sha → {path: (content, last_commit_id)}
+    commits: dict[str, dict[str, tuple[bytes, str]]] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    branches: dict[str, str] = field(default_factory=dict)
+    notes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    log: list[Logged] = field(default_factory=list)
+    hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = field(default_factory=list)
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def __post_init__(self) -> None:
+        root = self._new_commit(parent=None, changes={".gitkeep": b""}, message="init")
+        self.branches[self.default_branch] = root
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/api/v4"
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def _new_commit(self, *, parent: str | None, changes: dict[str, bytes], message: str) -> str:
+        files = dict(self.commits[parent]) if parent else {}
+        sha = hashlib.sha1(f"{parent}{sorted(changes.items())}{message}{len(self.commits)}".encode()).hexdigest()
+        for path, data in changes.items():
+            files[path] = (data, sha)
+        self.commits[sha] = files
+        self.messages[sha] = message
+        return sha
+
+    def commit(self, branch: str, files: dict[str, str], *, message: str = "a commit") -> str:
+        """Another writer pushes ``files`` onto ``branch``; returns the new head."""
+        with self._lock:
+            head = self._new_commit(parent=self.branches[branch], message=message,
+                                    changes={p: t.encode("utf-8") for p, t in files.items()})
+            self.branches[branch] = head
+            return head
+
+    def file(self, ref: str, path: str) -> str | None:
+        sha = self.branches.get(ref, ref)
+        entry = self.commits.get(sha, {}).get(path)
+        return entry[0].decode("utf-8") if entry else None
+
+    def add_note(self, iid: int, body: str, *, author: dict[str, Any]) -> dict[str, Any]:
+        note = {"id": next(self._ids), "body": body, "author": dict(author), "system": False}
+        self.notes.setdefault(iid, []).append(note)
+        return note
+
+    def before(self, method: str, path_regex: str, hook: Callable[[], None]) -> None:
+        self.hooks.append((method, re.compile(path_regex), hook))
+
+    def requests(self, method: str, path_regex: str = "") -> list[Logged]:
+        return [r for r in self.log if r.method == method and re.search(path_regex, r.path)]
+
+    # -- HTTP -------------------------------------------------------------------------------------
+
+    def handle(self, method: str, raw_path: str, body: Any, token: str | None) -> tuple[int, Any, dict[str, str]]:
+        parts = urlsplit(raw_path)
+        query = parse_qs(parts.query)
+        path = parts.path
+        entry = Logged(method, unquote(path), query, body, token)
+        self.log.append(entry)
+        for hook_method, pattern, hook in list(self.hooks):
+            if hook_method == method and pattern.search(unquote(path)):
+                self.hooks.remove((hook_method, pattern, hook))
+                hook()
+        if token is not None and token != self.token:
+            return 401, {"message": "401 Unauthorized"}, {}
+        status, data, headers = self._route(method, path, query, body, token)
+        entry.status = status
+        return status, data, headers
+
+    def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any,
+               token: str | None) -> tuple[int, Any, dict[str, str]]:
+        if path == "/api/v4/user":
+            return (200, BOT, {}) if token else (401, {"message": "401 Unauthorized"}, {})
+        m = re.fullmatch(r"/api/v4/projects/([^/]+)(/.*)?", path)
+        if not m or unquote(m.group(1)) not in (self.project_path, str(self.project_id)):
+            return 404, {"message": "404 Project Not Found"}, {}
+        rest = m.group(2) or ""
+        if method != "GET" and not token:
+            return 401, {"message": "401 Unauthorized"}, {}
+        with self._lock:
+            if rest == "" and method == "GET":
+                return 200, {"id": self.project_id, "path_with_namespace": self.project_path,
+                             "default_branch": self.default_branch,
+                             "web_url": f"{self.url}/{self.project_path}"}, {}
+            if f := re.fullmatch(r"/repository/files/([^/]+)", rest):
+                return self._get_file(unquote(f.group(1)), (query.get("ref") or [""])[0])
+            if b := re.fullmatch(r"/repository/branches/([^/]+)", rest):
+                head = self.branches.get(unquote(b.group(1)))
+                if head is None:
+                    return 404, {"message": "404 Branch Not Found"}, {}
+                return 200, {"name": unquote(b.group(1)), "commit": {"id": head}}, {}
+            if rest == "/repository/commits" and method == "POST":
+                return self._post_commit(body)
+            if n := re.fullmatch(r"/merge_requests/(\d+)/notes", rest):
+                return self._notes(method, int(n.group(1)), query, body, path)
+            if n := re.fullmatch(r"/merge_requests/(\d+)/notes/(\d+)", rest):
+                return self._edit_note(method, int(n.group(1)), int(n.group(2)), body)
+        return 404, {"message": f"404 no route {method} {rest}"}, {}
+
+    def _get_file(self, path: str, ref: str) -> tuple[int, Any, dict[str, str]]:
+        sha = self.branches.get(ref, ref)
+        entry = self.commits.get(sha, {}).get(path)
+        if entry is None:
+            return 404, {"message": "404 File Not Found"}, {}
+        data, last = entry
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        return 200, {"file_name": path.rsplit("/", 1)[-1], "file_path": path, "size": len(data), "encoding": "base64",
+                     "content": base64.b64encode(data).decode(), "ref": ref, "blob_id": blob, "commit_id": sha,
+                     "last_commit_id": last}, {}
+
+    def _post_commit(self, body: Any) -> tuple[int, Any, dict[str, str]]:
+        branch = body.get("branch")
+        head = self.branches.get(branch)
+        if head is None:
+            return 400, {"message": "You can only create or edit files when you are on a branch"}, {}
+        changes = {}
+        for action in body.get("actions", []):
+            path = action["file_path"]
+            current = self.commits[head].get(path)
+            if action["action"] == "create" and current is not None:
+                return 400, {"message": "A file with this name already exists"}, {}
+            if action["action"] == "update":
+                if current is None:
+                    return 400, {"message": "A file with this name doesn't exist"}, {}
+                if action.get("last_commit_id") and action["last_commit_id"] != current[1]:
+                    return 400, {"message": "You are attempting to update a file that has changed since you "
+                                            "started editing it."}, {}
+            changes[path] = action["content"].encode("utf-8")
+        sha = self._new_commit(parent=head, changes=changes, message=body.get("commit_message", ""))
+        self.branches[branch] = sha
+        return 201, {"id": sha, "short_id": sha[:8], "message": body.get("commit_message", "")}, {}
+
+    def _notes(self, method: str, iid: int, query: dict[str, list[str]], body: Any,
+               path: str) -> tuple[int, Any, dict[str, str]]:
+        notes = self.notes.setdefault(iid, [])
+        if method == "POST":
+            return 201, self.add_note(iid, body["body"], author=BOT), {}
+        page = int((query.get("page") or ["1"])[0])
+        per_page = min(int((query.get("per_page") or [str(self.per_page)])[0]), self.per_page)
+        chunk = notes[(page - 1) * per_page: page * per_page]
+        headers = {"X-Page": str(page), "X-Per-Page": str(per_page), "X-Total": str(len(notes))}
+        if page * per_page < len(notes):
+            rest = {k: v[0] for k, v in query.items() if k != "page"}
+            qs = "&".join(f"{k}={quote(v)}" for k, v in sorted({**rest, "page": str(page + 1)}.items()))
+            headers["Link"] = f'<{self.url}{path}?{qs}>; rel="next"'
+            headers["X-Next-Page"] = str(page + 1)
+        return 200, chunk, headers
+
+    def _edit_note(self, method: str, iid: int, note_id: int, body: Any) -> tuple[int, Any, dict[str, str]]:
+        note = next((n for n in self.notes.get(iid, []) if n["id"] == note_id), None)
+        if note is None:
+            return 404, {"message": "404 Note Not Found"}, {}
+        if method == "PUT":
+            if note["author"]["id"] != BOT["id"]:
+                return 403, {"message": "403 Forbidden"}, {}
+            note["body"] = body["body"]
+        return 200, note, {}
+
+
+@contextmanager
+def serve_fake_gitlab(*, token: str, **kwargs: Any) -> Iterator[FakeGitLab]:
+    fake = FakeGitLab(token=token, **kwargs)
+
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            body: Any = None
+            if raw:
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+            status, data, headers = fake.handle(self.command, self.path, body, self.headers.get("PRIVATE-TOKEN"))
+            payload = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = _serve
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

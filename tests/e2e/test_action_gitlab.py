@@ -1,0 +1,177 @@
+"""``retrieval-gate action`` in a GitLab pipeline (GITLAB_CI=true), end to end against a fake
+GitLab API over real HTTP on 127.0.0.1: the merge-request note judged by the base, the baseline
+refresh in one commit under a concurrent push, a fork's pipeline without a token, the JUnit file.
+The engine is a fake of our interface (fast), as in the GitHub tests."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from junitparser import Failure, JUnitXml
+
+from retrieval_gate.cli import main
+from retrieval_gate.publish import engine as engine_module
+from tests.e2e.fake_engine import FakeEngine, baseline_text
+from tests.e2e.fake_gitlab import HUMAN, FakeGitLab, serve_fake_gitlab
+
+TOKEN = "glpat-FAKEtoken0123456789SECRETvalue"
+JOB_TOKEN = "glcbt-JOBtoken0123456789SECRET"
+MARKER = "<!-- retrieval-gate:default -->"
+BASELINE = "baselines/default.json"
+ALL_HITS = {f"q{i}": 1.0 for i in range(10)}
+SIX_HITS = {f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}
+
+
+@pytest.fixture
+def gitlab() -> Iterator[FakeGitLab]:
+    with serve_fake_gitlab(token=TOKEN) as fake:
+        yield fake
+
+
+class GitLabJob:
+    def __init__(self, *, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                 gitlab: FakeGitLab, engine: FakeEngine) -> None:
+        self.workspace = tmp_path / "project"
+        self.workspace.mkdir()
+        self.monkeypatch, self.capsys, self.gitlab, self.engine = monkeypatch, capsys, gitlab, engine
+        self.runs = 0
+
+    def run(self, *, source: str, extra: dict[str, str] | None = None, token: str | None = TOKEN,
+            inputs: dict[str, str] | None = None) -> tuple[int, str, str]:
+        self.runs += 1
+        env = {
+            "GITLAB_CI": "true", "CI": "true", "CI_PIPELINE_SOURCE": source,
+            "CI_API_V4_URL": self.gitlab.api_url, "CI_SERVER_URL": self.gitlab.url,
+            "CI_PROJECT_ID": str(self.gitlab.project_id), "CI_PROJECT_PATH": self.gitlab.project_path,
+            "CI_PROJECT_DIR": str(self.workspace), "CI_DEFAULT_BRANCH": "main", "CI_COMMIT_SHA": "c" * 40,
+            "CI_PIPELINE_ID": str(900 + self.runs),
+            "CI_PIPELINE_URL": f"{self.gitlab.url}/{self.gitlab.project_path}/-/pipelines/{900 + self.runs}",
+            "CI_JOB_TOKEN": JOB_TOKEN, "INPUT_AUDIT": "false",
+        }
+        if token is not None:
+            env["RETRIEVAL_GATE_GITLAB_TOKEN"] = token
+        env.update({f"INPUT_{k.upper()}": v for k, v in (inputs or {}).items()})
+        env.update(extra or {})
+        for key in list(os.environ):
+            if key.startswith(("GITHUB_", "INPUT_", "ACTIONS_", "CI_", "GITLAB_", "RETRIEVAL_GATE_GITLAB")):
+                self.monkeypatch.delenv(key)
+        for key, value in env.items():
+            self.monkeypatch.setenv(key, value)
+        self.monkeypatch.chdir(self.workspace)
+        self.monkeypatch.setattr(engine_module, "real_engine", lambda: self.engine)
+        self.capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            main(["action"])
+        out = self.capsys.readouterr()
+        return int(exited.value.code or 0), out.out, out.err
+
+    def merge_request(self, iid: int, *, base_sha: str, fork: bool = False, token: str | None = TOKEN,
+                      inputs: dict[str, str] | None = None) -> tuple[int, str, str]:
+        return self.run(source="merge_request_event", token=token, inputs=inputs, extra={
+            "CI_MERGE_REQUEST_IID": str(iid), "CI_MERGE_REQUEST_DIFF_BASE_SHA": base_sha,
+            "CI_MERGE_REQUEST_PROJECT_PATH": self.gitlab.project_path,
+            "CI_MERGE_REQUEST_PROJECT_ID": str(self.gitlab.project_id),
+            "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH": "someone/rag" if fork else self.gitlab.project_path,
+        })
+
+    def out_file(self, name: str) -> Path:
+        return self.workspace / "retrieval-gate-out" / name
+
+
+@pytest.fixture
+def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        gitlab: FakeGitLab) -> GitLabJob:
+    return GitLabJob(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, gitlab=gitlab,
+                     engine=FakeEngine(scores=dict(SIX_HITS)))
+
+
+def _everything(job: GitLabJob, *texts: str) -> str:
+    files = [p.read_text(encoding="utf-8") for p in (job.workspace / "retrieval-gate-out").glob("*") if p.is_file()]
+    return "\n".join([*texts, *files])
+
+
+def test_merge_request_note_is_judged_by_the_base_and_updated_not_duplicated(job: GitLabJob,
+                                                                               gitlab: FakeGitLab) -> None:
+    gate_on = "suites:\n  default:\n    gate:\n      fail_on_regression: true\n"
+    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40),
+                                  "retrieval-gate.yml": gate_on})
+    # The merge request edits baselines/ and the gate in its own checkout: neither may judge it.
+    (job.workspace / "baselines").mkdir()
+    (job.workspace / BASELINE).write_text(baseline_text(job.engine, scores=SIX_HITS, sha="d" * 40), encoding="utf-8")
+    (job.workspace / "retrieval-gate.yml").write_text(gate_on.replace("true", "false"), encoding="utf-8")
+    gitlab.commit("main", {"README.md": "moved on"})  # the base sha is not the branch head any more
+    gitlab.add_note(5, f"{MARKER} quoted by a human", author=HUMAN)
+
+    first = job.merge_request(5, base_sha=base)
+    second = job.merge_request(5, base_sha=base)
+
+    assert first[0] == second[0] == 1, first[2]  # the base's gate is on, and hit@5 dropped 1.0 → 0.6
+    ours = [n for n in gitlab.notes[5] if n["author"]["username"] == "project_12_bot"]
+    assert len(ours) == 1 and len(gitlab.notes[5]) == 2  # created once, then edited; the human's note untouched
+    assert ours[0]["body"].startswith(MARKER) and "Δ -0.4000" in ours[0]["body"]
+    assert "pipelines/902" in ours[0]["body"]  # the second run's link
+    assert len(gitlab.requests("POST", r"/notes$")) == 1 and len(gitlab.requests("PUT", r"/notes/\d+$")) == 1
+    reads = [r for r in gitlab.requests("GET", r"/repository/files/") if "baselines/default.json" in r.path]
+    assert reads and {r.query["ref"][0] for r in reads} == {base}
+    assert gitlab.notes[5][0]["body"] == f"{MARKER} quoted by a human"
+    junit = JUnitXml.fromfile(str(job.out_file("junit.xml")))
+    cases = {c.name: c for c in next(iter(junit))}
+    assert isinstance(cases["gate"].result[0], Failure) and "hit@5" in cases["gate"].result[0].message
+    assert len(cases) == 11
+    everything = _everything(job, *first[1:], *second[1:])
+    assert TOKEN not in everything and JOB_TOKEN not in everything
+    assert "::warning" not in everything and "::error" not in everything  # no GitHub workflow commands on GitLab
+
+
+def test_default_branch_refresh_commits_once_under_a_concurrent_push(job: GitLabJob, gitlab: FakeGitLab) -> None:
+    gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    other = baseline_text(job.engine, scores=ALL_HITS, sha="e" * 40, history=2)
+    # Another pipeline's refresh lands between our read and our commit: ours is refused and merged again.
+    gitlab.before("POST", r"/repository/commits$", lambda: gitlab.commit("main", {BASELINE: other},
+                                                                         message="other refresh"))
+    code, out, err = job.run(source="push", extra={"CI_COMMIT_BRANCH": "main"})
+
+    assert code == 0, err
+    posts = gitlab.requests("POST", r"/repository/commits$")
+    assert [p.status for p in posts] == [400, 201]
+    head = gitlab.branches["main"]
+    assert "[skip ci]" in gitlab.messages[head]
+    history = [h["sha"] for h in json.loads(gitlab.file("main", BASELINE))["history"]]
+    assert "e" * 40 in history and history[-1] == "c" * 40  # the other run's entry survived; ours last
+    assert "conflicted" in out + err
+    assert TOKEN not in _everything(job, out, err)
+
+
+def test_refresh_with_an_unrelated_concurrent_push_lands_on_top_in_one_commit(job: GitLabJob,
+                                                                               gitlab: FakeGitLab) -> None:
+    gitlab.before("POST", r"/repository/commits$", lambda: gitlab.commit("main", {"src/app.py": "x = 1\n"}))
+    code, _, err = job.run(source="push", extra={"CI_COMMIT_BRANCH": "main"})
+    assert code == 0, err
+    assert [p.status for p in gitlab.requests("POST", r"/repository/commits$")] == [201]
+    assert gitlab.file("main", "src/app.py") == "x = 1\n"  # nothing of the other push lost
+    assert gitlab.file("main", BASELINE) is not None
+
+
+def test_fork_pipeline_without_a_token_posts_nothing_and_says_so(job: GitLabJob, gitlab: FakeGitLab) -> None:
+    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    code, out, err = job.merge_request(8, base_sha=base, fork=True, token=None)
+    assert code == 0, err
+    assert gitlab.notes.get(8, []) == []
+    assert [r for r in gitlab.log if r.method != "GET"] == []
+    assert "RETRIEVAL_GATE_GITLAB_TOKEN" in out + err  # the job log says why nothing was posted
+    assert job.out_file("comment.md").read_text(encoding="utf-8").startswith(MARKER)
+    assert job.out_file("junit.xml").exists()
+
+
+def test_branch_push_that_is_not_the_default_branch_reports_without_the_api(job: GitLabJob,
+                                                                            gitlab: FakeGitLab) -> None:
+    code, _, err = job.run(source="push", extra={"CI_COMMIT_BRANCH": "feature"})
+    assert code == 0, err
+    assert [r for r in gitlab.log if r.method != "GET"] == []
+    assert job.out_file("results.json").exists() and job.out_file("junit.xml").exists()
+
+

@@ -52,16 +52,24 @@ def test_identical_runs_are_ok_like_for_like_and_pass():
     comparison = run(results, results, GateSettings(fail_on_regression=True, floors={"hit@5": 0.5}))
     assert comparison.like_for_like and comparison.config_changes == []
     # nothing changed: every row is "unchanged", p = 1, and the interval is Tango's at zero counts,
-    # ±z²/(n + z²), at the judged (Bonferroni) level 1 − 0.05/3 — not a zero-width [0, 0]
-    z = NormalDist().inv_cdf(1 - 0.05 / 6)
+    # ±z²/(n + z²) — not a zero-width [0, 0]. hit@5, the one judged row, is tested one-sided at 0.05
+    # and carries the matching two-sided 90 % interval; recall@5 and nDCG@5 are reported at 95 %
     assert {r.status for r in comparison.rows} == {"unchanged"}
     assert all((r.delta, r.p_value, r.n_changed) == (0.0, 1.0, 0) for r in comparison.rows)
-    assert all(r.ci == pytest.approx((-z * z / (50 + z * z), z * z / (50 + z * z)), abs=1e-9)
-               and r.ci_level == pytest.approx(1 - 0.05 / 3) and r.ci_method == "tango" for r in comparison.rows)
-    # the MDE prior where nothing changed: only lost cases change, M ~ Bin(50, δ); the exact sign test
-    # at 0.05/3 rejects once M ≥ 7 (2·0.5^7 = 0.0156 < 0.0167 ≤ 2·0.5^6), so power(δ) = P(Bin(50, δ) ≥ 7)
-    floor = brentq(lambda d: binom.sf(6, 50, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
-    assert all(r.mde == pytest.approx(floor, abs=1e-9) and r.mde_method == "prior" for r in comparison.rows)
+    for r in comparison.rows:
+        level = 0.90 if r.gated else 0.95
+        z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+        assert r.ci == pytest.approx((-z * z / (50 + z * z), z * z / (50 + z * z)), abs=1e-9)
+        assert r.ci_level == pytest.approx(level) and r.ci_method == "tango"
+    assert [r.metric for r in comparison.rows if r.gated] == ["hit@5"]
+    # the MDE prior where nothing changed: only lost cases change, M ~ Bin(50, δ). The judged row's
+    # one-sided exact sign test at 0.05 rejects once M ≥ 5 (0.5^5 = 0.031 < 0.05 ≤ 0.5^4), so
+    # power(δ) = P(Bin(50, δ) ≥ 5); a reported row's two-sided test at 0.05 needs M ≥ 6
+    # (2·0.5^6 = 0.031 < 0.05 ≤ 2·0.5^5), power(δ) = P(Bin(50, δ) ≥ 6)
+    judged = brentq(lambda d: binom.sf(4, 50, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
+    reported = brentq(lambda d: binom.sf(5, 50, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
+    assert all(r.mde == pytest.approx(judged if r.gated else reported, abs=1e-9) and r.mde_method == "prior"
+               for r in comparison.rows)
     assert all(r.n_needed is None for r in comparison.rows)
     assert (comparison.verdict, comparison.regressed, comparison.failures) == ("pass", False, [])
     assert comparison.lost_hits == comparison.gained_hits == []
@@ -100,7 +108,9 @@ def test_a_significant_drop_is_regressed_but_fails_only_with_the_gate_on():
     assert report_only.regressed and report_only.verdict == "pass" and report_only.failures == []
     gated = run(after, before, GateSettings(fail_on_regression=True))
     assert gated.verdict == "fail"
-    assert gated.failures[0].startswith("hit@5 on overall: dropped by 0.100 (paired n=300, p=<0.001 Holm-adjusted)")
+    assert gated.failures == ["hit@5 on overall: dropped by 0.100 (30 lost, 0 gained of 300 paired; one-sided "
+                              "p < 0.001), more than the max drop 0.02"]
+    assert row(gated, "hit@5").p_one_sided == pytest.approx(0.5 ** 30)
 
 
 def test_a_significant_gain_is_improved():

@@ -68,10 +68,12 @@ def test_when_every_row_is_judged_the_level_is_alpha_over_all_of_them():
     keys = {f"{m}:{s}": 0.02 for m in HEADLINE for s in slices}
     comparison = run(after, before, GateSettings(fail_on_regression=True, max_drop=keys))
     assert all(r.gated for r in comparison.rows) and comparison.stats["judged_rows"] == 6
-    # 9 lost of 60: raw p = 2·0.5^9 = 0.0039 per row; Holm over 6 equal rows: 0.0234
+    # 9 lost of 60: two-sided p = 2·0.5^9, one-sided 0.5^9 = 0.00195 per row; Holm over 6 equal
+    # rows: 6·0.5^9 = 0.0117; each tested one-sided at 0.05/6, its interval two-sided at 1 − 2·0.05/6
     for r in comparison.rows:
-        assert r.p_value == pytest.approx(2 * 0.5 ** 9) and r.p_adjusted == pytest.approx(6 * 2 * 0.5 ** 9)
-        assert r.ci_level == pytest.approx(1 - 0.05 / 6) and r.status == "regressed" and r.p_family is None
+        assert r.p_value == pytest.approx(2 * 0.5 ** 9) and r.p_one_sided == pytest.approx(0.5 ** 9)
+        assert r.p_adjusted == pytest.approx(6 * 0.5 ** 9)
+        assert r.ci_level == pytest.approx(1 - 0.1 / 6) and r.status == "regressed" and r.p_family is None
     assert comparison.verdict == "fail" and len(comparison.failures) == 6
 
 
@@ -154,8 +156,12 @@ def test_the_judged_ci_level_is_stated_in_the_headline_header():
     before = hits_results([1] * 80 + [0] * 20)
     after = hits_results([0] * 8 + [1] * 72 + [0] * 20)
     text = render_comment(results=after, comparison=run(after, before), baseline=None)
-    # three judged rows: Bonferroni level 1 − 0.05/3 = 98.33 %, stated once, in the header
-    assert "| 98.3% CI |" in text and " at 98.3%" not in text.split("| 98.3% CI |")[1].split("\n\n")[0]
+    # one judged row (hit@5), tested one-sided at 0.05: its interval is the two-sided 90 % one, stated
+    # once in the header; the reported recall@5 and nDCG@5 rows beside it are marked at 95 %
+    assert "| 90% CI |" in text
+    table = text.split("| 90% CI |")[1].split("\n\n")[0]
+    hit_line = next(line for line in table.splitlines() if line.startswith("| **hit@5**"))
+    assert " at " not in hit_line and table.count(" at 95.0%") == 2
 
 
 def test_a_gain_beyond_the_tolerance_that_is_not_significant_is_inconclusive():

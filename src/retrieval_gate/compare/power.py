@@ -57,16 +57,22 @@ _BISECTIONS = 40
 _MAX_NEEDED = 10_000_000
 
 
-def z_sum(*, alpha: float, power: float = DEFAULT_POWER) -> float:
-    """``z_{1−α/2} + z_{power}``."""
+def z_sum(*, alpha: float, power: float = DEFAULT_POWER, one_sided: bool = False) -> float:
+    """``z_{1−α/2} + z_{power}`` (one-sided: ``z_{1−α} + z_{power}``)."""
     normal = NormalDist()
-    return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
+    return normal.inv_cdf(1 - _tail(alpha, one_sided)) + normal.inv_cdf(power)
 
 
-def min_changed(alpha: float) -> int:
-    """The fewest changed cases with which the two-sided sign test can reject at ``alpha``:
-    the smallest m with ``2·(½)^m < alpha``."""
-    return max(1, math.floor(math.log2(2.0 / alpha)) + 1)
+def _tail(alpha: float, one_sided: bool) -> float:
+    """The probability in the rejecting tail: α one-sided, α/2 two-sided."""
+    return alpha if one_sided else alpha / 2
+
+
+def min_changed(alpha: float, *, one_sided: bool = False) -> int:
+    """The fewest changed cases with which the sign test can reject at ``alpha``: the smallest m
+    with ``2·(½)^m < alpha`` (two-sided) or ``(½)^m < alpha`` (one-sided: 5 at α = 0.05, since
+    ``(½)⁵ = 1/32``)."""
+    return max(1, math.floor(math.log2((1.0 if one_sided else 2.0) / alpha)) + 1)
 
 
 @lru_cache(maxsize=64)
@@ -90,11 +96,11 @@ def _critical(top: int, alpha: float) -> np.ndarray:
     return _critical_table(size, alpha)[: top + 1]
 
 
-def sign_test_power(*, n: int, drop: float, churn: float, alpha: float) -> float:
-    """Exact power of the two-sided exact sign test (reject when p < alpha) at n cases when each
-    case loses with probability ``(ψ + drop)/2`` and gains with ``(ψ − drop)/2``,
-    ``ψ = max(churn, drop)`` (module docstring). The sum over the number of changed cases skips
-    the counts whose probability is below 1e-15."""
+def sign_test_power(*, n: int, drop: float, churn: float, alpha: float, one_sided: bool = False) -> float:
+    """Exact power of the exact sign test (reject when p < alpha; two-sided, or one-sided for a
+    drop) at n cases when each case loses with probability ``(ψ + drop)/2`` and gains with
+    ``(ψ − drop)/2``, ``ψ = max(churn, drop)`` (module docstring). The sum over the number of
+    changed cases skips the counts whose probability is below 1e-15."""
     if n < 1:
         raise ValueError("n must be ≥ 1")
     drop = min(max(drop, 0.0), 1.0)
@@ -104,10 +110,13 @@ def sign_test_power(*, n: int, drop: float, churn: float, alpha: float) -> float
     spread = 9.0 * math.sqrt(n * psi * (1 - psi)) + 10
     lo, hi = max(0, math.floor(n * psi - spread)), min(n, math.ceil(n * psi + spread))
     m = np.arange(lo, hi + 1)
-    k = _critical(hi, alpha)[lo:]
+    # one-sided at α: P(Bin(m, ½) ≤ k) < α, the two-sided table at 2α
+    k = _critical(hi, 2.0 * alpha if one_sided else alpha)[lo:]
     q = min(1.0, (psi + drop) / (2.0 * psi))  # P(a changed case is lost)
     can = k >= 0
-    tails = np.where(can, binom.cdf(k, m, q) + binom.cdf(k, m, 1.0 - q), 0.0)
+    # the drop is seen when few cases gained (Bin(m, 1 − q) ≤ k); two-sided, also when few lost
+    gained_few = binom.cdf(k, m, 1.0 - q)
+    tails = np.where(can, gained_few if one_sided else binom.cdf(k, m, q) + gained_few, 0.0)
     return float(min(1.0, np.dot(binom.pmf(m, n, psi), tails)))
 
 
@@ -127,29 +136,34 @@ def _smallest(power_of: Callable[[float], float], target: float) -> float | None
 
 
 @lru_cache(maxsize=4096)
-def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POWER) -> float | None:
+def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POWER,
+               one_sided: bool = False) -> float | None:
     """The binary MDE at n and the given churn (never below the churn-0 floor); None when the
     sign test cannot reach ``power`` at n."""
-    if n < min_changed(alpha):
+    if n < min_changed(alpha, one_sided=one_sided):
         return None
-    floor = _smallest(lambda d: sign_test_power(n=n, drop=d, churn=0.0, alpha=alpha), power)
+
+    def power_at(churn_: float) -> Callable[[float], float]:
+        return lambda d: sign_test_power(n=n, drop=d, churn=churn_, alpha=alpha, one_sided=one_sided)
+
+    floor = _smallest(power_at(0.0), power)
     if floor is None or churn <= floor:
         return floor
-    at_churn = _smallest(lambda d: sign_test_power(n=n, drop=d, churn=churn, alpha=alpha), power)
+    at_churn = _smallest(power_at(churn), power)
     return None if at_churn is None else max(floor, at_churn)
 
 
 def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float = DEFAULT_POWER,
-                   churn: float = 0.0) -> float | None:
+                   churn: float = 0.0, one_sided: bool = False) -> float | None:
     """The continuous MDE: the normal approximation of the sign-flip test's power with spread
     ``sd``, never below ``unit`` × the binary MDE at the observed ``churn`` (module docstring)."""
-    floor = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
+    floor = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power, one_sided=one_sided)
     if floor is None:
         return None
     floor *= unit
     if sd <= 0:
         return floor
-    z = NormalDist().inv_cdf(1 - alpha / 2)
+    z = NormalDist().inv_cdf(1 - _tail(alpha, one_sided))
     root_n = math.sqrt(n)
 
     def normal_power(d: float) -> float:
@@ -171,7 +185,7 @@ def _shape(diffs: np.ndarray | None) -> tuple[int, float, float, float]:
 
 
 def mde(*, n: int, diffs: np.ndarray | None, binary: bool, alpha: float,
-        power: float = DEFAULT_POWER) -> tuple[float | None, str]:
+        power: float = DEFAULT_POWER, one_sided: bool = False) -> tuple[float | None, str]:
     """``(MDE, method)`` for a row of n paired cases with the observed ``diffs`` (None or all
     zero: nothing changed). method: ``"observed"`` (from the observed changes), ``"prior"``
     (nothing changed: the prior of the module docstring), ``"undetectable"`` (MDE None).
@@ -180,36 +194,38 @@ def mde(*, n: int, diffs: np.ndarray | None, binary: bool, alpha: float,
         raise ValueError("n must be ≥ 1")
     changed, churn, sd, unit = _shape(diffs)
     if binary:
-        value = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
+        value = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power, one_sided=one_sided)
     else:
-        value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power, churn=churn)
+        value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power, churn=churn,
+                               one_sided=one_sided)
     if value is None:
         return None, "undetectable"
     return value, "observed" if changed else "prior"
 
 
 def cases_needed(*, effect: float, diffs: np.ndarray | None, binary: bool, alpha: float,
-                 power: float = DEFAULT_POWER) -> int | None:
+                 power: float = DEFAULT_POWER, one_sided: bool = False) -> int | None:
     """The smallest n whose MDE (same churn, spread and unit per case as ``diffs``) is at most
     ``effect``; None for an effect ≤ 0 (no n sees a drop of 0) or beyond ten million cases."""
     if effect <= 0:
         return None
     _, churn, sd, unit = _shape(diffs)
-    z = NormalDist().inv_cdf(1 - alpha / 2)
+    z = NormalDist().inv_cdf(1 - _tail(alpha, one_sided))
+    least = min_changed(alpha, one_sided=one_sided)
+
+    def seen(n: int, drop: float, churn_: float) -> bool:
+        return sign_test_power(n=n, drop=drop, churn=churn_, alpha=alpha, one_sided=one_sided) >= power
 
     def ok(n: int) -> bool:  # MDE(n) ≤ effect ⇔ the power at the effect reaches the target
         if binary:
-            return (sign_test_power(n=n, drop=effect, churn=0.0, alpha=alpha) >= power
-                    and sign_test_power(n=n, drop=effect, churn=churn, alpha=alpha) >= power)
+            return seen(n, effect, 0.0) and seen(n, effect, churn)
         scaled = effect / unit  # the floor: unit × the binary MDE at the churn ≤ effect
-        floor_ok = n >= min_changed(alpha) if scaled >= 1 else (
-            sign_test_power(n=n, drop=scaled, churn=0.0, alpha=alpha) >= power
-            and sign_test_power(n=n, drop=scaled, churn=churn, alpha=alpha) >= power)
+        floor_ok = n >= least if scaled >= 1 else seen(n, scaled, 0.0) and seen(n, scaled, churn)
         if not floor_ok or sd <= 0:
             return floor_ok
         return float(norm.cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd)) >= power
 
-    low, high = min_changed(alpha) - 1, min_changed(alpha)
+    low, high = least - 1, least
     while not ok(high):
         low, high = high, high * 2
         if high > _MAX_NEEDED:

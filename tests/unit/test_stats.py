@@ -266,5 +266,5 @@ def test_one_sided_p_values_exact_and_monte_carlo_match_a_brute_force_enumeratio
     exact = sign_flip_tests(diffs)
     assert exact.methods == ["exact"]
     assert (exact.less[0], exact.greater[0]) == (pytest.approx(less), pytest.approx(greater))
-    two, below, above = stats._monte_carlo(diffs[:, None], resamples=40_000, seed=1)
+    _, below, above = stats._monte_carlo(diffs[:, None], resamples=40_000, seed=1)
     assert below[0] == pytest.approx(less, abs=0.01) and above[0] == pytest.approx(greater, abs=0.01)

@@ -176,7 +176,9 @@ def _exact_law(magnitudes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, 
     return sums, probs
 
 
-def _exact_p(magnitudes: np.ndarray, counts: np.ndarray, observed: float, tol: float) -> tuple[float, float, float] | None:
+def _exact_p(
+    magnitudes: np.ndarray, counts: np.ndarray, observed: float, tol: float,
+) -> tuple[float, float, float] | None:
     """``(two-sided, less, greater)`` exact sign-flip p-values of the observed sum S:
     ``P(|S*| ≥ |S|)``, ``P(S* ≤ S)``, ``P(S* ≥ S)``. None when the law is too large to enumerate."""
     if len(magnitudes) == 1:  # the sign test, b = the number of positive differences

@@ -131,7 +131,7 @@ def build_context(
     level = stats.get("ci_level", 1 - float(alpha))
     level_judged = float(stats.get("ci_level_judged", level))
     power = power_summary(overall=overall.get(primary), slices=[
-        (f"{row.label} = {row.value}", row.cells[primary]) for row in rows if primary in row.cells])
+        (f"{row.label} = {row.value}", row.cells[primary]) for row in rows if primary in row.cells], stats=stats)
     no_answer_cells = results.aggregates.get(NO_ANSWER_SLICE, {})
     other = [m for m in results.metrics if m not in names and m in overall]
 
@@ -160,6 +160,7 @@ def build_context(
         "confidence_judged": level_text(level_judged),
         "any_disagree": any(c.ci_agrees is False for by_metric in cells.values() for c in by_metric.values()),
         "power": power,
+        "enough": power["enough"] if power else None,
         "slices": shown_rows,
         "slices_total": len(rows),
         "slice_metrics": [(m, Markup(parse_metric(m).display)) for m in names],

@@ -20,8 +20,9 @@ are run on each simulated row and measured against the known truth:
   then rows simulated at Δ = −MDE: the share detected (should be 70–90 %);
 - **titles** under the null: full comparisons (``compare.compare``) of two exchangeable runs
   (a latent gold rank per case, each run moving it by ±1 with probability 0.05 each way) with
-  13 slices × 14 metrics (hit/recall/nDCG at k = 1, 3, 5, 10, MRR at 5 and 10), the comment title
-  as ``render.context.build_context`` sets it, beside the title an uncorrected reading would give
+  13 slices × 14 metrics (hit/recall/nDCG at k = 1, 3, 5, 10, MRR at 5 and 10), the comment
+  title's state as ``render.context.build_context`` sets it (nothing worse: ``unchanged``,
+  ``balanced`` or ``unsure``), beside the title an uncorrected reading would give
   (any row ``regressed`` at its own p).
 
 Generators. Binary: each case loses its hit with probability (ψ' + δ)/2 and gains with
@@ -184,7 +185,9 @@ def mde_check(rng: np.random.Generator, *, kind: str, n: int, psi: float, reps: 
 
 
 def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float, int]:
-    """Share of null comparisons titled "no significant change", the share an uncorrected reading
+    """Share of null comparisons whose title calls nothing worse (no case changed, cases moved both
+    ways, or more lost than gained but too few to be sure — not "worse in places", "regressed" or
+    "gate failed"), the share an uncorrected reading
     (any row regressed at its own p) would have called worse, and the rows per comparison."""
     from retrieval_gate.compare.baseline_update import update_baseline
     from retrieval_gate.compare.comparison import compare
@@ -226,7 +229,8 @@ def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float
         baseline = update_baseline(baseline=None, results=runs[0], sha="b", ref="main",
                                    timestamp="2026-01-01T00:00:00Z")
         comparison = compare(results=runs[1], baseline=baseline, gate=GateSettings(), seed=r, resamples=2000)
-        quiet += build_context(results=runs[1], comparison=comparison)["verdict"]["title"] == "no significant change"
+        state = build_context(results=runs[1], comparison=comparison)["verdict"]["kind"]
+        quiet += state not in ("mixed", "regressed", "fail")
         uncorrected_worse += any(row.status == "regressed" for row in comparison.rows)
         rows = len(comparison.rows)
     return quiet / reps, uncorrected_worse / reps, rows
@@ -348,7 +352,7 @@ def main() -> None:
                 size, rate = mde_check(rng, kind=kind, n=n, psi=psi, reps=args.reps)
                 print(f"| {kind} | {n} | {psi:.0%} | {'–' if size is None else f'{size:.3f}'} | {pct(rate)} |",
                       flush=True)
-    print("\n| n | rows | title 'no significant change' (null) | any row regressed at its own p (uncorrected) |")
+    print("\n| n | rows | title calls nothing worse (null) | any row regressed at its own p (uncorrected) |")
     print("|--:|--:|--:|--:|")
     for n in NS:
         quiet, loud, rows = titles(rng, n=n, reps=args.title_reps)

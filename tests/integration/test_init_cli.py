@@ -109,9 +109,15 @@ def test_init_writes_the_first_baseline_and_compare_is_green(repo, capsys):
     assert baseline["aggregates"]["overall"]["hit@1"]["value"] == pytest.approx(hit1, abs=5e-7)
     audit = json.loads((repo / "baselines" / "default.audit.json").read_text(encoding="utf-8"))
     assert audit["counts"]["cases"] == 4
-    assert "git add" in out and "baselines/default.json baselines/default.audit.json" in out
+    assert "git add" in out and "baselines/default.json baselines/default.kb.json baselines/default.audit.json" in out
+    # the KB manifest beside the first baseline: the first PR's causes can name edited cards
+    manifest = json.loads((repo / "baselines" / "default.kb.json").read_text(encoding="utf-8"))
+    assert sorted(manifest["cards"]) == ["export", "password", "refunds"]
     code, out, _ = cli(capsys, "compare", "--results", "out/results.json")
     assert code == 0 and "PASS" in out
+    # report finds the same default baseline as compare: an identical rerun, not a first run
+    code, out, _ = cli(capsys, "report", "--results", "out/results.json", "--format", "markdown")
+    assert code == 0 and out.splitlines()[1] == "### ⚪ Retrieval · default · no case changed"
     code, out, _ = cli(capsys, "init", "--action-ref", REF)
     assert code == 0 and "kept baselines/default.json" in out and "nothing to commit" in out
 

@@ -193,3 +193,48 @@ def test_failed_cases_in_the_current_run_count_as_misses():
     after = make_results(failed + list(hits_results([1] * 40).cases[20:]))
     hit = row(run(after, before), "hit@5")
     assert (hit.n, hit.delta, hit.status) == (40, -0.5, "regressed")
+
+
+def test_a_kb_edit_is_like_for_like_and_kb_derived_counts_are_no_setting():
+    bm25 = {"retriever": "bm25", "details": {"name": "bm25", "k1": 1.2, "units": 48}}
+    before = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)], config=bm25)
+    shorter = {"retriever": "bm25", "details": {"name": "bm25", "k1": 1.2, "units": 44}}  # 4 pages shortened
+    after = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)], config=shorter,
+                         kb_sha="kb-2")
+    baseline = as_baseline(before)
+    assert "units" not in baseline.fingerprint["config"]["details"]  # never in a new fingerprint
+    comparison = run(after, baseline)
+    # the KB's hash is listed (the configuration table reads it as cards), but it is the PR's
+    # subject, not a setting: like-for-like; the chunk count is not a setting at all
+    assert [c.key for c in comparison.config_changes] == ["inputs.kb"]
+    assert comparison.like_for_like
+    # a baseline written before the rule, with the count in its fingerprint, compares the same
+    old = baseline.model_copy(update={"fingerprint": {**baseline.fingerprint, "config": bm25}})
+    assert [c.key for c in run(after, old).config_changes] == ["inputs.kb"]
+    # a setting still makes it not like-for-like; so does a changed case set
+    tuned = make_results(after.cases, config={"retriever": "bm25", "details": {"name": "bm25", "k1": 0.9}})
+    assert not run(tuned, baseline).like_for_like
+    recased = make_results(before.cases, config=bm25, cases_sha="cases-2")
+    changed = run(recased, baseline)
+    assert not changed.like_for_like and [c.key for c in changed.config_changes] == ["inputs.cases"]
+
+
+def test_a_hybrid_lane_s_unit_count_is_no_setting_either():
+    lanes = [{"name": "bm25", "units": 48}, {"name": "dense", "model": "m"}]
+    config = {"retriever": "hybrid", "details": {"name": "hybrid", "lanes": lanes}}
+    before = make_results([make_case("q", dict.fromkeys(HEADLINE, 1.0))], config=config)
+    fewer = {"retriever": "hybrid", "details": {"name": "hybrid", "lanes": [{"name": "bm25", "units": 40}, lanes[1]]}}
+    after = make_results([make_case("q", dict.fromkeys(HEADLINE, 1.0))], config=fewer)
+    comparison = run(after, before)
+    assert comparison.config_changes == [] and comparison.like_for_like
+
+
+def test_the_comment_warns_not_like_for_like_for_settings_only():
+    from retrieval_gate.render.markdown import render_comment
+
+    before = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)])
+    kb_edit = make_results(before.cases, kb_sha="kb-2")
+    assert "Not like-for-like" not in render_comment(results=kb_edit, comparison=run(kb_edit, before))
+    model = make_results(before.cases, config={"retriever": "dense", "model": "m2"}, kb_sha="kb-2")
+    text = render_comment(results=model, comparison=run(model, before))
+    assert "**Not like-for-like:** the configuration changed since the baseline (config.model)." in text

@@ -203,6 +203,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.artifacts.baseline import write_baseline
     from retrieval_gate.clock import now_iso
     from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
     from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
@@ -233,9 +234,16 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     write_baseline(root / rel_baseline, update_baseline(baseline=None, results=results, sha=None, ref=None,
                                                         timestamp=now_iso()))
     console.print(f"wrote {rel_baseline}", markup=False)
+    written = [rel_baseline]
+    if results.kb_cards is not None:  # the KB manifest beside it: the first PR's causes name edited cards
+        rel_manifest = manifest_path(rel_baseline)
+        write_text_atomic(root / rel_manifest, dumps_manifest(results.kb_cards, suite=suite))
+        console.print(f"wrote {rel_manifest} (the KB's card hashes: which cards a PR edits)", markup=False,
+                      soft_wrap=True)
+        written.append(rel_manifest)
     write_text_atomic(root / rel_audit, dumps_audit(audit_suite(suite_config=suite_config)))
     console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit` explains it)", markup=False,
                   soft_wrap=True)
     console.print(f"check it: retrieval-gate compare --results out/results.json  (against {rel_baseline})",
                   markup=False, highlight=False, soft_wrap=True)
-    return [rel_baseline, rel_audit]
+    return [*written, rel_audit]

@@ -25,7 +25,9 @@ Per row (metric m, slice s):
 - ``mde`` / ``mde_method``: the smallest true drop the row's test detects at power 0.8 at its n
   (``compare.power``; judged rows at ``alpha/J``); ``n_needed`` for an ``underpowered`` row;
   ``n_changed``: paired cases whose score changed;
-- ``status`` and the verdict: ``compare.gate``.
+- ``status`` and the verdict: ``compare.gate``;
+- ``like_for_like``: no settings changed (``compare.fingerprint.settings_changes``: everything but
+  the KB, whose edits are the PR's subject, shown card by card); ``config_changes`` lists them all.
 
 Lost / gained hits: paired cases whose hit at the headline k went 1 → 0 (0 → 1), most impactful
 first: the largest nDCG@k drop (gain) first, then the id. Each entry carries nDCG@k (or hit@k
@@ -44,7 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from retrieval_gate.compare.changes import attach_changes
-from retrieval_gate.compare.fingerprint import config_changes, fingerprint
+from retrieval_gate.compare.fingerprint import config_changes, fingerprint, settings_changes, settings_view
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
@@ -133,7 +135,7 @@ def compare(
                              n_current=row.n_current, delta=row.delta, p_value=p_used,
                              tolerance=tolerance, floor=floor, n_lost=row.n_lost, n_gained=row.n_gained)
     reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
-    changes = config_changes(baseline=baseline.fingerprint, current=fingerprint(results))
+    changes = config_changes(baseline=settings_view(baseline.fingerprint), current=fingerprint(results))
     if baseline.suite != results.suite:
         changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
     lost, gained = _hit_changes(results=results, baseline=baseline, paired_ids=paired_ids, current=current)
@@ -144,7 +146,7 @@ def compare(
         baseline_sha=baseline.sha,
         baseline_ref=baseline.ref,
         baseline_updated_at=baseline.updated_at,
-        like_for_like=not changes,
+        like_for_like=not settings_changes(changes),
         config_changes=changes,
         cases_added=sorted(set(current) - set(baseline.cases)),
         cases_removed=sorted(set(baseline.cases) - set(current)),

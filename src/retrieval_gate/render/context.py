@@ -14,7 +14,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.fingerprint import flatten
+from retrieval_gate.compare.fingerprint import flatten, settings_changes
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.cells import (
@@ -179,6 +179,8 @@ def build_context(
             {"key": c.key, "baseline": value_text(c.baseline), "current": value_text(c.current)}
             for c in (comparison.config_changes if comparison else [])
         ],
+        # what makes the comparison not like-for-like: settings and the case set, never a KB edit
+        "settings_changes": [c.key for c in settings_changes(comparison.config_changes)] if comparison else [],
         "cases_added": _limit(added, limits.cases, "added case ids", cut),
         "cases_removed": _limit(removed, limits.cases, "removed case ids", cut),
         "n_added": len(added),

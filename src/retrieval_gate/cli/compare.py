@@ -94,11 +94,10 @@ def compare_command(
     suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite, overrides=overrides)
     baseline_path = baseline if baseline is not None else default_baseline_path(
         configured=suite_config.baseline, suite=suite, results_suite=loaded.suite)
-    if baseline is None and not suite_config.baseline:
-        if not baseline_path.is_file():
-            raise UsageError(f"no baseline: {baseline_path} does not exist; pass --baseline FILE, set 'baseline' for "
-                             f"the suite in the config file, or write one (retrieval-gate baseline update --results "
-                             f"{results} --baseline {baseline_path})")
+    if baseline is None and not suite_config.baseline and not baseline_path.is_file():
+        raise UsageError(f"no baseline: {baseline_path} does not exist; pass --baseline FILE, set 'baseline' for "
+                         f"the suite in the config file, or write one (retrieval-gate baseline update --results "
+                         f"{results} --baseline {baseline_path})")
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--baseline": baseline_path})
     base = read_baseline(baseline_path)
     check_gate_slices(gate=suite_config.gate, slices=[*loaded.aggregates, *base.aggregates])

@@ -51,6 +51,9 @@ def test_init_writes_config_workflows_and_gitignore_then_a_rerun_changes_nothing
     caller = yaml.safe_load((repo / ".github/workflows/retrieval.yml").read_text(encoding="utf-8"))
     assert caller[True]["push"] == {"branches": ["trunk"]}  # the checked-out branch (YAML 1.1: on → True)
     assert caller["jobs"]["retrieval"]["uses"] == f"acme/retrieval-gate/.github/workflows/gate.yml@{SHA}"
+    # a commit this build does not know gets no version label beside it
+    text = (repo / ".github/workflows/retrieval.yml").read_text(encoding="utf-8")
+    assert f"gate.yml@{SHA}\n" in text and "# v0" not in text
     assert (repo / ".github/workflows/retrieval-comment.yml").is_file()
     assert (repo / ".gitignore").read_text(encoding="utf-8").startswith("node_modules/\n")
     assert ".retrieval-gate/" in (repo / ".gitignore").read_text(encoding="utf-8")
@@ -60,8 +63,15 @@ def test_init_writes_config_workflows_and_gitignore_then_a_rerun_changes_nothing
     code, out, _ = cli(capsys, "init", "--no-baseline", "--action-ref", REF)
     assert code == 0
     assert "unchanged retrieval-gate.yml" in out and "unchanged .gitignore" in out
-    assert "nothing to commit" in out
+    # written by the first run but never committed: "already there" is not "committed"
+    assert "nothing to commit" not in out and "but not committed yet" in out
+    assert "git add retrieval-gate.yml .github/workflows/retrieval.yml" in out
     assert {p: p.read_bytes() for p in before} == before
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit",
+                    "-qm", "set up"], check=True)
+    code, out, _ = cli(capsys, "init", "--no-baseline", "--action-ref", REF)
+    assert code == 0 and "nothing to commit: every file was already there and is committed" in out
 
 
 def test_init_keeps_a_file_it_did_not_write_unless_forced(repo, capsys):
@@ -119,7 +129,8 @@ def test_init_writes_the_first_baseline_and_compare_is_green(repo, capsys):
     code, out, _ = cli(capsys, "report", "--results", "out/results.json", "--format", "markdown")
     assert code == 0 and out.splitlines()[1] == "### ⚪ Retrieval · default · no case changed"
     code, out, _ = cli(capsys, "init", "--action-ref", REF)
-    assert code == 0 and "kept baselines/default.json" in out and "nothing to commit" in out
+    assert code == 0 and "kept baselines/default.json" in out and "but not committed yet" in out
+    assert "baselines/default.json baselines/default.kb.json baselines/default.audit.json" in out
 
 
 def test_write_release_pin_rewrites_a_copy_of_the_pin_module(tmp_path):

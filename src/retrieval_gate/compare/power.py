@@ -35,7 +35,8 @@ smallest n whose MDE at the same churn and spread is at most the given drop.
 
 - ``holm`` (default; controls the family-wise error rate): sorted ascending, ``p̃_(i) =
   max_{j ≤ i} min(1, (m − j + 1)·p_(j))``;
-- ``bh`` (Benjamini–Hochberg, controls the false discovery rate; ``scipy.stats.false_discovery_control``);
+- ``bh`` (Benjamini–Hochberg, controls the false discovery rate): sorted ascending,
+  ``p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j)``;
 - ``none``: ``p̃ = p``.
 
 A row is significant when ``p̃ < α``.
@@ -49,7 +50,13 @@ from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import binom, false_discovery_control, norm
+
+from retrieval_gate.compare.distributions import (
+    binomial_cdf_walk,
+    log_binomial_pmf,
+    normal_cdf,
+    sign_test_critical,
+)
 
 CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_POWER = 0.8
@@ -75,25 +82,10 @@ def min_changed(alpha: float, *, one_sided: bool = False) -> int:
     return max(1, math.floor(math.log2((1.0 if one_sided else 2.0) / alpha)) + 1)
 
 
-@lru_cache(maxsize=64)
-def _critical_table(size: int, alpha: float) -> np.ndarray:
-    """``k(m)`` for m = 0…size − 1: the largest k with ``2·P(Bin(m, ½) ≤ k) < alpha`` (−1: none)."""
-    m = np.arange(size)
-    k = binom.ppf(alpha / 2, m, 0.5).astype(np.int64) - 1  # smallest k with cdf ≥ α/2, minus one
-    # guard the floating-point edge: step down while the doubled tail is not below alpha
-    while True:
-        bad = (k >= 0) & (2.0 * binom.cdf(k, m, 0.5) >= alpha)
-        if not bad.any():
-            break
-        k[bad] -= 1
-    k.setflags(write=False)
-    return k
-
-
 def _critical(top: int, alpha: float) -> np.ndarray:
     """``k(m)`` for m = 0…top (a cached table, grown in powers of two)."""
     size = 1 << max(6, int(top).bit_length())
-    return _critical_table(size, alpha)[: top + 1]
+    return sign_test_critical(size, alpha)[: top + 1]
 
 
 def sign_test_power(*, n: int, drop: float, churn: float, alpha: float, one_sided: bool = False) -> float:
@@ -115,9 +107,10 @@ def sign_test_power(*, n: int, drop: float, churn: float, alpha: float, one_side
     q = min(1.0, (psi + drop) / (2.0 * psi))  # P(a changed case is lost)
     can = k >= 0
     # the drop is seen when few cases gained (Bin(m, 1 − q) ≤ k); two-sided, also when few lost
-    gained_few = binom.cdf(k, m, 1.0 - q)
-    tails = np.where(can, gained_few if one_sided else binom.cdf(k, m, q) + gained_few, 0.0)
-    return float(min(1.0, np.dot(binom.pmf(m, n, psi), tails)))
+    gained_few = binomial_cdf_walk(k, lo, 1.0 - q)
+    tails = np.where(can, gained_few if one_sided else binomial_cdf_walk(k, lo, q) + gained_few, 0.0)
+    weights = np.exp(log_binomial_pmf(m, np.full(len(m), n), psi))
+    return float(min(1.0, np.dot(weights, tails)))
 
 
 def _smallest(power_of: Callable[[float], float], target: float) -> float | None:
@@ -167,7 +160,7 @@ def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float
     root_n = math.sqrt(n)
 
     def normal_power(d: float) -> float:
-        return float(norm.cdf((root_n * d - z * math.sqrt(sd * sd + d * d)) / sd))
+        return normal_cdf((root_n * d - z * math.sqrt(sd * sd + d * d)) / sd)
 
     approx = _smallest(normal_power, power)
     return floor if approx is None else max(floor, approx)
@@ -210,6 +203,13 @@ def cases_needed(*, effect: float, diffs: np.ndarray | None, binary: bool, alpha
     if effect <= 0:
         return None
     _, churn, sd, unit = _shape(diffs)
+    return _cases_needed(effect=effect, churn=churn, sd=sd, unit=unit, binary=binary, alpha=alpha, power=power,
+                         one_sided=one_sided)
+
+
+@lru_cache(maxsize=1024)
+def _cases_needed(*, effect: float, churn: float, sd: float, unit: float, binary: bool, alpha: float,
+                  power: float, one_sided: bool) -> int | None:
     z = NormalDist().inv_cdf(1 - _tail(alpha, one_sided))
     least = min_changed(alpha, one_sided=one_sided)
 
@@ -223,7 +223,7 @@ def cases_needed(*, effect: float, diffs: np.ndarray | None, binary: bool, alpha
         floor_ok = n >= least if scaled >= 1 else seen(n, scaled, 0.0) and seen(n, scaled, churn)
         if not floor_ok or sd <= 0:
             return floor_ok
-        return float(norm.cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd)) >= power
+        return normal_cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd) >= power
 
     low, high = least - 1, least
     while not ok(high):
@@ -246,9 +246,13 @@ def adjust_p(p_values: Sequence[float], method: str) -> list[float]:
     p = np.asarray(p_values, dtype=np.float64)
     if len(p) == 0 or method == "none":
         return p.tolist()
-    if method == "bh":
-        return np.asarray(false_discovery_control(p, method="bh")).tolist()
     m = len(p)
+    if method == "bh":  # p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j), ascending order
+        order = np.argsort(p, kind="stable")
+        scaled = np.minimum(1.0, m * p[order] / np.arange(1, m + 1))
+        adjusted = np.empty(m)
+        adjusted[order] = np.minimum.accumulate(scaled[::-1])[::-1]
+        return adjusted.tolist()
     order = np.argsort(p, kind="stable")
     stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
     adjusted = np.empty(m)

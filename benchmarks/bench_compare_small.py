@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_startup import ROOT, timed  # noqa: E402
+from bench_startup import ROOT, timed
 
 N_CASES = 41
 FILLER = [f"other{j}" for j in range(10)]

@@ -41,7 +41,9 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = {"base": baseline_missing,
             "lost5": baseline_missing | set(range(5)),
             "lost4": baseline_missing | set(range(4)),
-            "lost3gained3": (baseline_missing - {35, 36, 37}) | {0, 1, 2}}
+            "lost3gained3": (baseline_missing - {35, 36, 37}) | {0, 1, 2},
+            "lost3": baseline_missing | {0, 1, 2},
+            "same": baseline_missing}
     for name, missing in runs.items():
         write_run(folder / f"{name}.jsonl", missing=missing)
         assert code_of("score", "--run", str(folder / f"{name}.jsonl"), "--cases", str(folder / "cases.jsonl"),
@@ -88,3 +90,26 @@ def test_three_lost_and_three_gained_pass(suite):
     # Δ = 0: the drop side, P(B ≤ 3) for B ~ Bin(6, ½) = (1 + 6 + 15 + 20)/64 = 42/64
     assert row["p_one_sided"] == pytest.approx(42 / 64)
     assert code == 0 and comparison["verdict"] == "pass"
+
+
+def title_of(suite: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    capsys.readouterr()
+    assert code_of("report", "--results", str(suite / f"{name}.results.json"), "--baseline",
+                   str(suite / "baseline.json"), "--format", "markdown") == 0
+    text = capsys.readouterr().out
+    return text.splitlines()[1], text
+
+
+def test_the_title_tells_an_identical_rerun_from_lost_cases_counts_first(suite, capsys):
+    same, same_text = title_of(suite, "same", capsys)
+    lost3, _ = title_of(suite, "lost3", capsys)
+    both, _ = title_of(suite, "lost3gained3", capsys)
+    lost5, _ = title_of(suite, "lost5", capsys)
+    assert same == "### ⚪ Retrieval · default · no case changed"
+    assert lost3 == "### 🟡 Retrieval · default · 3 lost, 0 gained — too few to be sure at n = 41"
+    assert both == "### ⚖️ Retrieval · default · 3 lost, 3 gained — no net effect"
+    assert lost5 == "### 🔴 Retrieval · default · 5 lost, 0 gained — hit@5 regressed (a significant drop)"
+    assert "noise" not in same_text
+    # no case moved: the title, one sentence and the headline table; the rest collapsed
+    visible = same_text.split("<details>")[0].strip().splitlines()
+    assert len(visible) <= 12, visible

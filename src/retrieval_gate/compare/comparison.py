@@ -12,19 +12,24 @@ Per row (metric m, slice s):
 - ``p_value``: the paired test, two-sided (``compare.stats``): for a binary measure (every
   per-case score in {0, 1} on both sides, e.g. hit@k) the exact sign test; otherwise the
   sign-flip permutation test (exact where its law is small, else Monte Carlo, seeded); for the
-  rows the gate judges, ``p_adjusted``: corrected over those rows (``gate.correction``, Holm by
-  default; ``compare.power``), and the status reads the adjusted p; for the other (reported)
-  rows, ``p_family``: Holm over the reported rows, which the comment's title reads;
+  rows the gate judges (``compare.gate``: the primary measure, and rows a knob names),
+  ``p_one_sided``: the same test one-sided in the direction of Δ (a regression gate asks "did it
+  get worse?"), and ``p_adjusted``: that corrected over the judged rows (``gate.correction``,
+  Holm by default; ``compare.power``; nothing to correct for one row); the status reads it; for
+  the other (reported) rows, ``p_family``: Holm over the reported rows, which the title reads;
 - ``ci`` (``compare.paired_interval``): Tango's score interval for binary measures, a t interval
   (or, with under 6 changed cases, Tango's interval on fractional counts) for continuous ones,
-  always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − alpha/J``
-  for the J judged rows (Bonferroni: one level for the whole judged column). Where the test does
+  always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − 2·alpha/J``
+  for the J judged rows: the two-sided interval whose bound on the tested side is the one-sided
+  ``1 − alpha/J`` bound (Bonferroni: one level for the whole judged column). Where the test does
   not reject but the interval excludes 0, the interval is extended to 0 (``ci_method`` gets
   ``+0``: ``compare.paired_interval.reconcile``); ``ci_agrees`` is false where the test rejects
   and the interval still holds 0 (the status reads the test);
 - ``mde`` / ``mde_method``: the smallest true drop the row's test detects at power 0.8 at its n
-  (``compare.power``; judged rows at ``alpha/J``); ``n_needed`` for an ``underpowered`` row;
-  ``n_changed``: paired cases whose score changed;
+  (``compare.power``; judged rows one-sided at ``alpha/J``); ``n_needed`` for an
+  ``underpowered`` row: the n at which its test sees a drop of the max drop under the no-change
+  prior (not this PR's churn: it does not grow with the observed drop); ``n_changed``,
+  ``n_lost``, ``n_gained``: paired cases whose score changed, went down, went up;
 - ``status`` and the verdict: ``compare.gate``;
 - ``like_for_like``: no settings changed (``compare.fingerprint.settings_changes``: everything but
   the KB, whose edits are the PR's subject, shown card by card); ``config_changes`` lists them all.

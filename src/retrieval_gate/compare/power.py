@@ -1,9 +1,11 @@
 """What a comparison's n can see, and the multiple-comparison correction. Pure.
 
 **Minimum detectable effect** (MDE): the smallest true drop that the gate's *own* test detects
-with probability ``power`` (0.8) at the row's n, two-sided level ``alpha`` (for a judged row the
-comparison passes ``alpha / J``, Holm's strictest step over the J judged rows, so the figure is
-an upper bound for every judged row).
+with probability ``power`` (0.8) at the row's n: two-sided at level ``alpha`` for a reported
+row; ``one_sided`` for a judged row, at ``alpha / J`` (Holm's strictest step over the J judged
+rows, so the figure is an upper bound for every judged row). One-sided, the sign test rejects
+when ``P(Bin(m, ½) ≤ gained) < alpha`` — the two-sided critical table at ``2·alpha`` — and only
+a drop counts as detected.
 
 - **Binary measures** (hit@k, and recall/precision when every case has one gold card: per-case
   scores in {0, 1}), decided by the exact two-sided sign test (``compare.stats``). The

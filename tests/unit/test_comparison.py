@@ -238,3 +238,13 @@ def test_the_comment_warns_not_like_for_like_for_settings_only():
     model = make_results(before.cases, config={"retriever": "dense", "model": "m2"}, kb_sha="kb-2")
     text = render_comment(results=model, comparison=run(model, before))
     assert "**Not like-for-like:** the configuration changed since the baseline (config.model)." in text
+
+
+def test_the_html_report_warns_not_like_for_like_for_settings_only():
+    from retrieval_gate.render.html import render_html
+
+    before = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)])
+    kb_edit = make_results(before.cases, kb_sha="kb-2")
+    assert "Not like-for-like" not in render_html(results=kb_edit, comparison=run(kb_edit, before))
+    model = make_results(before.cases, config={"retriever": "dense", "model": "m2"}, kb_sha="kb-2")
+    assert "Not like-for-like" in render_html(results=model, comparison=run(model, before))

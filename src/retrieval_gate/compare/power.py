@@ -14,8 +14,9 @@ a drop counts as detected.
   ("churn"). With M ~ Bin(n, ψ) changed cases and L | M ~ Bin(M, (ψ + δ)/(2ψ)) of them lost, the
   test rejects when ``min(L, M − L) ≤ k(M)``, the largest k with ``2·P(Bin(M, ½) ≤ k) < alpha``;
   the power is that probability summed exactly over M and L (``sign_test_power``). The churn is
-  the observed share of changed cases, but never below δ (a drop of δ moves at least δ·n cases):
-  ``ψ = max(m_obs / n, δ)``. Where no case changed the prior is **ψ = δ**: the only cases that
+  the observed two-way movement — ``2·min(lost, gained)/n``, the share of cases that moved both
+  ways, not the drop itself (so the MDE never grows with the number of lost cases) — but never
+  below δ (a drop of δ moves at least δ·n cases): ``ψ = max(2·min(l, g)/n, δ)``. Where no case changed the prior is **ψ = δ**: the only cases that
   change are the ones that lose. That is the best case for the test, so it is also the *floor*:
   no MDE is ever below the one at ψ = δ, the smallest drop that this n allows to be seen at all.
 - **Continuous measures** (nDCG, MRR, MAP, recall with several gold cards), decided by the paired
@@ -169,14 +170,18 @@ def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float
 
 
 def _shape(diffs: np.ndarray | None) -> tuple[int, float, float, float]:
-    """``(changed, churn, sd, unit)`` of observed paired differences."""
+    """``(changed, churn, sd, unit)`` of observed paired differences. The churn is the two-way
+    part of the observed changes, ``2·min(down, up)/n``: the movement a drop rides on, not the
+    drop itself — so more lost cases never raise the MDE (a reviewer's advice must not grow with
+    the evidence), and the churn under the alternative is ``max(churn, δ)`` (module docstring)."""
     if diffs is None or len(diffs) == 0:
         return 0, 0.0, 0.0, 1.0
     d = np.asarray(diffs, dtype=np.float64)
     moved = np.abs(d[d != 0.0])
     changed = len(moved)
+    two_way = 2 * min(int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0)))
     sd = float(d.std(ddof=1)) if len(d) >= 2 else 0.0
-    return changed, changed / len(d), sd, float(moved.mean()) if changed else 1.0
+    return changed, two_way / len(d), sd, float(moved.mean()) if changed else 1.0
 
 
 def mde(*, n: int, diffs: np.ndarray | None, binary: bool, alpha: float,

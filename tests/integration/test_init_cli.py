@@ -128,6 +128,21 @@ def test_init_writes_the_first_baseline_and_compare_is_green(repo, capsys):
     # report finds the same default baseline as compare: an identical rerun, not a first run
     code, out, _ = cli(capsys, "report", "--results", "out/results.json", "--format", "markdown")
     assert code == 0 and out.splitlines()[1] == "### ⚪ Retrieval · default · no case changed"
+    # the first pull request: a page added, another edited — the KB is the PR's subject, shown as
+    # cards; like-for-like (no setting changed)
+    (repo / "kb" / "pricing.md").write_text("# Pricing\n\nPlans start at 10 dollars a month.\n", encoding="utf-8")
+    (repo / "kb" / "export.md").write_text(CARDS["export"] + "\nExports keep your filters.\n", encoding="utf-8")
+    code, _, err = cli(capsys, "eval", "--suite", "default", "--out", "out/pr.json")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "compare", "--results", "out/pr.json", "--out", "out/pr.comparison.json")
+    comparison = json.loads((repo / "out" / "pr.comparison.json").read_text(encoding="utf-8"))
+    assert code == 0 and comparison["like_for_like"] and "not like-for-like" not in out
+    assert [c["key"] for c in comparison["config_changes"]] == ["inputs.kb"]
+    assert [e["card"] for e in comparison["kb_changes"]["added"]] == ["pricing"]
+    assert [e["card"] for e in comparison["kb_changes"]["edited"]] == ["export"]
+    code, out, _ = cli(capsys, "report", "--results", "out/pr.json", "--format", "markdown")
+    assert code == 0 and "Not like-for-like" not in out
+    assert 'The KB changed (1 card edited (export "Export reports"), 1 added (pricing "Pricing"), 0 removed)' in out
     code, out, _ = cli(capsys, "init", "--action-ref", REF)
     assert code == 0 and "kept baselines/default.json" in out and "but not committed yet" in out
     assert "baselines/default.json baselines/default.kb.json baselines/default.audit.json" in out

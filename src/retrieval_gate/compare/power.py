@@ -16,9 +16,10 @@ a drop counts as detected.
   the power is that probability summed exactly over M and L (``sign_test_power``). The churn is
   the observed two-way movement — ``2·min(lost, gained)/n``, the share of cases that moved both
   ways, not the drop itself (so the MDE never grows with the number of lost cases) — but never
-  below δ (a drop of δ moves at least δ·n cases): ``ψ = max(2·min(l, g)/n, δ)``. Where no case changed the prior is **ψ = δ**: the only cases that
-  change are the ones that lose. That is the best case for the test, so it is also the *floor*:
-  no MDE is ever below the one at ψ = δ, the smallest drop that this n allows to be seen at all.
+  below δ (a drop of δ moves at least δ·n cases): ``ψ = max(2·min(l, g)/n, δ)``. Where no case
+  moved both ways the prior is **ψ = δ**: the only cases that change are the ones that lose.
+  That is the best case for the test, so it is also the *floor*: no MDE is ever below the one at
+  ψ = δ, the smallest drop that this n allows to be seen at all.
 - **Continuous measures** (nDCG, MRR, MAP, recall with several gold cards), decided by the paired
   sign-flip test, which rejects when ``|Σ d| ≳ z_{1−α/2}·√(Σ d²)``. With the observed standard
   deviation s of the paired differences, a true mean −δ gives ``E Σ d² = n(s² + δ²)`` and the

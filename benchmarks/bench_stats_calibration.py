@@ -20,8 +20,9 @@ are run on each simulated row and measured against the known truth:
   then rows simulated at Δ = −MDE: the share detected (should be 70–90 %);
 - **titles** under the null: full comparisons (``compare.compare``) of two exchangeable runs
   (a latent gold rank per case, each run moving it by ±1 with probability 0.05 each way) with
-  13 slices × 14 metrics (hit/recall/nDCG at k = 1, 3, 5, 10, MRR at 5 and 10), the comment title
-  as ``render.context.build_context`` sets it, beside the title an uncorrected reading would give
+  13 slices × 14 metrics (hit/recall/nDCG at k = 1, 3, 5, 10, MRR at 5 and 10), the comment
+  title's state as ``render.context.build_context`` sets it (nothing worse: ``unchanged``,
+  ``balanced`` or ``unsure``), beside the title an uncorrected reading would give
   (any row ``regressed`` at its own p).
 
 Generators. Binary: each case loses its hit with probability (ψ' + δ)/2 and gains with
@@ -30,7 +31,17 @@ Newcombe's cells). Continuous: a case changes with probability ψ' = max(ψ, δ/
 u ~ Uniform(0.1, 0.6) (mean 0.35) with sign − with probability r, r set so that E d = Δ; values
 rounded to 6 decimals. Seeded: the same arguments give the same table.
 
-Run: ``python benchmarks/bench_stats_calibration.py [--reps 400] [--title-reps 50] [--seed 0]``.
+- **the gate** (``--gate``): full comparisons (``compare.compare`` with ``--fail-on-regression``,
+  max drop 0.02) at n ∈ {41, 300} on single-gold cases (a latent gold rank per case; each run
+  redraws a case's rank by ±1 or ±2 with probability ψ): under the null (two exchangeable runs)
+  the share of comparisons the gate fails — the family-wise false-alarm rate of the judged family,
+  the default one (hit@5 alone) and one of three rows (hit@5, recall@5, nDCG@5 named by max drop,
+  Holm); and the judged row's MDE as the tool states it (one-sided, ``compare.power.mde``) for a
+  binary cell of churn ψ ∈ {2, 5, 20 %}, with the share of rows simulated at Δ = −MDE (the binary
+  generator below) where the one-sided exact sign test detects the drop.
+
+Run: ``python benchmarks/bench_stats_calibration.py [--reps 400] [--title-reps 50] [--seed 0]``;
+the gate alone: ``python benchmarks/bench_stats_calibration.py --gate --gate-reps 1000 --seed 0``.
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ from scipy.stats import norm
 from retrieval_gate.compare.gate import row_status
 from retrieval_gate.compare.paired_interval import paired_interval, reconcile
 from retrieval_gate.compare.power import mde
-from retrieval_gate.compare.stats import paired_bootstrap_ci, sign_flip_p_values
+from retrieval_gate.compare.stats import paired_bootstrap_ci, sign_flip_p_values, sign_flip_tests
 
 ALPHA = 0.05
 MAX_DROP = 0.02
@@ -174,7 +185,9 @@ def mde_check(rng: np.random.Generator, *, kind: str, n: int, psi: float, reps: 
 
 
 def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float, int]:
-    """Share of null comparisons titled "no significant change", the share an uncorrected reading
+    """Share of null comparisons whose title calls nothing worse (no case changed, cases moved both
+    ways, or more lost than gained but too few to be sure — not "worse in places", "regressed" or
+    "gate failed"), the share an uncorrected reading
     (any row regressed at its own p) would have called worse, and the rows per comparison."""
     from retrieval_gate.compare.baseline_update import update_baseline
     from retrieval_gate.compare.comparison import compare
@@ -216,10 +229,88 @@ def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float
         baseline = update_baseline(baseline=None, results=runs[0], sha="b", ref="main",
                                    timestamp="2026-01-01T00:00:00Z")
         comparison = compare(results=runs[1], baseline=baseline, gate=GateSettings(), seed=r, resamples=2000)
-        quiet += build_context(results=runs[1], comparison=comparison)["verdict"]["title"] == "no significant change"
+        state = build_context(results=runs[1], comparison=comparison)["verdict"]["kind"]
+        quiet += state not in ("mixed", "regressed", "fail")
         uncorrected_worse += any(row.status == "regressed" for row in comparison.rows)
         rows = len(comparison.rows)
     return quiet / reps, uncorrected_worse / reps, rows
+
+
+GATE_NS = (41, 300)
+GATE_CHURN = (0.05, 0.20)
+
+
+def gate_cell(rng: np.random.Generator, *, n: int, psi: float, reps: int) -> dict[str, float]:
+    """False alarms (null) of the default and the three-row judged family, the judged row's MDE
+    the tool states for the cell, and the share of comparisons failed at a true drop of that MDE."""
+    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.compare.comparison import compare
+    from retrieval_gate.compare.gate import GateSettings
+    from retrieval_gate.score.aggregate import aggregate, completeness
+    from retrieval_gate.score.results import CaseResult, InputInfo, Results
+
+    def results(ranks: np.ndarray) -> Results:
+        cases = []
+        for i, rank in enumerate(ranks.tolist()):
+            inside = rank <= 5
+            value = round(1 / math.log2(rank + 1), 6) if inside else 0.0
+            cases.append(CaseResult(id=f"q{i:04d}", query="q", status="scored", gold=["g"], slices=["overall"],
+                                    scores={"hit@5": float(inside), "recall@5": float(inside), "ndcg@5": value}))
+        info = InputInfo(path="x", sha256="x", format="jsonl", count=n)
+        return Results(tool_version="bench", suite="bench", k=[5], headline_k=5,
+                       metrics=["hit@5", "recall@5", "ndcg@5"], config={},
+                       inputs={"kb": info, "cases": info, "run": info},
+                       completeness=completeness(cases), aggregates=aggregate(cases), cases=cases)
+
+    def run(latent: np.ndarray) -> np.ndarray:
+        moved = rng.random(n) < psi
+        step = rng.choice([-2, -1, 1, 2], size=n)
+        return np.maximum(1, latent + np.where(moved, step, 0))
+
+    default = GateSettings(fail_on_regression=True)
+    three = GateSettings(fail_on_regression=True, max_drop={"recall@5": 0.02, "ndcg@5": 0.02})
+    alarms_one = alarms_three = 0
+    for r in range(reps):
+        latent = rng.geometric(0.35, n)
+        base = update_baseline(baseline=None, results=results(run(latent)), sha="b", ref="main",
+                               timestamp="2026-01-01T00:00:00Z")
+        null = results(run(latent))
+        one = compare(results=null, baseline=base, gate=default, seed=r, resamples=500)
+        alarms_one += one.verdict == "fail"
+        alarms_three += compare(results=null, baseline=base, gate=three, seed=r, resamples=500).verdict == "fail"
+    return {"one": alarms_one / reps, "three": alarms_three / reps}
+
+
+def judged_mde_check(rng: np.random.Generator, *, n: int, psi: float, reps: int) -> tuple[float | None, float]:
+    """The judged row's MDE as the tool states it (one-sided at α, ``compare.power.mde``) for a
+    binary cell with churn ψ, then the share of rows simulated at Δ = −MDE (the generator of the
+    MDE check above) where the one-sided test detects the drop."""
+    template = np.zeros(n)
+    template[: round(psi * n)] = np.tile([-1.0, 1.0], n)[: round(psi * n)]
+    size, _ = mde(n=n, diffs=template, binary=True, alpha=ALPHA, one_sided=True)
+    if size is None:
+        return None, float("nan")
+    hits = 0
+    for _ in range(reps):
+        d, _ = binary_rows(rng, n, psi, -size)
+        tests = sign_flip_tests(d, resamples=2000, seed=0)
+        hits += tests.less[0] < ALPHA and d.mean() < 0
+    return size, hits / reps
+
+
+def gate_table(rng: np.random.Generator, reps: int) -> None:
+    print("| n | churn ψ | false alarms, hit@5 judged alone | false alarms, 3 judged rows (Holm) |")
+    print("|--:|--:|--:|--:|")
+    for n in GATE_NS:
+        for psi in GATE_CHURN:
+            row = gate_cell(rng, n=n, psi=psi, reps=reps)
+            print(f"| {n} | {psi:.0%} | {pct(row['one'])} | {pct(row['three'])} |", flush=True)
+    print("\n| n | churn ψ | MDE of the judged row (one-sided) | the test detects at Δ = −MDE |")
+    print("|--:|--:|--:|--:|")
+    for n in GATE_NS:
+        for psi in DISCORDANCE:
+            size, rate = judged_mde_check(rng, n=n, psi=psi, reps=reps)
+            print(f"| {n} | {psi:.0%} | {'–' if size is None else f'{size:.3f}'} | {pct(rate)} |", flush=True)
 
 
 def pct(x: float) -> str:
@@ -231,9 +322,16 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=400, help="simulated rows per cell")
     parser.add_argument("--title-reps", type=int, default=50, help="null comparisons per n for the titles")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gate", action="store_true", help="only the gate table (full comparisons)")
+    parser.add_argument("--gate-reps", type=int, default=1000, help="comparisons per cell for the gate table")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
+    if args.gate:
+        print(f"gate reps = {args.gate_reps} per cell, seed {args.seed}\n")
+        gate_table(rng, args.gate_reps)
+        print(f"\n{time.perf_counter() - start:.0f} s")
+        return
     print(f"reps = {args.reps} per cell, title reps = {args.title_reps} per n, seed {args.seed}\n")
     print("| measure | n | discordance | Δ | coverage (tool) | coverage (reference) | p < 0.05 | regressed "
           "| CI extended to 0 | CI agrees with p |")
@@ -254,7 +352,7 @@ def main() -> None:
                 size, rate = mde_check(rng, kind=kind, n=n, psi=psi, reps=args.reps)
                 print(f"| {kind} | {n} | {psi:.0%} | {'–' if size is None else f'{size:.3f}'} | {pct(rate)} |",
                       flush=True)
-    print("\n| n | rows | title 'no significant change' (null) | any row regressed at its own p (uncorrected) |")
+    print("\n| n | rows | title calls nothing worse (null) | any row regressed at its own p (uncorrected) |")
     print("|--:|--:|--:|--:|")
     for n in NS:
         quiet, loud, rows = titles(rng, n=n, reps=args.title_reps)

@@ -64,12 +64,12 @@ def test_a_pr_that_empties_a_gold_card_fails_as_stale_labels_with_the_case_annot
     assert lost["id"] == "c1" and lost["cause"] == "gold-edited" and lost["line"] == 1
     assert lost["gold"] == [{"card": "refund-card", "rank_before": 1, "rank_after": None, "kb_change": "edited"}]
     assert comparison["stale_gold_cards"] == ["refund-card"]
-    assert comparison["failures"][0].startswith("labels may be stale: 1 gold card this PR edited lost its cases")
+    assert comparison["failures"][0].startswith("1 gold card of lost cases was edited by this PR")
     (comment,) = github.comments[5]
     body = comment["body"]
-    assert "labels may be stale: 1 gold card this PR edited lost its cases" in body.splitlines()[1]
+    assert "1 gold card of lost cases was edited by this PR" in body.splitlines()[1]
     assert "<details open><summary>🔎 What changed" in body and "label it" not in body
     warnings = [line for line in pr.stdout.splitlines() if line.startswith("::warning file=")]
     assert any(line.startswith("::warning file=data/cases.jsonl,line=1,title=retrieval-gate%3A c1 lost its hit::")
                for line in warnings), warnings
-    assert "::error title=retrieval-gate%3A gate failed::labels may be stale" in pr.stdout
+    assert "::error title=retrieval-gate%3A gate failed::1 gold card of lost cases was edited by this PR" in pr.stdout

@@ -199,7 +199,9 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
             if old is None and new is None:
                 continue
             delta, n = paired(base, cur, slice_name, metric)
-            half = 1.96 * 0.5 / n ** 0.5 if n else 0.0
+            judged = slice_name == "overall" and metric == "hit@5"  # the primary measure alone
+            # a judged row's interval: two-sided 90 % (z = 1.645), matching its one-sided test at 0.05
+            half = (1.645 if judged else 1.96) * 0.5 / n ** 0.5 if n else 0.0
             ci = None if delta is None else (delta - half, delta + half)
             status = ("new" if old is None else "missing" if new is None else
                       "improved" if ci and ci[0] > 0 else "regressed" if ci and ci[1] < 0 else "ok")
@@ -214,7 +216,7 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
                 current=None if new is None else new.value, delta=delta, n=n,
                 n_baseline=0 if old is None else old.n, n_current=0 if new is None else new.n,
                 ci=ci, status=status, mde=mde, n_needed=needed if status == "underpowered" else None,
-                max_drop=0.02, gated=slice_name == "overall" and metric in HEADLINE,
+                max_drop=0.02, gated=judged, ci_level=(0.90 if judged else 0.95) if n else None,
                 n_changed=changed if n else None))
     before = {c.id: c for c in base.cases}
     lost, gained = [], []
@@ -233,7 +235,7 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
     base_ids, cur_ids = {c.id for c in base.cases}, {c.id for c in cur.cases}
     regressed = any(r.status == "regressed" for r in rows)
     failures = [f"{r.metric} on {r.slice}: dropped {abs(r.delta or 0):.3f}, CI below zero"
-                for r in rows if fail and r.status == "regressed" and r.slice == "overall" and r.metric in HEADLINE]
+                for r in rows if fail and r.status == "regressed" and r.gated]
     return Comparison(
         suite=cur.suite, headline_k=cur.headline_k, metrics=list(cur.metrics),
         baseline_sha="a1b2c3d4e5f60718293a", baseline_ref="main", baseline_updated_at="2026-02-28T00:00:00Z",
@@ -241,7 +243,8 @@ def make_comparison(base: Results, cur: Results, *, gate: dict[str, Any] | None 
         cases_added=sorted(cur_ids - base_ids), cases_removed=sorted(base_ids - cur_ids),
         n_paired=len(cur_ids & base_ids), rows=rows, lost_hits=lost, gained_hits=gained,
         gate=gate or {}, stats={"method": "paired bootstrap", "resamples": 10_000, "seed": 0, "alpha": 0.05,
-                                "correction": "holm", "judged_rows": 3},
+                                "correction": "holm", "judged_rows": 1, "ci_level": 0.95,
+                                "ci_level_judged": 0.90, "sided": "judged rows: one-sided"},
         regressed=regressed, failures=failures, verdict="fail" if failures else "pass",
         changed_cases=changed_by_hand(base, cur, cause="config" if config_changes else "ranking"),
     )
@@ -331,7 +334,17 @@ def hostile() -> Scenario:
     return Scenario("hostile", cur, make_comparison(base, cur, config_changes=changes), baseline)
 
 
+@cache
+def rerun() -> Scenario:
+    """An identical rerun: no case changed (the comment stays short, the rest collapsed)."""
+    cases = make_cases(41)
+    base = scored_results(cases, make_rankings(cases, quality=0.8, seed=13))
+    baseline = make_baseline(base, history=(0.8,))
+    return Scenario("rerun", base, make_comparison(base, base), baseline, LINKS)
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
+    "rerun": rerun,
     "first_run": first_run,
     "improvement": improvement,
     "regression": regression,

@@ -80,7 +80,7 @@ def test_unchanged_run_passes_with_the_gate_on(workdir, capsys):
     data = json.loads((workdir / "comparison.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "pass" and data["like_for_like"] is True
     # nothing changed: every row is unchanged, its MDE from the no-change prior
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert {row["status"] for row in data["rows"]} == {"unchanged"}
     assert {row["mde_method"] for row in data["rows"]} == {"prior"}
 

@@ -165,3 +165,21 @@ def test_a_typo_in_the_command_gets_a_suggestion(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2
     assert "Did you mean 'validate'?" in done.stderr
+
+
+def test_compare_imports_no_scipy(run_file: tuple[Path, Path], tmp_path: Path) -> None:
+    # the interval, the tests and the MDE use compare.distributions: scipy.stats / scipy.optimize
+    # alone took longer to import than a whole small comparison
+    cases, run = run_file
+    assert imported_by(["score", "--cases", str(cases), "--run", str(run), "--k", "1,2", "--out",
+                        str(tmp_path / "r.json")], tmp_path)[0] == 0
+    assert imported_by(["baseline", "update", "--results", str(tmp_path / "r.json"), "--baseline",
+                        str(tmp_path / "b.json")], tmp_path)[0] == 0
+    code, loaded = imported_by(["compare", "--results", str(tmp_path / "r.json"), "--baseline",
+                                str(tmp_path / "b.json"), "--fail-on-regression", "--out", str(tmp_path / "c.json")],
+                               tmp_path)
+    assert code == 0 and "numpy" in loaded and "scipy" not in loaded
+    assert json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))["rows"]
+    code, loaded = imported_by(["report", "--results", str(tmp_path / "r.json"), "--baseline",
+                                str(tmp_path / "b.json"), "--format", "markdown"], tmp_path)
+    assert code == 0 and "scipy" not in loaded

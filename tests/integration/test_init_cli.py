@@ -51,6 +51,9 @@ def test_init_writes_config_workflows_and_gitignore_then_a_rerun_changes_nothing
     caller = yaml.safe_load((repo / ".github/workflows/retrieval.yml").read_text(encoding="utf-8"))
     assert caller[True]["push"] == {"branches": ["trunk"]}  # the checked-out branch (YAML 1.1: on → True)
     assert caller["jobs"]["retrieval"]["uses"] == f"acme/retrieval-gate/.github/workflows/gate.yml@{SHA}"
+    # a commit this build does not know gets no version label beside it
+    text = (repo / ".github/workflows/retrieval.yml").read_text(encoding="utf-8")
+    assert f"gate.yml@{SHA}\n" in text and "# v0" not in text
     assert (repo / ".github/workflows/retrieval-comment.yml").is_file()
     assert (repo / ".gitignore").read_text(encoding="utf-8").startswith("node_modules/\n")
     assert ".retrieval-gate/" in (repo / ".gitignore").read_text(encoding="utf-8")
@@ -60,8 +63,15 @@ def test_init_writes_config_workflows_and_gitignore_then_a_rerun_changes_nothing
     code, out, _ = cli(capsys, "init", "--no-baseline", "--action-ref", REF)
     assert code == 0
     assert "unchanged retrieval-gate.yml" in out and "unchanged .gitignore" in out
-    assert "nothing to commit" in out
+    # written by the first run but never committed: "already there" is not "committed"
+    assert "nothing to commit" not in out and "but not committed yet" in out
+    assert "git add retrieval-gate.yml .github/workflows/retrieval.yml" in out
     assert {p: p.read_bytes() for p in before} == before
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit",
+                    "-qm", "set up"], check=True)
+    code, out, _ = cli(capsys, "init", "--no-baseline", "--action-ref", REF)
+    assert code == 0 and "nothing to commit: every file was already there and is committed" in out
 
 
 def test_init_keeps_a_file_it_did_not_write_unless_forced(repo, capsys):
@@ -109,11 +119,33 @@ def test_init_writes_the_first_baseline_and_compare_is_green(repo, capsys):
     assert baseline["aggregates"]["overall"]["hit@1"]["value"] == pytest.approx(hit1, abs=5e-7)
     audit = json.loads((repo / "baselines" / "default.audit.json").read_text(encoding="utf-8"))
     assert audit["counts"]["cases"] == 4
-    assert "git add" in out and "baselines/default.json baselines/default.audit.json" in out
+    assert "git add" in out and "baselines/default.json baselines/default.kb.json baselines/default.audit.json" in out
+    # the KB manifest beside the first baseline: the first PR's causes can name edited cards
+    manifest = json.loads((repo / "baselines" / "default.kb.json").read_text(encoding="utf-8"))
+    assert sorted(manifest["cards"]) == ["export", "password", "refunds"]
     code, out, _ = cli(capsys, "compare", "--results", "out/results.json")
     assert code == 0 and "PASS" in out
+    # report finds the same default baseline as compare: an identical rerun, not a first run
+    code, out, _ = cli(capsys, "report", "--results", "out/results.json", "--format", "markdown")
+    assert code == 0 and out.splitlines()[1] == "### ⚪ Retrieval · default · no case changed"
+    # the first pull request: a page added, another edited — the KB is the PR's subject, shown as
+    # cards; like-for-like (no setting changed)
+    (repo / "kb" / "pricing.md").write_text("# Pricing\n\nPlans start at 10 dollars a month.\n", encoding="utf-8")
+    (repo / "kb" / "export.md").write_text(CARDS["export"] + "\nExports keep your filters.\n", encoding="utf-8")
+    code, _, err = cli(capsys, "eval", "--suite", "default", "--out", "out/pr.json")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "compare", "--results", "out/pr.json", "--out", "out/pr.comparison.json")
+    comparison = json.loads((repo / "out" / "pr.comparison.json").read_text(encoding="utf-8"))
+    assert code == 0 and comparison["like_for_like"] and "not like-for-like" not in out
+    assert [c["key"] for c in comparison["config_changes"]] == ["inputs.kb"]
+    assert [e["card"] for e in comparison["kb_changes"]["added"]] == ["pricing"]
+    assert [e["card"] for e in comparison["kb_changes"]["edited"]] == ["export"]
+    code, out, _ = cli(capsys, "report", "--results", "out/pr.json", "--format", "markdown")
+    assert code == 0 and "Not like-for-like" not in out
+    assert 'The KB changed (1 card edited (export "Export reports"), 1 added (pricing "Pricing"), 0 removed)' in out
     code, out, _ = cli(capsys, "init", "--action-ref", REF)
-    assert code == 0 and "kept baselines/default.json" in out and "nothing to commit" in out
+    assert code == 0 and "kept baselines/default.json" in out and "but not committed yet" in out
+    assert "baselines/default.json baselines/default.kb.json baselines/default.audit.json" in out
 
 
 def test_write_release_pin_rewrites_a_copy_of_the_pin_module(tmp_path):

@@ -118,8 +118,8 @@ def test_stale_labels_when_most_lost_hits_are_on_edited_gold_and_hints_folded():
              _pair("c3", ["h"], before=["h", "b"], after=["a", "b", "c"])]
     changes = _run(pairs, kb_before=kb_before, kb_after=kb_after)
     assert stale_gold_cards(changes) == ["g"]  # 2 of 3 lost hits on the edited g
-    assert stale_line(["g"]) == ("labels may be stale: 1 gold card this PR edited lost its cases (g): "
-                                 "check the labels or the edit")
+    assert stale_line(["g"]) == ("1 gold card of lost cases was edited by this PR (g): the edit may have removed "
+                                 "the answer (check the card) or the labels are stale (update the cases)")
     assert stale_gold_cards(changes[2:]) == []  # c3 alone: an unjudged card, not a label problem
     hints = [CaseChange(id=c, metric="hit@3", baseline=1, current=0, delta=-1, possibly_relevant="a")
              for c in ("c1", "c2", "c3")]

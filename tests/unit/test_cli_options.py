@@ -34,3 +34,15 @@ def test_an_option_without_a_key_is_a_usage_error(item: str) -> None:
 
 def test_no_options_is_none() -> None:
     assert parse_options([]) is None
+
+
+def test_version_prints_the_version_and_whether_the_build_carries_a_release_pin(capsys, monkeypatch):
+    from retrieval_gate import __version__, release_pin
+    from tests.helpers import run_cli
+
+    code, out, _ = run_cli(["--version"], capsys)
+    assert code == 0 and out == f"retrieval-gate {__version__} (not a release build: no release pin)\n"
+    monkeypatch.setattr(release_pin, "ACTION_REF", "acme/retrieval-gate@" + "ab" * 20)
+    monkeypatch.setattr(release_pin, "ACTION_VERSION", "v1.2.3")
+    code, out, _ = run_cli(["--version"], capsys)
+    assert out == f"retrieval-gate {__version__} (release v1.2.3 acme/retrieval-gate@{'ab' * 20})\n"

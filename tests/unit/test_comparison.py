@@ -52,16 +52,24 @@ def test_identical_runs_are_ok_like_for_like_and_pass():
     comparison = run(results, results, GateSettings(fail_on_regression=True, floors={"hit@5": 0.5}))
     assert comparison.like_for_like and comparison.config_changes == []
     # nothing changed: every row is "unchanged", p = 1, and the interval is Tango's at zero counts,
-    # ±z²/(n + z²), at the judged (Bonferroni) level 1 − 0.05/3 — not a zero-width [0, 0]
-    z = NormalDist().inv_cdf(1 - 0.05 / 6)
+    # ±z²/(n + z²) — not a zero-width [0, 0]. hit@5, the one judged row, is tested one-sided at 0.05
+    # and carries the matching two-sided 90 % interval; recall@5 and nDCG@5 are reported at 95 %
     assert {r.status for r in comparison.rows} == {"unchanged"}
     assert all((r.delta, r.p_value, r.n_changed) == (0.0, 1.0, 0) for r in comparison.rows)
-    assert all(r.ci == pytest.approx((-z * z / (50 + z * z), z * z / (50 + z * z)), abs=1e-9)
-               and r.ci_level == pytest.approx(1 - 0.05 / 3) and r.ci_method == "tango" for r in comparison.rows)
-    # the MDE prior where nothing changed: only lost cases change, M ~ Bin(50, δ); the exact sign test
-    # at 0.05/3 rejects once M ≥ 7 (2·0.5^7 = 0.0156 < 0.0167 ≤ 2·0.5^6), so power(δ) = P(Bin(50, δ) ≥ 7)
-    floor = brentq(lambda d: binom.sf(6, 50, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
-    assert all(r.mde == pytest.approx(floor, abs=1e-9) and r.mde_method == "prior" for r in comparison.rows)
+    for r in comparison.rows:
+        level = 0.90 if r.gated else 0.95
+        z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+        assert r.ci == pytest.approx((-z * z / (50 + z * z), z * z / (50 + z * z)), abs=1e-9)
+        assert r.ci_level == pytest.approx(level) and r.ci_method == "tango"
+    assert [r.metric for r in comparison.rows if r.gated] == ["hit@5"]
+    # the MDE prior where nothing changed: only lost cases change, M ~ Bin(50, δ). The judged row's
+    # one-sided exact sign test at 0.05 rejects once M ≥ 5 (0.5^5 = 0.031 < 0.05 ≤ 0.5^4), so
+    # power(δ) = P(Bin(50, δ) ≥ 5); a reported row's two-sided test at 0.05 needs M ≥ 6
+    # (2·0.5^6 = 0.031 < 0.05 ≤ 2·0.5^5), power(δ) = P(Bin(50, δ) ≥ 6)
+    judged = brentq(lambda d: binom.sf(4, 50, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
+    reported = brentq(lambda d: binom.sf(5, 50, d) - 0.8, 1e-9, 1 - 1e-9, xtol=1e-13)
+    assert all(r.mde == pytest.approx(judged if r.gated else reported, abs=1e-9) and r.mde_method == "prior"
+               for r in comparison.rows)
     assert all(r.n_needed is None for r in comparison.rows)
     assert (comparison.verdict, comparison.regressed, comparison.failures) == ("pass", False, [])
     assert comparison.lost_hits == comparison.gained_hits == []
@@ -100,7 +108,9 @@ def test_a_significant_drop_is_regressed_but_fails_only_with_the_gate_on():
     assert report_only.regressed and report_only.verdict == "pass" and report_only.failures == []
     gated = run(after, before, GateSettings(fail_on_regression=True))
     assert gated.verdict == "fail"
-    assert gated.failures[0].startswith("hit@5 on overall: dropped by 0.100 (paired n=300, p=<0.001 Holm-adjusted)")
+    assert gated.failures == ["hit@5 on overall: dropped by 0.100 (30 lost, 0 gained of 300 paired; one-sided "
+                              "p < 0.001), more than the max drop 0.02"]
+    assert row(gated, "hit@5").p_one_sided == pytest.approx(0.5 ** 30)
 
 
 def test_a_significant_gain_is_improved():
@@ -183,3 +193,58 @@ def test_failed_cases_in_the_current_run_count_as_misses():
     after = make_results(failed + list(hits_results([1] * 40).cases[20:]))
     hit = row(run(after, before), "hit@5")
     assert (hit.n, hit.delta, hit.status) == (40, -0.5, "regressed")
+
+
+def test_a_kb_edit_is_like_for_like_and_kb_derived_counts_are_no_setting():
+    bm25 = {"retriever": "bm25", "details": {"name": "bm25", "k1": 1.2, "units": 48}}
+    before = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)], config=bm25)
+    shorter = {"retriever": "bm25", "details": {"name": "bm25", "k1": 1.2, "units": 44}}  # 4 pages shortened
+    after = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)], config=shorter,
+                         kb_sha="kb-2")
+    baseline = as_baseline(before)
+    assert "units" not in baseline.fingerprint["config"]["details"]  # never in a new fingerprint
+    comparison = run(after, baseline)
+    # the KB's hash is listed (the configuration table reads it as cards), but it is the PR's
+    # subject, not a setting: like-for-like; the chunk count is not a setting at all
+    assert [c.key for c in comparison.config_changes] == ["inputs.kb"]
+    assert comparison.like_for_like
+    # a baseline written before the rule, with the count in its fingerprint, compares the same
+    old = baseline.model_copy(update={"fingerprint": {**baseline.fingerprint, "config": bm25}})
+    assert [c.key for c in run(after, old).config_changes] == ["inputs.kb"]
+    # a setting still makes it not like-for-like; so does a changed case set
+    tuned = make_results(after.cases, config={"retriever": "bm25", "details": {"name": "bm25", "k1": 0.9}})
+    assert not run(tuned, baseline).like_for_like
+    recased = make_results(before.cases, config=bm25, cases_sha="cases-2")
+    changed = run(recased, baseline)
+    assert not changed.like_for_like and [c.key for c in changed.config_changes] == ["inputs.cases"]
+
+
+def test_a_hybrid_lane_s_unit_count_is_no_setting_either():
+    lanes = [{"name": "bm25", "units": 48}, {"name": "dense", "model": "m"}]
+    config = {"retriever": "hybrid", "details": {"name": "hybrid", "lanes": lanes}}
+    before = make_results([make_case("q", dict.fromkeys(HEADLINE, 1.0))], config=config)
+    fewer = {"retriever": "hybrid", "details": {"name": "hybrid", "lanes": [{"name": "bm25", "units": 40}, lanes[1]]}}
+    after = make_results([make_case("q", dict.fromkeys(HEADLINE, 1.0))], config=fewer)
+    comparison = run(after, before)
+    assert comparison.config_changes == [] and comparison.like_for_like
+
+
+def test_the_comment_warns_not_like_for_like_for_settings_only():
+    from retrieval_gate.render.markdown import render_comment
+
+    before = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)])
+    kb_edit = make_results(before.cases, kb_sha="kb-2")
+    assert "Not like-for-like" not in render_comment(results=kb_edit, comparison=run(kb_edit, before))
+    model = make_results(before.cases, config={"retriever": "dense", "model": "m2"}, kb_sha="kb-2")
+    text = render_comment(results=model, comparison=run(model, before))
+    assert "**Not like-for-like:** the configuration changed since the baseline (config.model)." in text
+
+
+def test_the_html_report_warns_not_like_for_like_for_settings_only():
+    from retrieval_gate.render.html import render_html
+
+    before = make_results([make_case(f"q{i}", dict.fromkeys(HEADLINE, 1.0)) for i in range(10)])
+    kb_edit = make_results(before.cases, kb_sha="kb-2")
+    assert "Not like-for-like" not in render_html(results=kb_edit, comparison=run(kb_edit, before))
+    model = make_results(before.cases, config={"retriever": "dense", "model": "m2"}, kb_sha="kb-2")
+    assert "Not like-for-like" in render_html(results=model, comparison=run(model, before))

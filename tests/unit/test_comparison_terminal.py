@@ -45,7 +45,8 @@ def test_report_only_output():
 
 def test_failing_gate_output_lists_the_reasons():
     text = render(GateSettings(fail_on_regression=True))
-    assert ("gate: hit@5 on overall: dropped by 0.300 (paired n=40, p=0.001 Holm-adjusted), more than the max drop 0.02"
+    assert ("gate: hit@5 on overall: dropped by 0.300 (12 lost, 0 gained of 40 paired; one-sided p < 0.001), "
+            "more than the max drop 0.02"
             in text)
     assert text.rstrip().endswith("verdict: FAIL")
 

@@ -114,6 +114,22 @@ def test_cases_needed_is_the_smallest_n_whose_mde_reaches_the_drop():
     needed = cases_needed(effect=0.02, diffs=d, binary=False, alpha=0.05)
     assert needed is not None
     sd, unit = float(d.std(ddof=1)), 0.25
-    # 60 of 200 changed: churn 0.3
-    assert continuous_mde(n=needed, sd=sd, unit=unit, alpha=0.05, churn=0.3) <= 0.02 + 1e-12
-    assert continuous_mde(n=needed - 1, sd=sd, unit=unit, alpha=0.05, churn=0.3) > 0.02
+    # 40 down, 20 up of 200: the two-way churn is 2·20/200 = 0.2
+    assert continuous_mde(n=needed, sd=sd, unit=unit, alpha=0.05, churn=0.2) <= 0.02 + 1e-12
+    assert continuous_mde(n=needed - 1, sd=sd, unit=unit, alpha=0.05, churn=0.2) > 0.02
+
+
+def test_more_lost_cases_never_raise_the_binary_mde():
+    # the churn is the two-way movement 2·min(lost, gained)/n: 20 or 40 lost beside 10 gained of
+    # 300 give the same MDE, that of churn 20/300; the advice does not grow with the evidence
+    def diffs(lost: int, gained: int) -> np.ndarray:
+        d = np.zeros(300)
+        d[:lost] = -1
+        d[lost:lost + gained] = 1
+        return d
+
+    at_20 = mde(n=300, diffs=diffs(20, 10), binary=True, alpha=0.05, one_sided=True)
+    at_40 = mde(n=300, diffs=diffs(40, 10), binary=True, alpha=0.05, one_sided=True)
+    assert at_20 == at_40 == (binary_mde(n=300, churn=20 / 300, alpha=0.05, one_sided=True), "observed")
+    only_lost = [mde(n=300, diffs=diffs(k, 0), binary=True, alpha=0.05, one_sided=True)[0] for k in (2, 10, 40)]
+    assert only_lost == [binary_mde(n=300, churn=0.0, alpha=0.05, one_sided=True)] * 3

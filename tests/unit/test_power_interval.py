@@ -33,51 +33,44 @@ def test_an_unknown_correction_is_refused():
         adjust_p([0.1], "sidak")
 
 
-def test_judged_rows_are_holm_adjusted_and_their_intervals_are_at_the_bonferroni_level():
+def test_only_the_primary_measure_is_judged_one_sided_and_its_interval_is_the_matching_two_sided_one():
     before = hits_results([1] * 80 + [0] * 20)
-    after = hits_results([0] * 8 + [1] * 72 + [0] * 20)  # 8 lost hits of 100: raw p = 2·0.5^8
+    after = hits_results([0] * 8 + [1] * 72 + [0] * 20)  # 8 lost hits of 100: one-sided p = 0.5^8
     comparison = run(after, before, GateSettings(fail_on_regression=True))
     judged = [r for r in comparison.rows if r.gated and r.p_value is not None]
-    assert len(judged) == 3 and comparison.stats["correction"] == "holm" and comparison.stats["judged_rows"] == 3
-    assert comparison.stats["ci_level_judged"] == pytest.approx(1 - 0.05 / 3)
-    raw = 2 * 0.5 ** 8
-    for row in judged:
-        assert row.p_value == pytest.approx(raw)
-        assert row.p_adjusted == pytest.approx(3 * raw)  # three equal p-values: all × 3
-        assert row.ci_level == pytest.approx(1 - 0.05 / 3)
-        assert row.ci is not None and row.ci[1] < 0 and row.status == "regressed" and row.ci_agrees
-    loose = run(after, before, GateSettings(fail_on_regression=True, correction="none"))
-    assert all(r.p_adjusted == pytest.approx(r.p_value) for r in loose.rows if r.gated and r.p_value is not None)
-    assert all(r.ci_level == pytest.approx(0.95) for r in loose.rows if r.gated)  # no correction: alpha
-
-
-def test_holm_turns_a_borderline_drop_into_a_non_regression_and_the_interval_is_extended_to_zero():
-    # 6 of 100 lost: p = 2·0.5^6 = 0.031 < 0.05 alone, 0.094 after Holm over 3 equal rows
-    before = hits_results([1] * 80 + [0] * 20)
-    after = hits_results([0] * 6 + [1] * 74 + [0] * 20)
-    alone = run(after, before, GateSettings(fail_on_regression=True, correction="none"))
-    holm = run(after, before, GateSettings(fail_on_regression=True))
-    assert {r.status for r in alone.rows if r.gated} == {"regressed"} and alone.verdict == "fail"
-    assert {r.status for r in holm.rows if r.gated} == {"underpowered"} and holm.verdict == "pass"
-    # Tango's score statistic at 0 is −6/√6 = −2.449, beyond z_{1 − 0.05/6} = 2.394: the score interval
-    # excludes 0 while the exact test, Holm-adjusted, does not reject — so the interval is extended
-    # to 0 and agrees with the status
-    z = NormalDist().inv_cdf(1 - 0.05 / 6)
-    assert 6 / math.sqrt(6) > z
-    for row in holm.rows:
-        if row.gated:
-            assert row.ci is not None and row.ci[0] < -0.06 and row.ci[1] == 0.0
-            assert row.ci_method == "tango+0" and row.ci_agrees is True
-            assert row.n_needed is not None and row.n_needed > 100
-    for row in alone.rows:  # uncorrected, the same data is significant and its interval untouched
-        if row.gated:
-            assert row.ci is not None and row.ci[1] < 0 and row.ci_method == "tango" and row.ci_agrees
-
-
-def test_a_large_significant_drop_fails_whatever_the_mde():
-    before = hits_results([1] * 20)
-    after = hits_results([0] * 12 + [1] * 8)
-    comparison = run(after, before, GateSettings(fail_on_regression=True, max_drop={"hit@5": 0.01}))
-    hit = next(r for r in comparison.rows if r.metric == "hit@5" and r.slice == "overall")
-    assert hit.mde is not None and hit.mde > 0.01
+    assert [r.metric for r in judged] == ["hit@5"] and comparison.stats["judged_rows"] == 1
+    assert comparison.stats["ci_level_judged"] == pytest.approx(0.90)
+    (hit,) = judged
+    assert hit.p_value == pytest.approx(2 * 0.5 ** 8) and hit.p_one_sided == pytest.approx(0.5 ** 8)
+    assert hit.p_adjusted == pytest.approx(0.5 ** 8)  # a family of one: nothing to correct
+    assert hit.ci_level == pytest.approx(0.90) and hit.ci is not None and hit.ci[1] < 0 and hit.ci_agrees
     assert hit.status == "regressed" and comparison.verdict == "fail"
+
+
+def test_with_several_judged_rows_holm_adjusts_the_one_sided_p_values_at_the_bonferroni_level():
+    # 6 of 100 lost: one-sided p = 0.5^6 = 0.0156 < 0.05 alone, 0.047 after Holm over 3 equal rows,
+    # 0.5^5 = 0.031 for 5 lost, 0.094 after Holm
+    before = hits_results([1] * 80 + [0] * 20)
+    knobs = {"max_drop": {"recall@5": 0.02, "ndcg@5": 0.02}}
+    six = run(hits_results([0] * 6 + [1] * 74 + [0] * 20), before, GateSettings(fail_on_regression=True, **knobs))
+    five = run(hits_results([0] * 5 + [1] * 75 + [0] * 20), before, GateSettings(fail_on_regression=True, **knobs))
+    assert six.stats["judged_rows"] == 3 and six.stats["ci_level_judged"] == pytest.approx(1 - 0.1 / 3)
+    for r in six.rows:
+        if r.gated:
+            assert r.p_adjusted == pytest.approx(3 * 0.5 ** 6) and r.status == "regressed"
+            assert r.ci_level == pytest.approx(1 - 0.1 / 3)
+    assert six.verdict == "fail"
+    assert {r.status for r in five.rows if r.gated} == {"underpowered"} and five.verdict == "pass"
+    # Tango's score statistic at 0 is −5/√5 = −2.236, beyond z_{1 − 0.05/3} = 2.128: the score
+    # interval excludes 0 while the exact test, Holm-adjusted, does not reject — so the interval is
+    # extended to 0 and agrees with the status
+    z = NormalDist().inv_cdf(1 - 0.05 / 3)
+    assert 5 / math.sqrt(5) > z
+    for r in five.rows:
+        if r.gated:
+            assert r.ci is not None and r.ci[0] < -0.05 and r.ci[1] == 0.0
+            assert r.ci_method == "tango+0" and r.ci_agrees is True
+            assert r.n_needed is not None and r.n_needed > 100
+    alone = run(hits_results([0] * 5 + [1] * 75 + [0] * 20), before, GateSettings(fail_on_regression=True))
+    (hit,) = [r for r in alone.rows if r.gated]  # judged alone, the same 5 lost are significant
+    assert hit.p_adjusted == pytest.approx(1 / 32) and hit.status == "regressed" and hit.ci_method == "tango"

@@ -130,16 +130,38 @@ def comparison(**kw) -> Comparison:
     (None, None, [], [], "first_run"),
     (None, "b", [], [], "not_compared"),
     (comparison(verdict="fail", failures=["x"]), None, [], [], "fail"),
-    (comparison(), None, [cell(status="regressed", compared=True)], [], "regressed"),
-    (comparison(), None, [cell(status="below_floor", compared=True)], [], "regressed"),
+    (comparison(), None, [cell(status="regressed", compared=True, gated=True)], [], "regressed"),
+    (comparison(), None, [cell(status="below_floor", compared=True, gated=True)], [], "regressed"),
     (comparison(), None, [cell(status="improved", compared=True)], [("locale=en", cell(status="regressed"))],
      "mixed"),
     (comparison(regressed=True), None, [cell(status="ok", compared=True)], [], "mixed"),
-    (comparison(), None, [cell(status="improved", compared=True)], [], "improved"),
+    (comparison(), None, [cell(status="improved", compared=True, gated=True)], [], "improved"),
     (comparison(), None, [cell(status="inconclusive", compared=True)], [], "unchanged"),
 ])
 def test_verdict_kinds(comp, baseline, headline, worse, kind) -> None:
     assert verdict(comparison=comp, baseline=baseline, headline=headline, worse=worse)["kind"] == kind
+
+
+def _hits(prefix: str, n: int, delta: float) -> list:
+    from retrieval_gate.compare.model import CaseChange
+
+    return [CaseChange(id=f"{prefix}{i}", metric="hit@5", baseline=float(delta < 0), current=float(delta > 0),
+                       delta=delta) for i in range(n)]
+
+
+@pytest.mark.parametrize(("lost", "gained", "state", "mark", "text"), [
+    (0, 0, "unchanged", "⚪", "no case changed"),
+    (3, 0, "unsure", "🟡", "3 lost, 0 gained — too few to be sure at n = 41"),
+    (3, 3, "balanced", "⚖️", "3 lost, 3 gained — no net effect"),
+    (1, 3, "balanced", "⚖️", "1 lost, 3 gained — no net loss; too few to be sure of a gain at n = 41"),
+])
+def test_title_states_lead_with_the_counts(lost, gained, state, mark, text) -> None:
+    from retrieval_gate.render.verdict import title
+
+    comp = comparison(n_paired=41, lost_hits=_hits("l", lost, -1.0), gained_hits=_hits("g", gained, 1.0))
+    found = title(comparison=comp, baseline=None, headline=[cell(status="ok", compared=True, gated=True)])
+    assert (found.state, found.mark, found.text) == (state, mark, text)
+    assert "noise" not in found.text
 
 
 def test_gate_summary() -> None:

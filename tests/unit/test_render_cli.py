@@ -45,7 +45,7 @@ def test_baseline_without_comparison_is_compared_on_the_fly(files, capsys) -> No
                              capsys)
     assert code == 0, err
     assert "Δ (paired)" in out and "95% CI" in out
-    assert "cases lost their hit: see below" in out.splitlines()[1]
+    assert "24 lost, 14 gained" in out.splitlines()[1]
     assert "<details open><summary>🔎 What changed" in out
 
 

@@ -68,3 +68,25 @@ def test_a_changed_relevance_level_gain_or_mean_is_not_like_for_like() -> None:
     assert not comparison.like_for_like
     assert {(c.key, c.baseline, c.current) for c in comparison.config_changes} == {
         ("relevance.level", 1, 2), ("relevance.graded", False, True), ("relevance.mean", "relevant", "trec")}
+
+
+def test_a_version_3_comparison_file_still_loads_and_renders_two_sided(tmp_path: Path) -> None:
+    data = run(hits_results([1, 0, 1, 1] * 10), hits_results([1, 1, 1, 1] * 10)).model_dump(mode="json")
+    data["schema_version"] = 3
+    for row in data["rows"]:
+        for key in ("p_one_sided", "n_lost", "n_gained"):
+            del row[key]
+        if row["gated"]:  # schema 3: three judged rows, two-sided, CI at 1 − alpha/3
+            row["ci_level"] = 1 - 0.05 / 3
+    del data["stats"]["sided"]
+    data["stats"].update(ci_level_judged=1 - 0.05 / 3, judged_rows=3)
+    path = tmp_path / "v3.comparison.json"
+    path.write_text(json.dumps(data))
+    comparison = read_comparison(path)
+    assert comparison.schema_version == 3 and all(r.p_one_sided is None for r in comparison.rows)
+    from retrieval_gate.render.markdown import render_comment
+
+    text = render_comment(results=hits_results([1, 0, 1, 1] * 10), comparison=comparison, baseline=None)
+    assert "| 98.3% CI |" in text and "Holm-adjusted over the 3 judged rows" in text
+    # without a one-sided level, the gate's limit is the two-sided one: 6 lost cases at 0.05/3 → 7
+    assert "with nothing gained, 7 lost cases are enough" in text

@@ -20,6 +20,7 @@ from retrieval_gate.compare.stats import (
     paired_stats,
     sign_flip_p_value,
     sign_flip_p_values,
+    sign_flip_tests,
 )
 from tests.unit.compare_data import System
 
@@ -229,3 +230,41 @@ def test_a_true_five_point_drop_over_300_cases_is_caught():
     gate = GateSettings(fail_on_regression=True)
     verdicts = gate_verdicts(n=300, seeds=range(1000, 1020), gate=gate, broken=15)
     assert verdicts.count("fail") == len(verdicts)
+
+
+@pytest.mark.parametrize(("lost", "gained", "less", "greater"), [
+    (5, 0, 1 / 32, 1.0),  # the limit at α = 0.05: (½)⁵
+    (4, 0, 1 / 16, 1.0),
+    (3, 3, 42 / 64, 42 / 64),  # P(B ≤ 3), B ~ Bin(6, ½) = (1 + 6 + 15 + 20)/64
+    (6, 1, 8 / 128, 127 / 128),  # P(B ≤ 1), B ~ Bin(7, ½) = (1 + 7)/128
+    (0, 5, 1.0, 1 / 32),
+])
+def test_one_sided_sign_test_p_values_by_hand(lost, gained, less, greater):
+    d = np.array([-1.0] * lost + [1.0] * gained + [0.0] * (41 - lost - gained))
+    tests = sign_flip_tests(d)
+    assert tests.less[0] == pytest.approx(less, abs=1e-15)
+    assert tests.greater[0] == pytest.approx(greater, abs=1e-15)
+    assert tests.methods == ["exact"]
+
+
+def test_one_sided_p_values_of_several_magnitudes_are_the_exact_law_enumerated_by_hand():
+    # differences −0.5, −0.25, +0.25: the 8 sign vectors give sums ±0.5 ± 0.25 ± 0.25 ∈
+    # {−1, −0.5 (×2), 0 (×2), 0.5 (×2), 1}; S = −0.5, so P(S* ≤ S) = 3/8, P(S* ≥ S) = 7/8
+    tests = sign_flip_tests(np.array([[-0.5], [-0.25], [0.25], [0.0]]))
+    assert (tests.less[0], tests.greater[0]) == (pytest.approx(3 / 8), pytest.approx(7 / 8))
+    assert tests.two_sided[0] == pytest.approx(6 / 8)
+
+
+def test_one_sided_p_values_exact_and_monte_carlo_match_a_brute_force_enumeration():
+    rng = np.random.default_rng(3)
+    diffs = np.round(rng.normal(-0.1, 0.3, size=12), 6)
+    observed = diffs.sum()
+    sums = [sum(s * abs(v) for s, v in zip(signs, diffs, strict=True))
+            for signs in itertools.product((-1, 1), repeat=len(diffs))]
+    less = sum(x <= observed + 1e-9 for x in sums) / len(sums)
+    greater = sum(x >= observed - 1e-9 for x in sums) / len(sums)
+    exact = sign_flip_tests(diffs)
+    assert exact.methods == ["exact"]
+    assert (exact.less[0], exact.greater[0]) == (pytest.approx(less), pytest.approx(greater))
+    _, below, above = stats._monte_carlo(diffs[:, None], resamples=40_000, seed=1)
+    assert below[0] == pytest.approx(less, abs=0.01) and above[0] == pytest.approx(greater, abs=0.01)

@@ -35,12 +35,14 @@ COMMAND_MODULES = {
     "subset": "subset",
     "sweep": "sweep",
 }
-ROOT_FLAGS = frozenset({"--debug"})  # the root callback's options (none takes a value)
+ROOT_FLAGS = frozenset({"--debug", "--version"})  # the root callback's options (none takes a value)
 
 
 def register_commands(argv: list[str]) -> None:
     """Import the command module(s) ``argv`` needs; registered commands keep the listed order."""
     word = next((arg for arg in argv if arg not in ROOT_FLAGS), None)
+    if word is None and "--version" in argv:  # answered by the root callback: no command needed
+        return
     wanted = [COMMAND_MODULES[word]] if word in COMMAND_MODULES else list(COMMAND_MODULES.values())
     for module in wanted:
         import_module(f"retrieval_gate.cli.{module}")

@@ -77,9 +77,27 @@ def report_internal_error(exc: BaseException, *, clean: Callable[[str], str] = _
     return INTERNAL_ERROR_EXIT
 
 
+def version_text() -> str:
+    """``retrieval-gate 0.1.0``, and the release commit its workflows pin when the build has one."""
+    from retrieval_gate import __version__, release_pin
+
+    if release_pin.ACTION_REF is not None:
+        label = f"{release_pin.ACTION_VERSION} " if release_pin.ACTION_VERSION else ""
+        return f"retrieval-gate {__version__} (release {label}{release_pin.ACTION_REF})"
+    return f"retrieval-gate {__version__} (not a release build: no release pin)"
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(version_text())
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
     debug_flag: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error (exit 3)."),
+    _version_flag: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit."),
 ) -> None:
     """retrieval-gate: measure retrieval on every pull request."""
     if debug_flag:

@@ -40,6 +40,14 @@ def gate_overrides(
             "correction": correction}
 
 
+def default_baseline_path(*, configured: str | None, suite: str | None, results_suite: str | None) -> Path:
+    """The baseline ``compare`` and ``report`` read without ``--baseline``: the suite's
+    ``baseline`` in the config file, else ``baselines/<suite>.json`` (as the action does)."""
+    if configured:
+        return Path(configured)
+    return Path("baselines") / f"{suite or results_suite or 'default'}.json"
+
+
 def suite_for_results(*, config: Path | None, suite: str | None, results_suite: str,
                       overrides: dict[str, Any] | None = None) -> SuiteConfig:
     """The suite that judges a results file: ``--suite``, else the results' own suite when the
@@ -84,13 +92,12 @@ def compare_command(
                                         alpha=alpha, require_significance=require_significance,
                                         correction=correction)}
     suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite, overrides=overrides)
-    baseline_path = baseline if baseline is not None else (Path(suite_config.baseline) if suite_config.baseline else None)
-    if baseline_path is None:  # as the action does: baselines/<suite>.json
-        baseline_path = Path("baselines") / f"{suite or loaded.suite or 'default'}.json"
-        if not baseline_path.is_file():
-            raise UsageError(f"no baseline: {baseline_path} does not exist; pass --baseline FILE, set 'baseline' for "
-                             f"the suite in the config file, or write one (retrieval-gate baseline update --results "
-                             f"{results} --baseline {baseline_path})")
+    baseline_path = baseline if baseline is not None else default_baseline_path(
+        configured=suite_config.baseline, suite=suite, results_suite=loaded.suite)
+    if baseline is None and not suite_config.baseline and not baseline_path.is_file():
+        raise UsageError(f"no baseline: {baseline_path} does not exist; pass --baseline FILE, set 'baseline' for "
+                         f"the suite in the config file, or write one (retrieval-gate baseline update --results "
+                         f"{results} --baseline {baseline_path})")
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--baseline": baseline_path})
     base = read_baseline(baseline_path)
     check_gate_slices(gate=suite_config.gate, slices=[*loaded.aggregates, *base.aggregates])

@@ -88,8 +88,10 @@ def _pin(action_ref: str | None) -> ActionPin | None:
     from retrieval_gate import __version__, release_pin
     from retrieval_gate.scaffold.plan import parse_action_ref
 
-    if action_ref is not None:
-        return parse_action_ref(action_ref, version=f"v{__version__}")
+    if action_ref is not None:  # a version label only for the commit this release was built from
+        known = release_pin.ACTION_REF is not None and parse_action_ref(release_pin.ACTION_REF, version="").sha \
+            == parse_action_ref(action_ref, version="").sha
+        return parse_action_ref(action_ref, version=(release_pin.ACTION_VERSION or f"v{__version__}") if known else "")
     if release_pin.ACTION_REF is not None:
         return parse_action_ref(release_pin.ACTION_REF, version=release_pin.ACTION_VERSION or f"v{__version__}")
     return None
@@ -163,8 +165,34 @@ def init_command(
         console.print("commit it:", markup=False)
         for line in planning.commit_commands(written):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+        return
+    ours = [*paths, *(f"baselines/{suite}{end}" for end in (".json", ".kb.json", ".audit.json"))]
+    pending = _uncommitted(root, [p for p in ours if (root / p).is_file()])
+    if pending is None:
+        console.print("nothing written: every file was already there", markup=False)
+    elif pending:  # written by an earlier run, never committed: "already there" is not "committed"
+        console.print("nothing written: every file was already there, but not committed yet - commit it:",
+                      markup=False)
+        for line in planning.commit_commands(pending):
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     else:
-        console.print("nothing to commit: every file was already there", markup=False)
+        console.print("nothing to commit: every file was already there and is committed", markup=False)
+
+
+def _uncommitted(root: Path, paths: list[str]) -> list[str] | None:
+    """Which of ``paths`` are untracked or differ from the last commit (``git status``); None
+    when git cannot tell (no git, not a repository)."""
+    if not paths:
+        return []
+    try:
+        done = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z", "--untracked-files=all",
+                               "--", *paths], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    listed = {entry[3:] for entry in done.stdout.split("\0") if len(entry) > 3}
+    return [p for p in paths if p in listed]
 
 
 def _parse_k(text: str | None) -> list[int] | None:
@@ -230,6 +258,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.artifacts.baseline import write_baseline
     from retrieval_gate.clock import now_iso
     from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
     from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
@@ -260,9 +289,16 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     write_baseline(root / rel_baseline, update_baseline(baseline=None, results=results, sha=None, ref=None,
                                                         timestamp=now_iso()))
     console.print(f"wrote {rel_baseline}", markup=False)
+    written = [rel_baseline]
+    if results.kb_cards is not None:  # the KB manifest beside it: the first PR's causes name edited cards
+        rel_manifest = manifest_path(rel_baseline)
+        write_text_atomic(root / rel_manifest, dumps_manifest(results.kb_cards, suite=suite))
+        console.print(f"wrote {rel_manifest} (the KB's card hashes: which cards a PR edits)", markup=False,
+                      soft_wrap=True)
+        written.append(rel_manifest)
     write_text_atomic(root / rel_audit, dumps_audit(audit_suite(suite_config=suite_config)))
     console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit` explains it)", markup=False,
                   soft_wrap=True)
     console.print(f"check it: retrieval-gate compare --results out/results.json  (against {rel_baseline})",
                   markup=False, highlight=False, soft_wrap=True)
-    return [rel_baseline, rel_audit]
+    return [*written, rel_audit]

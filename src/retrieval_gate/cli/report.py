@@ -43,6 +43,12 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
 
     loaded = read_results(results)
     base = None
+    if baseline is None and comparison is None:  # the default baseline, found exactly as compare finds it
+        from retrieval_gate.cli.compare import default_baseline_path, suite_for_results
+
+        configured = suite_for_results(config=config, suite=suite, results_suite=loaded.suite).baseline
+        found = default_baseline_path(configured=configured, suite=suite, results_suite=loaded.suite)
+        baseline = found if found.is_file() else None
     if baseline is not None:
         from retrieval_gate.artifacts.baseline import read_baseline
 
@@ -71,7 +77,7 @@ def terminal_text(*, results: Results, comparison: Comparison | None, target: Co
 @app.command("report")
 def report_command(
     results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
-    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON: adds the trend and, without --comparison, a comparison (with the suite's gate settings from the config file)."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Baseline JSON: adds the trend and, without --comparison, a comparison (with the suite's gate settings from the config file). Default: found as compare finds it (the suite's 'baseline' in the config file, else baselines/<suite>.json) when it exists."),
     comparison: Path | None = typer.Option(None, "--comparison", help="Comparison JSON written by `compare --out`."),
     fmt: str = typer.Option("markdown", "--format", help="markdown (the PR comment), html (self-contained report), terminal, or junit (JUnit XML for any CI's test widget)."),
     template: Path | None = typer.Option(None, "--template", help="Custom Jinja template for markdown; may {% extends \"comment.md.j2\" %} and must keep {{ marker }}."),

@@ -204,17 +204,24 @@ def cause_counts(changes: Sequence[ChangedCase], *, movements: Sequence[Movement
     return {cause: n for cause, n in counts.items() if n}
 
 
+BOTH_READINGS = "the edit may have removed the answer (check the card) or the labels are stale (update the cases)"
+
+
 def stale_words(n: int) -> str:
-    """``labels may be stale: 2 gold cards this PR edited lost their cases`` (the verdict's words)."""
-    return (f"labels may be stale: {n} gold card{'s' if n != 1 else ''} this PR edited lost "
-            f"{'their' if n != 1 else 'its'} cases")
+    """``2 gold cards of lost cases were edited by this PR: the edit may have removed the answer
+    (check the card) or the labels are stale (update the cases)`` — both readings, neither
+    asserted (the verdict's words)."""
+    return (f"{n} gold card{'s' if n != 1 else ''} of lost cases {'were' if n != 1 else 'was'} edited by this PR: "
+            f"{BOTH_READINGS}")
 
 
 def stale_line(cards: Sequence[str]) -> str:
-    """The gate's failure line for labels a KB edit may have invalidated: the verdict's words,
-    the cards, and what to do."""
+    """The gate's failure line for lost hits on gold cards this PR edited: the cards and both
+    readings (the same words as the comment)."""
     names = ", ".join(cards[:5]) + (", …" if len(cards) > 5 else "")
-    return f"{stale_words(len(cards))} ({names}): check the labels or the edit"
+    n = len(cards)
+    return (f"{n} gold card{'s' if n != 1 else ''} of lost cases {'were' if n != 1 else 'was'} edited by this PR "
+            f"({names}): {BOTH_READINGS}")
 
 
 def attach_changes(comparison: Comparison, *, results: Results, baseline: Baseline,

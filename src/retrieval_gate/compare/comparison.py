@@ -12,20 +12,27 @@ Per row (metric m, slice s):
 - ``p_value``: the paired test, two-sided (``compare.stats``): for a binary measure (every
   per-case score in {0, 1} on both sides, e.g. hit@k) the exact sign test; otherwise the
   sign-flip permutation test (exact where its law is small, else Monte Carlo, seeded); for the
-  rows the gate judges, ``p_adjusted``: corrected over those rows (``gate.correction``, Holm by
-  default; ``compare.power``), and the status reads the adjusted p; for the other (reported)
-  rows, ``p_family``: Holm over the reported rows, which the comment's title reads;
+  rows the gate judges (``compare.gate``: the primary measure, and rows a knob names),
+  ``p_one_sided``: the same test one-sided in the direction of Δ (a regression gate asks "did it
+  get worse?"), and ``p_adjusted``: that corrected over the judged rows (``gate.correction``,
+  Holm by default; ``compare.power``; nothing to correct for one row); the status reads it; for
+  the other (reported) rows, ``p_family``: Holm over the reported rows, which the title reads;
 - ``ci`` (``compare.paired_interval``): Tango's score interval for binary measures, a t interval
   (or, with under 6 changed cases, Tango's interval on fractional counts) for continuous ones,
-  always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − alpha/J``
-  for the J judged rows (Bonferroni: one level for the whole judged column). Where the test does
+  always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − 2·alpha/J``
+  for the J judged rows: the two-sided interval whose bound on the tested side is the one-sided
+  ``1 − alpha/J`` bound (Bonferroni: one level for the whole judged column). Where the test does
   not reject but the interval excludes 0, the interval is extended to 0 (``ci_method`` gets
   ``+0``: ``compare.paired_interval.reconcile``); ``ci_agrees`` is false where the test rejects
   and the interval still holds 0 (the status reads the test);
 - ``mde`` / ``mde_method``: the smallest true drop the row's test detects at power 0.8 at its n
-  (``compare.power``; judged rows at ``alpha/J``); ``n_needed`` for an ``underpowered`` row;
-  ``n_changed``: paired cases whose score changed;
-- ``status`` and the verdict: ``compare.gate``.
+  (``compare.power``; judged rows one-sided at ``alpha/J``); ``n_needed`` for an
+  ``underpowered`` row: the n at which its test sees a drop of the max drop under the no-change
+  prior (not this PR's churn: it does not grow with the observed drop); ``n_changed``,
+  ``n_lost``, ``n_gained``: paired cases whose score changed, went down, went up;
+- ``status`` and the verdict: ``compare.gate``;
+- ``like_for_like``: no settings changed (``compare.fingerprint.settings_changes``: everything but
+  the KB, whose edits are the PR's subject, shown card by card); ``config_changes`` lists them all.
 
 Lost / gained hits: paired cases whose hit at the headline k went 1 → 0 (0 → 1), most impactful
 first: the largest nDCG@k drop (gain) first, then the id. Each entry carries nDCG@k (or hit@k
@@ -44,13 +51,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from retrieval_gate.compare.changes import attach_changes
-from retrieval_gate.compare.fingerprint import config_changes, fingerprint
+from retrieval_gate.compare.fingerprint import config_changes, fingerprint, settings_changes, settings_view
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
 from retrieval_gate.compare.paired_interval import paired_interval, reconcile
 from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde
-from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_values
+from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_tests
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
@@ -75,11 +82,13 @@ def compare(
             if baseline.aggregates.get(slice_name, {}).get(metric) is not None
             or results.aggregates.get(slice_name, {}).get(metric) is not None]
     family = [key for key in keys if rules.gated(key) and key in stats]
-    adjusted = dict(zip(family, adjust_p([stats[key].p for key in family], rules.correction), strict=True))
+    one_sided = {key: stats[key].one_sided for key in family}
+    adjusted = dict(zip(family, adjust_p([one_sided[key] for key in family], rules.correction), strict=True))
     reported = [key for key in keys if not rules.gated(key) and key in stats]
     family_p = dict(zip(reported, adjust_p([stats[key].p for key in reported], "holm"), strict=True))
     # one level for the judged column: Bonferroni over the J judged rows (alpha itself when no
-    # correction applies)
+    # correction applies); each judged row is tested one-sided at that level, and its interval is
+    # the two-sided 1 − 2·level one, whose bound on the tested side is the one-sided 1 − level bound
     judged_alpha = rules.alpha if rules.correction == "none" else rules.alpha / max(1, len(family))
     rows: list[ComparisonRow] = []
     views: dict[RowKey, RowView] = {}
@@ -91,18 +100,21 @@ def compare(
         tolerance, floor = rules.tolerance(key), rules.floor(key)
         extra: dict[str, Any] = {}
         p_used: float | None = None
-        a = rules.alpha if key not in adjusted else judged_alpha
+        judged = key in adjusted
+        a = judged_alpha if judged else rules.alpha
+        level = 1 - 2 * a if judged else 1 - a
         if stat is not None:
             p_adj = adjusted.get(key)
-            ci, ci_method = paired_interval(stat.diffs, binary=stat.binary, level=1 - a)
-            size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a)
+            ci, ci_method = paired_interval(stat.diffs, binary=stat.binary, level=level)
+            size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a, one_sided=judged)
             p_used = stat.p if p_adj is None else p_adj
             ci, agrees, extended = reconcile(ci, significant=p_used < rules.alpha)
-            extra = {"ci": ci, "ci_level": 1 - a, "ci_method": ci_method + ("+0" if extended else ""),
+            extra = {"ci": ci, "ci_level": level, "ci_method": ci_method + ("+0" if extended else ""),
                      "ci_agrees": agrees,
-                     "p_value": stat.p, "p_adjusted": p_adj, "p_family": family_p.get(key),
+                     "p_value": stat.p, "p_one_sided": one_sided.get(key), "p_adjusted": p_adj,
+                     "p_family": family_p.get(key),
                      "mde": size, "mde_method": method, "delta": stat.delta, "n": stat.n,
-                     "n_changed": stat.changed}
+                     "n_changed": stat.changed, "n_lost": stat.lost, "n_gained": stat.gained}
         status = row_status(
             baseline=None if old is None else old.value, current=None if new is None else new.value,
             n=extra.get("n", 0), delta=extra.get("delta"), p_value=p_used,
@@ -112,8 +124,10 @@ def compare(
             changed=extra.get("n_changed", 0) > 0,
         )
         if status == "underpowered" and stat is not None:
-            extra["n_needed"] = cases_needed(effect=tolerance, diffs=stat.diffs, binary=stat.binary,
-                                             alpha=a)
+            # what a reviewer can act on: how many cases the suite needs for its test to see a
+            # drop of the max drop (the prior: only lost cases change), whatever this PR's drop
+            extra["n_needed"] = cases_needed(effect=tolerance, diffs=None, binary=stat.binary, alpha=a,
+                                             one_sided=judged)
         row = ComparisonRow(
             slice=slice_name, metric=metric,
             baseline=None if old is None else old.value, current=None if new is None else new.value,
@@ -124,9 +138,9 @@ def compare(
         rows.append(row)
         views[key] = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
                              n_current=row.n_current, delta=row.delta, p_value=p_used,
-                             tolerance=tolerance, floor=floor)
+                             tolerance=tolerance, floor=floor, n_lost=row.n_lost, n_gained=row.n_gained)
     reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
-    changes = config_changes(baseline=baseline.fingerprint, current=fingerprint(results))
+    changes = config_changes(baseline=settings_view(baseline.fingerprint), current=fingerprint(results))
     if baseline.suite != results.suite:
         changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
     lost, gained = _hit_changes(results=results, baseline=baseline, paired_ids=paired_ids, current=current)
@@ -137,7 +151,7 @@ def compare(
         baseline_sha=baseline.sha,
         baseline_ref=baseline.ref,
         baseline_updated_at=baseline.updated_at,
-        like_for_like=not changes,
+        like_for_like=not settings_changes(changes),
         config_changes=changes,
         cases_added=sorted(set(current) - set(baseline.cases)),
         cases_removed=sorted(set(baseline.cases) - set(current)),
@@ -152,14 +166,17 @@ def compare(
             "ci": "Tango score interval (binary measures; continuous ones with under 6 changed cases: on "
                   "fractional counts), else paired t interval",
             "ci_level": 1 - gate.alpha,
-            "ci_level_judged": 1 - judged_alpha,
+            "ci_level_judged": 1 - 2 * judged_alpha,
             "p_value": "exact two-sided sign test for binary measures; paired sign-flip permutation test, "
                        "two-sided, otherwise (exact when the permutation law is small, else Monte Carlo)",
+            "sided": "judged rows: one-sided in the direction of the change (a drop: P(S* <= S)), "
+                     "interval two-sided at 1 - 2 alpha/J",
             "correction": rules.correction, "judged_rows": len(family),
             "family": "reported rows: Holm over the rows the gate does not judge (p_family)",
             "reported_rows": len(reported),
-            "mde": "smallest true drop the row's own test detects at power 0.8 at its n (judged rows at "
-                   "alpha / judged rows): observed churn and spread, or the prior that only lost cases change",
+            "mde": "smallest true drop the row's own test detects at power 0.8 at its n (judged rows "
+                   "one-sided at alpha / judged rows): observed churn and spread, or the prior that only "
+                   "lost cases change",
             "power": DEFAULT_POWER,
             "resamples": resamples, "seed": seed, "alpha": gate.alpha,
         },
@@ -192,6 +209,9 @@ class _Stat(NamedTuple):
     diffs: np.ndarray  # the n paired differences
     binary: bool  # every per-case score in {0, 1} on both sides (hit@k): the exact sign test decides
     changed: int  # paired cases whose score changed
+    lost: int  # … went down
+    gained: int  # … went up
+    one_sided: float  # one-sided p in the direction of Δ (a drop, or no change: P(S* ≤ S); a gain: P(S* ≥ S))
 
 
 def _paired_stats(
@@ -235,13 +255,16 @@ def _paired_stats(
             key = (chosen.tobytes(), tuple(cols))  # slices with the same cases (kind=golden = overall)
             if key not in done:
                 block = diffs[np.ix_(chosen, cols)]
-                p, _ = sign_flip_p_values(block, resamples=resamples, seed=seed)
+                tests = sign_flip_tests(block, resamples=resamples, seed=seed)
                 stats = []
                 for c, j in enumerate(cols):
                     values = np.ascontiguousarray(block[:, c])
-                    stats.append(_Stat(len(chosen), math.fsum(values.tolist()) / len(chosen), float(p[c]),
+                    delta = math.fsum(values.tolist()) / len(chosen)
+                    side = tests.greater[c] if delta > 0 else tests.less[c]
+                    stats.append(_Stat(len(chosen), delta, float(tests.two_sided[c]),
                                        values, bool(binary_value[chosen, j].all()),
-                                       int(np.count_nonzero(values))))
+                                       int(np.count_nonzero(values)), int(np.count_nonzero(values < 0)),
+                                       int(np.count_nonzero(values > 0)), float(side)))
                 done[key] = stats
             for j, stat in zip(cols, done[key], strict=True):
                 out[(metrics[j], slice_name)] = stat

@@ -1,9 +1,14 @@
 """The configuration fingerprint of a run, and what changed between two. Pure.
 
 ``fingerprint(results)`` = ``{"config": results.config (minus keys that do not change what is
-retrieved), "k": the cutoffs, "inputs": {name: sha256} of every input except the run being
-measured, "relevance": {"level", "graded", "mean"} — how the numbers were scored}``. Two runs
-are *like for like* when their fingerprints are equal.
+retrieved, and minus what is derived from the KB: BM25's and hybrid's unit count), "k": the
+cutoffs, "inputs": {name: sha256} of every input except the run being measured, "relevance":
+{"level", "graded", "mean"} — how the numbers were scored}``.
+
+Two runs are *like for like* when their **settings** are equal: everything in the fingerprint
+except the KB (``inputs.kb``). A KB edit is the subject of a PR, shown on the KB line of "What
+changed" (cards edited, added, removed), not a settings change (``settings_changes``); the
+configuration table still lists its hash.
 """
 
 from __future__ import annotations
@@ -21,17 +26,52 @@ VOLATILE_CONFIG_KEYS = frozenset({
 # Inputs that are the thing measured, not its configuration: a scored run file changes with
 # every retrieval change, so it is never part of the fingerprint.
 MEASURED_INPUTS = frozenset({"run"})
+# Values derived from the KB's content, not chosen by anyone: BM25's (and a hybrid lane's) number
+# of indexed units. Dropped at any depth under ``config.details`` — also from an older baseline's
+# fingerprint when it is compared (``settings_view``).
+KB_DERIVED_KEYS = frozenset({"units"})
+KB_INPUT_KEYS = ("inputs.kb",)
 
 
 def fingerprint(results: Results) -> dict[str, Any]:
     return {
-        "config": _drop(results.config, VOLATILE_CONFIG_KEYS),
+        "config": _drop_derived(_drop(results.config, VOLATILE_CONFIG_KEYS)),
         "k": list(results.k),
         "inputs": {name: info.sha256 for name, info in sorted(results.inputs.items())
                    if name not in MEASURED_INPUTS},
         "relevance": relevance_fingerprint(level=results.relevance_level, graded=results.graded,
                                            mean=results.mean),
     }
+
+
+def settings_view(fingerprint_: Mapping[str, Any]) -> dict[str, Any]:
+    """A fingerprint without what the KB's content derives (``KB_DERIVED_KEYS`` under
+    ``config.details``), e.g. a baseline written before that rule."""
+    out = dict(fingerprint_)
+    config = out.get("config")
+    if isinstance(config, Mapping):
+        out["config"] = _drop_derived(config)
+    return out
+
+
+def _drop_derived(config: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(config)
+    if "details" in out:
+        out["details"] = _strip(out["details"])
+    return out
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _strip(item) for key, item in value.items() if key not in KB_DERIVED_KEYS}
+    if isinstance(value, list):
+        return [_strip(item) for item in value]
+    return value
+
+
+def settings_changes(changes: list[ConfigChange]) -> list[ConfigChange]:
+    """The changes that make a comparison not like-for-like: all but the KB's (``inputs.kb``)."""
+    return [c for c in changes if c.key not in KB_INPUT_KEYS]
 
 
 def relevance_fingerprint(*, level: int = 1, graded: bool = False, mean: str = "relevant") -> dict[str, Any]:

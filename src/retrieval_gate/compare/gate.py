@@ -4,9 +4,11 @@ Keys of ``floors`` and ``max_drop`` are ``metric`` (the ``overall`` slice) or ``
 (``hit@5:locale=pt-BR``). Metric names are normalised (``nDCG@10`` → ``ndcg@10``).
 
 Row status (Δ = paired mean difference, tol = the row's max drop, p = the paired test's p-value —
-exact sign test for binary measures, sign-flip test otherwise, ``compare.stats``; for a judged
-row adjusted for the family of judged rows by ``gate.correction``: Holm by default,
-``compare.power``; MDE = the row's minimum detectable effect at the level it is judged,
+exact sign test for binary measures, sign-flip test otherwise, ``compare.stats``; two-sided for a
+reported row; for a judged row **one-sided** in the direction of Δ (a regression gate asks "did it
+get worse?": 5 lost and none gained is p = 1/32), adjusted for the family of judged rows by
+``gate.correction`` (Holm by default, ``compare.power``) when more than one row is judged;
+MDE = the row's minimum detectable effect at the level and sidedness it is judged at,
 ``compare.power``), in this order:
 
 - ``below_floor``: a floor is configured for the row and current < floor;
@@ -23,8 +25,12 @@ row adjusted for the family of judged rows by ``gate.correction``: Holm by defau
   the data cannot tell apart from noise;
 - ``ok``: the rest (``|Δ| ≤ tol``, or significant but within the tolerance).
 
-Judged ("gated") rows: hit/recall/nDCG at the headline k on ``overall``, plus every row named by a
-``max_drop`` or ``floors`` key. Other slices and metrics are reported, never judged, unless named.
+Judged ("gated") rows: the primary measure — hit@k at the headline k on ``overall`` (the first
+headline measure measured, ``metrics.headline``) — plus every row named by a ``max_drop`` or
+``floors`` key. recall@k and nDCG@k are reported beside it, not judged: for single-gold cases they
+carry the same information as hit@k, and judging all three with a correction that ignores that
+would triple the p-value (docs/decisions.md). Other slices and metrics are reported, never
+judged, unless named.
 Floors are judged whenever given; regressions only with ``fail_on_regression``.
 """
 
@@ -147,7 +153,8 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
         floors[check("floor", key)] = float(value)
     if not 0 <= gate.default_max_drop < math.inf:
         raise UsageError(f"default max drop {gate.default_max_drop} must be a finite number ≥ 0")
-    headline = frozenset((name, OVERALL) for name in headline_names(headline_k, known))
+    # the primary measure alone (hit@k at the headline k; the first headline measure measured)
+    headline = frozenset((name, OVERALL) for name in headline_names(headline_k, known)[:1])
     return GateRules(fail_on_regression=gate.fail_on_regression, default_max_drop=gate.default_max_drop,
                      max_drop=max_drop, floors=floors, alpha=gate.alpha,
                      require_significance=gate.require_significance, headline=headline,
@@ -196,6 +203,8 @@ class RowView:
     p_value: float | None
     tolerance: float
     floor: float | None
+    n_lost: int | None = None
+    n_gained: int | None = None
 
 
 def failures(*, rules: GateRules, rows: Mapping[RowKey, RowView], display: Mapping[str, str]) -> list[str]:
@@ -212,14 +221,19 @@ def failures(*, rules: GateRules, rows: Mapping[RowKey, RowView], display: Mappi
             out.append(f"{name} on {slice_name}: {row.current:.3f} is below the floor {floor:g} "
                        f"(n={row.n_current})")
     if rules.fail_on_regression:
+        family_size = sum(1 for key, row in rows.items() if rules.gated(key) and row.p_value is not None)
         for key, row in rows.items():
             if row.status == "regressed" and rules.gated(key):
                 assert row.delta is not None
-                p = "not required" if not rules.require_significance else f"p={format_p(row.p_value)}"
-                if rules.require_significance and rules.correction != "none":
-                    p += f" {CORRECTION_NAMES[rules.correction]}-adjusted"
+                p = "significance not required"
+                if rules.require_significance:
+                    shown = format_p(row.p_value)
+                    p = f"one-sided p < {shown[1:]}" if shown.startswith("<") else f"one-sided p = {shown}"
+                    if rules.correction != "none" and family_size > 1:
+                        p += f", {CORRECTION_NAMES[rules.correction]}-adjusted over {family_size} judged rows"
+                moved = "" if row.n_lost is None else f"{row.n_lost} lost, {row.n_gained} gained of "
                 out.append(f"{display.get(row.metric, row.metric)} on {row.slice}: dropped by {-row.delta:.3f} "
-                           f"(paired n={row.n}, {p}), more than the max drop {row.tolerance:g}")
+                           f"({moved}{row.n} paired; {p}), more than the max drop {row.tolerance:g}")
     return out
 
 

@@ -14,9 +14,10 @@ from retrieval_gate.compare.changes_model import ChangedCase, KbChanges
 from retrieval_gate.score.results import Completeness, MetricCell
 
 BASELINE_SCHEMA_VERSION = 4  # 1: no history; 2: no relevance in the fingerprint; 3: no rankings (migrated on load)
-COMPARISON_SCHEMA_VERSION = 3  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
+COMPARISON_SCHEMA_VERSION = 4  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
 # 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,
-# changed_cases, kb_changes, stale_gold_cards, baseline_rankings
+# changed_cases, kb_changes, stale_gold_cards, baseline_rankings; 4: judged rows one-sided (p_one_sided,
+# p_adjusted of it, CI at 1 − 2α/J), only the primary measure judged by default, n_lost, n_gained
 
 RowStatus = Literal["ok", "unchanged", "improved", "regressed", "inconclusive", "underpowered", "below_floor",
                     "new", "missing"]
@@ -82,9 +83,13 @@ class ComparisonRow(_Strict):
     ci_method: Literal["tango", "tango-fractional", "t", "tango+0", "tango-fractional+0", "t+0"] | None = None
     ci_agrees: bool | None = None  # False: the test rejects, the CI holds 0; the status reads the test
     p_value: float | None = None  # exact sign test (binary) or sign-flip test, two-sided, raw
-    p_adjusted: float | None = None  # for a judged row: corrected over the judged rows (stats.correction)
+    p_one_sided: float | None = None  # judged row: one-sided p in the direction of Δ (a drop: P(S* ≤ S)), raw
+    p_adjusted: float | None = None  # for a judged row: corrected over the judged rows (stats.correction);
+    # schema ≤ 3: of the two-sided p
     p_family: float | None = None  # for a reported row: Holm over the reported rows (the title reads it)
     n_changed: int | None = None  # paired cases whose score changed
+    n_lost: int | None = None  # … whose score went down (schema 4)
+    n_gained: int | None = None  # … whose score went up (schema 4)
     mde: float | None = None  # minimum detectable effect at n (compare.power); None: undetectable
     mde_method: Literal["observed", "prior", "undetectable", "binomial"] | None = None
     n_needed: int | None = None  # underpowered: paired cases needed for an MDE of max_drop
@@ -112,7 +117,7 @@ class ConfigChange(_Strict):
 
 
 class Comparison(_Strict):
-    schema_version: Literal[1, 2, 3] = COMPARISON_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3, 4] = COMPARISON_SCHEMA_VERSION
     suite: str = "default"
     headline_k: int
     metrics: list[str]

@@ -36,9 +36,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import norm
-from scipy.stats import t as student_t
+
+from retrieval_gate.compare.distributions import find_root, normal_quantile, t_quantile
 
 T_MIN_CHANGED = 6  # fewer changed cases than this: the small-n rule (fractional Tango)
 _EDGE = 1e-12
@@ -62,7 +61,7 @@ def tango_interval(*, gained: float, lost: float, n: int, level: float) -> tuple
         raise ValueError("n must be ≥ 1")
     if not 0 < level < 1:
         raise ValueError("level must be in (0, 1)")
-    z = float(norm.ppf(1 - (1 - level) / 2))
+    z = normal_quantile(1 - (1 - level) / 2)
     estimate = (gained - lost) / n
 
     def upper(delta: float) -> float:
@@ -72,8 +71,8 @@ def tango_interval(*, gained: float, lost: float, n: int, level: float) -> tuple
         return tango_statistic(delta, gained=gained, lost=lost, n=n) - z  # < 0 while accepted
 
     top, bottom = 1.0 - _EDGE, -1.0 + _EDGE
-    high = 1.0 if upper(top) >= 0 else brentq(upper, min(estimate, top), top, xtol=1e-12)
-    low = -1.0 if lower(bottom) <= 0 else brentq(lower, bottom, max(estimate, bottom), xtol=1e-12)
+    high = 1.0 if upper(top) >= 0 else find_root(upper, min(estimate, top), top, xtol=1e-12)
+    low = -1.0 if lower(bottom) <= 0 else find_root(lower, bottom, max(estimate, bottom), xtol=1e-12)
     return float(max(-1.0, low)), float(min(1.0, high))
 
 
@@ -91,7 +90,7 @@ def paired_interval(diffs: np.ndarray, *, binary: bool, level: float) -> tuple[t
     if int(np.count_nonzero(d)) < T_MIN_CHANGED or n < 2:
         return tango_interval(gained=gained, lost=lost, n=n, level=level), "tango-fractional"
     mean = (gained - lost) / n
-    half = float(student_t.ppf(1 - (1 - level) / 2, n - 1)) * float(d.std(ddof=1)) / math.sqrt(n)
+    half = t_quantile(1 - (1 - level) / 2, n - 1) * float(d.std(ddof=1)) / math.sqrt(n)
     return (max(-1.0, mean - half), min(1.0, mean + half)), "t"
 
 

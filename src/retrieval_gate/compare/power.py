@@ -1,9 +1,11 @@
 """What a comparison's n can see, and the multiple-comparison correction. Pure.
 
 **Minimum detectable effect** (MDE): the smallest true drop that the gate's *own* test detects
-with probability ``power`` (0.8) at the row's n, two-sided level ``alpha`` (for a judged row the
-comparison passes ``alpha / J``, Holm's strictest step over the J judged rows, so the figure is
-an upper bound for every judged row).
+with probability ``power`` (0.8) at the row's n: two-sided at level ``alpha`` for a reported
+row; ``one_sided`` for a judged row, at ``alpha / J`` (Holm's strictest step over the J judged
+rows, so the figure is an upper bound for every judged row). One-sided, the sign test rejects
+when ``P(Bin(m, ½) ≤ gained) < alpha`` — the two-sided critical table at ``2·alpha`` — and only
+a drop counts as detected.
 
 - **Binary measures** (hit@k, and recall/precision when every case has one gold card: per-case
   scores in {0, 1}), decided by the exact two-sided sign test (``compare.stats``). The
@@ -12,10 +14,12 @@ an upper bound for every judged row).
   ("churn"). With M ~ Bin(n, ψ) changed cases and L | M ~ Bin(M, (ψ + δ)/(2ψ)) of them lost, the
   test rejects when ``min(L, M − L) ≤ k(M)``, the largest k with ``2·P(Bin(M, ½) ≤ k) < alpha``;
   the power is that probability summed exactly over M and L (``sign_test_power``). The churn is
-  the observed share of changed cases, but never below δ (a drop of δ moves at least δ·n cases):
-  ``ψ = max(m_obs / n, δ)``. Where no case changed the prior is **ψ = δ**: the only cases that
-  change are the ones that lose. That is the best case for the test, so it is also the *floor*:
-  no MDE is ever below the one at ψ = δ, the smallest drop that this n allows to be seen at all.
+  the observed two-way movement — ``2·min(lost, gained)/n``, the share of cases that moved both
+  ways, not the drop itself (so the MDE never grows with the number of lost cases) — but never
+  below δ (a drop of δ moves at least δ·n cases): ``ψ = max(2·min(l, g)/n, δ)``. Where no case
+  moved both ways the prior is **ψ = δ**: the only cases that change are the ones that lose.
+  That is the best case for the test, so it is also the *floor*: no MDE is ever below the one at
+  ψ = δ, the smallest drop that this n allows to be seen at all.
 - **Continuous measures** (nDCG, MRR, MAP, recall with several gold cards), decided by the paired
   sign-flip test, which rejects when ``|Σ d| ≳ z_{1−α/2}·√(Σ d²)``. With the observed standard
   deviation s of the paired differences, a true mean −δ gives ``E Σ d² = n(s² + δ²)`` and the
@@ -35,7 +39,8 @@ smallest n whose MDE at the same churn and spread is at most the given drop.
 
 - ``holm`` (default; controls the family-wise error rate): sorted ascending, ``p̃_(i) =
   max_{j ≤ i} min(1, (m − j + 1)·p_(j))``;
-- ``bh`` (Benjamini–Hochberg, controls the false discovery rate; ``scipy.stats.false_discovery_control``);
+- ``bh`` (Benjamini–Hochberg, controls the false discovery rate): sorted ascending,
+  ``p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j)``;
 - ``none``: ``p̃ = p``.
 
 A row is significant when ``p̃ < α``.
@@ -49,7 +54,13 @@ from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import binom, false_discovery_control, norm
+
+from retrieval_gate.compare.distributions import (
+    binomial_cdf_walk,
+    log_binomial_pmf,
+    normal_cdf,
+    sign_test_critical,
+)
 
 CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_POWER = 0.8
@@ -57,44 +68,35 @@ _BISECTIONS = 40
 _MAX_NEEDED = 10_000_000
 
 
-def z_sum(*, alpha: float, power: float = DEFAULT_POWER) -> float:
-    """``z_{1−α/2} + z_{power}``."""
+def z_sum(*, alpha: float, power: float = DEFAULT_POWER, one_sided: bool = False) -> float:
+    """``z_{1−α/2} + z_{power}`` (one-sided: ``z_{1−α} + z_{power}``)."""
     normal = NormalDist()
-    return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
+    return normal.inv_cdf(1 - _tail(alpha, one_sided)) + normal.inv_cdf(power)
 
 
-def min_changed(alpha: float) -> int:
-    """The fewest changed cases with which the two-sided sign test can reject at ``alpha``:
-    the smallest m with ``2·(½)^m < alpha``."""
-    return max(1, math.floor(math.log2(2.0 / alpha)) + 1)
+def _tail(alpha: float, one_sided: bool) -> float:
+    """The probability in the rejecting tail: α one-sided, α/2 two-sided."""
+    return alpha if one_sided else alpha / 2
 
 
-@lru_cache(maxsize=64)
-def _critical_table(size: int, alpha: float) -> np.ndarray:
-    """``k(m)`` for m = 0…size − 1: the largest k with ``2·P(Bin(m, ½) ≤ k) < alpha`` (−1: none)."""
-    m = np.arange(size)
-    k = binom.ppf(alpha / 2, m, 0.5).astype(np.int64) - 1  # smallest k with cdf ≥ α/2, minus one
-    # guard the floating-point edge: step down while the doubled tail is not below alpha
-    while True:
-        bad = (k >= 0) & (2.0 * binom.cdf(k, m, 0.5) >= alpha)
-        if not bad.any():
-            break
-        k[bad] -= 1
-    k.setflags(write=False)
-    return k
+def min_changed(alpha: float, *, one_sided: bool = False) -> int:
+    """The fewest changed cases with which the sign test can reject at ``alpha``: the smallest m
+    with ``2·(½)^m < alpha`` (two-sided) or ``(½)^m < alpha`` (one-sided: 5 at α = 0.05, since
+    ``(½)⁵ = 1/32``)."""
+    return max(1, math.floor(math.log2((1.0 if one_sided else 2.0) / alpha)) + 1)
 
 
 def _critical(top: int, alpha: float) -> np.ndarray:
     """``k(m)`` for m = 0…top (a cached table, grown in powers of two)."""
     size = 1 << max(6, int(top).bit_length())
-    return _critical_table(size, alpha)[: top + 1]
+    return sign_test_critical(size, alpha)[: top + 1]
 
 
-def sign_test_power(*, n: int, drop: float, churn: float, alpha: float) -> float:
-    """Exact power of the two-sided exact sign test (reject when p < alpha) at n cases when each
-    case loses with probability ``(ψ + drop)/2`` and gains with ``(ψ − drop)/2``,
-    ``ψ = max(churn, drop)`` (module docstring). The sum over the number of changed cases skips
-    the counts whose probability is below 1e-15."""
+def sign_test_power(*, n: int, drop: float, churn: float, alpha: float, one_sided: bool = False) -> float:
+    """Exact power of the exact sign test (reject when p < alpha; two-sided, or one-sided for a
+    drop) at n cases when each case loses with probability ``(ψ + drop)/2`` and gains with
+    ``(ψ − drop)/2``, ``ψ = max(churn, drop)`` (module docstring). The sum over the number of
+    changed cases skips the counts whose probability is below 1e-15."""
     if n < 1:
         raise ValueError("n must be ≥ 1")
     drop = min(max(drop, 0.0), 1.0)
@@ -104,11 +106,15 @@ def sign_test_power(*, n: int, drop: float, churn: float, alpha: float) -> float
     spread = 9.0 * math.sqrt(n * psi * (1 - psi)) + 10
     lo, hi = max(0, math.floor(n * psi - spread)), min(n, math.ceil(n * psi + spread))
     m = np.arange(lo, hi + 1)
-    k = _critical(hi, alpha)[lo:]
+    # one-sided at α: P(Bin(m, ½) ≤ k) < α, the two-sided table at 2α
+    k = _critical(hi, 2.0 * alpha if one_sided else alpha)[lo:]
     q = min(1.0, (psi + drop) / (2.0 * psi))  # P(a changed case is lost)
     can = k >= 0
-    tails = np.where(can, binom.cdf(k, m, q) + binom.cdf(k, m, 1.0 - q), 0.0)
-    return float(min(1.0, np.dot(binom.pmf(m, n, psi), tails)))
+    # the drop is seen when few cases gained (Bin(m, 1 − q) ≤ k); two-sided, also when few lost
+    gained_few = binomial_cdf_walk(k, lo, 1.0 - q)
+    tails = np.where(can, gained_few if one_sided else binomial_cdf_walk(k, lo, q) + gained_few, 0.0)
+    weights = np.exp(log_binomial_pmf(m, np.full(len(m), n), psi))
+    return float(min(1.0, np.dot(weights, tails)))
 
 
 def _smallest(power_of: Callable[[float], float], target: float) -> float | None:
@@ -127,51 +133,60 @@ def _smallest(power_of: Callable[[float], float], target: float) -> float | None
 
 
 @lru_cache(maxsize=4096)
-def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POWER) -> float | None:
+def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POWER,
+               one_sided: bool = False) -> float | None:
     """The binary MDE at n and the given churn (never below the churn-0 floor); None when the
     sign test cannot reach ``power`` at n."""
-    if n < min_changed(alpha):
+    if n < min_changed(alpha, one_sided=one_sided):
         return None
-    floor = _smallest(lambda d: sign_test_power(n=n, drop=d, churn=0.0, alpha=alpha), power)
+
+    def power_at(churn_: float) -> Callable[[float], float]:
+        return lambda d: sign_test_power(n=n, drop=d, churn=churn_, alpha=alpha, one_sided=one_sided)
+
+    floor = _smallest(power_at(0.0), power)
     if floor is None or churn <= floor:
         return floor
-    at_churn = _smallest(lambda d: sign_test_power(n=n, drop=d, churn=churn, alpha=alpha), power)
+    at_churn = _smallest(power_at(churn), power)
     return None if at_churn is None else max(floor, at_churn)
 
 
 def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float = DEFAULT_POWER,
-                   churn: float = 0.0) -> float | None:
+                   churn: float = 0.0, one_sided: bool = False) -> float | None:
     """The continuous MDE: the normal approximation of the sign-flip test's power with spread
     ``sd``, never below ``unit`` × the binary MDE at the observed ``churn`` (module docstring)."""
-    floor = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
+    floor = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power, one_sided=one_sided)
     if floor is None:
         return None
     floor *= unit
     if sd <= 0:
         return floor
-    z = NormalDist().inv_cdf(1 - alpha / 2)
+    z = NormalDist().inv_cdf(1 - _tail(alpha, one_sided))
     root_n = math.sqrt(n)
 
     def normal_power(d: float) -> float:
-        return float(norm.cdf((root_n * d - z * math.sqrt(sd * sd + d * d)) / sd))
+        return normal_cdf((root_n * d - z * math.sqrt(sd * sd + d * d)) / sd)
 
     approx = _smallest(normal_power, power)
     return floor if approx is None else max(floor, approx)
 
 
 def _shape(diffs: np.ndarray | None) -> tuple[int, float, float, float]:
-    """``(changed, churn, sd, unit)`` of observed paired differences."""
+    """``(changed, churn, sd, unit)`` of observed paired differences. The churn is the two-way
+    part of the observed changes, ``2·min(down, up)/n``: the movement a drop rides on, not the
+    drop itself — so more lost cases never raise the MDE (a reviewer's advice must not grow with
+    the evidence), and the churn under the alternative is ``max(churn, δ)`` (module docstring)."""
     if diffs is None or len(diffs) == 0:
         return 0, 0.0, 0.0, 1.0
     d = np.asarray(diffs, dtype=np.float64)
     moved = np.abs(d[d != 0.0])
     changed = len(moved)
+    two_way = 2 * min(int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0)))
     sd = float(d.std(ddof=1)) if len(d) >= 2 else 0.0
-    return changed, changed / len(d), sd, float(moved.mean()) if changed else 1.0
+    return changed, two_way / len(d), sd, float(moved.mean()) if changed else 1.0
 
 
 def mde(*, n: int, diffs: np.ndarray | None, binary: bool, alpha: float,
-        power: float = DEFAULT_POWER) -> tuple[float | None, str]:
+        power: float = DEFAULT_POWER, one_sided: bool = False) -> tuple[float | None, str]:
     """``(MDE, method)`` for a row of n paired cases with the observed ``diffs`` (None or all
     zero: nothing changed). method: ``"observed"`` (from the observed changes), ``"prior"``
     (nothing changed: the prior of the module docstring), ``"undetectable"`` (MDE None).
@@ -180,36 +195,45 @@ def mde(*, n: int, diffs: np.ndarray | None, binary: bool, alpha: float,
         raise ValueError("n must be ≥ 1")
     changed, churn, sd, unit = _shape(diffs)
     if binary:
-        value = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power)
+        value = binary_mde(n=n, churn=round(churn, 12), alpha=alpha, power=power, one_sided=one_sided)
     else:
-        value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power, churn=churn)
+        value = continuous_mde(n=n, sd=sd, unit=unit, alpha=alpha, power=power, churn=churn,
+                               one_sided=one_sided)
     if value is None:
         return None, "undetectable"
     return value, "observed" if changed else "prior"
 
 
 def cases_needed(*, effect: float, diffs: np.ndarray | None, binary: bool, alpha: float,
-                 power: float = DEFAULT_POWER) -> int | None:
+                 power: float = DEFAULT_POWER, one_sided: bool = False) -> int | None:
     """The smallest n whose MDE (same churn, spread and unit per case as ``diffs``) is at most
     ``effect``; None for an effect ≤ 0 (no n sees a drop of 0) or beyond ten million cases."""
     if effect <= 0:
         return None
     _, churn, sd, unit = _shape(diffs)
-    z = NormalDist().inv_cdf(1 - alpha / 2)
+    return _cases_needed(effect=effect, churn=churn, sd=sd, unit=unit, binary=binary, alpha=alpha, power=power,
+                         one_sided=one_sided)
+
+
+@lru_cache(maxsize=1024)
+def _cases_needed(*, effect: float, churn: float, sd: float, unit: float, binary: bool, alpha: float,
+                  power: float, one_sided: bool) -> int | None:
+    z = NormalDist().inv_cdf(1 - _tail(alpha, one_sided))
+    least = min_changed(alpha, one_sided=one_sided)
+
+    def seen(n: int, drop: float, churn_: float) -> bool:
+        return sign_test_power(n=n, drop=drop, churn=churn_, alpha=alpha, one_sided=one_sided) >= power
 
     def ok(n: int) -> bool:  # MDE(n) ≤ effect ⇔ the power at the effect reaches the target
         if binary:
-            return (sign_test_power(n=n, drop=effect, churn=0.0, alpha=alpha) >= power
-                    and sign_test_power(n=n, drop=effect, churn=churn, alpha=alpha) >= power)
+            return seen(n, effect, 0.0) and seen(n, effect, churn)
         scaled = effect / unit  # the floor: unit × the binary MDE at the churn ≤ effect
-        floor_ok = n >= min_changed(alpha) if scaled >= 1 else (
-            sign_test_power(n=n, drop=scaled, churn=0.0, alpha=alpha) >= power
-            and sign_test_power(n=n, drop=scaled, churn=churn, alpha=alpha) >= power)
+        floor_ok = n >= least if scaled >= 1 else seen(n, scaled, 0.0) and seen(n, scaled, churn)
         if not floor_ok or sd <= 0:
             return floor_ok
-        return float(norm.cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd)) >= power
+        return normal_cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd) >= power
 
-    low, high = min_changed(alpha) - 1, min_changed(alpha)
+    low, high = least - 1, least
     while not ok(high):
         low, high = high, high * 2
         if high > _MAX_NEEDED:
@@ -230,9 +254,13 @@ def adjust_p(p_values: Sequence[float], method: str) -> list[float]:
     p = np.asarray(p_values, dtype=np.float64)
     if len(p) == 0 or method == "none":
         return p.tolist()
-    if method == "bh":
-        return np.asarray(false_discovery_control(p, method="bh")).tolist()
     m = len(p)
+    if method == "bh":  # p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j), ascending order
+        order = np.argsort(p, kind="stable")
+        scaled = np.minimum(1.0, m * p[order] / np.arange(1, m + 1))
+        adjusted = np.empty(m)
+        adjusted[order] = np.minimum.accumulate(scaled[::-1])[::-1]
+        return adjusted.tolist()
     order = np.argsort(p, kind="stable")
     stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
     adjusted = np.empty(m)

@@ -29,6 +29,11 @@ do not move the sum. Computed
   group: ``(2·Bin(c, ½) − c)·|d|``), ``p = (1 + #{|S*| ≥ |S|}) / (1 + R)``, which is never 0 and
   keeps ``P(p ≤ α) ≤ α`` under H0.
 
+**One-sided p-values** (the gate asks a one-sided question: did it get worse?): ``P(S* ≤ S)``
+for a drop and ``P(S* ≥ S)`` for a gain, from the same law (exact) or the same draws (Monte
+Carlo, ``(1 + #{S* ≤ S}) / (1 + R)``). With one magnitude this is the exact one-sided sign test
+``P(B ≤ b)``: 5 lost and none gained gives ``(½)⁵ = 1/32`` (``sign_flip_tests``).
+
 Deterministic: the same matrix, ``seed`` and ``resamples`` give the same numbers. The bootstrap
 and the sign flips draw from two independent streams spawned from ``seed``.
 """
@@ -156,13 +161,10 @@ def _log_binomial_pmf(c: int) -> np.ndarray:
     return log_factorial[c] - log_factorial - log_factorial[::-1] - c * math.log(2.0)
 
 
-def _exact_p(magnitudes: np.ndarray, counts: np.ndarray, observed: float, tol: float) -> float | None:
-    """``P(|Σ_g v_g·(2·B_g − c_g)| ≥ observed)`` with independent ``B_g ~ Bin(c_g, ½)``: the exact
-    sign-flip law, built group by group (cases sharing a magnitude v_g flip as a binomial), equal
-    sums merged. None when the support would exceed ``EXACT_MAX_SUPPORT`` points."""
-    if len(magnitudes) == 1:  # the sign test: P(|2B − c| ≥ gap) = 2·P(B ≤ (c − gap)/2)
-        c, gap = int(counts[0]), round(observed / float(magnitudes[0]))  # gap = |2b − c|
-        return 1.0 if gap == 0 else min(1.0, 2.0 * binomial_lower_tail((c - gap) // 2, c))
+def _exact_law(magnitudes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact sign-flip law of ``Σ_g v_g·(2·B_g − c_g)`` with independent ``B_g ~ Bin(c_g, ½)``:
+    ``(sums, probabilities)``, built group by group (cases sharing a magnitude v_g flip as a
+    binomial), equal sums merged. None when the support would exceed ``EXACT_MAX_SUPPORT`` points."""
     sums, probs = np.zeros(1), np.ones(1)
     for value, count in zip(magnitudes.tolist(), counts.tolist(), strict=True):
         if len(sums) * (count + 1) > EXACT_MAX_SUPPORT:
@@ -171,7 +173,28 @@ def _exact_p(magnitudes: np.ndarray, counts: np.ndarray, observed: float, tol: f
         merged, inverse = np.unique(np.round((sums[:, None] + steps).ravel(), 9), return_inverse=True)
         probs = np.bincount(inverse, weights=(probs[:, None] * np.exp(_log_binomial_pmf(count))).ravel())
         sums = merged
-    return float(min(1.0, probs[np.abs(sums) >= observed - tol].sum()))
+    return sums, probs
+
+
+def _exact_p(
+    magnitudes: np.ndarray, counts: np.ndarray, observed: float, tol: float,
+) -> tuple[float, float, float] | None:
+    """``(two-sided, less, greater)`` exact sign-flip p-values of the observed sum S:
+    ``P(|S*| ≥ |S|)``, ``P(S* ≤ S)``, ``P(S* ≥ S)``. None when the law is too large to enumerate."""
+    if len(magnitudes) == 1:  # the sign test, b = the number of positive differences
+        c = int(counts[0])
+        b = round((observed / float(magnitudes[0]) + c) / 2)
+        gap = abs(2 * b - c)
+        two = 1.0 if gap == 0 else min(1.0, 2.0 * binomial_lower_tail((c - gap) // 2, c))
+        return two, binomial_lower_tail(b, c), binomial_lower_tail(c - b, c)
+    law = _exact_law(magnitudes, counts)
+    if law is None:
+        return None
+    sums, probs = law
+    two = float(min(1.0, probs[np.abs(sums) >= abs(observed) - tol].sum()))
+    less = float(min(1.0, probs[sums <= observed + tol].sum()))
+    greater = float(min(1.0, probs[sums >= observed - tol].sum()))
+    return two, less, greater
 
 
 def _support_bound(magnitudes: np.ndarray, counts: np.ndarray) -> float:
@@ -197,18 +220,30 @@ def binomial_lower_tail(low: int, m: int) -> float:
     return min(1.0, math.exp(top) * math.fsum(np.exp(logs - top).tolist()))
 
 
-def sign_flip_p_values(
+@dataclass(frozen=True)
+class SignFlipP:
+    """Per column of an ``n × M`` matrix: the two-sided p-value ``P(|S*| ≥ |S|)``, the one-sided
+    ones for a drop ``P(S* ≤ S)`` (``less``) and for a gain ``P(S* ≥ S)`` (``greater``), and how
+    each column was computed ("exact" or "monte-carlo")."""
+
+    two_sided: np.ndarray
+    less: np.ndarray
+    greater: np.ndarray
+    methods: list[str]
+
+
+def sign_flip_tests(
     diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, monte_carlo: bool = True,
-) -> tuple[np.ndarray, list[str]]:
-    """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
-    "monte-carlo"). ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN
-    (the caller estimates it otherwise)."""
+) -> SignFlipP:
+    """Two-sided and one-sided paired sign-flip p-values per column (module docstring).
+    ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN (the caller
+    estimates it otherwise)."""
     d = _as_matrix(diffs)
     m_cols = d.shape[1]
     if resamples < 1:
         raise ValueError("resamples must be ≥ 1")
     mags = np.abs(d)
-    p = np.ones(m_cols)
+    two, less, greater = np.ones(m_cols), np.ones(m_cols), np.ones(m_cols)
     methods = ["exact"] * m_cols
     monte_carlo_columns: list[int] = []
     for j in range(m_cols):
@@ -218,17 +253,29 @@ def sign_flip_p_values(
         magnitudes, counts = np.unique(np.round(nonzero, 12), return_counts=True)
         exact = None
         if len(magnitudes) == 1 or _support_bound(magnitudes, counts) <= EXACT_MAX_SUPPORT:
-            exact = _exact_p(magnitudes, counts, abs(float(d[:, j].sum())), _tolerance(float(nonzero.sum())))
+            exact = _exact_p(magnitudes, counts, float(d[:, j].sum()), _tolerance(float(nonzero.sum())))
         if exact is None:
             monte_carlo_columns.append(j)
             methods[j] = "monte-carlo"
         else:
-            p[j] = exact
+            two[j], less[j], greater[j] = exact
     if monte_carlo_columns and not monte_carlo:
-        p[monte_carlo_columns] = np.nan
+        for arr in (two, less, greater):
+            arr[monte_carlo_columns] = np.nan
     elif monte_carlo_columns:
-        p[monte_carlo_columns] = _monte_carlo(d[:, monte_carlo_columns], resamples=resamples, seed=seed)
-    return p, methods
+        estimated = _monte_carlo(d[:, monte_carlo_columns], resamples=resamples, seed=seed)
+        two[monte_carlo_columns], less[monte_carlo_columns], greater[monte_carlo_columns] = estimated
+    return SignFlipP(two_sided=two, less=less, greater=greater, methods=methods)
+
+
+def sign_flip_p_values(
+    diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, monte_carlo: bool = True,
+) -> tuple[np.ndarray, list[str]]:
+    """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
+    "monte-carlo"). ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN
+    (the caller estimates it otherwise)."""
+    tests = sign_flip_tests(diffs, resamples=resamples, seed=seed, monte_carlo=monte_carlo)
+    return tests.two_sided, tests.methods
 
 
 def _tolerance(total: float | np.ndarray) -> float | np.ndarray:
@@ -236,16 +283,20 @@ def _tolerance(total: float | np.ndarray) -> float | np.ndarray:
     return 1e-8 + 1e-10 * total
 
 
-def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
-    """``(1 + #{|S*| ≥ |S|}) / (1 + R)`` per column. Cases with the same ``|d|`` row flip as a
+def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(1 + #{|S*| ≥ |S|}) / (1 + R)`` per column, and the one-sided ``(1 + #{S* ≤ S}) / (1 + R)``
+    and ``(1 + #{S* ≥ S}) / (1 + R)`` from the same draws. Cases with the same ``|d|`` row flip as a
     group: their contribution is ``(2·Bin(c, ½) − c)·|d|``, drawn per group when few distinct
     rows exist; otherwise one random sign per case."""
     mags = np.where(np.abs(d) > _ZERO, np.abs(d), 0.0)
     total = mags.sum(axis=0)
-    observed = np.abs(d.sum(axis=0))
+    signed = d.sum(axis=0)
+    observed = np.abs(signed)
     tol = _tolerance(total)
     _, rng = _streams(seed)
     extreme = np.zeros(d.shape[1], dtype=np.int64)
+    below = np.zeros(d.shape[1], dtype=np.int64)
+    above = np.zeros(d.shape[1], dtype=np.int64)
     mags = mags[mags.any(axis=1)]  # a zero difference never moves the sum
     n = len(mags)
     rows, multiplicity = _unique_rows(mags)
@@ -261,7 +312,9 @@ def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
             bits = np.unpackbits(raw, axis=1, count=n).astype(np.float64)
             sums = 2.0 * (bits @ mags) - total  # Σ s_i |d_i| with s_i = 2·bit − 1
         extreme += (np.abs(sums) >= observed - tol).sum(axis=0)
-    return (1.0 + extreme) / (1.0 + resamples)
+        below += (sums <= signed + tol).sum(axis=0)
+        above += (sums >= signed - tol).sum(axis=0)
+    return tuple((1.0 + count) / (1.0 + resamples) for count in (extreme, below, above))  # type: ignore[return-value]
 
 
 def sign_flip_p_value(diffs: np.ndarray | list[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> float:

@@ -43,6 +43,7 @@ class Cell:
     mde: float | None = None
     n_needed: int | None = None
     ci_level: float | None = None  # set only when the CI is not at the report's stated level
+    ci_level_row: float | None = None  # the CI's level, always (a column at another level marks it)
     ci_agrees: bool | None = None  # False: the CI and the test disagree about 0 (the status reads the test)
     max_drop: float | None = None
     gated: bool = False
@@ -108,7 +109,7 @@ def cell_from_row(row: ComparisonRow, stated_level: float | None = None, alpha: 
     return Cell(metric=row.metric, display=Markup(spec.display), measure=spec.measure, current=row.current,
                 n=row.n, n_current=row.n_current, baseline=row.baseline, n_baseline=row.n_baseline,
                 delta=row.delta, ci=row.ci, p_value=row.p_value, floor=row.floor, status=row.status,
-                compared=True, mde=row.mde, n_needed=row.n_needed, ci_level=other_level,
+                compared=True, mde=row.mde, n_needed=row.n_needed, ci_level=other_level, ci_level_row=row.ci_level,
                 ci_agrees=row.ci_agrees, max_drop=row.max_drop, gated=row.gated, flagged=flagged)
 
 

@@ -127,20 +127,15 @@ def kb_line(kb: KbChanges | None) -> str:
 
 
 def lost_clause(comparison: Comparison | None) -> Markup:
-    """What the comment's title adds when cases lost their hit — significant or not: `` · 1 case
-    lost its hit: see below`` (safe text: card ids are not in it)."""
-    return Markup(f" · {_lost_words(comparison)}") if _lost_words(comparison) else Markup("")
-
-
-def _lost_words(comparison: Comparison | None) -> str:
-    if comparison is None:
-        return ""
-    lost = sum(1 for c in comparison.changed_cases if c.movement == "lost-hit")
-    if not lost:
-        return ""
-    if comparison.stale_gold_cards:
-        return stale_words(len(comparison.stale_gold_cards))
-    return f"{lost:,} case{' lost its' if lost == 1 else 's lost their'} hit: see below"
+    """What the comment's title adds after the counts when most lost hits are on gold cards this
+    PR edited: `` · 2 gold cards of lost cases were edited by this PR: the edit may have removed
+    the answer (check the card) or the labels are stale (update the cases)`` (safe text: card ids
+    are not in it); else nothing (the title leads with the counts, ``render.verdict.title``)."""
+    if comparison is None or not comparison.stale_gold_cards:
+        return Markup("")
+    if not any(c.movement == "lost-hit" for c in comparison.changed_cases):
+        return Markup("")
+    return Markup(f" · {stale_words(len(comparison.stale_gold_cards))}")
 
 
 def changes_context(comparison: Comparison | None, *, limit: int | None,

@@ -14,7 +14,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.fingerprint import flatten
+from retrieval_gate.compare.fingerprint import flatten, settings_changes
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.cells import (
@@ -131,7 +131,7 @@ def build_context(
     level = stats.get("ci_level", 1 - float(alpha))
     level_judged = float(stats.get("ci_level_judged", level))
     power = power_summary(overall=overall.get(primary), slices=[
-        (f"{row.label} = {row.value}", row.cells[primary]) for row in rows if primary in row.cells])
+        (f"{row.label} = {row.value}", row.cells[primary]) for row in rows if primary in row.cells], stats=stats)
     no_answer_cells = results.aggregates.get(NO_ANSWER_SLICE, {})
     other = [m for m in results.metrics if m not in names and m in overall]
 
@@ -160,6 +160,7 @@ def build_context(
         "confidence_judged": level_text(level_judged),
         "any_disagree": any(c.ci_agrees is False for by_metric in cells.values() for c in by_metric.values()),
         "power": power,
+        "enough": power["enough"] if power else None,
         "slices": shown_rows,
         "slices_total": len(rows),
         "slice_metrics": [(m, Markup(parse_metric(m).display)) for m in names],
@@ -178,6 +179,8 @@ def build_context(
             {"key": c.key, "baseline": value_text(c.baseline), "current": value_text(c.current)}
             for c in (comparison.config_changes if comparison else [])
         ],
+        # what makes the comparison not like-for-like: settings and the case set, never a KB edit
+        "settings_changes": [c.key for c in settings_changes(comparison.config_changes)] if comparison else [],
         "cases_added": _limit(added, limits.cases, "added case ids", cut),
         "cases_removed": _limit(removed, limits.cases, "removed case ids", cut),
         "n_added": len(added),

@@ -94,9 +94,12 @@ def ci(cell: Cell, column_level: float | None = None) -> Markup:
     the test disagree about 0 (the status reads the test)."""
     if cell.ci is not None:
         lo, hi = cell.ci
-        shown = cell.ci_level is not None and not (
-            column_level is not None and abs(cell.ci_level - column_level) < 1e-9)
-        level = f" at {100 * cell.ci_level:.1f}%" if shown else ""
+        actual = cell.ci_level if cell.ci_level is not None else cell.ci_level_row
+        if column_level is not None:
+            shown = actual is not None and abs(actual - column_level) > 1e-9
+        else:
+            shown = cell.ci_level is not None
+        level = f" at {100 * actual:.1f}%" if shown and actual is not None else ""
         mark = " ‡" if cell.ci_agrees is False else ""
         return Markup(f"[{_bound(lo)}, {_bound(hi)}]{level}{mark}")
     if cell.p_value is not None:

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from retrieval_gate.compare.changes import stale_words
+from retrieval_gate.compare.fingerprint import settings_changes
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
@@ -162,7 +163,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
                   f"{len(comparison.cases_removed)} removed", markup=False, soft_wrap=True)
     if not comparison.like_for_like:
         console.print("not like-for-like: the configuration changed since the baseline", style="bold yellow")
-        for change in comparison.config_changes:
+        for change in settings_changes(comparison.config_changes):
             console.print(visible(f"  {change.key}: {change.baseline!r} → {change.current!r}"), markup=False,
                           soft_wrap=True)
     table, hidden = comparison_table(comparison, all_rows=all_rows)

@@ -2,35 +2,122 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.metrics.headline import headline_names
+from retrieval_gate.metrics.names import display_name
 from retrieval_gate.render.cells import Cell
+from retrieval_gate.score.scoring import OVERALL
+
+
+@dataclass(frozen=True)
+class Title:
+    """What the report's title says: ``state`` (one of ``TITLE_STATES``), ``mark`` (an emoji, one
+    per state) and ``text`` (counts first: ``3 lost, 0 gained — too few to be sure at n = 41``).
+    Every renderer (the comment, the HTML report's header, the terminal) builds its title from it."""
+
+    state: str
+    mark: str
+    text: str
+
+
+# state → mark. Distinct marks, so the title alone tells "nothing moved" from "cases broke".
+TITLE_MARKS = {
+    "first_run": "🆕", "not_compared": "ℹ️",
+    "unchanged": "⚪",  # no paired case changed
+    "balanced": "⚖️",  # cases moved, not a net loss (as many gained as lost, or more)
+    "unsure": "🟡",  # more lost than gained, not significant at this n
+    "mixed": "🟠",  # the judged row held, a reported row or slice got significantly worse
+    "regressed": "🔴",  # the judged row dropped significantly (the gate is off or lets it through)
+    "fail": "❌",  # the gate failed
+    "improved": "🟢",
+}
+TITLE_STATES = tuple(TITLE_MARKS)
+
+
+def _counts(comparison: Comparison) -> tuple[int, int, str]:
+    lost, gained = len(comparison.lost_hits), len(comparison.gained_hits)
+    return lost, gained, f"{lost:,} lost, {gained:,} gained"
+
+
+def _moved(comparison: Comparison) -> int:
+    """Paired cases whose score changed on some headline row of ``overall`` (0: nothing moved)."""
+    names = set(headline_names(comparison.headline_k))
+    return max((r.n_changed or 0 for r in comparison.rows if r.slice == OVERALL and r.metric in names), default=0)
+
+
+def _rule(comparison: Comparison) -> str:
+    """Which gate rule failed, in a few words: ``hit@5 dropped 0.122 (p = 0.031)``, ``hit@5 below
+    its floor 0.7`` (the first failing judged row; the full lines follow the title)."""
+    for row in comparison.rows:
+        if not row.gated:
+            continue
+        name = display_name(row.metric) + ("" if row.slice == OVERALL else f" on {row.slice}")
+        if row.status == "below_floor" and row.floor is not None:
+            return f"{name} below its floor {row.floor:g}"
+    for row in comparison.rows:
+        if row.gated and row.status == "regressed" and row.delta is not None:
+            name = display_name(row.metric) + ("" if row.slice == OVERALL else f" on {row.slice}")
+            p = row.p_adjusted if row.p_adjusted is not None else row.p_value
+            return f"{name} dropped {-row.delta:.3f}" + ("" if p is None else f" (p {_p_words(p)})")
+    return f"{len(comparison.failures)} rule{'s' if len(comparison.failures) != 1 else ''} failed"
+
+
+def _p_words(p: float | None) -> str:
+    text = format_p(p)
+    return f"< {text[1:]}" if text.startswith("<") else f"= {text}"
+
+
+def title(*, comparison: Comparison | None, baseline: Baseline | None, headline: Sequence[Cell],
+          worse: Sequence[tuple[str, Cell]] = ()) -> Title:
+    """The title's state, mark and words (``Title``). ``headline``: the overall cells of the
+    headline measures; ``worse``: rows that count as worse (judged ones, and reported ones
+    significant after Holm over the reported rows, ``render.cells.worse_cells``)."""
+    if comparison is None:
+        if baseline is None:
+            return Title("first_run", TITLE_MARKS["first_run"], "first run, no baseline yet")
+        return Title("not_compared", TITLE_MARKS["not_compared"], "not compared with the baseline")
+    lost, gained, counts = _counts(comparison)
+    n = comparison.n_paired
+    if comparison.verdict == "fail":
+        return Title("fail", TITLE_MARKS["fail"], f"{counts} — gate failed: {_rule(comparison)}")
+    improved = any(c.status == "improved" and c.gated for c in headline)
+    judged_bad = [c for c in headline if c.bad and c.gated]
+    if judged_bad:
+        cell = judged_bad[0]
+        what = "below its floor" if cell.status == "below_floor" else "a significant drop"
+        return Title("regressed", TITLE_MARKS["regressed"], f"{counts} — {cell.display} regressed ({what})")
+    if worse or comparison.regressed:
+        words = "better overall, worse in places" if improved else "worse in places"
+        return Title("mixed", TITLE_MARKS["mixed"], f"{counts} — {words}")
+    if improved:
+        return Title("improved", TITLE_MARKS["improved"], f"{counts} — improved")
+    if lost == gained == 0:
+        moved = _moved(comparison)
+        if moved == 0:
+            return Title("unchanged", TITLE_MARKS["unchanged"], "no case changed")
+        return Title("balanced", TITLE_MARKS["balanced"],
+                     f"no hit lost or gained — {moved:,} case{'s' if moved != 1 else ''} moved within the ranking")
+    if lost > gained:
+        return Title("unsure", TITLE_MARKS["unsure"], f"{counts} — too few to be sure at n = {n:,}")
+    if lost == gained:
+        return Title("balanced", TITLE_MARKS["balanced"], f"{counts} — no net effect")
+    return Title("balanced", TITLE_MARKS["balanced"], f"{counts} — no net loss; too few to be sure of a gain at "
+                                                      f"n = {n:,}")
 
 
 def verdict(*, comparison: Comparison | None, baseline: Baseline | None, headline: Sequence[Cell],
             worse: Sequence[tuple[str, Cell]] = ()) -> dict[str, str]:
-    """``kind``: first_run, not_compared, fail (the gate failed), regressed (a headline metric
-    overall: a judged row, Holm-corrected), mixed (something else got worse: ``worse`` holds only
-    rows that count — judged ones, and reported ones significant after Holm over the reported
-    rows, ``render.cells.worse_cells``), improved (a headline metric overall, nothing worse),
-    unchanged."""
-    if comparison is None:
-        if baseline is None:
-            return {"kind": "first_run", "emoji": "🆕", "title": "first run, no baseline yet"}
-        return {"kind": "not_compared", "emoji": "ℹ️", "title": "not compared with the baseline"}
-    if comparison.verdict == "fail":
-        return {"kind": "fail", "emoji": "❌", "title": "gate failed"}
-    improved = any(c.status == "improved" for c in headline)
-    if any(c.bad for c in headline):
-        return {"kind": "regressed", "emoji": "🔴", "title": "regressed"}
-    if worse or comparison.regressed:
-        title = "better overall, worse in places" if improved else "worse in places"
-        return {"kind": "mixed", "emoji": "🟠", "title": title}
-    if improved:
-        return {"kind": "improved", "emoji": "🟢", "title": "improved"}
-    return {"kind": "unchanged", "emoji": "⚪", "title": "no significant change"}
+    """The title as the templates read it: ``kind`` (the state), ``emoji`` (the mark), ``title``
+    (the words), ``counts`` (``3 lost, 0 gained``, empty without a comparison)."""
+    found = title(comparison=comparison, baseline=baseline, headline=headline, worse=worse)
+    counts = _counts(comparison)[2] if comparison is not None else ""
+    return {"kind": found.state, "emoji": found.mark, "title": found.text, "counts": counts}
 
 
 def gate_active(gate: Mapping[str, Any]) -> bool:
@@ -63,6 +150,12 @@ def correction_text(stats: Mapping[str, Any]) -> str:
         return ""
     judged = int(stats.get("judged_rows", 0))
     rows = f"the {judged} judged row{'s' if judged != 1 else ''}"
+    if stats.get("sided") is not None:  # schema 4: one-sided; a correction only over several rows
+        if judged <= 1:
+            return "one-sided, a single judged row (nothing to correct)"
+        if method == "none":
+            return f"one-sided, not corrected over {rows}"
+        return f"one-sided, {CORRECTION_WORDS.get(method, method)}-adjusted over {rows}"
     if method == "none":
         return f"not corrected over {rows}"
     return f"{CORRECTION_WORDS.get(method, method)}-adjusted over {rows}"
@@ -78,7 +171,8 @@ def stats_note(stats: Mapping[str, Any]) -> str:
                 f"leaves them); p: sign-flip test, judged rows {correction_text(stats)}; MDE: minimum "
                 f"detectable effect at n (power {stats.get('power', 0.8):g}).")
     judged = float(stats["ci_level_judged"])
-    return (f"CI at {100 * level:.3g}%, judged rows at {100 * judged:.3g}% (Bonferroni): Tango's score interval "
+    how = "two-sided, matching their one-sided test" if stats.get("sided") is not None else "Bonferroni"
+    return (f"CI at {100 * level:.3g}%, judged rows at {100 * judged:.3g}% ({how}): Tango's score interval "
             f"for hit-like (0/1) measures, else a paired t interval (Tango's on fractional counts under 6 "
             f"changed cases); ‡: the CI and the test disagree about 0, the status reads the test. p: exact "
             f"sign test (0/1 measures) or sign-flip test, judged rows {correction_text(stats)}. MDE: the "
@@ -103,16 +197,37 @@ def stats_line(stats: Mapping[str, Any]) -> str:
 POWER_SLICES_SHOWN = 5
 
 
-def power_summary(*, overall: Cell | None, slices: Sequence[tuple[str, Cell]]) -> dict[str, Any] | None:
-    """The comment's one power sentence: what the primary metric's overall row detects
-    (``mde`` at 80 % power, None: no drop detectable), its max drop, and the slices (``(label,
-    cell)``, smallest n first) whose MDE exceeds their max drop. None without a compared row."""
+def judged_level(stats: Mapping[str, Any]) -> tuple[float, bool]:
+    """``(alpha, one_sided)`` at which a comparison's judged rows are tested: one-sided at
+    ``(1 − ci_level_judged)/2`` from schema 4 on, two-sided at ``1 − ci_level_judged`` before."""
+    alpha = float(stats.get("alpha", 0.05))
+    level = stats.get("ci_level_judged")
+    if stats.get("sided") is not None:
+        return (alpha if level is None else (1 - float(level)) / 2), True
+    return (alpha if level is None else 1 - float(level)), False
+
+
+def power_summary(*, overall: Cell | None, slices: Sequence[tuple[str, Cell]],
+                  stats: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The comment's one power sentence, in cases: what the primary metric's overall row catches
+    at 80 % power (``mde``, None: no drop detectable; ``cases``: that drop as a net loss of whole
+    cases, ⌈MDE·n⌉), the fewest lost cases that fail the gate when nothing is gained (``enough``,
+    for a judged row: the smallest m with (½)^m below the judged level — 5 at α = 0.05), its max
+    drop, and the slices (``(label, cell)``, smallest n first) whose MDE exceeds their max drop.
+    Nothing in it grows with the observed drop. None without a compared row."""
     if overall is None or not overall.compared or overall.n == 0:
         return None
     short = [(label, cell) for label, cell in slices if cell.compared and cell.n > 0 and cell.max_drop is not None
              and (cell.mde is None or cell.mde > cell.max_drop + 1e-12)]
     short.sort(key=lambda item: (item[1].n, item[0]))
+    enough = None
+    if overall.gated:
+        alpha, one_sided = judged_level(stats or {})
+        least = max(1, math.floor(math.log2((1.0 if one_sided else 2.0) / alpha)) + 1)
+        enough = least if least <= overall.n else None
+    cases = None if overall.mde is None else max(1, math.ceil(overall.mde * overall.n - 1e-9))
     return {"display": overall.display, "n": overall.n, "mde": overall.mde, "max_drop": overall.max_drop,
+            "cases": cases, "enough": enough,
             "judged": overall.gated, "slices": [{"label": label, "n": cell.n, "mde": cell.mde}
                                                  for label, cell in short[:POWER_SLICES_SHOWN]],
             "more_slices": max(0, len(short) - POWER_SLICES_SHOWN)}

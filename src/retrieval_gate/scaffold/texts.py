@@ -90,6 +90,8 @@ GITIGNORE_LINES = (".retrieval-gate/", "out/", "retrieval-gate-out/")
 
 def fill(template: str, *, repo: str = "", sha: str = "", version: str = "", branch: str = "main",
          suite: str = "default") -> str:
+    if not version:  # a commit this build does not know: no version label beside it
+        template = template.replace("  # @VERSION@", "")
     return (template.replace("@REPO@", repo).replace("@SHA@", sha).replace("@VERSION@", version)
             .replace("@BRANCH@", branch).replace("@SUITE@", suite))
 

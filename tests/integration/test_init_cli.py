@@ -176,3 +176,34 @@ def test_a_released_build_pins_the_workflows_without_the_flag(repo, capsys, monk
     assert code == 0, err
     text = (repo / ".github/workflows/retrieval.yml").read_text(encoding="utf-8")
     assert f"uses: acme/retrieval-gate/.github/workflows/gate.yml@{SHA}  # v1.2.3" in text
+
+
+IMAGE = "ghcr.io/acme/retrieval-gate:0.2.0@sha256:" + "ab" * 32
+
+
+def test_init_ci_gitlab_writes_the_pipeline_and_no_github_workflow(repo, capsys):
+    code, out, err = cli(capsys, "init", "--no-baseline", "--ci", "gitlab", "--image", IMAGE)
+    assert code == 0, err
+    job = yaml.safe_load((repo / ".gitlab-ci.yml").read_text(encoding="utf-8"))["retrieval"]
+    assert job["image"]["name"] == IMAGE and job["script"] == ["retrieval-gate action"]
+    assert job["artifacts"]["reports"]["junit"] == "retrieval-gate-out/junit.xml"
+    assert job["cache"]["key"]["files"] == ["retrieval-gate.yml"]  # a folder KB: the config alone keys it
+    assert not (repo / ".github").exists()
+    assert "git add retrieval-gate.yml .gitlab-ci.yml .gitignore" in out
+    again = cli(capsys, "init", "--no-baseline", "--ci", "gitlab", "--image", IMAGE)
+    assert again[0] == 0 and "unchanged .gitlab-ci.yml" in again[1]
+
+
+def test_init_ci_gitlab_without_an_image_writes_no_pipeline_and_says_why(repo, capsys):
+    code, _, err = cli(capsys, "init", "--no-baseline", "--ci", "gitlab")
+    assert code == 0
+    assert "gitlab pipeline: not written" in err and "--image" in err
+    assert not (repo / ".gitlab-ci.yml").exists() and not (repo / ".github").exists()
+
+
+@pytest.mark.parametrize("args", [["--ci", "jenkins"], ["--ci", "gitlab", "--image", "ghcr.io/acme/rg:latest"],
+                                  ["--image", IMAGE], ["--ci", "gitlab", "--image", IMAGE, "--action-ref", REF]])
+def test_init_ci_mistakes_are_exit_2_and_write_nothing(repo, capsys, args):
+    code, _, err = cli(capsys, "init", "--no-baseline", *args)
+    assert code == 2, err
+    assert not (repo / "retrieval-gate.yml").exists() and not (repo / ".gitlab-ci.yml").exists()

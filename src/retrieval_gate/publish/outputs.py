@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 OUTPUT_NAMES = (
     "mode", "verdict", "regressed", "n", "headline_k",
     "hit_at_k", "recall_at_k", "ndcg_at_k", "delta_hit_at_k", "delta_recall_at_k", "delta_ndcg_at_k",
-    "metrics_json", "comment_url", "comment_file", "results_path", "comparison_path", "html_path",
+    "metrics_json", "comment_url", "comment_file", "results_path", "comparison_path", "html_path", "junit_path",
     "baseline_path", "baseline_ref", "baseline_commit", "baseline_file", "audit_file", "audit_commit",
 )
 

@@ -106,6 +106,29 @@ def test_reusable_workflow_gives_each_job_least_privilege():
         assert own["with"]["ref"] == "${{ job.workflow_sha }}"
 
 
+def test_the_sweep_mode_is_read_only_and_takes_no_input_as_code():
+    wf = _yaml(WORKFLOWS / "gate.yml")
+    assert "sweep" in _on(wf)["workflow_call"]["inputs"]["mode"]["description"]
+    plan, sweep, merge = wf["jobs"]["sweep-plan"], wf["jobs"]["sweep"], wf["jobs"]["sweep-merge"]
+    assert plan["if"] == "inputs.mode == 'sweep'" and plan["permissions"] == {}
+    assert sweep["needs"] == "sweep-plan" and merge["needs"] == "sweep"
+    assert sweep["permissions"] == merge["permissions"] == {"contents": "read"}
+    assert sweep["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.sweep-plan.outputs.shards) }}"
+    for job in (plan, sweep, merge):  # inputs reach the shell as environment variables, never as script text
+        for step in job["steps"]:
+            assert "${{" not in str(step.get("run", "")), step
+    names = [str(step.get("uses", "")).split("@")[0] for step in sweep["steps"]]
+    runs = [str(step.get("run", "")) for step in sweep["steps"]]
+    sweep_step = next(i for i, run in enumerate(runs) if "retrieval-gate sweep" in run)
+    assert names.index("actions/cache") < sweep_step and "--shard" in runs[sweep_step]
+    (own,) = [s for s in sweep["steps"] if s.get("with", {}).get("path") == ".retrieval-gate/action"]
+    assert own["with"]["ref"] == "${{ job.workflow_sha }}"  # the package installed is this workflow's own commit
+    assert any("retrieval-gate sweep merge" in str(step.get("run", "")) for step in merge["steps"])
+    for name, job in wf["jobs"].items():  # the other jobs never run in mode sweep
+        if not name.startswith("sweep"):
+            assert "inputs.mode == 'sweep'" not in str(job.get("if", ""))
+
+
 def test_the_job_holding_the_write_token_runs_no_evaluation():
     wf = _yaml(WORKFLOWS / "gate.yml")
     writers = {name: job for name, job in wf["jobs"].items() if "write" in (job.get("permissions") or {}).get(
@@ -159,8 +182,10 @@ def test_reusable_workflow_restores_the_store_before_the_action_and_the_writer_r
     wf = _yaml(WORKFLOWS / "gate.yml")
     for name, job in wf["jobs"].items():
         names = [str(step.get("uses", "")).split("@")[0] for step in job["steps"]]
-        if name == "baseline":  # the writer evaluates nothing: no store to restore
+        if name in ("baseline", "sweep-plan", "sweep-merge"):  # they evaluate nothing: no store to restore
             assert "actions/cache" not in names
+            continue
+        if name == "sweep":  # no action step: checked in test_the_sweep_mode_is_read_only_and_takes_no_input_as_code
             continue
         cache = job["steps"][names.index("actions/cache")]
         assert names.index("actions/cache") < names.index(ACTION)  # restored before the action runs
@@ -193,3 +218,18 @@ def test_release_workflow_tests_then_pushes_with_sbom_provenance_and_points_acti
     assert pypi["permissions"] == {"id-token": "write"} and pypi["environment"]["name"] == "pypi"
     assert any(str(s.get("uses", "")).startswith("pypa/gh-action-pypi-publish@") for s in pypi["steps"])
     assert any("scripts/check-wheel" in str(s.get("run", "")) for s in wheel["steps"])
+
+
+@pytest.mark.parametrize(("shards", "code", "out"), [
+    ("3", 0, "count=3\nshards=[1,2,3]\n"), ("1", 0, "count=1\nshards=[1]\n"), ("20", 0, None),
+    ("0", 2, ""), ("21", 2, ""), ("007", 2, ""), ("2; rm -rf /", 2, ""), ("$(id)", 2, ""), ("", 2, "")])
+def test_the_sweep_plan_step_makes_the_matrix_or_refuses(tmp_path, shards, code, out):
+    step = _yaml(WORKFLOWS / "gate.yml")["jobs"]["sweep-plan"]["steps"][0]
+    output = tmp_path / "output"
+    output.write_text("", encoding="utf-8")
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], env={"SHARDS": shards, "GITHUB_OUTPUT": str(output),
+                                                                  "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == code, done.stderr
+    if out is not None:
+        assert output.read_text(encoding="utf-8") == out

@@ -288,6 +288,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.files import write_json_atomic, write_text_atomic
+    from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -299,8 +300,8 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
                       highlight=False, soft_wrap=True)
         return []
     config_file, config_path = load_config(root / "retrieval-gate.yml", required=True)
-    store = {"mode": "persistent", "path": str(root / ".retrieval-gate" / "store")}
-    suite_config = resolve_suite(config_file, suite=suite, overrides={"store": store}, config_path=config_path,
+    store = StoreOverrides(mode="persistent", path=str(root / ".retrieval-gate" / "store"))
+    suite_config = resolve_suite(config_file, suite=suite, overrides=SuiteOverrides(store=store), config_path=config_path,
                                  embed_exports=onnx_export_root(read_environment()))
     progress = CliProgress(err_console)
     try:

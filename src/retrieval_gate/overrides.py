@@ -160,7 +160,8 @@ def flag_keys(given: Mapping[str, Any], prefix: str = "") -> frozenset[str]:
     """The dotted keys of what was given, leaves only (``{"chunking": {"size": 1}}`` → ``chunking.size``)."""
     out: set[str] = set()
     for key, value in given.items():
-        if isinstance(value, dict) and key != "options":
+        if isinstance(value, dict) and value and not (prefix == "" and key == "options"):  # options: one value
             out |= flag_keys(value, f"{prefix}{key}.")
-        out.add(f"{prefix}{key}")
+        else:
+            out.add(f"{prefix}{key}")
     return frozenset(out)

@@ -163,20 +163,24 @@ def make_plan(*, base: SuiteConfig, suite: str, axes: Mapping[str, Sequence[Any]
         raise UsageError("a sweep needs at least one axis: --axis KEY=V1,V2,… or a suite's sweep.axes")
     keys = [check_key(k, where=where) for k in axes]
     base_data = base.model_dump()
-    typed: dict[str, list[Any]] = {}
-    for key in keys:
-        seen: list[Any] = []
-        for value in axes[key]:
-            made = dotted_get(apply_override(base, {key: value}, where=f"{where} ({key}={value})").model_dump(), key)
-            if made not in seen:
-                seen.append(made)
-        typed[key] = seen
+    # Every point, whole, is a valid suite (e.g. overlap below size) before anything runs; its
+    # values are read back as the schema made them ("300" → 300). Values are checked together:
+    # a size below the suite's overlap is fine beside an overlap axis that makes it valid.
+    combos: list[dict[str, Any]] = []
+    typed: dict[str, list[Any]] = {key: [] for key in keys}
+    for raw in itertools.product(*(axes[k] for k in keys)):
+        combo = dict(zip(keys, raw, strict=True))
+        made = apply_override(base, combo, where=f"{where} ({', '.join(f'{k}={v}' for k, v in combo.items())})")
+        made_data = made.model_dump()
+        point = {key: dotted_get(made_data, key) for key in keys}
+        for key in keys:
+            if point[key] not in typed[key]:
+                typed[key].append(point[key])
+        if all(canonical(point) != canonical(c) for c in combos):
+            combos.append(point)
     reference = {key: dotted_get(base_data, key) for key in keys}
-    combos = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(typed[k] for k in keys))]
     if not any(canonical(c) == canonical(reference) for c in combos):
         combos.insert(0, reference)
-    for combo in combos:  # every point, whole, is a valid suite (e.g. overlap below size), before anything runs
-        apply_override(base, combo, where=f"{where} ({', '.join(f'{k}={v}' for k, v in combo.items())})")
     groups: dict[str, int] = {}
     for combo in sorted(combos, key=lambda c: canonical(c) != canonical(reference)):  # the reference's build first
         groups.setdefault(canonical({k: v for k, v in combo.items() if is_index_key(k)}), len(groups))

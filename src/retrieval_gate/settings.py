@@ -48,7 +48,7 @@ from retrieval_gate.embed.settings import (
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.boundary import bad_string
 from retrieval_gate.load.yamltext import key_lines, safe_load
-from retrieval_gate.metrics import parse_k_list, parse_metric
+from retrieval_gate.metrics import headline_k_problem, parse_k_list, parse_metric
 from retrieval_gate.overrides import SuiteOverrides, config_problems, flag_keys
 from retrieval_gate.retrieve.settings import RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
@@ -60,17 +60,12 @@ MAX_K = 10_000
 MAX_SUITE_NAME = 100
 
 
-def default_baseline_path(*, suite: str, folder: str = DEFAULT_BASELINE_DIR) -> str:
+def suite_baseline_path(*, suite: str, folder: str = DEFAULT_BASELINE_DIR) -> str:
     """Where a suite's baseline lives when its config names none: ``<folder>/<suite>.json``
     (``compare`` and ``report`` locally, the action with its ``baseline_dir`` input)."""
     return f"{folder.rstrip('/')}/{suite}.json"
 
 
-def headline_k_problem(*, headline_k: int | None, k: tuple[int, ...] | list[int]) -> str | None:
-    """Why ``headline_k`` cannot headline cutoffs ``k``, or None: it must be one of them."""
-    if headline_k is not None and headline_k not in k:
-        return f"headline_k {headline_k} is not one of the cutoffs k {list(k)}"
-    return None
 
 
 def suite_name_problem(name: str) -> str | None:

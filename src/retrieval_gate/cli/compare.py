@@ -45,11 +45,11 @@ def gate_overrides(
 def default_baseline_path(*, configured: str | None, suite: str | None, results_suite: str | None) -> Path:
     """The baseline ``compare`` and ``report`` read without ``--baseline``: the suite's
     ``baseline`` in the config file, else ``baselines/<suite>.json`` (as the action does)."""
-    from retrieval_gate.settings import default_baseline_path as default_for_suite
+    from retrieval_gate.settings import suite_baseline_path
 
     if configured:
         return Path(configured)
-    return Path(default_for_suite(suite=suite or results_suite or "default"))
+    return Path(suite_baseline_path(suite=suite or results_suite or "default"))
 
 
 def suite_for_results(*, config: Path | None, suite: str | None, results_suite: str,

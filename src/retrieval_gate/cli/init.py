@@ -174,7 +174,10 @@ def init_command(
         for line in planning.commit_commands(written):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
         return
-    ours = [*paths, *(f"baselines/{suite}{end}" for end in (".json", ".kb.json", ".audit.json"))]
+    from retrieval_gate.settings import suite_baseline_path
+
+    stem = suite_baseline_path(suite=suite).removesuffix(".json")
+    ours = [*paths, *(f"{stem}{end}" for end in (".json", ".kb.json", ".audit.json"))]
     pending = _uncommitted(root, [p for p in ours if (root / p).is_file()])
     if pending is None:
         console.print("nothing written: every file was already there", markup=False)
@@ -274,7 +277,10 @@ def _apply(root: Path, steps: list, *, force: bool) -> list[str]:
 
 def _baseline_paths(suite: str) -> tuple[str, ...]:
     """What the first eval writes: the baseline, its audit, the results and the store."""
-    return f"baselines/{suite}.json", f"baselines/{suite}.audit.json", "out/results.json", ".retrieval-gate/store"
+    from retrieval_gate.settings import suite_baseline_path
+
+    baseline = suite_baseline_path(suite=suite)
+    return baseline, baseline.removesuffix(".json") + ".audit.json", "out/results.json", ".retrieval-gate/store"
 
 
 def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:

@@ -39,10 +39,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_gate.compare.defaults import CORRECTIONS, Correction
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
@@ -50,7 +50,7 @@ from retrieval_gate.metrics.names import PLAIN_METRICS
 from retrieval_gate.score.scoring import OVERALL
 
 _EPS = 1e-12
-CORRECTION_NAMES = {"holm": "Holm", "bh": "BH", "none": "uncorrected"}
+CORRECTION_NAMES = dict(zip(CORRECTIONS, ("Holm", "BH", "uncorrected"), strict=True))  # as the gate's reasons say
 
 RowKey = tuple[str, str]  # (metric, slice)
 
@@ -66,7 +66,7 @@ class GateSettings(BaseModel):
     floors: dict[str, float] = Field(default_factory=dict)  # metric[:slice] → absolute floor
     alpha: float = Field(default=0.05, gt=0, lt=1)
     require_significance: bool = True
-    correction: Literal["holm", "bh", "none"] = "holm"  # over the p-values of the judged rows
+    correction: Correction = "holm"  # over the p-values of the judged rows
 
 
 def normalise_metric(name: str) -> str:

@@ -55,6 +55,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from retrieval_gate.compare.defaults import CORRECTIONS
 from retrieval_gate.compare.distributions import (
     binomial_cdf_walk,
     log_binomial_pmf,
@@ -62,7 +63,6 @@ from retrieval_gate.compare.distributions import (
     sign_test_critical,
 )
 
-CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_POWER = 0.8
 _BISECTIONS = 40
 _MAX_NEEDED = 10_000_000

@@ -35,13 +35,14 @@ from retrieval_gate.publish.untrusted import (
     read_confined,
 )
 from retrieval_gate.settings import (
+    DEFAULT_BASELINE_DIR,
     DEFAULT_CONFIG_NAME,
     ConfigFile,
     SuiteConfig,
-    default_baseline_path,
     load_config,
     parse_config,
     resolve_suite,
+    suite_baseline_path,
     suite_name_problem,
 )
 
@@ -66,7 +67,7 @@ class ActionInputs(_Frozen):
     k: str | None = None
     model: str | None = None
     store: str | None = None
-    baseline_dir: str = "baselines"
+    baseline_dir: str = DEFAULT_BASELINE_DIR
     mode: Mode = Mode.AUTO
     fail_on_regression: bool | None = None  # None: the config file decides (default off)
     comment: bool = True
@@ -287,7 +288,7 @@ def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> A
     for name in ("config", "kb", "cases", "k", "model", "store", "base_ref", "results_file",
                  "comparison_file"):
         data[name] = get(name)
-    for name, default in (("suite", "default"), ("baseline_dir", "baselines"), ("out_dir", DEFAULT_OUT_DIR)):
+    for name, default in (("suite", "default"), ("baseline_dir", DEFAULT_BASELINE_DIR), ("out_dir", DEFAULT_OUT_DIR)):
         data[name] = get(name) or default
     data["github_token"] = github_token(env) if token is None else token
     mode = (get("mode") or Mode.AUTO).lower()
@@ -318,7 +319,7 @@ def suite_overrides(inputs: ActionInputs) -> SuiteOverrides:
 def baseline_repo_path(*, suite_config: SuiteConfig, inputs: ActionInputs, workspace: Path) -> str:
     """The baseline's path inside the repository: the config's ``baseline`` when set, else
     ``<baseline_dir>/<suite>.json``. Normalised to forward slashes; must stay inside the repo."""
-    raw = suite_config.baseline or default_baseline_path(suite=inputs.suite, folder=inputs.baseline_dir)
+    raw = suite_config.baseline or suite_baseline_path(suite=inputs.suite, folder=inputs.baseline_dir)
     return repo_path(raw, workspace=workspace, what="baseline")
 
 

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.metrics import headline_k_problem
 from retrieval_gate.publish.action_settings import ActionSettings, baseline_repo_path
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES
 from retrieval_gate.render.escape import md_text
-from retrieval_gate.settings import SuiteConfig, headline_k_problem, parse_config
+from retrieval_gate.settings import SuiteConfig, parse_config
 
 
 @dataclass(frozen=True)

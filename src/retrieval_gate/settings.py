@@ -187,6 +187,7 @@ class SuiteConfig(_Strict):
         # export folder, and the values of the ``${NAME}`` references in ``http_headers``.
         context = info.context or {}
         self._embed_exports = context.get("embed_exports")
+        self._env_secrets = context.get("env_secrets", ())  # a sweep point keeps its suite's
         env = context.get("env")
         if env is not None and self.options.http.headers:
             headers, secrets = _header_refs(self.options.http.headers, env=env, where=context.get("where", "<flags>"))
@@ -262,7 +263,8 @@ def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) 
     data = base.model_dump()
     _deep_update(data, overrides.given())
     try:
-        return SuiteConfig.model_validate(data, context={"embed_exports": base.embed.export_root})
+        return SuiteConfig.model_validate(data, context={"embed_exports": base.embed.export_root,
+                                                         "env_secrets": base.env_secrets})
     except ValidationError as exc:
         raise InputError(config_problems(where, exc)) from None
 

@@ -324,8 +324,8 @@ def test_no_test_patches_a_library() -> None:
 ONE_HOME = {
     "BAD_STATUSES": "compare/model.py",
     "BatchSize": "embed/settings.py",  # the batch-size rule: the suite's key and the embedder's model use it
-    "CORRECTIONS": "compare/defaults.py",
-    "Correction": "compare/defaults.py",
+    "CORRECTIONS": "compare/gate.py",
+    "Correction": "compare/gate.py",
     "DEFAULT_BASELINE_DIR": "settings.py",
     "MAX_BATCH_SIZE": "bounds.py",
     "MAX_OVERFETCH": "bounds.py",

@@ -39,10 +39,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_gate.compare.defaults import CORRECTIONS, Correction
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
@@ -50,6 +50,10 @@ from retrieval_gate.metrics.names import PLAIN_METRICS
 from retrieval_gate.score.scoring import OVERALL
 
 _EPS = 1e-12
+# The multiple-comparison corrections over the judged rows' p-values (the ``correction`` key,
+# ``--correction``, ``compare.power.adjust_p``): the one list of their names.
+Correction = Literal["holm", "bh", "none"]
+CORRECTIONS: tuple[str, ...] = get_args(Correction)
 CORRECTION_NAMES = dict(zip(CORRECTIONS, ("Holm", "BH", "uncorrected"), strict=True))  # as the gate's reasons say
 
 RowKey = tuple[str, str]  # (metric, slice)

@@ -55,13 +55,13 @@ from statistics import NormalDist
 
 import numpy as np
 
-from retrieval_gate.compare.defaults import CORRECTIONS
 from retrieval_gate.compare.distributions import (
     binomial_cdf_walk,
     log_binomial_pmf,
     normal_cdf,
     sign_test_critical,
 )
+from retrieval_gate.compare.gate import CORRECTIONS
 
 DEFAULT_POWER = 0.8
 _BISECTIONS = 40

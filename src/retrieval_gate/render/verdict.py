@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrieval_gate.compare.defaults import CORRECTIONS
-from retrieval_gate.compare.gate import format_p
+from retrieval_gate.compare.gate import CORRECTIONS, format_p
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name

@@ -86,3 +86,23 @@ def test_a_sweep_point_is_the_override_model_and_keeps_the_export_folder(tmp_pat
     assert point.overrides == SuiteOverrides(chunking=ChunkOverrides(size=300), overfetch=5)
     made = point.apply(base)
     assert (made.chunking.size, made.overfetch, made.embed.export_root) == (300, 5, tmp_path / "onnx")
+
+
+def test_a_config_error_names_the_key_s_line_or_the_nearest_written_one(tmp_path: Path) -> None:
+    text = ("suites:\n"
+            "  base: &shared\n"
+            "    overfetch: 5000\n"
+            "  default:\n"
+            "    <<: *shared\n"
+            "    chunking:\n"
+            "      size: 300\n"
+            "      overlap: 300\n")
+    with pytest.raises(InputError) as err:
+        parse_config(text, source=tmp_path / "rg.yml")
+    lines = sorted(str(p) for p in err.value.problems)
+    assert lines == sorted([
+        f"{tmp_path / 'rg.yml'}:3: suites.base.overfetch: Input should be less than or equal to 1000",
+        # reached through the merge key: no line of its own, so the suite's
+        f"{tmp_path / 'rg.yml'}:4: suites.default.overfetch: Input should be less than or equal to 1000",
+        f"{tmp_path / 'rg.yml'}:6: suites.default.chunking: chunk overlap (300) must be smaller than chunk size (300)",
+    ])

@@ -136,8 +136,9 @@ def safe_load(text: str, *, aliases: bool) -> Any:
 
 def key_lines(text: str) -> dict[tuple[str, ...], int]:
     """Where each mapping key of a config document is written: its path of keys → its 1-based
-    line (the key's own line). Read after ``safe_load`` accepted ``text``, so errors found by the
-    schema can name the line; keys reached only through a merge (``<<: *a``) are not listed."""
+    line (the key's own line). Read after ``safe_load`` accepted ``text`` (so the walk, aliases
+    expanded, is bounded by ``MAX_EXPANDED_NODES``), so errors found by the schema can name the
+    line; keys reached only through a merge (``<<: *a``) are not listed."""
     loader = _BoundedLoader(text)
     try:
         root = loader.get_single_node()
@@ -145,12 +146,10 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
         loader.dispose()
     out: dict[tuple[str, ...], int] = {}
     stack: list[tuple[Node | None, tuple[str, ...]]] = [(root, ())]
-    seen: set[int] = set()
     while stack:
         node, path = stack.pop()
-        if not isinstance(node, MappingNode) or id(node) in seen:
+        if not isinstance(node, MappingNode):
             continue
-        seen.add(id(node))  # an alias is the same node: walked once
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
                 here = (*path, str(key.value))

@@ -6,7 +6,12 @@ Each part's settings model lives with the part (``chunk.chunking.ChunkSettings``
 ``compare.gate.GateSettings``); this schema composes them and imports no builder. Retriever specs
 are parsed here, once, and ``headline_k`` is checked against ``k`` for every entry point. The
 entry points read the environment (``environment.py``) and hand in what it says: the variables
-``http_headers`` name, and the folder for ONNX exports."""
+``http_headers`` name, and the folder for ONNX exports.
+
+What lies on top of a suite — a CLI flag, an action input, a sweep point — is one typed
+``overrides.SuiteOverrides`` (the config file's keys, nested as in the file); each value's rule
+is checked once, by the model that owns the key, when it is laid over the suite here
+(``resolve_suite``, ``override_suite``)."""
 
 from __future__ import annotations
 
@@ -28,20 +33,39 @@ from pydantic import (
 )
 
 from retrieval_gate.audit.params import AuditParams
+from retrieval_gate.bounds import MAX_OVERFETCH, MIN_OVERFETCH
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.embed.settings import DEFAULT_MODEL, Backend, Device, EmbedSettings, backend_problem
+from retrieval_gate.embed.settings import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MODEL,
+    Backend,
+    BatchSize,
+    Device,
+    EmbedSettings,
+    backend_problem,
+)
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.boundary import bad_string
-from retrieval_gate.load.yamltext import safe_load
-from retrieval_gate.metrics import parse_k_list, parse_metric
+from retrieval_gate.load.yamltext import key_lines, safe_load
+from retrieval_gate.metrics import headline_k_problem, parse_k_list, parse_metric
+from retrieval_gate.overrides import SuiteOverrides, config_problems, flag_keys
 from retrieval_gate.retrieve.settings import RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
 from retrieval_gate.store.settings import StoreSettings
 
 DEFAULT_CONFIG_NAME = "retrieval-gate.yml"
+DEFAULT_BASELINE_DIR = "baselines"
 MAX_K = 10_000
 MAX_SUITE_NAME = 100
+
+
+def suite_baseline_path(*, suite: str, folder: str = DEFAULT_BASELINE_DIR) -> str:
+    """Where a suite's baseline lives when its config names none: ``<folder>/<suite>.json``
+    (``compare`` and ``report`` locally, the action with its ``baseline_dir`` input)."""
+    return f"{folder.rstrip('/')}/{suite}.json"
+
+
 
 
 def suite_name_problem(name: str) -> str | None:
@@ -82,8 +106,8 @@ class SuiteConfig(_Strict):
     headline_k: int | None = None
     model: str = DEFAULT_MODEL
     retriever: str = "dense"
-    overfetch: int = Field(default=3, ge=1)
-    batch_size: int = Field(default=64, ge=1)
+    overfetch: int = Field(default=3, ge=MIN_OVERFETCH, le=MAX_OVERFETCH)
+    batch_size: BatchSize = DEFAULT_BATCH_SIZE  # the embedder's rule (embed/settings.py)
     device: Device = "cpu"  # embedding device (embed/settings.py)
     embed_backend: Backend = "torch"
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
@@ -152,8 +176,23 @@ class SuiteConfig(_Strict):
 
     @model_validator(mode="after")
     def _headline_k_is_measured(self) -> SuiteConfig:
-        if self.headline_k is not None and self.headline_k not in self.k:
-            raise ValueError(f"headline_k {self.headline_k} is not one of the cutoffs k {list(self.k)}")
+        problem = headline_k_problem(headline_k=self.headline_k, k=self.k)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    @model_validator(mode="after")
+    def _from_the_entry_point(self, info: ValidationInfo) -> SuiteConfig:
+        # What the entry point read from the environment (``resolve_suite``'s context): the
+        # export folder, and the values of the ``${NAME}`` references in ``http_headers``.
+        context = info.context or {}
+        self._embed_exports = context.get("embed_exports")
+        self._env_secrets = context.get("env_secrets", ())  # a sweep point keeps its suite's
+        env = context.get("env")
+        if env is not None and self.options.http.headers:
+            headers, secrets = _header_refs(self.options.http.headers, env=env, where=context.get("where", "<flags>"))
+            self.options = self.options.with_headers(headers)
+            self._env_secrets = secrets
         return self
 
     @property
@@ -215,26 +254,23 @@ def parse_config(text: str, *, source: Path) -> ConfigFile:
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as exc:
-        raise InputError(_config_problems(source, exc)) from None
+        raise InputError(config_problems(source, exc, lines=key_lines(text))) from None
 
 
-def _config_problems(path: Path, exc: ValidationError, *, flags: frozenset[str] = frozenset()) -> list[Problem]:
-    """One problem per field, named with the file — or ``<flags>`` when the value came from a flag."""
-    out = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-        where = "<flags>" if err["loc"] and str(err["loc"][0]) in flags else str(path)
-        if not err["loc"] and msg.startswith("headline_k "):  # the suite-wide check: say where each value came from
-            where = ("--k and --headline-k" if {"k", "headline_k"} <= flags else
-                     f"{path} (k) and --headline-k" if "headline_k" in flags else
-                     f"--k and {path} (headline_k)" if "k" in flags else str(path))
-        out.append(Problem(where, None, f"{loc}: {msg}" if loc else msg))
-    return out
+def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) -> SuiteConfig:
+    """``base`` with ``overrides`` on top, validated by ``SuiteConfig`` (so by each part's model);
+    a bad value is an ``InputError`` naming ``where`` and the key. A sweep point's settings."""
+    data = base.model_dump()
+    _deep_update(data, overrides.given())
+    try:
+        return SuiteConfig.model_validate(data, context={"embed_exports": base.embed.export_root,
+                                                         "env_secrets": base.env_secrets})
+    except ValidationError as exc:
+        raise InputError(config_problems(where, exc)) from None
 
 
 def resolve_suite(
-    config: ConfigFile, *, suite: str, overrides: dict[str, Any], config_path: Path | None,
+    config: ConfigFile, *, suite: str, overrides: SuiteOverrides | None = None, config_path: Path | None,
     env: Mapping[str, str] | None = None, embed_exports: Path | None = None,
 ) -> SuiteConfig:
     """The suite from the file (or defaults) with flags on top; relative paths in the file are
@@ -256,17 +292,13 @@ def resolve_suite(
         for key in ("kb", "cases", "baseline"):
             if data.get(key) and not Path(data[key]).is_absolute():
                 data[key] = str(root / data[key]) if str(root) != "." else data[key]
-    given = {k: v for k, v in overrides.items() if v is not None}
+    given = (overrides or SuiteOverrides()).given()
     _deep_update(data, given)
+    where = str(config_path or "<flags>")
     try:
-        resolved = SuiteConfig.model_validate(data)
+        return SuiteConfig.model_validate(data, context={"embed_exports": embed_exports, "env": env, "where": where})
     except ValidationError as exc:
-        flags = frozenset(k for k, v in given.items() if not isinstance(v, dict))
-        raise InputError(_config_problems(config_path or Path("<flags>"), exc, flags=flags)) from None
-    if env is not None:
-        resolved = _with_header_refs(resolved, env=env, where=str(config_path or "<flags>"))
-    resolved._embed_exports = embed_exports
-    return resolved
+        raise InputError(config_problems(config_path or Path("<flags>"), exc, flags=flag_keys(given))) from None
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -274,12 +306,10 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _RUNNER_PREFIXES = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
 
 
-def _with_header_refs(config: SuiteConfig, *, env: Mapping[str, str], where: str) -> SuiteConfig:
-    """Resolve ``${NAME}`` in ``options.http_headers`` values from ``env``; remember the values
-    read (secrets, scrubbed from outputs). A missing variable, or one of the runner's own, is an error."""
-    headers = config.options.http.headers  # text to text: checked with the options (retrieve/settings.py)
-    if not headers:
-        return config
+def _header_refs(headers: Mapping[str, str], *, env: Mapping[str, str], where: str) -> tuple[dict[str, str],
+                                                                                       tuple[str, ...]]:
+    """Resolve ``${NAME}`` in ``options.http_headers`` values from ``env``; also the values read
+    (secrets, scrubbed from outputs). A missing variable, or one of the runner's own, is an error."""
     secrets: list[str] = []
 
     def value_of(header: str, match: re.Match[str]) -> str:
@@ -294,9 +324,7 @@ def _with_header_refs(config: SuiteConfig, *, env: Mapping[str, str], where: str
         return env[name]
 
     resolved = {key: _ENV_REF.sub(lambda m, key=key: value_of(key, m), value) for key, value in headers.items()}
-    out = config.model_copy(update={"options": config.options.with_headers(resolved)})
-    out._env_secrets = tuple(s for s in secrets if s)
-    return out
+    return resolved, tuple(s for s in secrets if s)
 
 
 def _deep_update(target: dict[str, Any], updates: dict[str, Any]) -> None:

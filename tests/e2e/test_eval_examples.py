@@ -196,7 +196,7 @@ def test_a_corrupted_store_is_rebuilt_with_a_note_and_the_same_numbers(
         (["--kb", str(KB), "--cases", str(CASES), "--ephemeral", "--store", "x"],
          "error: --store and --ephemeral exclude each other"),
         (["--kb", str(KB), "--cases", str(CASES), "--chunk-size", "100", "--chunk-overlap", "100"],
-         "error: chunk overlap (100) must be smaller than chunk size (100)"),
+         "error: <flags>: chunking: chunk overlap (100) must be smaller than chunk size (100)"),
     ],
 )
 def test_bad_input_exits_2_with_one_clear_sentence(args: list[str], message: str, tmp_path: Path,

@@ -19,7 +19,7 @@ import retrieval_gate
 PACKAGE = Path(retrieval_gate.__file__).parent
 CORE = ("metrics", "score", "compare", "audit")
 # What the core may import from the package: itself, and the leaf modules of plain data.
-CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", ""})
+CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "bounds", ""})
 # Standard-library and third-party modules that mean I/O, environment, network or presentation.
 SHELL_LIBRARIES = frozenset({
     "os", "sys", "pathlib", "io", "shutil", "tempfile", "subprocess", "socket", "sqlite3", "fcntl",
@@ -33,8 +33,8 @@ ENTRY_POINTS = ("cli/", "publish/action_settings.py")
 MAX_LINES = 400
 # docs/ARCHITECTURE.md's layers, bottom first. A unit imports only units of lower layers.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
-    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy"),  # the leaves
-    ("files",),  # atomic writes and hashes (raises the named errors)
+    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy", "bounds"),  # the leaves
+    ("files", "overrides"),  # atomic writes and hashes; the one override model of the suite's settings
     ("metrics", "load", "chunk", "embed", "scaffold"),
     ("score", "store"),
     ("compare", "retrieve"),
@@ -323,6 +323,13 @@ def test_no_test_patches_a_library() -> None:
 # home per rule"). Others import it.
 ONE_HOME = {
     "BAD_STATUSES": "compare/model.py",
+    "BatchSize": "embed/settings.py",  # the batch-size rule: the suite's key and the embedder's model use it
+    "CORRECTIONS": "compare/gate.py",
+    "Correction": "compare/gate.py",
+    "DEFAULT_BASELINE_DIR": "settings.py",
+    "MAX_BATCH_SIZE": "bounds.py",
+    "MAX_OVERFETCH": "bounds.py",
+    "MIN_CHUNK_SIZE": "bounds.py",
     "CACHE_FILE": "embed/__init__.py",
     "DEFAULT_HISTORY_LIMIT": "compare/defaults.py",
     "DEFAULT_RESAMPLES": "compare/defaults.py",
@@ -342,7 +349,9 @@ def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
     places: dict[str, list[str]] = {name: [] for name in ONE_HOME}
     places.update({"def mde": [], "class Mode": [], "mode names": [], "'missing from the run'": [],
                    "YAML parsing": [], "INPUT_GITHUB_TOKEN": [], "REDACTED used": [], "lazy proxies": [],
-                   "def shown": [], "def suite_name_problem": [], "workflow commands": []})
+                   "def shown": [], "def suite_name_problem": [], "workflow commands": [],
+                   "def headline_k_problem": [], "def suite_baseline_path": [], "override models": [],
+                   "overlap < size": [], "headline_k in k": []})
     for rel, tree in trees.items():
         for node in ast.walk(tree):
             targets = node.targets if isinstance(node, ast.Assign) else \
@@ -352,11 +361,17 @@ def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
             places_hit += ["class Mode"] if isinstance(node, ast.ClassDef) and node.name == "Mode" else []
             places_hit += ["lazy proxies"] if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" else []
             places_hit += [f"def {node.name}"] if isinstance(node, ast.FunctionDef) \
-                and node.name in ("shown", "suite_name_problem") else []
+                and node.name in ("shown", "suite_name_problem", "headline_k_problem", "suite_baseline_path") else []
+            # a typed override of the suite's settings (flags, action inputs, sweep points): one model
+            places_hit += ["override models"] if isinstance(node, ast.ClassDef) and node.name.endswith("Overrides") \
+                else []
             if isinstance(node, ast.Constant):
                 places_hit += ["mode names"] if node.value in ("pr", "update-baseline", "write-baseline") else []
                 places_hit += ["'missing from the run'"] if node.value == "missing from the run" else []
                 places_hit += ["INPUT_GITHUB_TOKEN"] if node.value == "INPUT_GITHUB_TOKEN" else []
+                if isinstance(node.value, str):  # cross-field rules, each stated (and so checked) once
+                    places_hit += ["overlap < size"] if "must be smaller than chunk size" in node.value else []
+                    places_hit += ["headline_k in k"] if "is not one of the cutoffs" in node.value else []
                 # a workflow command (``::error …``) is built in one place: the runner's writer
                 places_hit += ["workflow commands"] if isinstance(node.value, str) and node.value.startswith("::") \
                     else []
@@ -385,6 +400,11 @@ def test_each_rule_has_one_definition(trees) -> None:
         "def shown": ["render/escape.py"],  # the one escaper of text for a terminal or a CI log
         "def suite_name_problem": ["settings.py"],  # init and the action take the same suite names
         "workflow commands": ["publish/runner.py"],
+        "def headline_k_problem": ["metrics/names.py"],  # the suite, the action's base settings, compare
+        "def suite_baseline_path": ["settings.py"],  # compare, report and the action find it alike
+        "override models": ["overrides.py"],  # flags, action inputs, sweep points
+        "overlap < size": ["chunk/chunking.py"],  # ChunkSettings, when the config is read
+        "headline_k in k": ["metrics/names.py"],
     }
 
 
@@ -396,3 +416,7 @@ def test_the_rule_counter_counts_a_second_home() -> None:
     assert homes["YAML parsing"] == ["a.py"] and homes["mode names"] == ["b.py"]
     more = rule_homes({"c.py": ast.parse("def shown(t): pass\nline = f'::error file={x}::{y}'\n")})
     assert more["def shown"] == ["c.py"] and more["workflow commands"] == ["c.py"]
+    rules = rule_homes({"d.py": ast.parse("class GateOverrides: pass\nMIN_CHUNK_SIZE = 1\n"
+                                          "m = f'headline_k {h} is not one of the cutoffs k {k}'\n")})
+    assert rules["override models"] == ["d.py"] and rules["MIN_CHUNK_SIZE"] == ["d.py"]
+    assert rules["headline_k in k"] == ["d.py"] and rules["overlap < size"] == []

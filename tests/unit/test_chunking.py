@@ -6,6 +6,7 @@ import itertools
 import re
 
 import pytest
+from pydantic import ValidationError
 
 from retrieval_gate.chunk.chunking import (
     ChunkSettings,
@@ -16,7 +17,7 @@ from retrieval_gate.chunk.chunking import (
     text_sha256,
     with_title,
 )
-from retrieval_gate.errors import InputError, UsageError
+from retrieval_gate.errors import InputError
 from retrieval_gate.models import Card, KnowledgeBase
 
 
@@ -151,9 +152,11 @@ def test_duplicate_chunk_ids_are_an_input_error_naming_the_cards() -> None:
         chunk_kb(kb, ChunkSettings())
 
 
-def test_overlap_not_smaller_than_size_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="overlap"):
-        chunk_kb(kb_of([Card(id="a", text="x")], "markdown"), ChunkSettings(size=100, overlap=100))
+def test_overlap_not_smaller_than_size_is_refused_by_the_settings_model() -> None:
+    # Refused when the settings are read (a config file fails where a flag would), before any chunking.
+    with pytest.raises(ValidationError, match=r"chunk overlap \(100\) must be smaller than chunk size \(100\)"):
+        ChunkSettings(size=100, overlap=100)
+    assert ChunkSettings(size=100, overlap=99).overlap == 99
 
 
 def test_fingerprint_records_sizes_only_where_they_apply() -> None:

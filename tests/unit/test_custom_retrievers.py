@@ -17,6 +17,7 @@ from retrieval_gate.errors import InputError, RetrieverError, UsageError
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Card, Case, CaseSet, KnowledgeBase, RankedList
+from retrieval_gate.overrides import SuiteOverrides
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.custom import HttpRetriever, PythonRetriever, RunRetriever
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -245,7 +246,7 @@ def test_http_failures_are_counted_in_completeness_and_the_run_goes_on(endpoint)
 def test_bad_http_options_are_refused_with_the_suite_config(options):
     [key] = options
     with pytest.raises(InputError, match=f"<flags>: options: options.{key}: "):
-        resolve_suite(ConfigFile(), suite="default", overrides={"options": options}, config_path=None)
+        resolve_suite(ConfigFile(), suite="default", overrides=SuiteOverrides(options=options), config_path=None)
 
 
 # ---- run file ------------------------------------------------------------------------------------

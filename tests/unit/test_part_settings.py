@@ -14,6 +14,7 @@ from pydantic import ValidationError
 import retrieval_gate
 from retrieval_gate.embed.settings import EmbedSettings
 from retrieval_gate.errors import InputError
+from retrieval_gate.overrides import SuiteOverrides
 from retrieval_gate.retrieve.settings import FLAT_KEYS, RetrieverOptions
 from retrieval_gate.settings import ConfigFile, SuiteConfig, parse_config, resolve_suite
 
@@ -116,7 +117,7 @@ def test_a_number_keeps_the_type_it_was_written_with():
 
 def test_flags_merge_over_the_files_options(tmp_path: Path):
     config = parse_config("suites:\n  default:\n    options: {rrf_k: 10, bm25_b: 0.75}\n", source=tmp_path / "rg.yml")
-    suite = resolve_suite(config, suite="default", overrides={"options": {"bm25_b": 0.5}},
+    suite = resolve_suite(config, suite="default", overrides=SuiteOverrides(options={"bm25_b": 0.5}),
                           config_path=tmp_path / "rg.yml")
     assert (suite.options.hybrid.rrf_k, suite.options.bm25.b) == (10, 0.5)
 
@@ -137,7 +138,7 @@ def test_flags_merge_over_the_files_options(tmp_path: Path):
 )
 def test_a_bad_option_is_one_input_error_naming_the_file_and_the_key(tmp_path: Path, options, message):
     with pytest.raises(InputError) as err:
-        resolve_suite(ConfigFile(), suite="default", overrides={"options": options}, config_path=None)
+        resolve_suite(ConfigFile(), suite="default", overrides=SuiteOverrides(options=options), config_path=None)
     assert message in str(err.value) and str(err.value).startswith("<flags>: options: ")
 
 
@@ -151,7 +152,7 @@ def test_every_bad_option_is_reported_at_once():
 def test_a_header_value_is_never_quoted_in_an_error():
     with pytest.raises(InputError) as err:
         resolve_suite(ConfigFile(), suite="default", config_path=None,
-                      overrides={"options": {"http_headers": {"Authorization": ["Bearer s3cr3t-token"]}}})
+                      overrides=SuiteOverrides(options={"http_headers": {"Authorization": ["Bearer s3cr3t-token"]}}))
     assert "options.http_headers: must map header names to text values" in str(err.value)
     assert "s3cr3t" not in str(err.value)
 
@@ -160,7 +161,7 @@ def test_a_header_value_is_never_quoted_in_an_error():
 
 
 def test_the_embedders_slice_carries_the_export_folder_the_entry_point_gave(tmp_path: Path):
-    suite = resolve_suite(ConfigFile(), suite="default", overrides={"embed_backend": "onnx", "batch_size": 8},
+    suite = resolve_suite(ConfigFile(), suite="default", overrides=SuiteOverrides(embed_backend="onnx", batch_size=8),
                           config_path=None, embed_exports=tmp_path / "onnx")
     assert suite.embed == EmbedSettings(backend="onnx", batch_size=8, export_root=tmp_path / "onnx")
     assert SuiteConfig().embed.export_root is None  # a library caller gives none: the ONNX builder asks for it

@@ -54,7 +54,7 @@ def test_anchors_without_aliases_are_harmless():
 
 def _suite(text: str, env: dict[str, str] | None):
     config = parse_config(text, source=Path("rg.yml"))
-    return resolve_suite(config, suite="default", overrides={}, config_path=Path("rg.yml"), env=env)
+    return resolve_suite(config, suite="default", config_path=Path("rg.yml"), env=env)
 
 
 def test_header_values_name_environment_variables_and_are_remembered_as_secrets():

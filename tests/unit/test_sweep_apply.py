@@ -57,10 +57,10 @@ def test_apply_writes_the_winner_and_the_file_reads_back_with_it(tmp_path: Path,
     path = tmp_path / "retrieval-gate.yml"
     path.write_text(CONFIG, encoding="utf-8")
     config, config_path = load_config(path, required=True)
-    base = resolve_suite(config, suite="default", overrides={}, config_path=config_path)
+    base = resolve_suite(config, suite="default", config_path=config_path)
     apply_winner({"winner": {"chunking.size": 600, "chunking.overlap": 0}}, config_path=path, suite="default",
                  base=base)
-    again = resolve_suite(load_config(path, required=True)[0], suite="default", overrides={}, config_path=path)
+    again = resolve_suite(load_config(path, required=True)[0], suite="default", config_path=path)
     assert (again.chunking.size, again.chunking.overlap) == (600, 0)
     assert again.audit == base.audit and again.kb == base.kb
     assert "+      size: 600" in capsys.readouterr().out  # the diff is shown
@@ -78,7 +78,7 @@ def test_apply_prints_the_change_where_the_file_cannot_be_edited(tmp_path: Path,
     text = "suites:\n  default:\n    chunking: {size: 1200}\n"
     path.write_text(text, encoding="utf-8")
     config, config_path = load_config(path, required=True)
-    base = resolve_suite(config, suite="default", overrides={}, config_path=config_path)
+    base = resolve_suite(config, suite="default", config_path=config_path)
     apply_winner({"winner": {"chunking.size": 600}}, config_path=path, suite="default", base=base)
     assert path.read_text() == text
     assert "set chunking.size: 600" in capsys.readouterr().out

@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from retrieval_gate.bounds import MIN_CHUNK_SIZE
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.models import KnowledgeBase
 
@@ -48,10 +49,17 @@ class ChunkSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    size: int = Field(default=1200, ge=50)
+    size: int = Field(default=1200, ge=MIN_CHUNK_SIZE)
     overlap: int = Field(default=150, ge=0)
     by_headings: bool = True
     unit: Literal["characters", "tokens"] = "characters"
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkSettings:
+        # Checked when the config is read (a file fails where a flag would), not while chunking.
+        if self.overlap >= self.size:
+            raise ValueError(f"chunk overlap ({self.overlap}) must be smaller than chunk size ({self.size})")
+        return self
 
 
 class TokenCounter(Protocol):
@@ -109,16 +117,9 @@ def chunking_fingerprint(*, kb_format: str, settings: ChunkSettings) -> dict[str
     return out
 
 
-def check_settings(settings: ChunkSettings) -> None:
-    if settings.overlap >= settings.size:
-        raise UsageError(f"chunk overlap ({settings.overlap}) must be smaller than chunk size "
-                         f"({settings.size})")
-
-
 def chunk_kb(kb: KnowledgeBase, settings: ChunkSettings, *, tokens: TokenCounter | None = None) -> tuple[Chunk, ...]:
     """Every card of ``kb`` as chunks, in KB order (see the module docstring). ``tokens``: the
     embedder's tokenizer, needed when ``settings.unit`` is ``tokens``."""
-    check_settings(settings)
     if settings.unit == "tokens" and tokens is None and strategy(kb.format) != "record":
         raise UsageError("chunking.unit: tokens needs the model's tokenizer (tokenizer.json in its folder)")
     chunks: list[Chunk] = []

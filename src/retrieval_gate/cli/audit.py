@@ -38,14 +38,15 @@ def audit_command(
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.textfile import display
+    from retrieval_gate.overrides import AuditOverrides, SuiteOverrides
     from retrieval_gate.render.audit import print_audit, render_audit_html, render_audit_section
     from retrieval_gate.settings import SuiteConfig, load_config, resolve_suite
 
     if markdown is not None and base is None:
         raise UsageError("--markdown needs --base (the section lists the findings introduced since the base)")
-    audit_flags = {"coverage": coverage, "threshold": threshold, "num_perm": num_perm, "shingle_size": shingle_size}
-    overrides = {"kb": str(kb) if kb else None, "cases": str(cases) if cases else None,
-                 "audit": {k: v for k, v in audit_flags.items() if v is not None}}
+    overrides = SuiteOverrides(kb=str(kb) if kb else None, cases=str(cases) if cases else None,
+                               audit=AuditOverrides(coverage=coverage, threshold=threshold, num_perm=num_perm,
+                                                    shingle_size=shingle_size))
     config_file, config_path = load_config(config, required=config is not None)
     settings: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path)
     if settings.kb is None or settings.cases is None:

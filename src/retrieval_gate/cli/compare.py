@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -13,15 +13,17 @@ from retrieval_gate.compare.defaults import DEFAULT_RESAMPLES  # imports nothing
 from retrieval_gate.errors import UsageError
 
 if TYPE_CHECKING:
+    from retrieval_gate.overrides import GateOverrides, SuiteOverrides
     from retrieval_gate.settings import SuiteConfig
 
 
 def gate_overrides(
     *, fail_on_regression: bool | None, floor: list[str], max_drop: list[str], alpha: float | None,
     require_significance: bool | None, correction: str | None = None,
-) -> dict[str, Any]:
-    """Flags → a partial ``gate`` mapping laid over the config file's (None = not given)."""
+) -> GateOverrides:
+    """Flags → the ``gate`` overrides laid over the config file's (None = not given)."""
     from retrieval_gate.compare.gate import parse_assignment
+    from retrieval_gate.overrides import GateOverrides
 
     floors = dict(parse_assignment(text, flag="--floor") for text in floor)
     drops: dict[str, float] = {}
@@ -35,28 +37,30 @@ def gate_overrides(
                 default_drop = float(text)
             except ValueError:
                 raise UsageError(f"--max-drop {text!r}: expected VALUE, METRIC=VALUE or METRIC:SLICE=VALUE") from None
-    return {"fail_on_regression": fail_on_regression, "floors": floors, "max_drop": drops,
-            "default_max_drop": default_drop, "alpha": alpha, "require_significance": require_significance,
-            "correction": correction}
+    return GateOverrides(fail_on_regression=fail_on_regression, floors=floors, max_drop=drops,
+                         default_max_drop=default_drop, alpha=alpha, require_significance=require_significance,
+                         correction=correction)
 
 
 def default_baseline_path(*, configured: str | None, suite: str | None, results_suite: str | None) -> Path:
     """The baseline ``compare`` and ``report`` read without ``--baseline``: the suite's
     ``baseline`` in the config file, else ``baselines/<suite>.json`` (as the action does)."""
+    from retrieval_gate.settings import suite_baseline_path
+
     if configured:
         return Path(configured)
-    return Path("baselines") / f"{suite or results_suite or 'default'}.json"
+    return Path(suite_baseline_path(suite=suite or results_suite or "default"))
 
 
 def suite_for_results(*, config: Path | None, suite: str | None, results_suite: str,
-                      overrides: dict[str, Any] | None = None) -> SuiteConfig:
+                      overrides: SuiteOverrides | None = None) -> SuiteConfig:
     """The suite that judges a results file: ``--suite``, else the results' own suite when the
     config file has it, else ``default``; flags (``overrides``) on top."""
     from retrieval_gate.settings import load_config, resolve_suite
 
     config_file, config_path = load_config(config, required=config is not None)
     name = suite or (results_suite if results_suite in config_file.suites else "default")
-    return resolve_suite(config_file, suite=name, overrides=overrides or {}, config_path=config_path)
+    return resolve_suite(config_file, suite=name, overrides=overrides, config_path=config_path)
 
 
 @app.command("compare")
@@ -88,9 +92,11 @@ def compare_command(
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
                                                                 "--config": config})
     loaded = read_results(results)
-    overrides = {"gate": gate_overrides(fail_on_regression=fail_on_regression, floor=floor, max_drop=max_drop,
-                                        alpha=alpha, require_significance=require_significance,
-                                        correction=correction)}
+    from retrieval_gate.overrides import SuiteOverrides
+
+    overrides = SuiteOverrides(gate=gate_overrides(fail_on_regression=fail_on_regression, floor=floor,
+                                                   max_drop=max_drop, alpha=alpha,
+                                                   require_significance=require_significance, correction=correction))
     suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite, overrides=overrides)
     baseline_path = baseline if baseline is not None else default_baseline_path(
         configured=suite_config.baseline, suite=suite, results_suite=loaded.suite)

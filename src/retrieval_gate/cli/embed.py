@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from retrieval_gate.bounds import MAX_BATCH_SIZE, MIN_BATCH_SIZE, MIN_CHUNK_SIZE
 from retrieval_gate.cli.app import app, console, err_console
 
 
@@ -20,9 +21,9 @@ def embed_command(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (as for eval)."),
     cases: Path | None = typer.Option(None, "--cases", help="Golden set (as for eval): its queries are embedded too."),
     model: str | None = typer.Option(None, "--model", help="sentence-transformers model (as for eval; default the bundled all-MiniLM-L6-v2)."),
-    chunk_size: int | None = typer.Option(None, "--chunk-size", help="As for eval (must match the eval's chunking)."),
-    chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", help="As for eval."),
-    batch_size: int | None = typer.Option(None, "--batch-size", help="Embedding batch size (default 64; keep the eval's)."),
+    chunk_size: int | None = typer.Option(None, "--chunk-size", min=MIN_CHUNK_SIZE, help="As for eval (must match the eval's chunking)."),
+    chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", min=0, help="As for eval."),
+    batch_size: int | None = typer.Option(None, "--batch-size", min=MIN_BATCH_SIZE, max=MAX_BATCH_SIZE, help="Embedding batch size (default 64; keep the eval's)."),
     device: str | None = typer.Option(None, "--device", help="cpu (default), cuda, mps or auto."),
     embed_backend: str | None = typer.Option(None, "--embed-backend", help="torch (default), onnx or onnx-int8 (as for eval; keep the eval's)."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
@@ -34,12 +35,13 @@ def embed_command(
     from retrieval_gate.embed.shards import parse_shard
     from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.embed_shard import embed_shard
+    from retrieval_gate.overrides import ChunkOverrides, SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 
     index, count = parse_shard(shard)
-    overrides = {"kb": str(kb) if kb is not None else None, "cases": str(cases) if cases is not None else None,
-                 "model": model, "batch_size": batch_size, "device": device, "embed_backend": embed_backend,
-                 "chunking": {"size": chunk_size, "overlap": chunk_overlap}}
+    overrides = SuiteOverrides(kb=str(kb) if kb is not None else None, cases=str(cases) if cases is not None else None,
+                               model=model, batch_size=batch_size, device=device, embed_backend=embed_backend,
+                               chunking=ChunkOverrides(size=chunk_size, overlap=chunk_overlap))
     config_file, config_path = load_config(config, required=config is not None)
     suite_config = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
                                  embed_exports=onnx_export_root(read_environment()))

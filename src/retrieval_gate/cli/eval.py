@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from retrieval_gate.bounds import MAX_BATCH_SIZE, MAX_OVERFETCH, MIN_BATCH_SIZE, MIN_CHUNK_SIZE, MIN_OVERFETCH
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.errors import InputError, Problem, UsageError
@@ -19,6 +20,7 @@ from retrieval_gate.errors import InputError, Problem, UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.score.results import Results
     from retrieval_gate.settings import SuiteConfig
 
@@ -64,31 +66,36 @@ class CliProgress:
             self._bar = None
 
 
-def eval_overrides(**flags: Any) -> dict[str, Any]:
-    """Flags → a partial suite mapping laid over the config file's (None = not given)."""
-    store: dict[str, Any] = {"exact": flags["exact"], "ann_check": flags["ann_check"]}
+def eval_overrides(**flags: Any) -> SuiteOverrides:
+    """Flags → the overrides laid over the config file's suite (None = not given)."""
+    from retrieval_gate.overrides import ChunkOverrides, StoreOverrides, SuiteOverrides
+
     modes = [name for name, on in (("--store", flags["store"] is not None), ("--ephemeral", bool(flags["ephemeral"])),
                                    ("--chroma-host", flags["chroma_host"] is not None)) if on]
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} exclude each other: choose one store")
     if flags["chroma_port"] is not None and flags["chroma_host"] is None:
         raise UsageError("--chroma-port needs --chroma-host")
+    searched = {"exact": flags["exact"], "ann_check": flags["ann_check"]}
     if flags["store"] is not None:
-        store.update(mode="persistent", path=str(flags["store"]))
+        store = StoreOverrides(mode="persistent", path=str(flags["store"]), **searched)
     elif flags["ephemeral"]:
-        store["mode"] = "ephemeral"
+        store = StoreOverrides(mode="ephemeral", **searched)
     elif flags["chroma_host"] is not None:
-        store.update(mode="http", host=flags["chroma_host"], port=flags["chroma_port"])
-    return {
-        "kb": str(flags["kb"]) if flags["kb"] is not None else None,
-        "cases": str(flags["cases"]) if flags["cases"] is not None else None,
-        "k": flags["k"], "metrics": flags["metrics"], "headline_k": flags["headline_k"], "model": flags["model"],
-        "retriever": flags["retriever"], "overfetch": flags["overfetch"], "batch_size": flags["batch_size"],
-        "device": flags.get("device"), "embed_backend": flags.get("embed_backend"),
-        "abstain_threshold": flags["abstain_threshold"],
-        "chunking": {"size": flags["chunk_size"], "overlap": flags["chunk_overlap"], "unit": flags.get("chunk_unit")},
-        "store": store,
-    }
+        store = StoreOverrides(mode="http", host=flags["chroma_host"], port=flags["chroma_port"], **searched)
+    else:
+        store = StoreOverrides(**searched)
+    return SuiteOverrides(
+        kb=str(flags["kb"]) if flags["kb"] is not None else None,
+        cases=str(flags["cases"]) if flags["cases"] is not None else None,
+        k=flags["k"], metrics=flags["metrics"], headline_k=flags["headline_k"], model=flags["model"],
+        retriever=flags["retriever"], overfetch=flags["overfetch"], batch_size=flags["batch_size"],
+        device=flags.get("device"), embed_backend=flags.get("embed_backend"),
+        abstain_threshold=flags["abstain_threshold"], rel_level=flags.get("rel_level"), mean=flags.get("mean"),
+        options=flags.get("options"),
+        chunking=ChunkOverrides(size=flags["chunk_size"], overlap=flags["chunk_overlap"], unit=flags.get("chunk_unit")),
+        store=store,
+    )
 
 
 def output_path(out: Path, slug: str, many: bool) -> Path:
@@ -133,11 +140,11 @@ def eval_command(
     ephemeral: bool = typer.Option(False, "--ephemeral", help="An in-memory store and cache: nothing is kept."),
     chroma_host: str | None = typer.Option(None, "--chroma-host", help="Use a Chroma server at this host."),
     chroma_port: int | None = typer.Option(None, "--chroma-port", min=1, max=65535, help="Port of the Chroma server (default 8000)."),
-    chunk_size: int | None = typer.Option(None, "--chunk-size", min=1, help="Markdown/text cards: max characters per chunk (default 1200)."),
+    chunk_size: int | None = typer.Option(None, "--chunk-size", min=MIN_CHUNK_SIZE, help="Markdown/text cards: max characters per chunk (default 1200)."),
     chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", min=0, help="Characters shared by consecutive chunks of a section (default 150)."),
     chunk_unit: str | None = typer.Option(None, "--chunk-unit", help="What --chunk-size and --chunk-overlap count: characters (default) or tokens (the model's word pieces)."),
-    overfetch: int | None = typer.Option(None, "--overfetch", min=1, max=1000, help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
-    batch_size: int | None = typer.Option(None, "--batch-size", min=1, max=100_000, help="Embedding batch size (default 64)."),
+    overfetch: int | None = typer.Option(None, "--overfetch", min=MIN_OVERFETCH, max=MAX_OVERFETCH, help="Chunks fetched per wanted card at first (default 3; doubled until k distinct cards)."),
+    batch_size: int | None = typer.Option(None, "--batch-size", min=MIN_BATCH_SIZE, max=MAX_BATCH_SIZE, help="Embedding batch size (default 64)."),
     device: str | None = typer.Option(None, "--device", help="Embedding device: cpu (default), cuda, mps or auto (cuda or mps when torch sees one). Non-CPU vectors get their own cache space."),
     embed_backend: str | None = typer.Option(None, "--embed-backend", help="torch (default: sentence-transformers), onnx or onnx-int8 (ONNX Runtime on an export of the same weights; needs the onnx extra). Each backend's vectors get their own cache space; see docs/eval.md."),
     cache_from: list[Path] | None = typer.Option(None, "--cache-from", help="Shard folder written by `retrieval-gate embed --shard I/N --out DIR` (or a folder of them): its vectors fill the cache first. Repeatable."),
@@ -164,9 +171,8 @@ def eval_command(
                                retriever=retriever, store=store, ephemeral=ephemeral, chroma_host=chroma_host,
                                chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap, chunk_unit=chunk_unit,
                                overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
-                               abstain_threshold=abstain_threshold, device=device, embed_backend=embed_backend)
-    overrides["options"] = parse_options(option or [])
-    overrides.update(rel_level=rel_level, mean=mean)
+                               abstain_threshold=abstain_threshold, device=device, embed_backend=embed_backend,
+                               options=parse_options(option or []), rel_level=rel_level, mean=mean)
     config_file, config_path = load_config(config, required=config is not None)
     env = read_environment()  # for http_headers: ${NAME}, and the folder of ONNX exports
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,

@@ -174,7 +174,10 @@ def init_command(
         for line in planning.commit_commands(written):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
         return
-    ours = [*paths, *(f"baselines/{suite}{end}" for end in (".json", ".kb.json", ".audit.json"))]
+    from retrieval_gate.settings import suite_baseline_path
+
+    stem = suite_baseline_path(suite=suite).removesuffix(".json")
+    ours = [*paths, *(f"{stem}{end}" for end in (".json", ".kb.json", ".audit.json"))]
     pending = _uncommitted(root, [p for p in ours if (root / p).is_file()])
     if pending is None:
         console.print("nothing written: every file was already there", markup=False)
@@ -274,7 +277,10 @@ def _apply(root: Path, steps: list, *, force: bool) -> list[str]:
 
 def _baseline_paths(suite: str) -> tuple[str, ...]:
     """What the first eval writes: the baseline, its audit, the results and the store."""
-    return f"baselines/{suite}.json", f"baselines/{suite}.audit.json", "out/results.json", ".retrieval-gate/store"
+    from retrieval_gate.settings import suite_baseline_path
+
+    baseline = suite_baseline_path(suite=suite)
+    return baseline, baseline.removesuffix(".json") + ".audit.json", "out/results.json", ".retrieval-gate/store"
 
 
 def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
@@ -288,6 +294,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.files import write_json_atomic, write_text_atomic
+    from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -299,8 +306,8 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
                       highlight=False, soft_wrap=True)
         return []
     config_file, config_path = load_config(root / "retrieval-gate.yml", required=True)
-    store = {"mode": "persistent", "path": str(root / ".retrieval-gate" / "store")}
-    suite_config = resolve_suite(config_file, suite=suite, overrides={"store": store}, config_path=config_path,
+    store = StoreOverrides(mode="persistent", path=str(root / ".retrieval-gate" / "store"))
+    suite_config = resolve_suite(config_file, suite=suite, overrides=SuiteOverrides(store=store), config_path=config_path,
                                  embed_exports=onnx_export_root(read_environment()))
     progress = CliProgress(err_console)
     try:

@@ -27,11 +27,12 @@ CONFIG_HELP = "Config file (default ./retrieval-gate.yml when present)."
 
 
 def suite_inputs(*, config: Path | None, suite: str, kb: Path | None, cases: Path | None) -> tuple[Path, Path]:
+    from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 
     config_file, config_path = load_config(config, required=config is not None)
-    settings = resolve_suite(config_file, suite=suite, overrides={"kb": str(kb) if kb else None,
-                                                                  "cases": str(cases) if cases else None},
+    settings = resolve_suite(config_file, suite=suite, overrides=SuiteOverrides(kb=str(kb) if kb else None,
+                                                                                cases=str(cases) if cases else None),
                              config_path=config_path)
     if settings.kb is None or settings.cases is None:
         raise UsageError("label needs --kb and --cases (or a suite that names them)")

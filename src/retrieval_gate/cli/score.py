@@ -33,15 +33,16 @@ def score(
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import load_run
     from retrieval_gate.metrics import MEASURES_ALL, metric_grid
+    from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.score.assemble import assemble_results
     from retrieval_gate.score.results import InputInfo
     from retrieval_gate.settings import ConfigFile, resolve_suite
 
     suite_config = resolve_suite(ConfigFile(), suite="default", config_path=None,
-                                 overrides={"k": k, "metrics": metrics, "headline_k": headline_k,
-                                            "abstain_threshold": abstain_threshold,
-                                            "rel_level": rel_level, "mean": mean})
+                                 overrides=SuiteOverrides(k=k, metrics=metrics, headline_k=headline_k,
+                                                          abstain_threshold=abstain_threshold,
+                                                          rel_level=rel_level, mean=mean))
     case_set, loaded_kb = load_dataset(cases=cases, kb=kb)
     loaded_run = load_run(run)
     check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],

@@ -122,7 +122,7 @@ def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str,
     ok = False
     if edited is not None:
         try:
-            again = resolve_suite(parse_config(edited, source=config_path), suite=suite, overrides={},
+            again = resolve_suite(parse_config(edited, source=config_path), suite=suite,
                                   config_path=config_path)
             ok = again.model_dump() == wanted
         except InputError:
@@ -162,6 +162,7 @@ def sweep_command(
     from retrieval_gate.cli.paths import refuse_output_onto_inputs
     from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.files import write_json_atomic
+    from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 
     if args:
@@ -177,7 +178,7 @@ def sweep_command(
         _write(merged, out=out, markdown=markdown, html=html)
         if apply:
             config_file, config_path = load_config(config, required=config is not None)
-            base = resolve_suite(config_file, suite=merged["suite"], overrides={}, config_path=config_path)
+            base = resolve_suite(config_file, suite=merged["suite"], config_path=config_path)
             apply_winner(merged, config_path=config_path, suite=merged["suite"], base=base)
         return
     from retrieval_gate.sweep.plan import make_plan, parse_axis, parse_shard
@@ -186,11 +187,11 @@ def sweep_command(
 
     if store is not None and ephemeral:
         raise UsageError("--store and --ephemeral exclude each other: choose one store")
-    store_flags: dict[str, Any] = ({"mode": "persistent", "path": str(store)} if store is not None
-                                   else {"mode": "ephemeral"} if ephemeral else {})
+    store_flags = (StoreOverrides(mode="persistent", path=str(store)) if store is not None
+                   else StoreOverrides(mode="ephemeral") if ephemeral else None)
     config_file, config_path = load_config(config, required=config is not None)
     env = read_environment()
-    base = resolve_suite(config_file, suite=suite, overrides={"store": store_flags} if store_flags else {},
+    base = resolve_suite(config_file, suite=suite, overrides=SuiteOverrides(store=store_flags),
                          config_path=config_path, env=env, embed_exports=onnx_export_root(env))
     if axis:
         axes: dict[str, list[Any]] = {}
@@ -234,4 +235,4 @@ def sweep_command(
     _write(result, out=out, markdown=markdown, html=html)
     if apply:
         apply_winner(result, config_path=config_path, suite=suite,
-                     base=resolve_suite(config_file, suite=suite, overrides={}, config_path=config_path))
+                     base=resolve_suite(config_file, suite=suite, config_path=config_path))

@@ -18,11 +18,12 @@ def validate(
     resolve to a KB card. Exit 2 with file:line for each problem."""
     from retrieval_gate.errors import UsageError
     from retrieval_gate.load.dataset import load_dataset
+    from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 
     config_file, config_path = load_config(config, required=config is not None)
     settings = resolve_suite(config_file, suite=suite, config_path=config_path,
-                             overrides={"kb": str(kb) if kb else None, "cases": str(cases) if cases else None})
+                             overrides=SuiteOverrides(kb=str(kb) if kb else None, cases=str(cases) if cases else None))
     if settings.kb is None or settings.cases is None:
         missing = " and ".join(flag for flag, value in (("--kb", settings.kb), ("--cases", settings.cases))
                                if value is None)

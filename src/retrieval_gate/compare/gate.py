@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,7 +50,11 @@ from retrieval_gate.metrics.names import PLAIN_METRICS
 from retrieval_gate.score.scoring import OVERALL
 
 _EPS = 1e-12
-CORRECTION_NAMES = {"holm": "Holm", "bh": "BH", "none": "uncorrected"}
+# The multiple-comparison corrections over the judged rows' p-values (the ``correction`` key,
+# ``--correction``, ``compare.power.adjust_p``): the one list of their names.
+Correction = Literal["holm", "bh", "none"]
+CORRECTIONS: tuple[str, ...] = get_args(Correction)
+CORRECTION_NAMES = dict(zip(CORRECTIONS, ("Holm", "BH", "uncorrected"), strict=True))  # as the gate's reasons say
 
 RowKey = tuple[str, str]  # (metric, slice)
 
@@ -66,7 +70,7 @@ class GateSettings(BaseModel):
     floors: dict[str, float] = Field(default_factory=dict)  # metric[:slice] → absolute floor
     alpha: float = Field(default=0.05, gt=0, lt=1)
     require_significance: bool = True
-    correction: Literal["holm", "bh", "none"] = "holm"  # over the p-values of the judged rows
+    correction: Correction = "holm"  # over the p-values of the judged rows
 
 
 def normalise_metric(name: str) -> str:

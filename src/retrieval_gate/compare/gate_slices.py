@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from retrieval_gate.compare.gate import GateSettings, parse_key
 from retrieval_gate.errors import UsageError
+from retrieval_gate.metrics import headline_k_problem
 
 MAX_LISTED = 40
 
@@ -30,7 +31,7 @@ def check_headline_k(*, results_k: int, baseline_k: int, configured: int | None,
     """A headline k that moved by default (k lost the 5 the baseline was judged at, so the
     default became the largest cutoff) is a usage error: the gate would silently judge another
     metric. Setting ``headline_k`` (or ``--headline-k``) says the move is meant."""
-    if configured is not None or results_k == baseline_k or baseline_k in set(ks):
+    if configured is not None or results_k == baseline_k or headline_k_problem(headline_k=baseline_k, k=ks) is None:
         return
     cutoffs = ", ".join(str(k) for k in sorted(set(ks)))
     raise UsageError(f"the headline k moved from {baseline_k} (the baseline's) to {results_k} because k "

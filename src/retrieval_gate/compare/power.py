@@ -61,8 +61,8 @@ from retrieval_gate.compare.distributions import (
     normal_cdf,
     sign_test_critical,
 )
+from retrieval_gate.compare.gate import CORRECTIONS
 
-CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_POWER = 0.8
 _BISECTIONS = 40
 _MAX_NEEDED = 10_000_000

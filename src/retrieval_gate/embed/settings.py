@@ -8,11 +8,16 @@ The suite config (``settings.SuiteConfig``) holds the user's keys — ``model``,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from retrieval_gate.bounds import MAX_BATCH_SIZE, MIN_BATCH_SIZE
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_BATCH_SIZE = 64
+# The one rule for a batch size: the suite's ``batch_size`` key and this model both declare it so.
+BatchSize = Annotated[int, Field(ge=MIN_BATCH_SIZE, le=MAX_BATCH_SIZE)]
 Device = Literal["cpu", "cuda", "mps", "auto"]  # auto: cuda or mps when torch sees one
 # torch: sentence-transformers (embed/sentence.py); onnx, onnx-int8: ONNX Runtime (embed/onnx.py)
 Backend = Literal["torch", "onnx", "onnx-int8"]
@@ -29,7 +34,7 @@ class EmbedSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = DEFAULT_MODEL  # a name or a local folder (embed/resolve.py)
-    batch_size: int = Field(default=64, ge=1)
+    batch_size: BatchSize = DEFAULT_BATCH_SIZE
     device: Device = "cpu"
     backend: Backend = "torch"
     export_root: Path | None = None  # where ONNX exports are kept (one folder per model files hash)

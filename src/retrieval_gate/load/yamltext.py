@@ -132,3 +132,27 @@ def safe_load(text: str, *, aliases: bool) -> Any:
         raise yaml.YAMLError("nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Where each mapping key of a config document is written: its path of keys → its 1-based
+    line (the key's own line). Read after ``safe_load`` accepted ``text`` (so the walk, aliases
+    expanded, is bounded by ``MAX_EXPANDED_NODES``), so errors found by the schema can name the
+    line; keys reached only through a merge (``<<: *a``) are not listed."""
+    loader = _BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+    finally:
+        loader.dispose()
+    out: dict[tuple[str, ...], int] = {}
+    stack: list[tuple[Node | None, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, MappingNode):
+            continue
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                here = (*path, str(key.value))
+                out.setdefault(here, key.start_mark.line + 1)
+                stack.append((value, here))
+    return out

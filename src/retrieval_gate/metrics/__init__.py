@@ -14,6 +14,7 @@ from retrieval_gate.metrics.names import (
 )
 from retrieval_gate.metrics.names import (
     MetricSpec,
+    headline_k_problem,
     metric_grid,
     parse_k_list,
     parse_metric,
@@ -40,6 +41,7 @@ __all__ = [
     "MetricSpec",
     "average_precision_at_k",
     "dedupe_first",
+    "headline_k_problem",
     "hit_at_k",
     "metric_grid",
     "mrr_at_k",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from retrieval_gate.errors import UsageError
@@ -81,6 +82,16 @@ def parse_k_list(text: str | list[int] | tuple[int, ...]) -> tuple[int, ...]:
     if not out:
         raise UsageError("k list is empty")
     return tuple(sorted(out))
+
+
+def headline_k_problem(*, headline_k: int | None, k: Iterable[int]) -> str | None:
+    """Why ``headline_k`` cannot headline the cutoffs ``k``, or None: it must be one of them. The
+    one statement of the rule (the suite's schema, the action's base settings and ``compare``'s
+    moved-headline check call it)."""
+    ks = sorted(set(k))
+    if headline_k is not None and headline_k not in ks:
+        return f"headline_k {headline_k} is not one of the cutoffs k {ks}"
+    return None
 
 
 def metric_grid(ks: tuple[int, ...], measures: tuple[str, ...] = MEASURES) -> tuple[MetricSpec, ...]:

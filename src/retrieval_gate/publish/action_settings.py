@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load import boundary
+from retrieval_gate.overrides import GateOverrides, StoreOverrides, SuiteOverrides
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
 from retrieval_gate.publish.untrusted import (
     CONFIG_MAX_BYTES,
@@ -34,12 +35,14 @@ from retrieval_gate.publish.untrusted import (
     read_confined,
 )
 from retrieval_gate.settings import (
+    DEFAULT_BASELINE_DIR,
     DEFAULT_CONFIG_NAME,
     ConfigFile,
     SuiteConfig,
     load_config,
     parse_config,
     resolve_suite,
+    suite_baseline_path,
     suite_name_problem,
 )
 
@@ -64,7 +67,7 @@ class ActionInputs(_Frozen):
     k: str | None = None
     model: str | None = None
     store: str | None = None
-    baseline_dir: str = "baselines"
+    baseline_dir: str = DEFAULT_BASELINE_DIR
     mode: Mode = Mode.AUTO
     fail_on_regression: bool | None = None  # None: the config file decides (default off)
     comment: bool = True
@@ -285,7 +288,7 @@ def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> A
     for name in ("config", "kb", "cases", "k", "model", "store", "base_ref", "results_file",
                  "comparison_file"):
         data[name] = get(name)
-    for name, default in (("suite", "default"), ("baseline_dir", "baselines"), ("out_dir", DEFAULT_OUT_DIR)):
+    for name, default in (("suite", "default"), ("baseline_dir", DEFAULT_BASELINE_DIR), ("out_dir", DEFAULT_OUT_DIR)):
         data[name] = get(name) or default
     data["github_token"] = github_token(env) if token is None else token
     mode = (get("mode") or Mode.AUTO).lower()
@@ -306,20 +309,17 @@ def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> A
     return ActionInputs(**data)
 
 
-def suite_overrides(inputs: ActionInputs) -> dict[str, Any]:
-    """The inputs that override the config file, in ``resolve_suite``'s shape (None = keep)."""
-    out: dict[str, Any] = {"kb": inputs.kb, "cases": inputs.cases, "k": inputs.k, "model": inputs.model}
-    if inputs.store is not None:
-        out["store"] = {"path": inputs.store}
-    if inputs.fail_on_regression is not None:
-        out["gate"] = {"fail_on_regression": inputs.fail_on_regression}
-    return out
+def suite_overrides(inputs: ActionInputs) -> SuiteOverrides:
+    """The inputs that override the config file, as flags do (None = keep)."""
+    return SuiteOverrides(kb=inputs.kb, cases=inputs.cases, k=inputs.k, model=inputs.model,
+                          store=StoreOverrides(path=inputs.store),
+                          gate=GateOverrides(fail_on_regression=inputs.fail_on_regression))
 
 
 def baseline_repo_path(*, suite_config: SuiteConfig, inputs: ActionInputs, workspace: Path) -> str:
     """The baseline's path inside the repository: the config's ``baseline`` when set, else
     ``<baseline_dir>/<suite>.json``. Normalised to forward slashes; must stay inside the repo."""
-    raw = suite_config.baseline or f"{inputs.baseline_dir.rstrip('/')}/{inputs.suite}.json"
+    raw = suite_config.baseline or suite_baseline_path(suite=inputs.suite, folder=inputs.baseline_dir)
     return repo_path(raw, workspace=workspace, what="baseline")
 
 

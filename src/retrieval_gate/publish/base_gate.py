@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.metrics import headline_k_problem
 from retrieval_gate.publish.action_settings import ActionSettings, baseline_repo_path
 from retrieval_gate.publish.untrusted import CONFIG_MAX_BYTES
 from retrieval_gate.render.escape import md_text
@@ -95,7 +96,7 @@ def judged_by(*, settings: ActionSettings, base: SuiteConfig | None, base_has_co
         gate = gate.model_copy(update={"fail_on_regression": override})
     notes: list[str] = []
     headline_k = reference.headline_k
-    if headline_k is not None and headline_k not in pr.k:
+    if headline_k_problem(headline_k=headline_k, k=pr.k):
         notes.append(f"the base's headline_k {headline_k} is not one of this PR's cutoffs k {list(pr.k)}, "
                      f"so the PR's headline_k ({pr.headline_k or 'default'}) is used")
         headline_k = pr.headline_k

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrieval_gate.compare.gate import format_p
+from retrieval_gate.compare.gate import CORRECTIONS, format_p
 from retrieval_gate.compare.model import Baseline, Comparison
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name
@@ -140,7 +140,7 @@ def gate_summary(gate: Mapping[str, Any]) -> str:
     return "; ".join(parts) if parts else "off (report only)"
 
 
-CORRECTION_WORDS = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no"}
+CORRECTION_WORDS = dict(zip(CORRECTIONS, ("Holm", "Benjamini–Hochberg", "no"), strict=True))
 
 
 def correction_text(stats: Mapping[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """The sweep's grid (pure apart from the settings schema): axes → points → the order they run in
 and the share of each shard.
 
-A point is a typed override of the suite: ``{dotted key: value}`` laid over the suite's own
+A point is a typed override of the suite: ``{dotted key: value}`` read as the one override model
+(``settings.SuiteOverrides``, which flags and action inputs build too), laid over the suite's own
 settings and validated by the config file's schema (``settings.SuiteConfig``), so a sweep point,
 a config file and a flag mean one thing. Values are read as YAML scalars (the config file's
 loader) and written back as the schema made them (``"300"`` → ``300``).
@@ -23,12 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from retrieval_gate.chunk.chunking import check_settings
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.yamltext import safe_load
-from retrieval_gate.settings import SuiteConfig
+from retrieval_gate.overrides import SuiteOverrides
+from retrieval_gate.settings import SuiteConfig, override_suite
 
 # What a point may change. Not the cases, k, measures or means (the points would not be measured
 # alike), nor where the store lives, nor the gate/audit/sweep blocks.
@@ -48,7 +49,8 @@ def is_index_key(key: str) -> bool:
 
 
 class Override(BaseModel):
-    """One point: dotted keys of the suite's schema → values, already checked by it."""
+    """One point: dotted keys of the suite's schema → values, already checked by it (its
+    identity in ``sweep.json``); ``overrides`` is the same point as the one override model."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -57,6 +59,10 @@ class Override(BaseModel):
     def apply(self, base: SuiteConfig) -> SuiteConfig:
         """The suite with these values laid on top (nothing else changes)."""
         return apply_override(base, self.values, where="<sweep>")
+
+    @property
+    def overrides(self) -> SuiteOverrides:
+        return SuiteOverrides.from_dotted(self.values, where="<sweep>")
 
     @property
     def key(self) -> str:
@@ -77,35 +83,10 @@ def dotted_get(data: Mapping[str, Any], key: str) -> Any:
     return node
 
 
-def _nested(key: str, value: Any) -> dict[str, Any]:
-    out: Any = value
-    for part in reversed(key.split(".")):
-        out = {part: out}
-    return out
-
-
-def _merge(target: dict[str, Any], update: Mapping[str, Any]) -> None:
-    for key, value in update.items():
-        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
-            _merge(target[key], value)
-        else:
-            target[key] = value
-
-
 def apply_override(base: SuiteConfig, values: Mapping[str, Any], *, where: str) -> SuiteConfig:
-    """``base`` with ``values`` (dotted keys) on top, validated by ``SuiteConfig``; a bad value is
-    an ``InputError`` naming ``where`` and the key."""
-    data = base.model_dump()
-    for key, value in values.items():
-        _merge(data, _nested(key, value))
-    try:
-        out = SuiteConfig.model_validate(data)
-    except ValidationError as exc:
-        problems = [Problem(where, None, f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: "
-                            f"{e['msg'].removeprefix('Value error, ')}") for e in exc.errors(include_url=False)]
-        raise InputError(problems) from None
-    out._embed_exports = base._embed_exports
-    return out
+    """``base`` with ``values`` (dotted keys) on top, as ``SuiteOverrides`` validated by
+    ``SuiteConfig``; a bad value is an ``InputError`` naming ``where`` and the key."""
+    return override_suite(base, SuiteOverrides.from_dotted(values, where=where), where=where)
 
 
 def check_key(key: str, *, where: str) -> str:
@@ -182,24 +163,24 @@ def make_plan(*, base: SuiteConfig, suite: str, axes: Mapping[str, Sequence[Any]
         raise UsageError("a sweep needs at least one axis: --axis KEY=V1,V2,… or a suite's sweep.axes")
     keys = [check_key(k, where=where) for k in axes]
     base_data = base.model_dump()
-    typed: dict[str, list[Any]] = {}
-    for key in keys:
-        seen: list[Any] = []
-        for value in axes[key]:
-            made = dotted_get(apply_override(base, {key: value}, where=f"{where} ({key}={value})").model_dump(), key)
-            if made not in seen:
-                seen.append(made)
-        typed[key] = seen
+    # Every point, whole, is a valid suite (e.g. overlap below size) before anything runs; its
+    # values are read back as the schema made them ("300" → 300). Values are checked together:
+    # a size below the suite's overlap is fine beside an overlap axis that makes it valid.
+    combos: list[dict[str, Any]] = []
+    typed: dict[str, list[Any]] = {key: [] for key in keys}
+    for raw in itertools.product(*(axes[k] for k in keys)):
+        combo = dict(zip(keys, raw, strict=True))
+        made = apply_override(base, combo, where=f"{where} ({', '.join(f'{k}={v}' for k, v in combo.items())})")
+        made_data = made.model_dump()
+        point = {key: dotted_get(made_data, key) for key in keys}
+        for key in keys:
+            if point[key] not in typed[key]:
+                typed[key].append(point[key])
+        if all(canonical(point) != canonical(c) for c in combos):
+            combos.append(point)
     reference = {key: dotted_get(base_data, key) for key in keys}
-    combos = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(typed[k] for k in keys))]
     if not any(canonical(c) == canonical(reference) for c in combos):
         combos.insert(0, reference)
-    for combo in combos:  # every point, whole, is a valid suite (e.g. overlap below size), before anything runs
-        here = f"{where} ({', '.join(f'{k}={v}' for k, v in combo.items())})"
-        try:
-            check_settings(apply_override(base, combo, where=here).chunking)
-        except UsageError as exc:
-            raise InputError(Problem(here, None, str(exc))) from None
     groups: dict[str, int] = {}
     for combo in sorted(combos, key=lambda c: canonical(c) != canonical(reference)):  # the reference's build first
         groups.setdefault(canonical({k: v for k, v in combo.items() if is_index_key(k)}), len(groups))

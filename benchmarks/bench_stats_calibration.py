@@ -9,7 +9,7 @@ are run on each simulated row and measured against the known truth:
 - **coverage** of the 95 % interval (reported rows' level), beside a reference interval: Newcombe's
   hybrid score interval for paired proportions (method 10, Wilson intervals with the φ
   correlation correction) for binary rows, the percentile bootstrap the comparison showed before
-  (``compare.stats.paired_bootstrap_ci``) for continuous ones;
+  (``paired_bootstrap_ci`` in tests/reference.py) for continuous ones;
 - **false alarms** (Δ = 0): share of rows with p < 0.05, and of rows the gate calls ``regressed``
   (max drop 0.02);
 - **power** (Δ = −0.05): share of rows with p < 0.05 and a drop;
@@ -48,7 +48,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import norm
@@ -56,7 +58,10 @@ from scipy.stats import norm
 from retrieval_gate.compare.gate import row_status
 from retrieval_gate.compare.paired_interval import paired_interval, reconcile
 from retrieval_gate.compare.power import mde
-from retrieval_gate.compare.stats import paired_bootstrap_ci, sign_flip_p_values, sign_flip_tests
+from retrieval_gate.compare.stats import sign_flip_p_values, sign_flip_tests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.reference
+from tests.reference import paired_bootstrap_ci
 
 ALPHA = 0.05
 MAX_DROP = 0.02

@@ -299,7 +299,7 @@ def patched_libraries(tree: ast.Module) -> list[tuple[str, str, int]]:
             if root in outside:
                 module = ".".join([outside[root], *target.split(".")[1:]])
                 found.append((module, node.args[1].value, node.lineno))
-    return found
+    return sorted(found)
 
 
 def test_the_library_patch_finder_sees_a_patched_function() -> None:
@@ -396,3 +396,61 @@ def test_the_rule_counter_counts_a_second_home() -> None:
     assert homes["YAML parsing"] == ["a.py"] and homes["mode names"] == ["b.py"]
     more = rule_homes({"c.py": ast.parse("def shown(t): pass\nline = f'::error file={x}::{y}'\n")})
     assert more["def shown"] == ["c.py"] and more["workflow commands"] == ["c.py"]
+
+
+# Decorators that do not register a function with a framework: a function under them is called by name.
+PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "cache", "lru_cache", "cached_property",
+                              "contextmanager"})
+# Called from outside the package's source by name: the console script (pyproject.toml's
+# ``[project.scripts]``).
+CALLED_FROM_OUTSIDE = frozenset({"cli/__init__.py:main"})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def uncalled_functions(trees: Mapping[str, ast.Module], templates: str = "") -> list[str]:
+    """``module:function`` (or ``module:Class.method``) for each function nothing in the package names:
+    no call, no reference (a callback, a dict of handlers, ``__all__`` or a lazy export's string) and no
+    use in a template. Dunder methods and functions a decorator registers (CLI commands, pydantic
+    validators) are called by their framework and are left out."""
+    used: set[str] = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                used.update(word for word in node.value.replace(",", " ").split() if word.isidentifier())
+    used.update(word for word in templates.replace(".", " ").replace("(", " ").replace("|", " ").split())
+    found = []
+    for rel, tree in sorted(trees.items()):
+        owners: list[tuple[str, list[ast.stmt]]] = [("", tree.body)]
+        owners += [(f"{node.name}.", node.body) for node in tree.body if isinstance(node, ast.ClassDef)]
+        for prefix, body in owners:
+            for node in body:
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("__"):
+                    continue
+                if any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list):
+                    continue
+                name = f"{rel}:{prefix}{node.name}"
+                if node.name not in used and name not in CALLED_FROM_OUTSIDE:
+                    found.append(name)
+    return sorted(found)
+
+
+def test_the_caller_finder_sees_a_function_nothing_calls() -> None:
+    trees = {"a.py": ast.parse("def used(): pass\ndef unused(): pass\nclass C:\n    def m(self): pass\n"
+                               "    @property\n    def p(self): pass\n"),
+             "b.py": ast.parse("from a import used\nused()\n@app.command()\ndef registered(): pass\n")}
+    assert uncalled_functions(trees) == ["a.py:C.m", "a.py:C.p", "a.py:unused"]
+    assert uncalled_functions(trees, templates="{{ c.m() }} {{ c.p }}") == ["a.py:unused"]
+
+
+def test_every_function_has_a_caller_in_the_package(trees) -> None:
+    """Code nothing calls is deleted, or — a reference the tests check against — lives in tests/reference.py."""
+    templates = "\n".join(p.read_text(encoding="utf-8") for p in (PACKAGE / "templates").rglob("*.j2"))
+    assert uncalled_functions(trees, templates) == []

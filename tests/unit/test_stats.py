@@ -13,15 +13,8 @@ from retrieval_gate.compare import stats
 from retrieval_gate.compare.baseline_update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.stats import (
-    bootstrap_ci,
-    bootstrap_means,
-    paired_bootstrap_ci,
-    paired_stats,
-    sign_flip_p_value,
-    sign_flip_p_values,
-    sign_flip_tests,
-)
+from retrieval_gate.compare.stats import sign_flip_p_value, sign_flip_p_values, sign_flip_tests
+from tests.reference import bootstrap_ci, bootstrap_means, paired_bootstrap_ci, paired_stats
 from tests.unit.compare_data import System
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from retrieval_gate.compare.changes_model import CAUSES, ChangedCase, Displacer, GoldRank, Movement
+from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank, Movement
 from retrieval_gate.compare.kb_diff import kb_diff
 from retrieval_gate.compare.model import Baseline, BaselineCase, CaseChange, Comparison, ConfigChange
 from retrieval_gate.score.kb_manifest import KbCard
@@ -196,12 +196,6 @@ def fold_hints(lost_hits: Sequence[CaseChange], changes: Sequence[ChangedCase]) 
     cause = {c.id: c.cause for c in changes}
     return [c if c.possibly_relevant is None or cause.get(c.id) == "unjudged"
             else c.model_copy(update={"possibly_relevant": None}) for c in lost_hits]
-
-
-def cause_counts(changes: Sequence[ChangedCase], *, movements: Sequence[Movement]) -> dict[str, int]:
-    """``{cause: n}`` over the changes with one of ``movements``, in ``CAUSES`` order, nonzero only."""
-    counts = {cause: sum(1 for c in changes if c.cause == cause and c.movement in movements) for cause in CAUSES}
-    return {cause: n for cause, n in counts.items() if n}
 
 
 BOTH_READINGS = "the edit may have removed the answer (check the card) or the labels are stale (update the cases)"

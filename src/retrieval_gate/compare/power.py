@@ -68,12 +68,6 @@ _BISECTIONS = 40
 _MAX_NEEDED = 10_000_000
 
 
-def z_sum(*, alpha: float, power: float = DEFAULT_POWER, one_sided: bool = False) -> float:
-    """``z_{1−α/2} + z_{power}`` (one-sided: ``z_{1−α} + z_{power}``)."""
-    normal = NormalDist()
-    return normal.inv_cdf(1 - _tail(alpha, one_sided)) + normal.inv_cdf(power)
-
-
 def _tail(alpha: float, one_sided: bool) -> float:
     """The probability in the rejecting tail: α one-sided, α/2 two-sided."""
     return alpha if one_sided else alpha / 2

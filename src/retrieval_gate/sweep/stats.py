@@ -227,15 +227,3 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
     }
 
 
-def without_timings(sweep: Mapping[str, Any]) -> dict[str, Any]:
-    """``sweep.json`` without its one run-specific figure, ``cost.seconds`` (points and curves):
-    what two runs of the same sweep — on one machine or merged from shards — agree on byte for byte."""
-    import copy
-
-    out = copy.deepcopy(dict(sweep))
-    for point in out["points"]:
-        point["cost"].pop("seconds", None)
-    for curve in out["curves"].values():
-        for item in curve["points"]:
-            item["cost"].pop("seconds", None)
-    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import binomtest
 
+from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.render import fmt
 from retrieval_gate.render.cells import Cell, headline_metrics, worse_cells
@@ -165,10 +166,10 @@ def test_title_states_lead_with_the_counts(lost, gained, state, mark, text) -> N
 
 
 def test_gate_summary() -> None:
-    assert gate_summary({}) == "off (report only)"
-    assert gate_summary({"fail_on_regression": False, "floors": {}, "max_drop": {}}) == "off (report only)"
-    text = gate_summary({"fail_on_regression": True, "default_max_drop": 0.02, "require_significance": True,
-                         "floors": {"hit@5": 0.8}, "max_drop": {"ndcg@5": 0.05}})
+    assert gate_summary(GateSettings()) == "off (report only)"
+    assert gate_summary(GateSettings(fail_on_regression=False, floors={}, max_drop={})) == "off (report only)"
+    text = gate_summary(GateSettings(fail_on_regression=True, default_max_drop=0.02, require_significance=True,
+                                     floors={"hit@5": 0.8}, max_drop={"ndcg@5": 0.05}))
     assert text == ("fail on regression (max drop 0.02, significant drops only); max drop ndcg@5 0.05; "
                     "floors hit@5 ≥ 0.8")
 

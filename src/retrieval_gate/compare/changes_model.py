@@ -13,7 +13,7 @@ Cause = Literal["gold-removed", "gold-edited", "displacer-added", "displacer-edi
 CAUSES: tuple[Cause, ...] = ("gold-removed", "gold-edited", "displacer-added", "displacer-edited", "config",
                              "unjudged", "ranking")
 Movement = Literal["lost-hit", "worse", "better", "gained-hit"]
-KbChange = Literal["added", "edited", "unchanged"]
+KbChange = Literal["added", "edited", "removed", "unchanged"]  # a card relative to the baseline's KB
 
 
 class _Strict(BaseModel):
@@ -53,7 +53,7 @@ class GoldRank(_Strict):
     card: str
     rank_before: int | None = None  # 1-based among the first max(k) distinct cards; None: not there
     rank_after: int | None = None
-    kb_change: Literal["added", "edited", "removed", "unchanged"] | None = None  # None: no manifest
+    kb_change: KbChange | None = None  # None: no manifest
 
 
 class Displacer(_Strict):

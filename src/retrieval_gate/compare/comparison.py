@@ -54,7 +54,14 @@ from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.fingerprint import config_changes, fingerprint, settings_changes, settings_view
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
+from retrieval_gate.compare.model import (
+    Baseline,
+    CaseChange,
+    Comparison,
+    ComparisonRow,
+    ComparisonStats,
+    ConfigChange,
+)
 from retrieval_gate.compare.paired_interval import paired_interval, reconcile
 from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde
 from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_tests
@@ -159,27 +166,27 @@ def compare(
         rows=rows,
         lost_hits=lost,
         gained_hits=gained,
-        gate=gate.model_dump(mode="json"),
-        stats={
-            "delta": "paired mean of current − baseline over the cases scored in both",
-            "method": "exact sign test (binary measures) or sign-flip test; Tango score interval or t interval",
-            "ci": "Tango score interval (binary measures; continuous ones with under 6 changed cases: on "
-                  "fractional counts), else paired t interval",
-            "ci_level": 1 - gate.alpha,
-            "ci_level_judged": 1 - 2 * judged_alpha,
-            "p_value": "exact two-sided sign test for binary measures; paired sign-flip permutation test, "
-                       "two-sided, otherwise (exact when the permutation law is small, else Monte Carlo)",
-            "sided": "judged rows: one-sided in the direction of the change (a drop: P(S* <= S)), "
-                     "interval two-sided at 1 - 2 alpha/J",
-            "correction": rules.correction, "judged_rows": len(family),
-            "family": "reported rows: Holm over the rows the gate does not judge (p_family)",
-            "reported_rows": len(reported),
-            "mde": "smallest true drop the row's own test detects at power 0.8 at its n (judged rows "
-                   "one-sided at alpha / judged rows): observed churn and spread, or the prior that only "
-                   "lost cases change",
-            "power": DEFAULT_POWER,
-            "resamples": resamples, "seed": seed, "alpha": gate.alpha,
-        },
+        gate=gate,
+        stats=ComparisonStats(
+            delta="paired mean of current − baseline over the cases scored in both",
+            method="exact sign test (binary measures) or sign-flip test; Tango score interval or t interval",
+            ci="Tango score interval (binary measures; continuous ones with under 6 changed cases: on "
+               "fractional counts), else paired t interval",
+            ci_level=1 - gate.alpha,
+            ci_level_judged=1 - 2 * judged_alpha,
+            p_value="exact two-sided sign test for binary measures; paired sign-flip permutation test, "
+                    "two-sided, otherwise (exact when the permutation law is small, else Monte Carlo)",
+            sided="judged rows: one-sided in the direction of the change (a drop: P(S* <= S)), "
+                  "interval two-sided at 1 - 2 alpha/J",
+            correction=rules.correction, judged_rows=len(family),
+            family="reported rows: Holm over the rows the gate does not judge (p_family)",
+            reported_rows=len(reported),
+            mde="smallest true drop the row's own test detects at power 0.8 at its n (judged rows "
+                "one-sided at alpha / judged rows): observed churn and spread, or the prior that only "
+                "lost cases change",
+            power=DEFAULT_POWER,
+            resamples=resamples, seed=seed, alpha=gate.alpha,
+        ),
         regressed=any(r.status in ("regressed", "below_floor") for r in rows if r.gated),
         failures=reasons,
         verdict="fail" if reasons else "pass",

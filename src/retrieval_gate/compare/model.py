@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from retrieval_gate.compare.changes_model import ChangedCase, KbChanges
+from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.score.results import Completeness, MetricCell
 
 BASELINE_SCHEMA_VERSION = 4  # 1: no history; 2: no relevance in the fingerprint; 3: no rankings (migrated on load)
@@ -116,6 +117,48 @@ class ConfigChange(_Strict):
     current: Any = None
 
 
+class ComparisonStats(BaseModel):
+    """How a comparison's numbers were computed: the words for each column, and the levels, the
+    correction and the seed. Each key was added in some schema (``None``: the file predates it) and is
+    written only when set, so a file reads back byte for byte. Keys of pre-release files that no
+    schema kept (``level``) are dropped on reading."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    delta: str | None = None
+    method: str | None = None
+    ci: str | None = None
+    ci_level: float | None = None  # the reported rows' level, 1 − alpha
+    ci_level_judged: float | None = None  # schema 3: 1 − alpha/J; schema 4: 1 − 2·alpha/J
+    p_value: str | None = None
+    sided: str | None = None  # schema 4: the judged rows are tested one-sided
+    correction: Literal["holm", "bh", "none"] | None = None  # schema 2 on, over the judged rows
+    judged_rows: int | None = None
+    family: str | None = None
+    reported_rows: int | None = None
+    mde: str | None = None
+    power: float | None = None
+    resamples: int | None = None
+    seed: int | None = None
+    alpha: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+    @property
+    def layout(self) -> Literal[1, 2, 3, 4]:
+        """Which schema's statistics these are, read from the keys (the one place that reads old shapes):
+        1, a percentile bootstrap CI and no correction; 2, the sign-flip test inverted, judged rows at the
+        level the correction leaves them; 3, Tango's / t intervals, judged rows two-sided at 1 − alpha/J
+        (Bonferroni); 4, judged rows one-sided, their CI two-sided at 1 − 2·alpha/J."""
+        if self.correction is None:
+            return 1
+        if self.ci_level_judged is None:
+            return 2
+        return 4 if self.sided is not None else 3
+
+
 class Comparison(_Strict):
     schema_version: Literal[1, 2, 3, 4] = COMPARISON_SCHEMA_VERSION
     suite: str = "default"
@@ -132,8 +175,8 @@ class Comparison(_Strict):
     rows: list[ComparisonRow] = Field(default_factory=list)
     lost_hits: list[CaseChange] = Field(default_factory=list)  # most impactful first
     gained_hits: list[CaseChange] = Field(default_factory=list)
-    gate: dict[str, Any] = Field(default_factory=dict)  # the knobs in force
-    stats: dict[str, Any] = Field(default_factory=dict)  # method, resamples, seed, alpha
+    gate: GateSettings = Field(default_factory=GateSettings)  # the knobs in force
+    stats: ComparisonStats = Field(default_factory=ComparisonStats)  # method, levels, correction, seed
     regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
     verdict: Literal["pass", "fail"] = "pass"

@@ -4,7 +4,7 @@ with; nothing in ``src/`` calls them.
 - the paired percentile bootstrap the comparison used before its intervals became Tango's score
   interval and the paired t interval (``bootstrap_means``, ``bootstrap_ci``, ``paired_bootstrap_ci``,
   ``paired_stats``): the calibration benchmark's reference interval; it draws from the first of the
-  two streams ``compare.stats`` spawns from a seed;
+  two streams ``stats.sign_flip`` spawns from a seed;
 - the exact Jaccard similarity the MinHash estimate is checked against (``jaccard``);
 - graded nDCG@k written from its definition (``graded_ndcg_at_k``), which the metric grid's graded
   nDCG is checked against;
@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.compare.defaults import DEFAULT_RESAMPLES
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.side_by_side import RetrieverCell, SideBySide
-from retrieval_gate.compare.stats import _as_matrix, _chunk_rows, _streams, _unique_rows, sign_flip_p_values
+from retrieval_gate.defaults import DEFAULT_RESAMPLES
 from retrieval_gate.metrics import MetricSpec, parse_metric
 from retrieval_gate.metrics.grid import grid_scores
 from retrieval_gate.render.fmt import signed
 from retrieval_gate.render.side_by_side import _timing, _value
+from retrieval_gate.stats.sign_flip import _as_matrix, _chunk_rows, _streams, _unique_rows, sign_flip_p_values
 
 MULTINOMIAL_COST = 8  # a multinomial category costs about as much as this many index draws
 GATHER_MAX_COLUMNS = 2  # up to this many metrics, sum the drawn values directly (no count matrix)

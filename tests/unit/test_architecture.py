@@ -1,6 +1,6 @@
 """The layout cannot drift back: read every module's imports with ``ast`` and check the rules of
 docs/ARCHITECTURE.md — every import points down the layers the doc draws (so no package imports
-another that imports it back), the functional core (metrics, score, compare, audit) imports nothing
+another that imports it back), the functional core (metrics, stats, score, baseline, compare, audit) imports nothing
 of the shell, ``load/`` reads user inputs only, only one module reads the environment and only the
 entry points ask it, each rule and shared name is defined once, a metric is wired where the doc
 says, tests patch no library, and no module is longer than 400 lines."""
@@ -17,9 +17,9 @@ import pytest
 import retrieval_gate
 
 PACKAGE = Path(retrieval_gate.__file__).parent
-CORE = ("metrics", "score", "compare", "audit")
+CORE = ("metrics", "stats", "score", "baseline", "compare", "audit")
 # What the core may import from the package: itself, and the leaf modules of plain data.
-CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", ""})
+CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "defaults", ""})
 # Standard-library and third-party modules that mean I/O, environment, network or presentation.
 SHELL_LIBRARIES = frozenset({
     "os", "sys", "pathlib", "io", "shutil", "tempfile", "subprocess", "socket", "sqlite3", "fcntl",
@@ -33,10 +33,11 @@ ENTRY_POINTS = ("cli/", "publish/action_settings.py")
 MAX_LINES = 400
 # docs/ARCHITECTURE.md's layers, bottom first. A unit imports only units of lower layers.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
-    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy"),  # the leaves
+    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy", "defaults"),  # the leaves
     ("files",),  # atomic writes and hashes (raises the named errors)
-    ("metrics", "load", "chunk", "embed", "scaffold"),
+    ("metrics", "stats", "load", "chunk", "embed", "scaffold"),
     ("score", "store"),
+    ("baseline",),
     ("compare", "retrieve"),
     ("audit",),
     ("render", "settings", "artifacts"),
@@ -324,8 +325,8 @@ def test_no_test_patches_a_library() -> None:
 ONE_HOME = {
     "BAD_STATUSES": "compare/model.py",
     "CACHE_FILE": "embed/__init__.py",
-    "DEFAULT_HISTORY_LIMIT": "compare/defaults.py",
-    "DEFAULT_RESAMPLES": "compare/defaults.py",
+    "DEFAULT_HISTORY_LIMIT": "defaults.py",
+    "DEFAULT_RESAMPLES": "defaults.py",
     "MISSING_FROM_RUN": "models.py",
     "MODES": "publish/modes.py",
     "PRIVILEGED_MODES": "publish/modes.py",
@@ -374,7 +375,7 @@ def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
 def test_each_rule_has_one_definition(trees) -> None:
     assert rule_homes(trees) == {
         **{name: [home] for name, home in ONE_HOME.items()},
-        "def mde": ["compare/power.py"],
+        "def mde": ["stats/power.py"],
         "class Mode": ["publish/modes.py"],
         "mode names": ["publish/modes.py"],
         "'missing from the run'": ["models.py"],

@@ -1,4 +1,4 @@
-"""The baseline file (compare.baseline_codec, artifacts.baseline): stable text,
+"""The baseline file (baseline.codec, artifacts.baseline): stable text,
 migration, atomic write, refusals."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
-from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
-from retrieval_gate.compare.baseline_update import update_baseline
-from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION, Baseline
+from retrieval_gate.baseline.codec import dumps_baseline, parse_baseline
+from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION, Baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.errors import BaselineError, OutputError
 from tests.unit.compare_data import make_case, make_results
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings, parse_assignment, parse_key, row_status
 from retrieval_gate.compare.model import Comparison

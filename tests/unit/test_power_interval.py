@@ -9,7 +9,7 @@ from statistics import NormalDist
 import pytest
 
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.power import adjust_p
+from retrieval_gate.stats.multiplicity import adjust_p
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run
 

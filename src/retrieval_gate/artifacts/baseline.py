@@ -1,14 +1,14 @@
 """The baseline file and its KB manifest (adapter): read as bytes → text →
-``compare.baseline_codec.parse_baseline``; written as ``dumps_baseline``'s stable text, atomically."""
+``baseline.codec.parse_baseline``; written as ``dumps_baseline``'s stable text, atomically."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
-from retrieval_gate.compare.kb_diff import manifest_path, parse_manifest
-from retrieval_gate.compare.model import Baseline
+from retrieval_gate.baseline.codec import dumps_baseline, parse_baseline
+from retrieval_gate.baseline.kb_diff import manifest_path, parse_manifest
+from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.errors import BaselineError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.load import boundary
@@ -53,7 +53,7 @@ def check_json_limits(text: str, *, source: str, what: str) -> None:
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
-    """A baseline in its stable text form (``compare.baseline_codec.dumps_baseline``), atomically."""
+    """A baseline in its stable text form (``baseline.codec.dumps_baseline``), atomically."""
     write_text_atomic(Path(path), dumps_baseline(baseline))
 
 

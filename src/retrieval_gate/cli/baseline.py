@@ -10,7 +10,7 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.compare.defaults import DEFAULT_HISTORY_LIMIT  # imports nothing: --help stays light
+from retrieval_gate.defaults import DEFAULT_HISTORY_LIMIT  # imports nothing: --help stays light
 from retrieval_gate.errors import InputError, Problem
 
 baseline_app = typer.Typer(
@@ -40,9 +40,9 @@ def update(
     (``<suite>.kb.json``) when the results carry one."""
     from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
     from retrieval_gate.artifacts.results import read_results
+    from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.compare.baseline_update import update_baseline
-    from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
     from retrieval_gate.files import folder_lock, write_text_atomic
 
     refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})

@@ -281,9 +281,9 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     """The first eval of the suite as configured → out/results.json, baselines/<suite>.json and
     baselines/<suite>.audit.json (kept when they exist, unless --force)."""
     from retrieval_gate.artifacts.baseline import write_baseline
+    from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.compare.baseline_update import update_baseline
-    from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
     from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals

@@ -1,7 +1,7 @@
-"""The shapes of the baseline file and of a comparison. Pure data; see docs/formats.md.
+"""The shape of a comparison. Pure data; see docs/formats.md.
 
-These two models are the contract between ``compare`` (which fills them), ``render`` (which
-shows them) and ``publish`` (which posts them).
+This model and the baseline's (``baseline.model``) are the contract between ``compare`` (which
+fills them), ``render`` (which shows them) and ``publish`` (which posts them).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from retrieval_gate.compare.changes_model import ChangedCase, KbChanges
+from retrieval_gate.baseline.kb_diff import KbChanges
+from retrieval_gate.baseline.model import ConfigChange
+from retrieval_gate.compare.changes_model import ChangedCase
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.score.results import Completeness, MetricCell
 
-BASELINE_SCHEMA_VERSION = 4  # 1: no history; 2: no relevance in the fingerprint; 3: no rankings (migrated on load)
 COMPARISON_SCHEMA_VERSION = 4  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
 # 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,
 # changed_cases, kb_changes, stale_gold_cards, baseline_rankings; 4: judged rows one-sided (p_one_sided,
@@ -30,46 +30,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class HistoryEntry(_Strict):
-    """Headline numbers of one baseline refresh, for trend charts."""
-
-    sha: str | None = None
-    ref: str | None = None
-    timestamp: str | None = None
-    headline: dict[str, float] = Field(default_factory=dict)  # metric → overall value
-    n: int = 0
-
-
-class BaselineCase(_Strict):
-    """Per-case scores, so that deltas can be paired case by case, and the case's ranking (its
-    first max(k) distinct cards, with the retriever's scores where it gives them), so a later run
-    can say which card moved where. No text, no embeddings."""
-
-    scores: dict[str, float] = Field(default_factory=dict)
-    status: str = "scored"
-    slices: list[str] = Field(default_factory=list)
-    ranked: list[str] = Field(default_factory=list)
-    ranked_scores: list[float] = Field(default_factory=list)
-
-
-class Baseline(_Strict):
-    schema_version: Literal[4] = BASELINE_SCHEMA_VERSION
-    suite: str = "default"
-    tool_version: str
-    sha: str | None = None
-    ref: str | None = None
-    updated_at: str | None = None
-    k: list[int]
-    headline_k: int
-    metrics: list[str]
-    fingerprint: dict[str, Any] = Field(default_factory=dict)
-    completeness: Completeness
-    aggregates: dict[str, dict[str, MetricCell]]
-    cases: dict[str, BaselineCase]
-    history: list[HistoryEntry] = Field(default_factory=list)
-    rankings: bool = False  # the cases carry their rankings (False: migrated from schema 3 or older)
-
-
 class ComparisonRow(_Strict):
     slice: str
     metric: str
@@ -79,7 +39,7 @@ class ComparisonRow(_Strict):
     n: int  # cases paired (present in both with this score key)
     n_baseline: int = 0
     n_current: int = 0
-    ci: tuple[float, float] | None = None  # at ci_level (compare.paired_interval)
+    ci: tuple[float, float] | None = None  # at ci_level (stats.paired_interval)
     ci_level: float | None = None  # 1 − alpha; 1 − alpha/J for the J judged rows (schema 2: per row)
     ci_method: Literal["tango", "tango-fractional", "t", "tango+0", "tango-fractional+0", "t+0"] | None = None
     ci_agrees: bool | None = None  # False: the test rejects, the CI holds 0; the status reads the test
@@ -91,7 +51,7 @@ class ComparisonRow(_Strict):
     n_changed: int | None = None  # paired cases whose score changed
     n_lost: int | None = None  # … whose score went down (schema 4)
     n_gained: int | None = None  # … whose score went up (schema 4)
-    mde: float | None = None  # minimum detectable effect at n (compare.power); None: undetectable
+    mde: float | None = None  # minimum detectable effect at n (stats.power); None: undetectable
     mde_method: Literal["observed", "prior", "undetectable", "binomial"] | None = None
     n_needed: int | None = None  # underpowered: paired cases needed for an MDE of max_drop
     floor: float | None = None
@@ -109,12 +69,6 @@ class CaseChange(_Strict):
     delta: float
     slices: list[str] = Field(default_factory=list)
     possibly_relevant: str | None = None  # an unjudged card now where the gold card was: label it
-
-
-class ConfigChange(_Strict):
-    key: str
-    baseline: Any = None
-    current: Any = None
 
 
 class ComparisonStats(BaseModel):

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_gate.artifacts.baseline import check_json_limits
 from retrieval_gate.artifacts.results import parse_results
-from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path, parse_manifest
+from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path, parse_manifest
 from retrieval_gate.errors import BaselineError, GitHubError, PermissionDenied, UsageError
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note

@@ -9,7 +9,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.model import BAD_STATUSES, Baseline, CaseChange, Comparison, ComparisonRow
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.compare.model import BAD_STATUSES, CaseChange, Comparison, ComparisonRow
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name, is_metric_name

@@ -14,8 +14,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.fingerprint import flatten, settings_changes
-from retrieval_gate.compare.model import Baseline, Comparison, ComparisonStats
+from retrieval_gate.baseline.fingerprint import flatten, settings_changes
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.compare.model import Comparison, ComparisonStats
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.cells import (
     case_rows,

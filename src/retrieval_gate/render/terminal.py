@@ -8,8 +8,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_gate.baseline.fingerprint import settings_changes
 from retrieval_gate.compare.changes import stale_words
-from retrieval_gate.compare.fingerprint import settings_changes
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric

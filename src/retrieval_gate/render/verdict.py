@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.gate import GateSettings, format_p
-from retrieval_gate.compare.model import Baseline, Comparison, ComparisonStats
+from retrieval_gate.compare.model import Comparison, ComparisonStats
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.render.cells import Cell

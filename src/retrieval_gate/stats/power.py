@@ -1,4 +1,4 @@
-"""What a comparison's n can see, and the multiple-comparison correction. Pure.
+"""What a comparison's n can see: the minimum detectable effect. Pure.
 
 **Minimum detectable effect** (MDE): the smallest true drop that the gate's *own* test detects
 with probability ``power`` (0.8) at the row's n: two-sided at level ``alpha`` for a reported
@@ -8,7 +8,7 @@ when ``P(Bin(m, ½) ≤ gained) < alpha`` — the two-sided critical table at ``
 a drop counts as detected.
 
 - **Binary measures** (hit@k, and recall/precision when every case has one gold card: per-case
-  scores in {0, 1}), decided by the exact two-sided sign test (``compare.stats``). The
+  scores in {0, 1}), decided by the exact two-sided sign test (``stats.sign_flip``). The
   alternative: each case independently loses (1 → 0) with probability ``(ψ + δ)/2`` and gains
   with probability ``(ψ − δ)/2``, so the true mean difference is −δ and ``ψ`` of the cases change
   ("churn"). With M ~ Bin(n, ψ) changed cases and L | M ~ Bin(M, (ψ + δ)/(2ψ)) of them lost, the
@@ -34,35 +34,19 @@ a drop counts as detected.
 
 The power is found for δ on [0, 1] by bisection (the power grows with δ). ``cases_needed`` is the
 smallest n whose MDE at the same churn and spread is at most the given drop.
-
-**Corrections** over the p-values of a family of rows, adjusted p-values:
-
-- ``holm`` (default; controls the family-wise error rate): sorted ascending, ``p̃_(i) =
-  max_{j ≤ i} min(1, (m − j + 1)·p_(j))``;
-- ``bh`` (Benjamini–Hochberg, controls the false discovery rate): sorted ascending,
-  ``p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j)``;
-- ``none``: ``p̃ = p``.
-
-A row is significant when ``p̃ < α``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
 
-from retrieval_gate.compare.distributions import (
-    binomial_cdf_walk,
-    log_binomial_pmf,
-    normal_cdf,
-    sign_test_critical,
-)
+from retrieval_gate.stats.distributions import binomial_cdf_walk, log_binomial_pmf, normal_cdf, sign_test_critical
 
-CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_POWER = 0.8
 _BISECTIONS = 40
 _MAX_NEEDED = 10_000_000
@@ -239,24 +223,3 @@ def _cases_needed(*, effect: float, churn: float, sd: float, unit: float, binary
         else:
             low = mid
     return high
-
-
-def adjust_p(p_values: Sequence[float], method: str) -> list[float]:
-    """Adjusted p-values in the input order (module docstring)."""
-    if method not in CORRECTIONS:
-        raise ValueError(f"correction {method!r}: expected one of {', '.join(CORRECTIONS)}")
-    p = np.asarray(p_values, dtype=np.float64)
-    if len(p) == 0 or method == "none":
-        return p.tolist()
-    m = len(p)
-    if method == "bh":  # p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j), ascending order
-        order = np.argsort(p, kind="stable")
-        scaled = np.minimum(1.0, m * p[order] / np.arange(1, m + 1))
-        adjusted = np.empty(m)
-        adjusted[order] = np.minimum.accumulate(scaled[::-1])[::-1]
-        return adjusted.tolist()
-    order = np.argsort(p, kind="stable")
-    stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(stepped)
-    return adjusted.tolist()

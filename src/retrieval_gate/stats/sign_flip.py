@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_gate.compare.defaults import DEFAULT_RESAMPLES
+from retrieval_gate.defaults import DEFAULT_RESAMPLES
 
 EXACT_MAX_SUPPORT = 1 << 14  # largest exact sign-flip law computed (points, before merging)
 CHUNK_ELEMENTS = 1 << 22  # numbers per chunk of the resample matrix (32 MiB of float64)

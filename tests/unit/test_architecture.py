@@ -455,3 +455,63 @@ def test_every_function_has_a_caller_in_the_package(trees) -> None:
     """Code nothing calls is deleted, or — a reference the tests check against — lives in tests/reference.py."""
     templates = "\n".join(p.read_text(encoding="utf-8") for p in (PACKAGE / "templates").rglob("*.j2"))
     assert uncalled_functions(trees, templates) == []
+
+
+P_NAMES = frozenset({"p", "p_value", "p_adjusted", "p_one_sided", "p_family", "p_raw"})
+
+
+def p_value_formats(trees: Mapping[str, ast.Module]) -> list[str]:
+    """``module`` for each f-string that formats a p-value itself (a name or attribute called ``p``,
+    ``p_value``, ``p_adjusted``, … with a format spec) — instead of calling ``compare.gate.format_p``."""
+    found = []
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+                value = node.value
+                name = value.attr if isinstance(value, ast.Attribute) else \
+                    value.id if isinstance(value, ast.Name) else ""
+                if name in P_NAMES and rel not in found:
+                    found.append(rel)
+    return sorted(found)
+
+
+def test_the_p_value_finder_sees_a_formatted_p_value() -> None:
+    tree = ast.parse("a = f'p = {cell.p_value:.3g}'\nb = f'{p:.3f}'\nc = f'{n:.3f} {p}'\n")
+    assert p_value_formats({"a.py": tree}) == ["a.py"]
+    assert p_value_formats({"b.py": ast.parse("c = f'{n:.3f} {p}'\n")}) == []
+
+
+def test_p_value_text_has_one_home(trees) -> None:
+    assert p_value_formats(trees) == ["compare/gate.py"]  # format_p
+
+
+def error_reporting(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
+    """Where the process's exit code is picked (``sys.exit``) and where an internal error is
+    reported (``report_internal_error`` called)."""
+    places: dict[str, list[str]] = {"sys.exit": [], "report_internal_error": []}
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "exit" and isinstance(func.value, ast.Name) \
+                    and func.value.id == "sys":
+                key = "sys.exit"
+            elif isinstance(func, ast.Name) and func.id == "report_internal_error":
+                key = "report_internal_error"
+            else:
+                continue
+            if rel not in places[key]:
+                places[key].append(rel)
+    return places
+
+
+def test_the_error_reporting_finder_sees_an_exit_and_a_report() -> None:
+    tree = ast.parse("import sys\nsys.exit(2)\nraise typer.Exit(report_internal_error(exc))\n")
+    assert error_reporting({"a.py": tree}) == {"sys.exit": ["a.py"], "report_internal_error": ["a.py"]}
+
+
+def test_only_main_reports_errors_and_picks_the_exit_code(trees) -> None:
+    """``cli/__init__.py:main`` turns every error into a message and an exit code; the action hands a
+    bug it caught to it (``errors.InternalError``, with how to mask the secrets) instead of reporting it."""
+    assert error_reporting(trees) == {"sys.exit": ["cli/__init__.py"], "report_internal_error": ["cli/__init__.py"]}

@@ -10,7 +10,7 @@ Versions
   and the ``relevant`` mean, which migrating writes down — so a graded or ``--mean trec`` run
   compared with it is (rightly) not like for like.
 - 4 (current): each case keeps its ranking (``ranked``, ``ranked_scores``) and the file stores
-  per-case scores as a list aligned with the top-level ``score_keys`` (``baseline_codec``).
+  per-case scores as a list aligned with the top-level ``score_keys`` (``baseline.codec``).
   Migrating marks the file ``rankings: false``: there is no earlier ranking to show, and the
   comparison says so once.
 

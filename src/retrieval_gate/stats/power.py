@@ -128,6 +128,12 @@ def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POW
     return None if at_churn is None else max(floor, at_churn)
 
 
+def _normal_power(*, n: int, drop: float, sd: float, z: float) -> float:
+    """The sign-flip test's power at a true mean drop ``drop`` in the normal approximation (module
+    docstring): ``Φ((√n·δ − z·√(s² + δ²)) / s)``, z the test's critical value."""
+    return normal_cdf((math.sqrt(n) * drop - z * math.sqrt(sd * sd + drop * drop)) / sd)
+
+
 def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float = DEFAULT_POWER,
                    churn: float = 0.0, one_sided: bool = False) -> float | None:
     """The continuous MDE: the normal approximation of the sign-flip test's power with spread
@@ -139,12 +145,7 @@ def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float
     if sd <= 0:
         return floor
     z = NormalDist().inv_cdf(1 - _tail(alpha, one_sided))
-    root_n = math.sqrt(n)
-
-    def normal_power(d: float) -> float:
-        return normal_cdf((root_n * d - z * math.sqrt(sd * sd + d * d)) / sd)
-
-    approx = _smallest(normal_power, power)
+    approx = _smallest(lambda d: _normal_power(n=n, drop=d, sd=sd, z=z), power)
     return floor if approx is None else max(floor, approx)
 
 
@@ -209,7 +210,7 @@ def _cases_needed(*, effect: float, churn: float, sd: float, unit: float, binary
         floor_ok = n >= least if scaled >= 1 else seen(n, scaled, 0.0) and seen(n, scaled, churn)
         if not floor_ok or sd <= 0:
             return floor_ok
-        return normal_cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd) >= power
+        return _normal_power(n=n, drop=effect, sd=sd, z=z) >= power
 
     low, high = least - 1, least
     while not ok(high):

@@ -108,7 +108,8 @@ def test_delta_reads_at_a_glance(c: Cell, expected: str) -> None:
 def test_ci_n_change_and_sparkline() -> None:
     assert fmt.ci(cell(ci=(-0.07, -0.01))) == "[−0.070, −0.010]"
     assert fmt.ci(cell(ci=(-0.6667, 0.0))) == "[−0.667, 0.000]"
-    assert fmt.ci(cell(p_value=0.0312)) == "p = 0.0312"
+    assert fmt.ci(cell(p_value=0.0312)) == "p = 0.031"  # compare.gate.format_p: 3 decimals
+    assert fmt.ci(cell(p_value=0.0004)) == "p < 0.001"
     assert fmt.ci(cell()) == "–"
     assert fmt.n_label(cell(n=195, n_current=200, n_baseline=198, compared=True)) == "195 (200 now, 198 before)"
     assert fmt.n_label(cell(n=1234, n_current=1234, n_baseline=1234, compared=True)) == "1,234"

@@ -105,7 +105,7 @@ def ci(cell: Cell, column_level: float | None = None) -> Markup:
         return Markup(f"[{_bound(lo)}, {_bound(hi)}]{level}{mark}")
     if cell.p_value is not None:
         shown = format_p(cell.p_value)
-        return Markup(f"p {shown}" if shown.startswith("<") else f"p = {shown}")
+        return Markup(f"p < {shown[1:]}" if shown.startswith("<") else f"p = {shown}")
     return Markup("–")
 
 

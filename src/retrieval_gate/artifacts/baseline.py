@@ -17,9 +17,9 @@ from retrieval_gate.score.kb_manifest import KbCard
 
 
 def _read_text(path: Path, *, what: str, missing: str | None) -> str | None:
-    """A file of the tool's as text, read once through the input boundary's limits: at most
-    ``MAX_FILE_BYTES`` (a file cut at the cap says so, before any decoding), UTF-8, then
-    ``check_json_limits``. ``missing``: the message for an absent file (None: an absent file is None)."""
+    """A file of the tool's as text, read once: at most ``MAX_FILE_BYTES`` (a file cut at the cap
+    says so, before any decoding), then UTF-8. ``missing``: the message for an absent file (None:
+    an absent file is None)."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read(boundary.MAX_FILE_BYTES + 1)
@@ -37,7 +37,6 @@ def _read_text(path: Path, *, what: str, missing: str | None) -> str | None:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BaselineError(f"{path}: not a {what}: invalid UTF-8 at byte {exc.start + 1}") from None
-    check_json_limits(text, source=str(path), what=what)
     return text
 
 
@@ -45,6 +44,7 @@ def read_baseline(path: Path) -> Baseline:
     path = Path(path)
     text = _read_text(path, what="baseline", missing="baseline not found")
     assert text is not None  # an absent baseline raised
+    check_json_limits(text, source=str(path), what="baseline")
     return parse_baseline(text, source=str(path))
 
 
@@ -74,7 +74,14 @@ def read_kb_manifest(baseline_path: Path) -> dict[str, KbCard] | None:
     baseline written before manifests, or from a run without a KB)."""
     path = Path(manifest_path(str(baseline_path)))
     text = _read_text(path, what="KB manifest", missing=None)
-    return None if text is None else parse_manifest(text, source=str(path))
+    return None if text is None else manifest_from_text(text, source=str(path))
+
+
+def manifest_from_text(text: str, *, source: str) -> dict[str, KbCard]:
+    """A KB manifest's text — read from disk here, or from the base through the API in the action —
+    through the input limits (``check_json_limits``), then parsed."""
+    check_json_limits(text, source=source, what="KB manifest")
+    return parse_manifest(text, source=source)
 
 
 def write_kb_manifest(baseline_path: Path, cards: Mapping[str, KbCard], *, suite: str) -> Path:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,14 +30,16 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.stats import paired_bootstrap_ci, sign_flip_p_value
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.score.aggregate import aggregate, completeness
 from retrieval_gate.score.results import CaseResult, Results
-from retrieval_gate.score.scoring import case_scores
+from retrieval_gate.stats.sign_flip import sign_flip_p_value
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.reference
+from tests.reference import case_scores, paired_bootstrap_ci
 
 KS = (1, 3, 5, 10)
 GRID = metric_grid(KS)

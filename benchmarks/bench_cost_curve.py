@@ -243,7 +243,7 @@ def compare_part(case_counts: list[int], repeat: int) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from bench_compare import make_results
 
-    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate import GateSettings
     from retrieval_gate.render.markdown import render_comment

@@ -27,11 +27,15 @@ from __future__ import annotations
 import json
 import random
 import re
+import sys
 import time
 from pathlib import Path
 
 from retrieval_gate.audit.minhash import signatures, similar_pairs
-from retrieval_gate.audit.text import WordHasher, jaccard, shingle_hashes, words
+from retrieval_gate.audit.text import WordHasher, shingle_hashes, words
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.reference
+from tests.reference import jaccard
 
 DATASET = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "scifact"
 if not DATASET.is_dir():

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -63,9 +64,11 @@ def bm25_acceptance(folder: Path) -> dict[str, object]:
 
 def side_by_side_run(folder: Path, *, store: Path, retrievers: str, rerank_model: str | None,
                      rerank_top_n: int) -> tuple[dict, str]:
+    sys.path.insert(0, str(REPO))  # tests.reference
+    from tests.reference import side_by_side_markdown
+
     from retrieval_gate.compare.side_by_side import side_by_side
     from retrieval_gate.evaluation.run import run_evals
-    from retrieval_gate.render.side_by_side import side_by_side_markdown
     from retrieval_gate.settings import SuiteConfig
 
     options: dict[str, object] = {"rerank_top_n": rerank_top_n}

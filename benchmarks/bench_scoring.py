@@ -19,7 +19,9 @@ import argparse
 import gc
 import platform
 import random
+import sys
 import time
+from pathlib import Path
 
 import pytrec_eval
 
@@ -28,7 +30,9 @@ from retrieval_gate.metrics.grid import compile_grid
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import Results
-from retrieval_gate.score.scoring import case_scores
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.reference
+from tests.reference import case_scores
 
 KS = (1, 3, 5, 10)
 TREC_MEASURES = {f"{m}.{','.join(map(str, KS))}" for m in ("ndcg_cut", "recall", "P", "map_cut", "success")}

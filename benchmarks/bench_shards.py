@@ -75,7 +75,8 @@ def run(argv: list[str]) -> float:
 
 
 def comparable(path: Path) -> str:
-    from retrieval_gate.score.results import without_run_specific_fields
+    sys.path.insert(0, str(REPO))  # tests.reference
+    from tests.reference import without_run_specific_fields
 
     data = without_run_specific_fields(json.loads(path.read_text(encoding="utf-8")))
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)

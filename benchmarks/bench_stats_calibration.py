@@ -2,14 +2,14 @@
 
 For n ∈ {30, 100, 300} × discordance ψ ∈ {2, 5, 20 %} × true Δ ∈ {0, −0.05}, binary (hit@k-like)
 and continuous (nDCG-like) paired differences, the gate's own functions
-(``compare.stats.sign_flip_p_values`` — the exact sign test for binary rows —,
-``compare.paired_interval.paired_interval``, ``compare.power.mde``, ``compare.gate.row_status``)
+(``stats.sign_flip.sign_flip_p_values`` — the exact sign test for binary rows —,
+``stats.paired_interval.paired_interval``, ``stats.power.mde``, ``compare.gate.row_status``)
 are run on each simulated row and measured against the known truth:
 
 - **coverage** of the 95 % interval (reported rows' level), beside a reference interval: Newcombe's
   hybrid score interval for paired proportions (method 10, Wilson intervals with the φ
   correlation correction) for binary rows, the percentile bootstrap the comparison showed before
-  (``compare.stats.paired_bootstrap_ci``) for continuous ones;
+  (``paired_bootstrap_ci`` in tests/reference.py) for continuous ones;
 - **false alarms** (Δ = 0): share of rows with p < 0.05, and of rows the gate calls ``regressed``
   (max drop 0.02);
 - **power** (Δ = −0.05): share of rows with p < 0.05 and a drop;
@@ -36,7 +36,7 @@ rounded to 6 decimals. Seeded: the same arguments give the same table.
   redraws a case's rank by ±1 or ±2 with probability ψ): under the null (two exchangeable runs)
   the share of comparisons the gate fails — the family-wise false-alarm rate of the judged family,
   the default one (hit@5 alone) and one of three rows (hit@5, recall@5, nDCG@5 named by max drop,
-  Holm); and the judged row's MDE as the tool states it (one-sided, ``compare.power.mde``) for a
+  Holm); and the judged row's MDE as the tool states it (one-sided, ``stats.power.mde``) for a
   binary cell of churn ψ ∈ {2, 5, 20 %}, with the share of rows simulated at Δ = −MDE (the binary
   generator below) where the one-sided exact sign test detects the drop.
 
@@ -48,15 +48,20 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import norm
 
 from retrieval_gate.compare.gate import row_status
-from retrieval_gate.compare.paired_interval import paired_interval, reconcile
-from retrieval_gate.compare.power import mde
-from retrieval_gate.compare.stats import paired_bootstrap_ci, sign_flip_p_values, sign_flip_tests
+from retrieval_gate.stats.paired_interval import paired_interval, reconcile
+from retrieval_gate.stats.power import mde
+from retrieval_gate.stats.sign_flip import sign_flip_p_values, sign_flip_tests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.reference
+from tests.reference import paired_bootstrap_ci
 
 ALPHA = 0.05
 MAX_DROP = 0.02
@@ -168,7 +173,7 @@ def mde_check(rng: np.random.Generator, *, kind: str, n: int, psi: float, reps: 
         template[: round(psi * n)] = np.tile([-1.0, 1.0], n)[: round(psi * n)]
         size, _ = mde(n=n, diffs=template, binary=True, alpha=ALPHA)
     else:
-        from retrieval_gate.compare.power import continuous_mde
+        from retrieval_gate.stats.power import continuous_mde
 
         size = continuous_mde(n=n, sd=continuous_sd(psi, 0.0), unit=MEAN_U, alpha=ALPHA, churn=psi)
     if size is None:
@@ -189,7 +194,7 @@ def titles(rng: np.random.Generator, *, n: int, reps: int) -> tuple[float, float
     ways, or more lost than gained but too few to be sure — not "worse in places", "regressed" or
     "gate failed"), the share an uncorrected reading
     (any row regressed at its own p) would have called worse, and the rows per comparison."""
-    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate import GateSettings
     from retrieval_gate.render.context import build_context
@@ -243,7 +248,7 @@ GATE_CHURN = (0.05, 0.20)
 def gate_cell(rng: np.random.Generator, *, n: int, psi: float, reps: int) -> dict[str, float]:
     """False alarms (null) of the default and the three-row judged family, the judged row's MDE
     the tool states for the cell, and the share of comparisons failed at a true drop of that MDE."""
-    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate import GateSettings
     from retrieval_gate.score.aggregate import aggregate, completeness
@@ -282,7 +287,7 @@ def gate_cell(rng: np.random.Generator, *, n: int, psi: float, reps: int) -> dic
 
 
 def judged_mde_check(rng: np.random.Generator, *, n: int, psi: float, reps: int) -> tuple[float | None, float]:
-    """The judged row's MDE as the tool states it (one-sided at α, ``compare.power.mde``) for a
+    """The judged row's MDE as the tool states it (one-sided at α, ``stats.power.mde``) for a
     binary cell with churn ψ, then the share of rows simulated at Δ = −MDE (the generator of the
     MDE check above) where the one-sided test detects the drop."""
     template = np.zeros(n)

@@ -27,6 +27,7 @@ import os
 import platform
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -54,11 +55,13 @@ def main() -> None:
     parser.add_argument("--retrievers", default="dense,bm25")
     parser.add_argument("--unit", default="characters", choices=["characters", "tokens"])
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))  # tests.reference
+    from tests.reference import without_timings
+
     from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
     from retrieval_gate.embed.tokens import load_tokens
     from retrieval_gate.files import dumps_json
     from retrieval_gate.load.kb import load_kb
-    from retrieval_gate.sweep.stats import without_timings
 
     sizes = [int(v) for v in args.sizes.split(",")]
     overlaps = [int(v) for v in args.overlaps.split(",")]

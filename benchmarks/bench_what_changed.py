@@ -33,12 +33,12 @@ import time
 from pathlib import Path
 
 from retrieval_gate.artifacts.results import read_results
-from retrieval_gate.compare.baseline_codec import dumps_baseline
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.codec import dumps_baseline
+from retrieval_gate.baseline.headline import DECIMALS
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.headline import DECIMALS
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Case, CaseSet, RankedList

@@ -3,6 +3,7 @@ into messages and exit codes. Nothing here prints or exits."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -89,3 +90,13 @@ class ConflictError(GitHubError):
 
 class PermissionDenied(GitHubError):
     """The token may not do this (HTTP 403 that is not a rate limit), e.g. a fork PR's read-only token."""
+
+
+class InternalError(Exception):
+    """A bug caught where the secrets it might show are known (the action): ``cli.main`` reports the
+    exception it wraps (``__cause__``) as every other bug — one line, exit 3 — with its text passed
+    through ``clean``. Not a RetrievalGateError: the user did nothing wrong."""
+
+    def __init__(self, clean: Callable[[str], str]) -> None:
+        super().__init__("internal error")
+        self.clean = clean

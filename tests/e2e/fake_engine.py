@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval_gate.audit import AuditReport, run_audit
+from retrieval_gate.baseline.model import Baseline, BaselineCase, HistoryEntry
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.model import Baseline, BaselineCase, Comparison, ComparisonRow, HistoryEntry
+from retrieval_gate.compare.model import Comparison, ComparisonRow
 from retrieval_gate.score.results import CaseResult, Completeness, MetricCell, Results
 from retrieval_gate.settings import SuiteConfig
 

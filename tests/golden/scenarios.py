@@ -27,16 +27,9 @@ from functools import cache
 from statistics import NormalDist, stdev
 from typing import Any
 
+from retrieval_gate.baseline.model import Baseline, BaselineCase, ConfigChange, HistoryEntry
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
-from retrieval_gate.compare.model import (
-    Baseline,
-    BaselineCase,
-    CaseChange,
-    Comparison,
-    ComparisonRow,
-    ConfigChange,
-    HistoryEntry,
-)
+from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results

@@ -190,7 +190,7 @@ def test_the_default_chunk_limit_is_the_one_the_docs_and_the_cli_state() -> None
 def test_a_baseline_searched_by_hnsw_is_not_like_for_like_with_an_exact_run_of_the_same_store(tmp_path: Path) -> None:
     """A store between the old and the new default chunk limit was searched by HNSW and is now
     searched exactly: the comparison says the search changed instead of gating like for like."""
-    from retrieval_gate.compare.baseline_update import update_baseline
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate import GateSettings
 

@@ -25,10 +25,10 @@ from retrieval_gate.errors import InputError, UsageError
 from retrieval_gate.evaluation.embed_shard import embed_shard
 from retrieval_gate.evaluation.run import run_evals
 from retrieval_gate.files import dumps_json
-from retrieval_gate.score.results import without_run_specific_fields
 from retrieval_gate.settings import SuiteConfig
 from retrieval_gate.store.settings import StoreSettings
 from tests.fake_embedder import HashEmbedder
+from tests.reference import without_run_specific_fields
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

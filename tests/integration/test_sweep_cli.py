@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.files import dumps_json
-from retrieval_gate.sweep.stats import without_timings
 from tests.helpers import run_cli
+from tests.reference import without_timings
 
 TOPICS = {
     "billing": "Invoices are sent monthly. Update the card on file from the billing page. Refunds take five days.",

@@ -1,6 +1,6 @@
 """The layout cannot drift back: read every module's imports with ``ast`` and check the rules of
 docs/ARCHITECTURE.md — every import points down the layers the doc draws (so no package imports
-another that imports it back), the functional core (metrics, score, compare, audit) imports nothing
+another that imports it back), the functional core (metrics, stats, score, baseline, compare, audit) imports nothing
 of the shell, ``load/`` reads user inputs only, only one module reads the environment and only the
 entry points ask it, each rule and shared name is defined once, a metric is wired where the doc
 says, tests patch no library, and no module is longer than 400 lines."""
@@ -17,9 +17,9 @@ import pytest
 import retrieval_gate
 
 PACKAGE = Path(retrieval_gate.__file__).parent
-CORE = ("metrics", "score", "compare", "audit")
+CORE = ("metrics", "stats", "score", "baseline", "compare", "audit")
 # What the core may import from the package: itself, and the leaf modules of plain data.
-CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "bounds", ""})
+CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "bounds", "defaults", ""})
 # Standard-library and third-party modules that mean I/O, environment, network or presentation.
 SHELL_LIBRARIES = frozenset({
     "os", "sys", "pathlib", "io", "shutil", "tempfile", "subprocess", "socket", "sqlite3", "fcntl",
@@ -33,10 +33,11 @@ ENTRY_POINTS = ("cli/", "publish/action_settings.py")
 MAX_LINES = 400
 # docs/ARCHITECTURE.md's layers, bottom first. A unit imports only units of lower layers.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
-    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy", "bounds"),  # the leaves
+    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy", "bounds", "defaults"),  # leaves
     ("files", "overrides"),  # atomic writes and hashes; the one override model of the suite's settings
-    ("metrics", "load", "chunk", "embed", "scaffold"),
+    ("metrics", "stats", "load", "chunk", "embed", "scaffold"),
     ("score", "store"),
+    ("baseline",),
     ("compare", "retrieve"),
     ("audit",),
     ("render", "settings", "artifacts"),
@@ -232,11 +233,14 @@ def test_only_one_module_reads_the_environment(trees) -> None:
 
 
 def test_only_the_entry_points_ask_for_the_environment(trees) -> None:
+    """No module but the entry points calls ``read_environment`` or imports ``environment`` at all."""
     askers = {rel for rel, tree in trees.items() for node in ast.walk(tree)
               if isinstance(node, ast.Name | ast.Attribute)
               and (node.id if isinstance(node, ast.Name) else node.attr) == "read_environment"
               and rel != "environment.py"}
-    assert sorted(a for a in askers if not a.startswith(ENTRY_POINTS)) == []
+    importers = {rel for rel, tree in trees.items() for imp in imports_of(rel, tree)
+                 if imp.target == "retrieval_gate.environment"}
+    assert importers and sorted(a for a in askers | importers if not a.startswith(ENTRY_POINTS)) == []
 
 
 def test_each_shared_name_has_one_definition(trees) -> None:
@@ -299,7 +303,7 @@ def patched_libraries(tree: ast.Module) -> list[tuple[str, str, int]]:
             if root in outside:
                 module = ".".join([outside[root], *target.split(".")[1:]])
                 found.append((module, node.args[1].value, node.lineno))
-    return found
+    return sorted(found)
 
 
 def test_the_library_patch_finder_sees_a_patched_function() -> None:
@@ -324,15 +328,16 @@ def test_no_test_patches_a_library() -> None:
 ONE_HOME = {
     "BAD_STATUSES": "compare/model.py",
     "BatchSize": "embed/settings.py",  # the batch-size rule: the suite's key and the embedder's model use it
-    "CORRECTIONS": "compare/gate.py",
-    "Correction": "compare/gate.py",
+    "CORRECTIONS": "stats/multiplicity.py",
+    "Correction": "stats/multiplicity.py",
     "DEFAULT_BASELINE_DIR": "settings.py",
     "MAX_BATCH_SIZE": "bounds.py",
     "MAX_OVERFETCH": "bounds.py",
     "MIN_CHUNK_SIZE": "bounds.py",
     "CACHE_FILE": "embed/__init__.py",
-    "DEFAULT_HISTORY_LIMIT": "compare/defaults.py",
-    "DEFAULT_RESAMPLES": "compare/defaults.py",
+    "DEFAULT_HISTORY_LIMIT": "defaults.py",
+    "DEFAULT_RESAMPLES": "defaults.py",
+    "FLAT_KEYS": "retrieve/settings.py",
     "MISSING_FROM_RUN": "models.py",
     "MODES": "publish/modes.py",
     "PRIVILEGED_MODES": "publish/modes.py",
@@ -389,7 +394,7 @@ def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
 def test_each_rule_has_one_definition(trees) -> None:
     assert rule_homes(trees) == {
         **{name: [home] for name, home in ONE_HOME.items()},
-        "def mde": ["compare/power.py"],
+        "def mde": ["stats/power.py"],
         "class Mode": ["publish/modes.py"],
         "mode names": ["publish/modes.py"],
         "'missing from the run'": ["models.py"],
@@ -420,3 +425,121 @@ def test_the_rule_counter_counts_a_second_home() -> None:
                                           "m = f'headline_k {h} is not one of the cutoffs k {k}'\n")})
     assert rules["override models"] == ["d.py"] and rules["MIN_CHUNK_SIZE"] == ["d.py"]
     assert rules["headline_k in k"] == ["d.py"] and rules["overlap < size"] == []
+
+
+# Decorators that do not register a function with a framework: a function under them is called by name.
+PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "cache", "lru_cache", "cached_property",
+                              "contextmanager"})
+# Called from outside the package's source by name: the console script (pyproject.toml's
+# ``[project.scripts]``).
+CALLED_FROM_OUTSIDE = frozenset({"cli/__init__.py:main"})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def uncalled_functions(trees: Mapping[str, ast.Module], templates: str = "") -> list[str]:
+    """``module:function`` (or ``module:Class.method``) for each function nothing in the package names:
+    no call, no reference (a callback, a dict of handlers, ``__all__`` or a lazy export's string) and no
+    use in a template. Dunder methods and functions a decorator registers (CLI commands, pydantic
+    validators) are called by their framework and are left out."""
+    used: set[str] = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                used.update(word for word in node.value.replace(",", " ").split() if word.isidentifier())
+    used.update(word for word in templates.replace(".", " ").replace("(", " ").replace("|", " ").split())
+    found = []
+    for rel, tree in sorted(trees.items()):
+        owners: list[tuple[str, list[ast.stmt]]] = [("", tree.body)]
+        owners += [(f"{node.name}.", node.body) for node in tree.body if isinstance(node, ast.ClassDef)]
+        for prefix, body in owners:
+            for node in body:
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("__"):
+                    continue
+                if any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list):
+                    continue
+                name = f"{rel}:{prefix}{node.name}"
+                if node.name not in used and name not in CALLED_FROM_OUTSIDE:
+                    found.append(name)
+    return sorted(found)
+
+
+def test_the_caller_finder_sees_a_function_nothing_calls() -> None:
+    trees = {"a.py": ast.parse("def used(): pass\ndef unused(): pass\nclass C:\n    def m(self): pass\n"
+                               "    @property\n    def p(self): pass\n"),
+             "b.py": ast.parse("from a import used\nused()\n@app.command()\ndef registered(): pass\n")}
+    assert uncalled_functions(trees) == ["a.py:C.m", "a.py:C.p", "a.py:unused"]
+    assert uncalled_functions(trees, templates="{{ c.m() }} {{ c.p }}") == ["a.py:unused"]
+
+
+def test_every_function_has_a_caller_in_the_package(trees) -> None:
+    """Code nothing calls is deleted, or — a reference the tests check against — lives in tests/reference.py."""
+    templates = "\n".join(p.read_text(encoding="utf-8") for p in (PACKAGE / "templates").rglob("*.j2"))
+    assert uncalled_functions(trees, templates) == []
+
+
+P_NAMES = frozenset({"p", "p_value", "p_adjusted", "p_one_sided", "p_family", "p_raw"})
+
+
+def p_value_formats(trees: Mapping[str, ast.Module]) -> list[str]:
+    """``module`` for each f-string that formats a p-value itself (a name or attribute called ``p``,
+    ``p_value``, ``p_adjusted``, … with a format spec) — instead of calling ``compare.gate.format_p``."""
+    found = []
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+                value = node.value
+                name = value.attr if isinstance(value, ast.Attribute) else \
+                    value.id if isinstance(value, ast.Name) else ""
+                if name in P_NAMES and rel not in found:
+                    found.append(rel)
+    return sorted(found)
+
+
+def test_the_p_value_finder_sees_a_formatted_p_value() -> None:
+    tree = ast.parse("a = f'p = {cell.p_value:.3g}'\nb = f'{p:.3f}'\nc = f'{n:.3f} {p}'\n")
+    assert p_value_formats({"a.py": tree}) == ["a.py"]
+    assert p_value_formats({"b.py": ast.parse("c = f'{n:.3f} {p}'\n")}) == []
+
+
+def test_p_value_text_has_one_home(trees) -> None:
+    assert p_value_formats(trees) == ["compare/gate.py"]  # format_p
+
+
+def error_reporting(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
+    """Where the process's exit code is picked (``sys.exit``) and where an internal error is
+    reported (``report_internal_error`` called)."""
+    places: dict[str, list[str]] = {"sys.exit": [], "report_internal_error": []}
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "exit" and isinstance(func.value, ast.Name) \
+                    and func.value.id == "sys":
+                key = "sys.exit"
+            elif isinstance(func, ast.Name) and func.id == "report_internal_error":
+                key = "report_internal_error"
+            else:
+                continue
+            if rel not in places[key]:
+                places[key].append(rel)
+    return places
+
+
+def test_the_error_reporting_finder_sees_an_exit_and_a_report() -> None:
+    tree = ast.parse("import sys\nsys.exit(2)\nraise typer.Exit(report_internal_error(exc))\n")
+    assert error_reporting({"a.py": tree}) == {"sys.exit": ["a.py"], "report_internal_error": ["a.py"]}
+
+
+def test_only_main_reports_errors_and_picks_the_exit_code(trees) -> None:
+    """``cli/__init__.py:main`` turns every error into a message and an exit code; the action hands a
+    bug it caught to it (``errors.InternalError``, with how to mask the secrets) instead of reporting it."""
+    assert error_reporting(trees) == {"sys.exit": ["cli/__init__.py"], "report_internal_error": ["cli/__init__.py"]}

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from retrieval_gate.audit.minhash import components, signatures, similar_pairs
-from retrieval_gate.audit.text import WordHasher, char_shingles, hash32, jaccard, normalise, shingle_hashes, words
+from retrieval_gate.audit.text import WordHasher, char_shingles, hash32, normalise, shingle_hashes, words
+from tests.reference import jaccard
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -1,4 +1,4 @@
-"""The baseline file (compare.baseline_codec, artifacts.baseline): stable text,
+"""The baseline file (baseline.codec, artifacts.baseline): stable text,
 migration, atomic write, refusals."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
-from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
-from retrieval_gate.compare.baseline_update import update_baseline
-from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION, Baseline
+from retrieval_gate.baseline.codec import dumps_baseline, parse_baseline
+from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION, Baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.errors import BaselineError, OutputError
 from tests.unit.compare_data import make_case, make_results
 
@@ -193,3 +193,16 @@ def test_rankings_round_trip_with_their_scores():
     assert again.rankings is True
     assert again.cases["q1"].ranked == ["a", "b", "c"]
     assert again.cases["q1"].ranked_scores == [0.9123, 0.5, 0.25]  # 4 decimals: display only
+
+
+@pytest.mark.parametrize("what", ["baseline", "KB manifest"])
+def test_a_file_over_the_cap_reports_the_cap_even_when_the_cut_splits_a_character(tmp_path, monkeypatch, what):
+    from retrieval_gate.artifacts.baseline import read_kb_manifest
+    from retrieval_gate.load import boundary
+
+    monkeypatch.setattr(boundary, "MAX_FILE_BYTES", 11)  # our own limit, small: the 12th byte is inside an "é"
+    path = tmp_path / "default.json"
+    target = path if what == "baseline" else tmp_path / "default.kb.json"
+    target.write_text('"' + "é" * 10 + '"', encoding="utf-8")
+    with pytest.raises(BaselineError, match=f"not a {what}: larger than 11 bytes"):
+        read_baseline(path) if what == "baseline" else read_kb_manifest(path)

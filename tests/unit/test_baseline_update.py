@@ -1,10 +1,10 @@
-"""compare.baseline_update: a baseline from results, the bounded history, the fingerprint."""
+"""baseline.update: a baseline from results, the bounded history, the fingerprint."""
 
 from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.errors import BaselineError, UsageError
 from tests.unit.compare_data import make_case, make_results
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from retrieval_gate.baseline.kb_diff import dumps_manifest, kb_diff, manifest_path, parse_manifest
+from retrieval_gate.baseline.model import BaselineCase
 from retrieval_gate.compare.changes import changed_cases, fold_hints, stale_gold_cards, stale_line
-from retrieval_gate.compare.kb_diff import dumps_manifest, kb_diff, manifest_path, parse_manifest
-from retrieval_gate.compare.model import BaselineCase, CaseChange
+from retrieval_gate.compare.model import CaseChange
 from retrieval_gate.errors import BaselineError
 from retrieval_gate.metrics import FUNCTIONS
 from retrieval_gate.models import Card

@@ -10,10 +10,11 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import binom
 
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.model import Baseline, Comparison, ComparisonRow
+from retrieval_gate.compare.model import Comparison, ComparisonRow
 from retrieval_gate.score.results import Results
 from tests.unit.compare_data import HEADLINE, hits_results, make_case, make_results
 

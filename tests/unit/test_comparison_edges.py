@@ -67,7 +67,7 @@ def test_when_every_row_is_judged_the_level_is_alpha_over_all_of_them():
                           for i in range(60)])
     keys = {f"{m}:{s}": 0.02 for m in HEADLINE for s in slices}
     comparison = run(after, before, GateSettings(fail_on_regression=True, max_drop=keys))
-    assert all(r.gated for r in comparison.rows) and comparison.stats["judged_rows"] == 6
+    assert all(r.gated for r in comparison.rows) and comparison.stats.judged_rows == 6
     # 9 lost of 60: two-sided p = 2·0.5^9, one-sided 0.5^9 = 0.00195 per row; Holm over 6 equal
     # rows: 6·0.5^9 = 0.0117; each tested one-sided at 0.05/6, its interval two-sided at 1 − 2·0.05/6
     for r in comparison.rows:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings, parse_assignment, parse_key, row_status
 from retrieval_gate.compare.model import Comparison
@@ -174,7 +174,7 @@ def test_without_significance_any_drop_beyond_max_drop_fails():
 def test_the_gate_knobs_in_force_are_recorded():
     current, baseline = two_slices(en=(120, 120), pt=(120, 120))
     comparison = judge(current, baseline, fail_on_regression=True, alpha=0.01, floors={"hit@5": 0.5})
-    assert comparison.gate["fail_on_regression"] is True
-    assert comparison.gate["floors"] == {"hit@5": 0.5}
-    assert comparison.stats["alpha"] == 0.01 and comparison.stats["ci_level"] == pytest.approx(0.99)
-    assert comparison.stats["resamples"] == 2_000
+    assert comparison.gate.fail_on_regression is True
+    assert comparison.gate.floors == {"hit@5": 0.5}
+    assert comparison.stats.alpha == 0.01 and comparison.stats.ci_level == pytest.approx(0.99)
+    assert comparison.stats.resamples == 2_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.render.terminal import print_comparison

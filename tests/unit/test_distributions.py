@@ -1,4 +1,4 @@
-"""compare.distributions against scipy (the reference, imported by the tests only) and by hand."""
+"""stats.distributions against scipy (the reference, imported by the tests only) and by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 from scipy.stats import t as student_t
 
-from retrieval_gate.compare.distributions import (
+from retrieval_gate.stats.distributions import (
     binomial_cdf_walk,
     find_root,
     log_binomial_pmf,
@@ -17,7 +17,7 @@ from retrieval_gate.compare.distributions import (
     sign_test_critical,
     t_quantile,
 )
-from retrieval_gate.compare.power import adjust_p
+from retrieval_gate.stats.multiplicity import adjust_p
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 9, 40, 41, 299, 9_999])

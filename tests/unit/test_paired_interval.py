@@ -1,4 +1,4 @@
-"""compare.paired_interval: Tango's score interval against an independent implementation (the
+"""stats.paired_interval: Tango's score interval against an independent implementation (the
 constrained maximum likelihood found numerically, the score statistic inverted on a fine grid),
 closed forms at zero counts, and the t interval against scipy's one-sample t test."""
 
@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import ttest_1samp
 
-from retrieval_gate.compare.paired_interval import T_MIN_CHANGED, paired_interval, reconcile, tango_interval
+from retrieval_gate.stats.paired_interval import T_MIN_CHANGED, paired_interval, reconcile, tango_interval
 
 
 def independent_z(delta: float, gained: int, lost: int, n: int) -> float:

@@ -56,11 +56,9 @@ def test_only_retrieve_settings_names_the_option_keys():
 
 
 def test_the_option_home_routes_every_key_it_documents():
-    home = (PACKAGE / OPTIONS_HOME).read_text(encoding="utf-8")
     for key in ("bm25_k1", "bm25_stopwords", "rrf_k", "hybrid_depth", "rerank_model", "rerank_top_n",
                 "http_timeout_s", "http_headers", "http_max_bytes", "http_breaker"):
         assert key in FLAT_KEYS, key
-    assert "FLAT_KEYS" in home
 
 
 def test_no_other_module_defines_an_option_validator():
@@ -85,11 +83,6 @@ def test_the_dense_side_and_the_parts_never_climb_back_into_the_config():
              or rel == "evaluation/dense_parts.py"]
     assert "evaluation/dense_parts.py" in below
     assert [rel for rel in below if "retrieval_gate.settings" in _imported(trees[rel])] == []
-
-
-def test_only_entry_points_import_the_environment_reader():
-    importers = sorted(rel for rel, tree in _trees().items() if "retrieval_gate.environment" in _imported(tree))
-    assert importers and all(rel.startswith(("cli/", "publish/")) for rel in importers), importers
 
 
 # -- the options, typed -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""compare.power: the MDE is the smallest drop the gate's own test detects at 80 % power. Checked
+"""stats.power: the MDE is the smallest drop the gate's own test detects at 80 % power. Checked
 against an independent brute-force power (every (changed, lost) count enumerated with math.comb,
 the exact sign test's p worked out per count) and against the normal approximation solved here."""
 
@@ -12,14 +12,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import binom
 
-from retrieval_gate.compare.power import (
-    binary_mde,
-    cases_needed,
-    continuous_mde,
-    mde,
-    min_changed,
-    sign_test_power,
-)
+from retrieval_gate.stats.power import binary_mde, cases_needed, continuous_mde, mde, min_changed, sign_test_power
 
 
 def exact_sign_p(lost: int, m: int) -> float:

@@ -9,7 +9,7 @@ from statistics import NormalDist
 import pytest
 
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.power import adjust_p
+from retrieval_gate.stats.multiplicity import adjust_p
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run
 
@@ -38,8 +38,8 @@ def test_only_the_primary_measure_is_judged_one_sided_and_its_interval_is_the_ma
     after = hits_results([0] * 8 + [1] * 72 + [0] * 20)  # 8 lost hits of 100: one-sided p = 0.5^8
     comparison = run(after, before, GateSettings(fail_on_regression=True))
     judged = [r for r in comparison.rows if r.gated and r.p_value is not None]
-    assert [r.metric for r in judged] == ["hit@5"] and comparison.stats["judged_rows"] == 1
-    assert comparison.stats["ci_level_judged"] == pytest.approx(0.90)
+    assert [r.metric for r in judged] == ["hit@5"] and comparison.stats.judged_rows == 1
+    assert comparison.stats.ci_level_judged == pytest.approx(0.90)
     (hit,) = judged
     assert hit.p_value == pytest.approx(2 * 0.5 ** 8) and hit.p_one_sided == pytest.approx(0.5 ** 8)
     assert hit.p_adjusted == pytest.approx(0.5 ** 8)  # a family of one: nothing to correct
@@ -54,7 +54,7 @@ def test_with_several_judged_rows_holm_adjusts_the_one_sided_p_values_at_the_bon
     knobs = {"max_drop": {"recall@5": 0.02, "ndcg@5": 0.02}}
     six = run(hits_results([0] * 6 + [1] * 74 + [0] * 20), before, GateSettings(fail_on_regression=True, **knobs))
     five = run(hits_results([0] * 5 + [1] * 75 + [0] * 20), before, GateSettings(fail_on_regression=True, **knobs))
-    assert six.stats["judged_rows"] == 3 and six.stats["ci_level_judged"] == pytest.approx(1 - 0.1 / 3)
+    assert six.stats.judged_rows == 3 and six.stats.ci_level_judged == pytest.approx(1 - 0.1 / 3)
     for r in six.rows:
         if r.gated:
             assert r.p_adjusted == pytest.approx(3 * 0.5 ** 6) and r.status == "regressed"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import binomtest
 
+from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.render import fmt
 from retrieval_gate.render.cells import Cell, headline_metrics, worse_cells
@@ -107,7 +108,8 @@ def test_delta_reads_at_a_glance(c: Cell, expected: str) -> None:
 def test_ci_n_change_and_sparkline() -> None:
     assert fmt.ci(cell(ci=(-0.07, -0.01))) == "[−0.070, −0.010]"
     assert fmt.ci(cell(ci=(-0.6667, 0.0))) == "[−0.667, 0.000]"
-    assert fmt.ci(cell(p_value=0.0312)) == "p = 0.0312"
+    assert fmt.ci(cell(p_value=0.0312)) == "p = 0.031"  # compare.gate.format_p: 3 decimals
+    assert fmt.ci(cell(p_value=0.0004)) == "p < 0.001"
     assert fmt.ci(cell()) == "–"
     assert fmt.n_label(cell(n=195, n_current=200, n_baseline=198, compared=True)) == "195 (200 now, 198 before)"
     assert fmt.n_label(cell(n=1234, n_current=1234, n_baseline=1234, compared=True)) == "1,234"
@@ -165,10 +167,10 @@ def test_title_states_lead_with_the_counts(lost, gained, state, mark, text) -> N
 
 
 def test_gate_summary() -> None:
-    assert gate_summary({}) == "off (report only)"
-    assert gate_summary({"fail_on_regression": False, "floors": {}, "max_drop": {}}) == "off (report only)"
-    text = gate_summary({"fail_on_regression": True, "default_max_drop": 0.02, "require_significance": True,
-                         "floors": {"hit@5": 0.8}, "max_drop": {"ndcg@5": 0.05}})
+    assert gate_summary(GateSettings()) == "off (report only)"
+    assert gate_summary(GateSettings(fail_on_regression=False, floors={}, max_drop={})) == "off (report only)"
+    text = gate_summary(GateSettings(fail_on_regression=True, default_max_drop=0.02, require_significance=True,
+                                     floors={"hit@5": 0.8}, max_drop={"ndcg@5": 0.05}))
     assert text == ("fail on regression (max drop 0.02, significant drops only); max drop ndcg@5 0.05; "
                     "floors hit@5 ≥ 0.8")
 

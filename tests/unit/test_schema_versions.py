@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from retrieval_gate.artifacts.results import read_comparison, read_results
-from retrieval_gate.compare.fingerprint import fingerprint
+from retrieval_gate.baseline.fingerprint import fingerprint
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run
 
@@ -90,3 +92,35 @@ def test_a_version_3_comparison_file_still_loads_and_renders_two_sided(tmp_path:
     assert "| 98.3% CI |" in text and "Holm-adjusted over the 3 judged rows" in text
     # without a one-sided level, the gate's limit is the two-sided one: 6 lost cases at 0.05/3 → 7
     assert "with nothing gained, 7 lost cases are enough" in text
+
+
+def test_a_comparison_file_reads_back_byte_for_byte_with_its_typed_stats_and_gate(tmp_path: Path) -> None:
+    from retrieval_gate.files import dumps_json
+
+    comparison = run(hits_results([1, 0, 1, 1] * 5), hits_results([1, 1, 1, 1] * 5))
+    text = dumps_json(comparison.model_dump(mode="json"))
+    path = tmp_path / "now.comparison.json"
+    path.write_text(text)
+    again = read_comparison(path)
+    assert dumps_json(again.model_dump(mode="json")) == text
+    assert sorted(json.loads(text)["stats"]) == sorted(
+        ["delta", "method", "ci", "ci_level", "ci_level_judged", "p_value", "sided", "correction", "judged_rows",
+         "family", "reported_rows", "mde", "power", "resamples", "seed", "alpha"])
+    assert again.gate.alpha == 0.05 and again.stats.layout == 4
+
+
+def test_each_schemas_stats_are_read_as_that_schemas_layout() -> None:
+    from retrieval_gate.compare.model import ComparisonStats
+    from retrieval_gate.render.verdict import judged_level, stats_note
+
+    v1 = ComparisonStats.model_validate({"method": "paired bootstrap", "level": 0.95, "resamples": 10_000})
+    v2 = ComparisonStats(correction="holm", judged_rows=3, ci_level=0.95)
+    v3 = v2.model_copy(update={"ci_level_judged": 1 - 0.05 / 3})
+    v4 = v3.model_copy(update={"sided": "one-sided", "ci_level_judged": 1 - 0.1 / 3})
+    assert [s.layout for s in (v1, v2, v3, v4)] == [1, 2, 3, 4]
+    assert v1.model_dump() == {"method": "paired bootstrap", "resamples": 10_000}  # a pre-release key dropped
+    assert stats_note(v1).startswith("CI 95% paired bootstrap")
+    assert stats_note(v2).startswith("CI: the sign-flip test inverted at 95%")
+    assert "(Bonferroni)" in stats_note(v3) and "(two-sided, matching their one-sided test)" in stats_note(v4)
+    assert judged_level(v3) == (pytest.approx(0.05 / 3), False)
+    assert judged_level(v4) == (pytest.approx(0.05 / 3), True)

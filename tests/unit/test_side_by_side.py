@@ -9,8 +9,9 @@ from retrieval_gate.compare.side_by_side import side_by_side
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Case, CaseSet, RankedList
-from retrieval_gate.render.side_by_side import side_by_side_markdown, side_by_side_table
+from retrieval_gate.render.side_by_side import side_by_side_table
 from retrieval_gate.score.assemble import assemble_results
+from tests.reference import side_by_side_markdown
 
 CASES = (Case(id="1", query="a", gold=("g1",)), Case(id="2", query="b", gold=("g2",)),
          Case(id="3", query="c", gold=("g3",)), Case(id="4", query="d", gold=("g4",), locale="pt-BR"),

@@ -1,4 +1,4 @@
-"""compare.stats: the paired bootstrap CI and the sign-flip p-value, checked against independent
+"""stats.sign_flip: the paired bootstrap CI and the sign-flip p-value, checked against independent
 computations (brute-force enumeration, scipy), and the gate's behaviour in seeded simulations."""
 
 from __future__ import annotations
@@ -9,19 +9,12 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, permutation_test
 
-from retrieval_gate.compare import stats
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.compare.stats import (
-    bootstrap_ci,
-    bootstrap_means,
-    paired_bootstrap_ci,
-    paired_stats,
-    sign_flip_p_value,
-    sign_flip_p_values,
-    sign_flip_tests,
-)
+from retrieval_gate.stats import sign_flip as stats
+from retrieval_gate.stats.sign_flip import sign_flip_p_value, sign_flip_p_values, sign_flip_tests
+from tests.reference import bootstrap_ci, bootstrap_means, paired_bootstrap_ci, paired_stats
 from tests.unit.compare_data import System
 
 

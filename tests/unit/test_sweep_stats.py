@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from retrieval_gate.sweep.plan import canonical
-from retrieval_gate.sweep.stats import finalize, paired, split_cases, without_timings
+from retrieval_gate.sweep.stats import finalize, paired, split_cases
+from tests.reference import without_timings
 
 M = "hit@5"
 

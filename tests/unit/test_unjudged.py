@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.compare.baseline_update import update_baseline
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.metrics import metric_grid

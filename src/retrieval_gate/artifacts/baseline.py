@@ -1,37 +1,49 @@
 """The baseline file and its KB manifest (adapter): read as bytes → text →
-``compare.baseline_codec.parse_baseline``; written as ``dumps_baseline``'s stable text, atomically."""
+``baseline.codec.parse_baseline``; written as ``dumps_baseline``'s stable text, atomically."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
-from retrieval_gate.compare.baseline_codec import dumps_baseline, parse_baseline
-from retrieval_gate.compare.kb_diff import manifest_path, parse_manifest
-from retrieval_gate.compare.model import Baseline
+from retrieval_gate.baseline.codec import dumps_baseline, parse_baseline
+from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path, parse_manifest
+from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.errors import BaselineError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.load import boundary
 from retrieval_gate.score.kb_manifest import KbCard
 
 
-def read_baseline(path: Path) -> Baseline:
-    path = Path(path)
+def _read_text(path: Path, *, what: str, missing: str | None) -> str | None:
+    """A file of the tool's as text, read once: at most ``MAX_FILE_BYTES`` (a file cut at the cap
+    says so, before any decoding), then UTF-8. ``missing``: the message for an absent file (None:
+    an absent file is None)."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read(boundary.MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise BaselineError(f"{path}: baseline not found") from None
+        if missing is None:
+            return None
+        raise BaselineError(f"{path}: {missing}") from None
     except IsADirectoryError:
-        raise BaselineError(f"{path}: is a directory, expected a baseline JSON file") from None
+        raise BaselineError(f"{path}: is a directory, expected a {what} JSON file") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(raw) > boundary.MAX_FILE_BYTES:
+        raise BaselineError(f"{path}: not a {what}: larger than {boundary.MAX_FILE_BYTES:,} bytes")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise BaselineError(f"{path}: not a baseline: invalid UTF-8 at byte {exc.start + 1}") from None
-    if len(raw) > boundary.MAX_FILE_BYTES:
-        raise BaselineError(f"{path}: not a baseline: larger than {boundary.MAX_FILE_BYTES:,} bytes")
+        raise BaselineError(f"{path}: not a {what}: invalid UTF-8 at byte {exc.start + 1}") from None
+    return text
+
+
+def read_baseline(path: Path) -> Baseline:
+    path = Path(path)
+    text = _read_text(path, what="baseline", missing="baseline not found")
+    assert text is not None  # an absent baseline raised
     check_json_limits(text, source=str(path), what="baseline")
     return parse_baseline(text, source=str(path))
 
@@ -53,7 +65,7 @@ def check_json_limits(text: str, *, source: str, what: str) -> None:
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
-    """A baseline in its stable text form (``compare.baseline_codec.dumps_baseline``), atomically."""
+    """A baseline in its stable text form (``baseline.codec.dumps_baseline``), atomically."""
     write_text_atomic(Path(path), dumps_baseline(baseline))
 
 
@@ -61,18 +73,20 @@ def read_kb_manifest(baseline_path: Path) -> dict[str, KbCard] | None:
     """The KB manifest beside a baseline (``<suite>.kb.json``), or None when there is none (a
     baseline written before manifests, or from a run without a KB)."""
     path = Path(manifest_path(str(baseline_path)))
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(boundary.MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(raw) > boundary.MAX_FILE_BYTES:
-        raise BaselineError(f"{path}: not a KB manifest: larger than {boundary.MAX_FILE_BYTES:,} bytes")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BaselineError(f"{path}: not a KB manifest: invalid UTF-8 at byte {exc.start + 1}") from None
-    check_json_limits(text, source=str(path), what="KB manifest")
-    return parse_manifest(text, source=str(path))
+    text = _read_text(path, what="KB manifest", missing=None)
+    return None if text is None else manifest_from_text(text, source=str(path))
+
+
+def manifest_from_text(text: str, *, source: str) -> dict[str, KbCard]:
+    """A KB manifest's text — read from disk here, or from the base through the API in the action —
+    through the input limits (``check_json_limits``), then parsed."""
+    check_json_limits(text, source=source, what="KB manifest")
+    return parse_manifest(text, source=source)
+
+
+def write_kb_manifest(baseline_path: Path, cards: Mapping[str, KbCard], *, suite: str) -> Path:
+    """The KB manifest beside a baseline (``baseline.kb_diff.dumps_manifest``'s text), atomically;
+    returns its path."""
+    path = Path(manifest_path(str(baseline_path)))
+    write_text_atomic(path, dumps_manifest(cards, suite=suite))
+    return path

@@ -8,8 +8,8 @@ from itertools import product
 
 from retrieval_gate.audit.model import AuditCard, Coverage, CoverageCell, Finding
 from retrieval_gate.audit.params import CASE_FIELDS
-from retrieval_gate.compare.power import cases_needed, mde
 from retrieval_gate.models import Case
+from retrieval_gate.stats.power import cases_needed, mde
 
 NONE = "(none)"
 NO_GOLD = "(no gold)"
@@ -18,7 +18,7 @@ MAX_LISTED_EMPTY = 10_000
 
 def best_case_mde(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
     """The smallest drop of a hit rate over ``n`` cases that a paired comparison can detect *at
-    best*: the comparison's own MDE (``compare.power.mde``, exact sign test, power ``power``,
+    best*: the comparison's own MDE (``stats.power.mde``, exact sign test, power ``power``,
     two-sided ``alpha``) under its no-change prior — only the cases that lose their hit change.
     Any churn (cases gaining and losing in the same run) makes the real MDE larger, so a cell
     flagged here stays underpowered in every comparison. 1.0 when no drop is detectable at n
@@ -30,7 +30,7 @@ def best_case_mde(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
 
 
 def required_n(max_drop: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
-    """The smallest n whose ``best_case_mde`` is ≤ ``max_drop`` (``compare.power.cases_needed``);
+    """The smallest n whose ``best_case_mde`` is ≤ ``max_drop`` (``stats.power.cases_needed``);
     None for a drop ≤ 0 or one no n up to ten million sees."""
     return cases_needed(effect=max_drop, diffs=None, binary=True, alpha=alpha, power=power)
 

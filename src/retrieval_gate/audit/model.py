@@ -76,7 +76,7 @@ class CoverageCell(BaseModel):
     n: int  # cases in the cell
     n_gold: int  # cases with gold (the n of hit@k)
     hits: int | None = None  # hit@k hits among them, with --results
-    mde: float | None = None  # best-case paired MDE of hit@k (compare.power; None when n_gold = 0)
+    mde: float | None = None  # best-case paired MDE of hit@k (stats.power; None when n_gold = 0)
     detectable: bool | None = None  # mde ≤ max_drop
 
 

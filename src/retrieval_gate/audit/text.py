@@ -79,9 +79,3 @@ def char_shingles(text: str, size: int) -> np.ndarray:
     return np.unique(np.array([hash32(g) for g in grams], dtype=np.uint32))
 
 
-def jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """Exact Jaccard similarity of two sorted distinct hash arrays (1.0 for two empty sets)."""
-    if len(a) == 0 and len(b) == 0:
-        return 1.0
-    inter = len(np.intersect1d(a, b, assume_unique=True))
-    return inter / (len(a) + len(b) - inter)

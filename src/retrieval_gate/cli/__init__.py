@@ -13,7 +13,7 @@ import typer
 
 from retrieval_gate.cli.app import app, debug, err_console, report_internal_error
 from retrieval_gate.environment import debug_requested, read_environment, skip_pydantic_plugins
-from retrieval_gate.errors import ProblemsError, RetrievalGateError
+from retrieval_gate.errors import InternalError, ProblemsError, RetrievalGateError
 from retrieval_gate.lazy import LazyModule
 
 # Each command lives in its own module, which registers it on ``app`` when imported. ``main``
@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> None:
     except PermissionError as exc:  # an input, output, store or cache this user may not touch
         err_console.print(f"error: {_permission_line(exc)}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
+    except InternalError as exc:  # a bug the action caught, with how to mask its secrets
+        sys.exit(report_internal_error(exc.__cause__ or exc, clean=exc.clean))
     except Exception as exc:  # the last resort: a bug, one line and exit 3 (never 1, a failed gate)
         sys.exit(report_internal_error(exc))
     except BaseException as exc:

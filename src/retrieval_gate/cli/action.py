@@ -19,8 +19,8 @@ from typing import Any
 
 import typer
 
-from retrieval_gate.cli.app import app, report_internal_error
-from retrieval_gate.errors import GitHubError, InputError, Problem, ProblemsError, RetrievalGateError
+from retrieval_gate.cli.app import app
+from retrieval_gate.errors import GitHubError, InputError, InternalError, Problem, ProblemsError, RetrievalGateError
 
 
 @app.command()
@@ -73,7 +73,7 @@ def action() -> None:
     except RetrievalGateError as exc:
         raise _scrubbed(exc, secrets) from None
     except Exception as exc:  # a bug: one line (the traceback under --debug), without the secrets; exit 3
-        raise typer.Exit(report_internal_error(exc, clean=lambda text: scrub_text(text, secrets))) from None
+        raise InternalError(clean=lambda text: scrub_text(text, secrets)) from exc
     raise typer.Exit(outcome.exit_code)
 
 

@@ -10,7 +10,7 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.compare.defaults import DEFAULT_HISTORY_LIMIT  # imports nothing: --help stays light
+from retrieval_gate.defaults import DEFAULT_HISTORY_LIMIT  # imports nothing: --help stays light
 from retrieval_gate.errors import InputError, Problem
 
 baseline_app = typer.Typer(
@@ -38,12 +38,11 @@ def update(
     keep every history entry. A symlinked baseline is written through: its target is updated and
     the link stays a link. The KB's card-hash manifest is written beside it
     (``<suite>.kb.json``) when the results carry one."""
-    from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
+    from retrieval_gate.artifacts.baseline import read_baseline, write_baseline, write_kb_manifest
     from retrieval_gate.artifacts.results import read_results
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.compare.baseline_update import update_baseline
-    from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
-    from retrieval_gate.files import folder_lock, write_text_atomic
+    from retrieval_gate.files import folder_lock
 
     refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})
     stamp = check_timestamp(timestamp) if timestamp is not None else now_iso()
@@ -55,7 +54,7 @@ def update(
                               history_limit=history_limit)
         write_baseline(target, new)
         if loaded.kb_cards is not None:  # which cards a later run changes (beside the baseline)
-            write_text_atomic(Path(manifest_path(str(target))), dumps_manifest(loaded.kb_cards, suite=new.suite))
+            write_kb_manifest(target, loaded.kb_cards, suite=new.suite)
     verb = "created" if old is None else "updated"
     console.print(f"{verb} {baseline}: suite {new.suite}, {len(new.cases)} cases, "
                   f"history {len(new.history)} entr{'y' if len(new.history) == 1 else 'ies'} "

@@ -9,7 +9,7 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.compare.defaults import DEFAULT_RESAMPLES  # imports nothing: --help stays light
+from retrieval_gate.defaults import DEFAULT_RESAMPLES  # imports nothing: --help stays light
 from retrieval_gate.errors import UsageError
 
 if TYPE_CHECKING:

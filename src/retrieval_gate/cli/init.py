@@ -286,10 +286,10 @@ def _baseline_paths(suite: str) -> tuple[str, ...]:
 def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     """The first eval of the suite as configured → out/results.json, baselines/<suite>.json and
     baselines/<suite>.audit.json (kept when they exist, unless --force)."""
-    from retrieval_gate.artifacts.baseline import write_baseline
+    from retrieval_gate.artifacts.baseline import write_baseline, write_kb_manifest
+    from retrieval_gate.baseline.kb_diff import manifest_path
+    from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.compare.baseline_update import update_baseline
-    from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path
     from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
@@ -324,7 +324,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     written = [rel_baseline]
     if results.kb_cards is not None:  # the KB manifest beside it: the first PR's causes name edited cards
         rel_manifest = manifest_path(rel_baseline)
-        write_text_atomic(root / rel_manifest, dumps_manifest(results.kb_cards, suite=suite))
+        write_kb_manifest(root / rel_baseline, results.kb_cards, suite=suite)
         console.print(f"wrote {rel_manifest} (the KB's card hashes: which cards a PR edits)", markup=False,
                       soft_wrap=True)
         written.append(rel_manifest)

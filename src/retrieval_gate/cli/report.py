@@ -18,7 +18,8 @@ from retrieval_gate.render.limits import COMMENT_MAX_CHARS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from retrieval_gate.compare.model import Baseline, Comparison
+    from retrieval_gate.baseline.model import Baseline
+    from retrieval_gate.compare.model import Comparison
     from retrieval_gate.score.results import Results
 
 FORMATS = ("markdown", "html", "terminal", "junit")

@@ -1,1 +1,2 @@
-"""Baseline and comparison: versioned baseline files, paired deltas with uncertainty, the gate."""
+"""The comparison of a run with its baseline: rows with paired deltas, the gate, what changed and
+why, and retrievers side by side. Pure."""

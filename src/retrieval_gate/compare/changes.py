@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from retrieval_gate.compare.changes_model import CAUSES, ChangedCase, Displacer, GoldRank, Movement
-from retrieval_gate.compare.kb_diff import kb_diff
-from retrieval_gate.compare.model import Baseline, BaselineCase, CaseChange, Comparison, ConfigChange
+from retrieval_gate.baseline.kb_diff import KbChange, kb_diff
+from retrieval_gate.baseline.model import Baseline, BaselineCase, ConfigChange
+from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank, Movement
+from retrieval_gate.compare.model import CaseChange, Comparison
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 
@@ -77,7 +78,7 @@ def _harm(change: ChangedCase) -> float:
     return delta if _ORDER[change.movement] < 2 else -delta
 
 
-def _card_change(card: str, before: Mapping[str, KbCard] | None, after: Mapping[str, KbCard] | None) -> str | None:
+def _card_change(card: str, before: Mapping[str, KbCard] | None, after: Mapping[str, KbCard] | None) -> KbChange | None:
     if before is None or after is None:
         return None
     if card not in after:
@@ -100,7 +101,7 @@ def _changed(*, case: CaseResult, old: BaselineCase, k: int, rankings: bool, kb_
     after_rank = {card: i for i, card in enumerate(case.retrieved, start=1)}
     before_rank = {card: i for i, card in enumerate(old.ranked, start=1)} if rankings else {}
     gold = [GoldRank(card=g, rank_before=before_rank.get(g), rank_after=after_rank.get(g),
-                     kb_change=_card_change(g, kb_before, kb_after)) for g in case.gold]  # type: ignore[arg-type]
+                     kb_change=_card_change(g, kb_before, kb_after)) for g in case.gold]
     moved = any(g.rank_before != g.rank_after for g in gold) if rankings else False
     if not (lost or gained or moved):
         return None
@@ -156,7 +157,7 @@ def _displacers(*, case: CaseResult, gold: Sequence[GoldRank], before_rank: Mapp
         title = kb_after[card].title if kb_after is not None and card in kb_after else ""
         found.append(Displacer(card=card, title=title, rank=rank, rank_before=was, score=score,
                                margin_over_gold=margin, judged=card in judged,
-                               kb_change=change))  # type: ignore[arg-type]
+                               kb_change=change))
     found.sort(key=lambda d: (d.kb_change in (None, "unchanged"),
                               best_before is not None and d.rank > best_before, d.rank))
     return found[:DISPLACERS_SHOWN]
@@ -196,12 +197,6 @@ def fold_hints(lost_hits: Sequence[CaseChange], changes: Sequence[ChangedCase]) 
     cause = {c.id: c.cause for c in changes}
     return [c if c.possibly_relevant is None or cause.get(c.id) == "unjudged"
             else c.model_copy(update={"possibly_relevant": None}) for c in lost_hits]
-
-
-def cause_counts(changes: Sequence[ChangedCase], *, movements: Sequence[Movement]) -> dict[str, int]:
-    """``{cause: n}`` over the changes with one of ``movements``, in ``CAUSES`` order, nonzero only."""
-    counts = {cause: sum(1 for c in changes if c.cause == cause and c.movement in movements) for cause in CAUSES}
-    return {cause: n for cause, n in counts.items() if n}
 
 
 BOTH_READINGS = "the edit may have removed the answer (check the card) or the labels are stale (update the cases)"

@@ -1,5 +1,5 @@
-"""The shapes of "what changed and why": the KB's card diff and the cases whose ranking of
-relevant cards moved (``compare.changes``). Pure data; see docs/formats.md."""
+"""The shapes of "what changed and why": the cases whose ranking of relevant cards moved
+(``compare.changes``; the KB's card diff is ``baseline.kb_diff``). Pure data; see docs/formats.md."""
 
 from __future__ import annotations
 
@@ -7,53 +7,25 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval_gate.baseline.kb_diff import KbChange
+
 Cause = Literal["gold-removed", "gold-edited", "displacer-added", "displacer-edited", "config", "unjudged",
                 "ranking"]
 # The order causes are tried in, and the order they are counted in: the first that applies wins.
 CAUSES: tuple[Cause, ...] = ("gold-removed", "gold-edited", "displacer-added", "displacer-edited", "config",
                              "unjudged", "ranking")
 Movement = Literal["lost-hit", "worse", "better", "gained-hit"]
-KbChange = Literal["added", "edited", "unchanged"]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class CardRef(_Strict):
-    card: str
-    title: str = ""
-
-
-KB_CHANGES_LISTED = 1_000  # cards listed per kind in a comparison; the totals are counted whole
-
-
-class KbChanges(_Strict):
-    """Cards this run's KB added, removed or edited relative to the baseline's KB (by content).
-    Each list holds the first ``KB_CHANGES_LISTED`` cards by id; ``*_total`` is the whole count when
-    the list was cut (None: the list is whole), so a comparison stays small — within the fork-comment
-    path's cap — however many cards a pull request changes."""
-
-    added: list[CardRef] = Field(default_factory=list)
-    removed: list[CardRef] = Field(default_factory=list)
-    edited: list[CardRef] = Field(default_factory=list)
-    cards_before: int = 0
-    cards_after: int = 0
-    added_total: int | None = None
-    removed_total: int | None = None
-    edited_total: int | None = None
-
-    def total(self, kind: str) -> int:
-        """How many cards were ``added``, ``removed`` or ``edited``, listed or not."""
-        counted = getattr(self, f"{kind}_total")
-        return len(getattr(self, kind)) if counted is None else counted
-
-
 class GoldRank(_Strict):
     card: str
     rank_before: int | None = None  # 1-based among the first max(k) distinct cards; None: not there
     rank_after: int | None = None
-    kb_change: Literal["added", "edited", "removed", "unchanged"] | None = None  # None: no manifest
+    kb_change: KbChange | None = None  # None: no manifest
 
 
 class Displacer(_Strict):

@@ -9,29 +9,29 @@ Per row (metric m, slice s):
   decimals on both sides first, so an unchanged case contributes exactly 0. When no case was
   added or removed, ``delta == current − baseline`` (up to that rounding); otherwise the paired
   delta is the honest change (the same cases before and after) and the two means are context;
-- ``p_value``: the paired test, two-sided (``compare.stats``): for a binary measure (every
+- ``p_value``: the paired test, two-sided (``stats.sign_flip``): for a binary measure (every
   per-case score in {0, 1} on both sides, e.g. hit@k) the exact sign test; otherwise the
   sign-flip permutation test (exact where its law is small, else Monte Carlo, seeded); for the
   rows the gate judges (``compare.gate``: the primary measure, and rows a knob names),
   ``p_one_sided``: the same test one-sided in the direction of Δ (a regression gate asks "did it
   get worse?"), and ``p_adjusted``: that corrected over the judged rows (``gate.correction``,
-  Holm by default; ``compare.power``; nothing to correct for one row); the status reads it; for
+  Holm by default; ``stats.power``; nothing to correct for one row); the status reads it; for
   the other (reported) rows, ``p_family``: Holm over the reported rows, which the title reads;
-- ``ci`` (``compare.paired_interval``): Tango's score interval for binary measures, a t interval
+- ``ci`` (``stats.paired_interval``): Tango's score interval for binary measures, a t interval
   (or, with under 6 changed cases, Tango's interval on fractional counts) for continuous ones,
   always inside [−1, 1], at ``ci_level`` = ``1 − alpha`` for a reported row and ``1 − 2·alpha/J``
   for the J judged rows: the two-sided interval whose bound on the tested side is the one-sided
   ``1 − alpha/J`` bound (Bonferroni: one level for the whole judged column). Where the test does
   not reject but the interval excludes 0, the interval is extended to 0 (``ci_method`` gets
-  ``+0``: ``compare.paired_interval.reconcile``); ``ci_agrees`` is false where the test rejects
+  ``+0``: ``stats.paired_interval.reconcile``); ``ci_agrees`` is false where the test rejects
   and the interval still holds 0 (the status reads the test);
 - ``mde`` / ``mde_method``: the smallest true drop the row's test detects at power 0.8 at its n
-  (``compare.power``; judged rows one-sided at ``alpha/J``); ``n_needed`` for an
+  (``stats.power``; judged rows one-sided at ``alpha/J``); ``n_needed`` for an
   ``underpowered`` row: the n at which its test sees a drop of the max drop under the no-change
   prior (not this PR's churn: it does not grow with the observed drop); ``n_changed``,
   ``n_lost``, ``n_gained``: paired cases whose score changed, went down, went up;
 - ``status`` and the verdict: ``compare.gate``;
-- ``like_for_like``: no settings changed (``compare.fingerprint.settings_changes``: everything but
+- ``like_for_like``: no settings changed (``baseline.fingerprint.settings_changes``: everything but
   the KB, whose edits are the PR's subject, shown card by card); ``config_changes`` lists them all.
 
 Lost / gained hits: paired cases whose hit at the headline k went 1 → 0 (0 → 1), most impactful
@@ -50,18 +50,20 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from retrieval_gate.baseline.fingerprint import config_changes, fingerprint, settings_changes, settings_view
+from retrieval_gate.baseline.headline import DECIMALS
+from retrieval_gate.baseline.model import Baseline, ConfigChange
 from retrieval_gate.compare.changes import attach_changes
-from retrieval_gate.compare.fingerprint import config_changes, fingerprint, settings_changes, settings_view
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
-from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.model import Baseline, CaseChange, Comparison, ComparisonRow, ConfigChange
-from retrieval_gate.compare.paired_interval import paired_interval, reconcile
-from retrieval_gate.compare.power import DEFAULT_POWER, adjust_p, cases_needed, mde
-from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_tests
+from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
+from retrieval_gate.stats.multiplicity import adjust_p
+from retrieval_gate.stats.paired_interval import paired_interval, reconcile
+from retrieval_gate.stats.power import DEFAULT_POWER, cases_needed, mde
+from retrieval_gate.stats.sign_flip import DEFAULT_RESAMPLES, sign_flip_tests
 
 RowKey = tuple[str, str]
 
@@ -70,7 +72,7 @@ def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
 ) -> Comparison:
-    """``kb_before``: the baseline's KB manifest (``compare.kb_diff``), for what changed and why."""
+    """``kb_before``: the baseline's KB manifest (``baseline.kb_diff``), for what changed and why."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
@@ -159,27 +161,27 @@ def compare(
         rows=rows,
         lost_hits=lost,
         gained_hits=gained,
-        gate=gate.model_dump(mode="json"),
-        stats={
-            "delta": "paired mean of current − baseline over the cases scored in both",
-            "method": "exact sign test (binary measures) or sign-flip test; Tango score interval or t interval",
-            "ci": "Tango score interval (binary measures; continuous ones with under 6 changed cases: on "
-                  "fractional counts), else paired t interval",
-            "ci_level": 1 - gate.alpha,
-            "ci_level_judged": 1 - 2 * judged_alpha,
-            "p_value": "exact two-sided sign test for binary measures; paired sign-flip permutation test, "
-                       "two-sided, otherwise (exact when the permutation law is small, else Monte Carlo)",
-            "sided": "judged rows: one-sided in the direction of the change (a drop: P(S* <= S)), "
-                     "interval two-sided at 1 - 2 alpha/J",
-            "correction": rules.correction, "judged_rows": len(family),
-            "family": "reported rows: Holm over the rows the gate does not judge (p_family)",
-            "reported_rows": len(reported),
-            "mde": "smallest true drop the row's own test detects at power 0.8 at its n (judged rows "
-                   "one-sided at alpha / judged rows): observed churn and spread, or the prior that only "
-                   "lost cases change",
-            "power": DEFAULT_POWER,
-            "resamples": resamples, "seed": seed, "alpha": gate.alpha,
-        },
+        gate=gate,
+        stats=ComparisonStats(
+            delta="paired mean of current − baseline over the cases scored in both",
+            method="exact sign test (binary measures) or sign-flip test; Tango score interval or t interval",
+            ci="Tango score interval (binary measures; continuous ones with under 6 changed cases: on "
+               "fractional counts), else paired t interval",
+            ci_level=1 - gate.alpha,
+            ci_level_judged=1 - 2 * judged_alpha,
+            p_value="exact two-sided sign test for binary measures; paired sign-flip permutation test, "
+                    "two-sided, otherwise (exact when the permutation law is small, else Monte Carlo)",
+            sided="judged rows: one-sided in the direction of the change (a drop: P(S* <= S)), "
+                  "interval two-sided at 1 - 2 alpha/J",
+            correction=rules.correction, judged_rows=len(family),
+            family="reported rows: Holm over the rows the gate does not judge (p_family)",
+            reported_rows=len(reported),
+            mde="smallest true drop the row's own test detects at power 0.8 at its n (judged rows "
+                "one-sided at alpha / judged rows): observed churn and spread, or the prior that only "
+                "lost cases change",
+            power=DEFAULT_POWER,
+            resamples=resamples, seed=seed, alpha=gate.alpha,
+        ),
         regressed=any(r.status in ("regressed", "below_floor") for r in rows if r.gated),
         failures=reasons,
         verdict="fail" if reasons else "pass",

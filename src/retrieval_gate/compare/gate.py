@@ -4,12 +4,12 @@ Keys of ``floors`` and ``max_drop`` are ``metric`` (the ``overall`` slice) or ``
 (``hit@5:locale=pt-BR``). Metric names are normalised (``nDCG@10`` → ``ndcg@10``).
 
 Row status (Δ = paired mean difference, tol = the row's max drop, p = the paired test's p-value —
-exact sign test for binary measures, sign-flip test otherwise, ``compare.stats``; two-sided for a
+exact sign test for binary measures, sign-flip test otherwise, ``stats.sign_flip``; two-sided for a
 reported row; for a judged row **one-sided** in the direction of Δ (a regression gate asks "did it
 get worse?": 5 lost and none gained is p = 1/32), adjusted for the family of judged rows by
-``gate.correction`` (Holm by default, ``compare.power``) when more than one row is judged;
+``gate.correction`` (Holm by default, ``stats.power``) when more than one row is judged;
 MDE = the row's minimum detectable effect at the level and sidedness it is judged at,
-``compare.power``), in this order:
+``stats.power``), in this order:
 
 - ``below_floor``: a floor is configured for the row and current < floor;
 - ``new`` / ``missing``: the metric × slice exists only in the current run / only in the baseline;
@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,12 +47,9 @@ from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import PLAIN_METRICS
 from retrieval_gate.score.scoring import OVERALL
+from retrieval_gate.stats.multiplicity import CORRECTIONS, Correction
 
 _EPS = 1e-12
-# The multiple-comparison corrections over the judged rows' p-values (the ``correction`` key,
-# ``--correction``, ``compare.power.adjust_p``): the one list of their names.
-Correction = Literal["holm", "bh", "none"]
-CORRECTIONS: tuple[str, ...] = get_args(Correction)
 CORRECTION_NAMES = dict(zip(CORRECTIONS, ("Holm", "BH", "uncorrected"), strict=True))  # as the gate's reasons say
 
 RowKey = tuple[str, str]  # (metric, slice)

@@ -1,19 +1,20 @@
-"""The shapes of the baseline file and of a comparison. Pure data; see docs/formats.md.
+"""The shape of a comparison. Pure data; see docs/formats.md.
 
-These two models are the contract between ``compare`` (which fills them), ``render`` (which
-shows them) and ``publish`` (which posts them).
+This model and the baseline's (``baseline.model``) are the contract between ``compare`` (which
+fills them), ``render`` (which shows them) and ``publish`` (which posts them).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from retrieval_gate.compare.changes_model import ChangedCase, KbChanges
-from retrieval_gate.score.results import Completeness, MetricCell
+from retrieval_gate.baseline.kb_diff import KbChanges
+from retrieval_gate.baseline.model import ConfigChange
+from retrieval_gate.compare.changes_model import ChangedCase
+from retrieval_gate.compare.gate import GateSettings
 
-BASELINE_SCHEMA_VERSION = 4  # 1: no history; 2: no relevance in the fingerprint; 3: no rankings (migrated on load)
 COMPARISON_SCHEMA_VERSION = 4  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
 # 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,
 # changed_cases, kb_changes, stale_gold_cards, baseline_rankings; 4: judged rows one-sided (p_one_sided,
@@ -29,46 +30,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class HistoryEntry(_Strict):
-    """Headline numbers of one baseline refresh, for trend charts."""
-
-    sha: str | None = None
-    ref: str | None = None
-    timestamp: str | None = None
-    headline: dict[str, float] = Field(default_factory=dict)  # metric → overall value
-    n: int = 0
-
-
-class BaselineCase(_Strict):
-    """Per-case scores, so that deltas can be paired case by case, and the case's ranking (its
-    first max(k) distinct cards, with the retriever's scores where it gives them), so a later run
-    can say which card moved where. No text, no embeddings."""
-
-    scores: dict[str, float] = Field(default_factory=dict)
-    status: str = "scored"
-    slices: list[str] = Field(default_factory=list)
-    ranked: list[str] = Field(default_factory=list)
-    ranked_scores: list[float] = Field(default_factory=list)
-
-
-class Baseline(_Strict):
-    schema_version: Literal[4] = BASELINE_SCHEMA_VERSION
-    suite: str = "default"
-    tool_version: str
-    sha: str | None = None
-    ref: str | None = None
-    updated_at: str | None = None
-    k: list[int]
-    headline_k: int
-    metrics: list[str]
-    fingerprint: dict[str, Any] = Field(default_factory=dict)
-    completeness: Completeness
-    aggregates: dict[str, dict[str, MetricCell]]
-    cases: dict[str, BaselineCase]
-    history: list[HistoryEntry] = Field(default_factory=list)
-    rankings: bool = False  # the cases carry their rankings (False: migrated from schema 3 or older)
-
-
 class ComparisonRow(_Strict):
     slice: str
     metric: str
@@ -78,7 +39,7 @@ class ComparisonRow(_Strict):
     n: int  # cases paired (present in both with this score key)
     n_baseline: int = 0
     n_current: int = 0
-    ci: tuple[float, float] | None = None  # at ci_level (compare.paired_interval)
+    ci: tuple[float, float] | None = None  # at ci_level (stats.paired_interval)
     ci_level: float | None = None  # 1 − alpha; 1 − alpha/J for the J judged rows (schema 2: per row)
     ci_method: Literal["tango", "tango-fractional", "t", "tango+0", "tango-fractional+0", "t+0"] | None = None
     ci_agrees: bool | None = None  # False: the test rejects, the CI holds 0; the status reads the test
@@ -90,7 +51,7 @@ class ComparisonRow(_Strict):
     n_changed: int | None = None  # paired cases whose score changed
     n_lost: int | None = None  # … whose score went down (schema 4)
     n_gained: int | None = None  # … whose score went up (schema 4)
-    mde: float | None = None  # minimum detectable effect at n (compare.power); None: undetectable
+    mde: float | None = None  # minimum detectable effect at n (stats.power); None: undetectable
     mde_method: Literal["observed", "prior", "undetectable", "binomial"] | None = None
     n_needed: int | None = None  # underpowered: paired cases needed for an MDE of max_drop
     floor: float | None = None
@@ -110,10 +71,46 @@ class CaseChange(_Strict):
     possibly_relevant: str | None = None  # an unjudged card now where the gold card was: label it
 
 
-class ConfigChange(_Strict):
-    key: str
-    baseline: Any = None
-    current: Any = None
+class ComparisonStats(BaseModel):
+    """How a comparison's numbers were computed: the words for each column, and the levels, the
+    correction and the seed. Each key was added in some schema (``None``: the file predates it) and is
+    written only when set, so a file reads back byte for byte. Keys of pre-release files that no
+    schema kept (``level``) are dropped on reading."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    delta: str | None = None
+    method: str | None = None
+    ci: str | None = None
+    ci_level: float | None = None  # the reported rows' level, 1 − alpha
+    ci_level_judged: float | None = None  # schema 3: 1 − alpha/J; schema 4: 1 − 2·alpha/J
+    p_value: str | None = None
+    sided: str | None = None  # schema 4: the judged rows are tested one-sided
+    correction: Literal["holm", "bh", "none"] | None = None  # schema 2 on, over the judged rows
+    judged_rows: int | None = None
+    family: str | None = None
+    reported_rows: int | None = None
+    mde: str | None = None
+    power: float | None = None
+    resamples: int | None = None
+    seed: int | None = None
+    alpha: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+    @property
+    def layout(self) -> Literal[1, 2, 3, 4]:
+        """Which schema's statistics these are, read from the keys (the one place that reads old shapes):
+        1, a percentile bootstrap CI and no correction; 2, the sign-flip test inverted, judged rows at the
+        level the correction leaves them; 3, Tango's / t intervals, judged rows two-sided at 1 − alpha/J
+        (Bonferroni); 4, judged rows one-sided, their CI two-sided at 1 − 2·alpha/J."""
+        if self.correction is None:
+            return 1
+        if self.ci_level_judged is None:
+            return 2
+        return 4 if self.sided is not None else 3
 
 
 class Comparison(_Strict):
@@ -132,8 +129,8 @@ class Comparison(_Strict):
     rows: list[ComparisonRow] = Field(default_factory=list)
     lost_hits: list[CaseChange] = Field(default_factory=list)  # most impactful first
     gained_hits: list[CaseChange] = Field(default_factory=list)
-    gate: dict[str, Any] = Field(default_factory=dict)  # the knobs in force
-    stats: dict[str, Any] = Field(default_factory=dict)  # method, resamples, seed, alpha
+    gate: GateSettings = Field(default_factory=GateSettings)  # the knobs in force
+    stats: ComparisonStats = Field(default_factory=ComparisonStats)  # method, levels, correction, seed
     regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
     verdict: Literal["pass", "fail"] = "pass"

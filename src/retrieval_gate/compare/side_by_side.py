@@ -6,9 +6,9 @@ For retriever r, metric m and the reference retriever ref:
 - ``value`` = r's mean of m over its cases with gold (its own aggregate), with ``n``;
 - ``delta`` = (1/n_p) Σ_i (m_i(r) − m_i(ref)) over the n_p cases scored by both (per-case
   scores rounded to 6 decimals first, as ``compare`` does);
-- ``p_value`` = paired sign-flip test, two sided (``compare.stats``; the exact sign test for 0/1
+- ``p_value`` = paired sign-flip test, two sided (``stats.sign_flip``; the exact sign test for 0/1
   measures), ``ci`` at ``level``: Tango's score interval for 0/1 measures, else a paired t
-  interval (``compare.paired_interval``, as in ``compare``), always inside [−1, 1] (same seed →
+  interval (``stats.paired_interval``, as in ``compare``), always inside [−1, 1] (same seed →
   same numbers).
 
 Failed cases stay in: they are scored as empty rankings by both, exactly as in each results
@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_gate.compare.headline import DECIMALS
-from retrieval_gate.compare.paired_interval import paired_interval
-from retrieval_gate.compare.stats import DEFAULT_RESAMPLES, sign_flip_p_value
+from retrieval_gate.baseline.headline import DECIMALS
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES, headline_names
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import OVERALL
+from retrieval_gate.stats.paired_interval import paired_interval
+from retrieval_gate.stats.sign_flip import DEFAULT_RESAMPLES, sign_flip_p_value
 
 SIDE_BY_SIDE_SCHEMA_VERSION = 1
 MEASURES_SHOWN = (*HEADLINE_MEASURES, "mrr")  # MRR too: where the first good card sits
@@ -127,5 +127,5 @@ def side_by_side(
                         search_s=timings.get("search_s")))
     return SideBySide(suite=ref.suite, slice=slice_name, reference=ref_name, metrics=chosen, rows=rows,
                       stats={"method": "exact sign test (0/1 measures) or sign-flip test; CI: Tango's score "
-                                       "interval or a paired t interval (compare.paired_interval)", "level": level,
+                                       "interval or a paired t interval (stats.paired_interval)", "level": level,
                              "resamples": resamples, "seed": seed})

@@ -13,7 +13,7 @@ sums) from the 1-based ranks of the gold cards within the top ``max(k)``:
 
 With graded gains (``gains``: card → grade > 0, trec_eval's ``ndcg_cut``), the binary measures
 still come from the ranks of the relevant cards, and nDCG from the gains, in one more pass over
-the top ``max(k)`` (``graded_ndcg``; the reference is ``metrics.ndcg.graded_ndcg_at_k``):
+the top ``max(k)`` (``graded_ndcg``; the reference is ``graded_ndcg_at_k`` in tests/reference.py):
 
     nDCG@k = Σ_{i ≤ k} gain(ranked_i) / log2(i + 1)  /  Σ_{i ≤ k} g*_i / log2(i + 1)
     g* = the positive gains sorted descending; 0 when no gain is positive

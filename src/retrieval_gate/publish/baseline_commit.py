@@ -12,7 +12,7 @@ from retrieval_gate.errors import ConflictError
 from retrieval_gate.publish.flow_context import FlowContext, GitHubPort
 
 if TYPE_CHECKING:
-    from retrieval_gate.compare.model import Baseline
+    from retrieval_gate.baseline.model import Baseline
     from retrieval_gate.publish.github import RemoteFile
     from retrieval_gate.score.results import Results
 

@@ -15,8 +15,9 @@ from retrieval_gate.render.escape import shown
 
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditReport
+    from retrieval_gate.baseline.model import Baseline
     from retrieval_gate.compare.gate import GateSettings
-    from retrieval_gate.compare.model import Baseline, Comparison
+    from retrieval_gate.compare.model import Comparison
     from retrieval_gate.score.kb_manifest import KbCard
     from retrieval_gate.score.results import Results
     from retrieval_gate.settings import SuiteConfig
@@ -106,18 +107,18 @@ class RealEngine:
         return run_eval(suite_config=suite_config, suite=suite, progress=LogProgress(self.log), created_at=now_iso())
 
     def parse_baseline(self, *, text: str, source: str) -> Baseline:
-        from retrieval_gate.compare.baseline_codec import parse_baseline
+        from retrieval_gate.baseline.codec import parse_baseline
 
         return parse_baseline(text, source=source)
 
     def dumps_baseline(self, *, baseline: Baseline) -> str:
-        from retrieval_gate.compare.baseline_codec import dumps_baseline
+        from retrieval_gate.baseline.codec import dumps_baseline
 
         return dumps_baseline(baseline)
 
     def update_baseline(self, *, baseline: Baseline | None, results: Results, sha: str | None,
                         ref: str | None, timestamp: str) -> Baseline:
-        from retrieval_gate.compare.baseline_update import update_baseline
+        from retrieval_gate.baseline.update import update_baseline
 
         return update_baseline(baseline=baseline, results=results, sha=sha, ref=ref, timestamp=timestamp)
 

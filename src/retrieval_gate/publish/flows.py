@@ -41,9 +41,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.baseline import check_json_limits
+from retrieval_gate.artifacts.baseline import check_json_limits, manifest_from_text
 from retrieval_gate.artifacts.results import parse_results
-from retrieval_gate.compare.kb_diff import dumps_manifest, manifest_path, parse_manifest
+from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path
 from retrieval_gate.errors import BaselineError, GitHubError, PermissionDenied, UsageError
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note
@@ -302,8 +302,7 @@ def _base_manifest(ctx: FlowContext, gh: GitHubPort, *, baseline_path: str, ref:
                            "until the baseline is refreshed")
             return None
         source = f"{ctx.settings.repository}@{ref[:12]}:{path}"
-        check_json_limits(remote.text, source=source, what="KB manifest")  # outside the limits: a note
-        return parse_manifest(remote.text, source=source)
+        return manifest_from_text(remote.text, source=source)  # outside the limits: a note
     except (GitHubError, BaselineError) as exc:
         ctx.runner.annotate("warning", f"KB manifest not used: {exc}", title="retrieval-gate: KB manifest")
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import BAD_STATUSES
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES
 from retrieval_gate.publish.runner import Runner
@@ -60,7 +61,8 @@ def row_message(row: Any) -> str:
         level = f"{100 * (row.ci_level if getattr(row, 'ci_level', None) else 0.95):.1f}".removesuffix(".0")
         parts.append(f"{level}% CI [{row.ci[0]:+.4f}, {row.ci[1]:+.4f}]")
     if row.p_value is not None:
-        parts.append(f"p={row.p_value:.3g}")
+        shown = format_p(row.p_value)
+        parts.append(f"p{shown}" if shown.startswith("<") else f"p={shown}")
     if row.status == "below_floor" and row.floor is not None:
         parts.append(f"floor {row.floor:.4f}")
     return ", ".join(parts)

@@ -9,7 +9,8 @@ from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.flow_context import FlowContext
 
 if TYPE_CHECKING:
-    from retrieval_gate.compare.model import Baseline, Comparison
+    from retrieval_gate.baseline.model import Baseline
+    from retrieval_gate.compare.model import Comparison
     from retrieval_gate.score.results import Results
 
 

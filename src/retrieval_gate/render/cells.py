@@ -9,7 +9,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.model import BAD_STATUSES, Baseline, CaseChange, Comparison, ComparisonRow
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.compare.model import BAD_STATUSES, CaseChange, Comparison, ComparisonRow
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name, is_metric_name
@@ -121,8 +122,8 @@ def cells_by_slice(
     a baseline came without a comparison)."""
     out: dict[str, dict[str, Cell]] = {}
     if comparison is not None:
-        stated = comparison.stats.get("ci_level")
-        alpha = float(comparison.stats.get("alpha", comparison.gate.get("alpha", 0.05)))
+        stated = comparison.stats.ci_level
+        alpha = comparison.gate.alpha if comparison.stats.alpha is None else comparison.stats.alpha
         for row in comparison.rows:
             if is_metric_name(row.metric):
                 out.setdefault(row.slice, {})[row.metric] = cell_from_row(row, stated, alpha)

@@ -14,8 +14,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.fingerprint import flatten, settings_changes
-from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.baseline.fingerprint import flatten, settings_changes
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.compare.model import Comparison, ComparisonStats
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.cells import (
     case_rows,
@@ -126,10 +127,10 @@ def build_context(
     removed = list(comparison.cases_removed) if comparison else []
     failed_ids = list(results.completeness.failed_ids)
 
-    stats = dict(comparison.stats) if comparison else {}
-    alpha = stats.get("alpha", (comparison.gate.get("alpha") if comparison else None) or 0.05)
-    level = stats.get("ci_level", 1 - float(alpha))
-    level_judged = float(stats.get("ci_level_judged", level))
+    stats = comparison.stats if comparison else ComparisonStats()
+    alpha = stats.alpha if stats.alpha is not None else comparison.gate.alpha if comparison else 0.05
+    level = stats.ci_level if stats.ci_level is not None else 1 - alpha
+    level_judged = stats.ci_level_judged if stats.ci_level_judged is not None else level
     power = power_summary(overall=overall.get(primary), slices=[
         (f"{row.label} = {row.value}", row.cells[primary]) for row in rows if primary in row.cells], stats=stats)
     no_answer_cells = results.aggregates.get(NO_ANSWER_SLICE, {})
@@ -193,7 +194,7 @@ def build_context(
         "trend": trend(results=results, baseline=baseline, metric=primary),
         "gate": gate_summary(comparison.gate) if comparison else "",
         "gate_on": bool(comparison and gate_active(comparison.gate)),
-        "stats": stats,
+        "stats": stats.model_dump(mode="json"),
         "stats_line": stats_line(stats),
         "baseline_sha": (comparison.baseline_sha if comparison else None) or (baseline.sha if baseline else None),
         "baseline_ref": (comparison.baseline_ref if comparison else None) or (baseline.ref if baseline else None),

@@ -11,8 +11,9 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.changes_model import CAUSES, ChangedCase
-from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.compare.model import Comparison
 from retrieval_gate.render.changes import CAUSE_WORDS, NO_RANKINGS, change_line, kb_line
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import OVERALL

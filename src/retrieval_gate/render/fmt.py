@@ -13,6 +13,7 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
+from retrieval_gate.compare.gate import format_p
 from retrieval_gate.render.cells import Cell
 
 MINUS = "−"
@@ -103,7 +104,8 @@ def ci(cell: Cell, column_level: float | None = None) -> Markup:
         mark = " ‡" if cell.ci_agrees is False else ""
         return Markup(f"[{_bound(lo)}, {_bound(hi)}]{level}{mark}")
     if cell.p_value is not None:
-        return Markup(f"p = {cell.p_value:.3g}")
+        shown = format_p(cell.p_value)
+        return Markup(f"p < {shown[1:]}" if shown.startswith("<") else f"p = {shown}")
     return Markup("–")
 
 

@@ -14,8 +14,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from retrieval_gate.audit.label_queue import QueueItem
 from retrieval_gate.audit.model import AuditReport
+from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.changes_model import CAUSES
-from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt
 from retrieval_gate.render.cells import Cell, SliceRow

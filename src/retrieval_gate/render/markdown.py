@@ -31,7 +31,8 @@ from jinja2 import (
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
-from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.render import fmt
 from retrieval_gate.render.context import LINK_LABELS, Limits, build_context

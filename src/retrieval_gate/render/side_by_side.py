@@ -18,18 +18,6 @@ def _value(cell: RetrieverCell) -> str:
     return "–" if cell.value is None else f"{cell.value:.3f}"
 
 
-def _delta(cell: RetrieverCell) -> str:
-    if cell.delta is None:
-        return ""
-    text = str(signed(cell.delta))
-    if cell.ci is not None:
-        text += f" [{signed(cell.ci[0])}, {signed(cell.ci[1])}]"
-    if cell.p_value is not None:
-        p = format_p(cell.p_value)
-        text += f" p{p}" if p.startswith("<") else f" p={p}"
-    return text
-
-
 def _timing(row: RetrieverRow) -> str:
     parts = []
     if row.search_s is not None:
@@ -64,15 +52,3 @@ def side_by_side_table(sbs: SideBySide) -> Table:
     return table
 
 
-def side_by_side_markdown(sbs: SideBySide) -> str:
-    """A GitHub-flavoured Markdown table (used in the benchmarks and the docs)."""
-    head = ["retriever", "n"] + [parse_metric(m).display for m in sbs.metrics] + \
-        [f"Δ{parse_metric(m).display} vs {sbs.reference}" for m in sbs.metrics] + ["failed", "search"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in sbs.rows:
-        n = max((c.n for c in row.cells.values()), default=0)
-        values = [_value(row.cells[m]) for m in sbs.metrics]
-        deltas = [_delta(row.cells[m]) or ("ref" if row.retriever == sbs.reference else "–") for m in sbs.metrics]
-        lines.append("| " + " | ".join([f"`{row.retriever}`", str(n), *values, *deltas, str(row.failed),
-                                        _timing(row)]) + " |")
-    return "\n".join(lines) + "\n"

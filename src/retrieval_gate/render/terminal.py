@@ -8,8 +8,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from retrieval_gate.baseline.fingerprint import settings_changes
 from retrieval_gate.compare.changes import stale_words
-from retrieval_gate.compare.fingerprint import settings_changes
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
@@ -177,7 +177,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     print_changes(comparison, console)
     for reason in comparison.failures:
         console.print(f"gate: {visible(reason)}", style="bold red", markup=False, soft_wrap=True)
-    gate_on = comparison.gate.get("fail_on_regression") or comparison.gate.get("floors")
+    gate_on = comparison.gate.fail_on_regression or comparison.gate.floors
     verdict = comparison.verdict.upper()
     if comparison.verdict == "pass" and comparison.regressed and not gate_on:
         verdict += " (regressed, report only: no gate is on)"

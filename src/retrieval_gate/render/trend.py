@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from retrieval_gate.compare.model import Baseline
+from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import OVERALL

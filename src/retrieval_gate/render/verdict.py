@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrieval_gate.compare.gate import CORRECTIONS, format_p
-from retrieval_gate.compare.model import Baseline, Comparison
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.compare.gate import GateSettings, format_p
+from retrieval_gate.compare.model import Comparison, ComparisonStats
 from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.render.cells import Cell
 from retrieval_gate.score.scoring import OVERALL
+from retrieval_gate.stats.multiplicity import CORRECTIONS
 
 
 @dataclass(frozen=True)
@@ -120,95 +122,94 @@ def verdict(*, comparison: Comparison | None, baseline: Baseline | None, headlin
     return {"kind": found.state, "emoji": found.mark, "title": found.text, "counts": counts}
 
 
-def gate_active(gate: Mapping[str, Any]) -> bool:
-    return bool(gate.get("fail_on_regression") or gate.get("max_drop") or gate.get("floors"))
+def gate_active(gate: GateSettings) -> bool:
+    return bool(gate.fail_on_regression or gate.max_drop or gate.floors)
 
 
-def gate_summary(gate: Mapping[str, Any]) -> str:
+def gate_summary(gate: GateSettings) -> str:
     """One line describing the gate knobs in force ("off (report only)" when none is on)."""
     parts = []
-    if gate.get("fail_on_regression"):
-        text = "fail on regression"
-        if gate.get("default_max_drop") is not None:
-            text += f" (max drop {gate['default_max_drop']:g}"
-            text += ", significant drops only)" if gate.get("require_significance", True) else ")"
+    if gate.fail_on_regression:
+        text = f"fail on regression (max drop {gate.default_max_drop:g}"
+        text += ", significant drops only)" if gate.require_significance else ")"
         parts.append(text)
-    if gate.get("max_drop"):
-        parts.append("max drop " + ", ".join(f"{k} {v:g}" for k, v in sorted(gate["max_drop"].items())))
-    if gate.get("floors"):
-        parts.append("floors " + ", ".join(f"{k} ≥ {v:g}" for k, v in sorted(gate["floors"].items())))
+    if gate.max_drop:
+        parts.append("max drop " + ", ".join(f"{k} {v:g}" for k, v in sorted(gate.max_drop.items())))
+    if gate.floors:
+        parts.append("floors " + ", ".join(f"{k} ≥ {v:g}" for k, v in sorted(gate.floors.items())))
     return "; ".join(parts) if parts else "off (report only)"
 
 
 CORRECTION_WORDS = dict(zip(CORRECTIONS, ("Holm", "Benjamini–Hochberg", "no"), strict=True))
 
 
-def correction_text(stats: Mapping[str, Any]) -> str:
+def correction_text(stats: ComparisonStats) -> str:
     """``Holm-adjusted over the 3 judged rows`` (empty for a comparison from before corrections)."""
-    method = stats.get("correction")
+    method = stats.correction
     if method is None:
         return ""
-    judged = int(stats.get("judged_rows", 0))
+    judged = stats.judged_rows or 0
     rows = f"the {judged} judged row{'s' if judged != 1 else ''}"
-    if stats.get("sided") is not None:  # schema 4: one-sided; a correction only over several rows
+    if stats.layout == 4:  # one-sided; a correction only over several rows
         if judged <= 1:
             return "one-sided, a single judged row (nothing to correct)"
         if method == "none":
             return f"one-sided, not corrected over {rows}"
-        return f"one-sided, {CORRECTION_WORDS.get(method, method)}-adjusted over {rows}"
+        return f"one-sided, {CORRECTION_WORDS[method]}-adjusted over {rows}"
     if method == "none":
         return f"not corrected over {rows}"
-    return f"{CORRECTION_WORDS.get(method, method)}-adjusted over {rows}"
+    return f"{CORRECTION_WORDS[method]}-adjusted over {rows}"
 
 
-def stats_note(stats: Mapping[str, Any]) -> str:
+def stats_note(stats: ComparisonStats) -> str:
     """The terminal's one-line legend of the CI, p and MDE columns."""
-    level = float(stats.get("ci_level", 0.95))
-    if stats.get("correction") is None:  # a comparison file from before schema 2
+    level = 0.95 if stats.ci_level is None else stats.ci_level
+    power = 0.8 if stats.power is None else stats.power
+    if stats.layout == 1:
         return f"CI {level:.0%} paired bootstrap; p: sign-flip test."
-    if stats.get("ci_level_judged") is None:  # schema 2
+    if stats.layout == 2 or stats.ci_level_judged is None:
         return (f"CI: the sign-flip test inverted at {level:.0%} (judged rows: at the level the correction "
                 f"leaves them); p: sign-flip test, judged rows {correction_text(stats)}; MDE: minimum "
-                f"detectable effect at n (power {stats.get('power', 0.8):g}).")
-    judged = float(stats["ci_level_judged"])
-    how = "two-sided, matching their one-sided test" if stats.get("sided") is not None else "Bonferroni"
+                f"detectable effect at n (power {power:g}).")
+    judged = stats.ci_level_judged
+    how = "two-sided, matching their one-sided test" if stats.layout == 4 else "Bonferroni"
     return (f"CI at {100 * level:.3g}%, judged rows at {100 * judged:.3g}% ({how}): Tango's score interval "
             f"for hit-like (0/1) measures, else a paired t interval (Tango's on fractional counts under 6 "
             f"changed cases); ‡: the CI and the test disagree about 0, the status reads the test. p: exact "
             f"sign test (0/1 measures) or sign-flip test, judged rows {correction_text(stats)}. MDE: the "
-            f"smallest true drop the row's test detects at power {stats.get('power', 0.8):g} at its n.")
+            f"smallest true drop the row's test detects at power {power:g} at its n.")
 
 
-def stats_line(stats: Mapping[str, Any]) -> str:
-    """``paired percentile bootstrap, 10,000 resamples, seed 0`` from a comparison's stats."""
-    method = stats.get("ci") or stats.get("method")
+def stats_line(stats: ComparisonStats) -> str:
+    """``Tango score interval …, p of judged rows …, 10,000 resamples, seed 0`` from a comparison's stats."""
+    method = stats.ci or stats.method
     if not method:
         return ""
-    parts = [str(method)]
+    parts = [method]
     if correction_text(stats):
         parts.append(f"p of judged rows {correction_text(stats)}")
-    if stats.get("resamples"):
-        parts.append(f"{int(stats['resamples']):,} resamples")
-    if stats.get("seed") is not None:
-        parts.append(f"seed {stats['seed']}")
+    if stats.resamples:
+        parts.append(f"{stats.resamples:,} resamples")
+    if stats.seed is not None:
+        parts.append(f"seed {stats.seed}")
     return ", ".join(parts)
 
 
 POWER_SLICES_SHOWN = 5
 
 
-def judged_level(stats: Mapping[str, Any]) -> tuple[float, bool]:
+def judged_level(stats: ComparisonStats) -> tuple[float, bool]:
     """``(alpha, one_sided)`` at which a comparison's judged rows are tested: one-sided at
     ``(1 − ci_level_judged)/2`` from schema 4 on, two-sided at ``1 − ci_level_judged`` before."""
-    alpha = float(stats.get("alpha", 0.05))
-    level = stats.get("ci_level_judged")
-    if stats.get("sided") is not None:
-        return (alpha if level is None else (1 - float(level)) / 2), True
-    return (alpha if level is None else 1 - float(level)), False
+    alpha = 0.05 if stats.alpha is None else stats.alpha
+    level = stats.ci_level_judged
+    if stats.layout == 4:
+        return (alpha if level is None else (1 - level) / 2), True
+    return (alpha if level is None else 1 - level), False
 
 
 def power_summary(*, overall: Cell | None, slices: Sequence[tuple[str, Cell]],
-                  stats: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+                  stats: ComparisonStats | None = None) -> dict[str, Any] | None:
     """The comment's one power sentence, in cases: what the primary metric's overall row catches
     at 80 % power (``mde``, None: no drop detectable; ``cases``: that drop as a net loss of whole
     cases, ⌈MDE·n⌉), the fewest lost cases that fail the gate when nothing is gained (``enough``,
@@ -222,7 +223,7 @@ def power_summary(*, overall: Cell | None, slices: Sequence[tuple[str, Cell]],
     short.sort(key=lambda item: (item[1].n, item[0]))
     enough = None
     if overall.gated:
-        alpha, one_sided = judged_level(stats or {})
+        alpha, one_sided = judged_level(stats or ComparisonStats())
         least = max(1, math.floor(math.log2((1.0 if one_sided else 2.0) / alpha)) + 1)
         enough = least if least <= overall.n else None
     cases = None if overall.mde is None else max(1, math.ceil(overall.mde * overall.n - 1e-9))

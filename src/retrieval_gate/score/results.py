@@ -113,15 +113,3 @@ class Results(BaseModel):
         return self.model_dump(mode="json")
 
 
-def without_run_specific_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """A results file's data without what two evals of the same inputs may differ in — when
-    (``created_at``), how fast (``latency``, ``cases[].latency_ms``, ``extras.timings``,
-    ``extras.store.seconds``) and what was embedded where (``extras.embedding``: a sharded run
-    embedded nothing itself) — so runs can be compared byte for byte. ``data`` is not changed."""
-    out = {key: value for key, value in data.items() if key not in ("created_at", "latency")}
-    out["cases"] = [{k: v for k, v in case.items() if k != "latency_ms"} for case in data.get("cases", [])]
-    extras = {k: v for k, v in data.get("extras", {}).items() if k not in ("timings", "embedding")}
-    if isinstance(extras.get("store"), dict):
-        extras["store"] = {k: v for k, v in extras["store"].items() if k != "seconds"}
-    out["extras"] = extras
-    return out

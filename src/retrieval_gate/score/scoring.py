@@ -25,16 +25,6 @@ NO_ANSWER_SLICE = "no-answer"  # cases with no gold
 MEANS = ("relevant", "trec", "trec-c")  # mean conventions (module docstring)
 
 
-def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[MetricSpec]) -> dict[str, float]:
-    """Score one de-duplicated card ranking. Empty gold → no keys at all (the empty-gold contract, docs/decisions.md).
-
-    Values equal ``metrics.FUNCTIONS[measure](ranked, set(gold), k)`` exactly; they are computed
-    in one pass by ``metrics.grid.grid_scores``."""
-    if not gold or not metrics:
-        return {}
-    return grid_scores(ranked, frozenset(gold), metrics)
-
-
 def slice_names(case: Case, relevant: Sequence[str] | None = None) -> list[str]:
     """``overall``, then one ``field=value`` per slice field; cases with nothing relevant
     (``relevant``, default ``case.gold``) also ``no-answer``."""

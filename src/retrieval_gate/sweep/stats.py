@@ -2,9 +2,9 @@
 split into selection and confirmation cases, the verdict, the slices a point loses, the knee.
 
 - **Paired with the reference.** For point P and measure m over the cases both scored:
-  ``delta = mean(m_i(P) − m_i(ref))``, ``p`` the gate's paired test (``compare.stats``: exact sign
+  ``delta = mean(m_i(P) − m_i(ref))``, ``p`` the gate's paired test (``stats.sign_flip``: exact sign
   test for 0/1 measures, sign-flip test otherwise; two sided), ``ci`` the gate's paired interval
-  (``compare.paired_interval``) at ``1 − alpha``; ``p_holm``: Holm over the family of points.
+  (``stats.paired_interval``) at ``1 − alpha``; ``p_holm``: Holm over the family of points.
 - **Split.** Cases are grouped by their slices (the stratum: every slice a case is in); inside a
   stratum they are ordered by ``sha256(seed:id)`` and dealt alternately to *selection* and
   *confirmation*, the deal continuing from stratum to stratum (strata in name order).
@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.compare.paired_interval import paired_interval
-from retrieval_gate.compare.power import adjust_p
-from retrieval_gate.compare.stats import sign_flip_p_value
 from retrieval_gate.score.scoring import OVERALL
+from retrieval_gate.stats.multiplicity import adjust_p
+from retrieval_gate.stats.paired_interval import paired_interval
+from retrieval_gate.stats.sign_flip import sign_flip_p_value
 
 SWEEP_SCHEMA_VERSION = 1
 FINALISTS = 3
@@ -227,15 +227,3 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
     }
 
 
-def without_timings(sweep: Mapping[str, Any]) -> dict[str, Any]:
-    """``sweep.json`` without its one run-specific figure, ``cost.seconds`` (points and curves):
-    what two runs of the same sweep — on one machine or merged from shards — agree on byte for byte."""
-    import copy
-
-    out = copy.deepcopy(dict(sweep))
-    for point in out["points"]:
-        point["cost"].pop("seconds", None)
-    for curve in out["curves"].values():
-        for item in curve["points"]:
-            item["cost"].pop("seconds", None)
-    return out

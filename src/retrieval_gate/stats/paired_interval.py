@@ -21,7 +21,7 @@
   binary interval of a measure at least as variable — conservative, and in [−1, 1].
 
 The gate's status reads the exact sign test (binary) or the sign-flip permutation test
-(continuous), ``compare.stats``; a score interval and an exact test can disagree near the edge.
+(continuous), ``stats.sign_flip``; a score interval and an exact test can disagree near the edge.
 ``reconcile``: where the test does not reject but the interval excludes 0 (the score interval is
 less conservative than the exact sign test: 5 lost of 100, nothing gained, has p = 0.0625 but
 Z(0) = −2.24), the interval is extended to 0 — it only grows, so its coverage only grows — and
@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from retrieval_gate.compare.distributions import find_root, normal_quantile, t_quantile
+from retrieval_gate.stats.distributions import find_root, normal_quantile, t_quantile
 
 T_MIN_CHANGED = 6  # fewer changed cases than this: the small-n rule (fractional Tango)
 _EDGE = 1e-12

@@ -1,4 +1,4 @@
-"""What a comparison's n can see, and the multiple-comparison correction. Pure.
+"""What a comparison's n can see: the minimum detectable effect. Pure.
 
 **Minimum detectable effect** (MDE): the smallest true drop that the gate's *own* test detects
 with probability ``power`` (0.8) at the row's n: two-sided at level ``alpha`` for a reported
@@ -8,7 +8,7 @@ when ``P(Bin(m, ½) ≤ gained) < alpha`` — the two-sided critical table at ``
 a drop counts as detected.
 
 - **Binary measures** (hit@k, and recall/precision when every case has one gold card: per-case
-  scores in {0, 1}), decided by the exact two-sided sign test (``compare.stats``). The
+  scores in {0, 1}), decided by the exact two-sided sign test (``stats.sign_flip``). The
   alternative: each case independently loses (1 → 0) with probability ``(ψ + δ)/2`` and gains
   with probability ``(ψ − δ)/2``, so the true mean difference is −δ and ``ψ`` of the cases change
   ("churn"). With M ~ Bin(n, ψ) changed cases and L | M ~ Bin(M, (ψ + δ)/(2ψ)) of them lost, the
@@ -34,44 +34,22 @@ a drop counts as detected.
 
 The power is found for δ on [0, 1] by bisection (the power grows with δ). ``cases_needed`` is the
 smallest n whose MDE at the same churn and spread is at most the given drop.
-
-**Corrections** over the p-values of a family of rows, adjusted p-values:
-
-- ``holm`` (default; controls the family-wise error rate): sorted ascending, ``p̃_(i) =
-  max_{j ≤ i} min(1, (m − j + 1)·p_(j))``;
-- ``bh`` (Benjamini–Hochberg, controls the false discovery rate): sorted ascending,
-  ``p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j)``;
-- ``none``: ``p̃ = p``.
-
-A row is significant when ``p̃ < α``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
 
-from retrieval_gate.compare.distributions import (
-    binomial_cdf_walk,
-    log_binomial_pmf,
-    normal_cdf,
-    sign_test_critical,
-)
-from retrieval_gate.compare.gate import CORRECTIONS
+from retrieval_gate.stats.distributions import binomial_cdf_walk, log_binomial_pmf, normal_cdf, sign_test_critical
 
 DEFAULT_POWER = 0.8
 _BISECTIONS = 40
 _MAX_NEEDED = 10_000_000
-
-
-def z_sum(*, alpha: float, power: float = DEFAULT_POWER, one_sided: bool = False) -> float:
-    """``z_{1−α/2} + z_{power}`` (one-sided: ``z_{1−α} + z_{power}``)."""
-    normal = NormalDist()
-    return normal.inv_cdf(1 - _tail(alpha, one_sided)) + normal.inv_cdf(power)
 
 
 def _tail(alpha: float, one_sided: bool) -> float:
@@ -150,6 +128,12 @@ def binary_mde(*, n: int, churn: float, alpha: float, power: float = DEFAULT_POW
     return None if at_churn is None else max(floor, at_churn)
 
 
+def _normal_power(*, n: int, drop: float, sd: float, z: float) -> float:
+    """The sign-flip test's power at a true mean drop ``drop`` in the normal approximation (module
+    docstring): ``Φ((√n·δ − z·√(s² + δ²)) / s)``, z the test's critical value."""
+    return normal_cdf((math.sqrt(n) * drop - z * math.sqrt(sd * sd + drop * drop)) / sd)
+
+
 def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float = DEFAULT_POWER,
                    churn: float = 0.0, one_sided: bool = False) -> float | None:
     """The continuous MDE: the normal approximation of the sign-flip test's power with spread
@@ -161,12 +145,7 @@ def continuous_mde(*, n: int, sd: float, unit: float, alpha: float, power: float
     if sd <= 0:
         return floor
     z = NormalDist().inv_cdf(1 - _tail(alpha, one_sided))
-    root_n = math.sqrt(n)
-
-    def normal_power(d: float) -> float:
-        return normal_cdf((root_n * d - z * math.sqrt(sd * sd + d * d)) / sd)
-
-    approx = _smallest(normal_power, power)
+    approx = _smallest(lambda d: _normal_power(n=n, drop=d, sd=sd, z=z), power)
     return floor if approx is None else max(floor, approx)
 
 
@@ -231,7 +210,7 @@ def _cases_needed(*, effect: float, churn: float, sd: float, unit: float, binary
         floor_ok = n >= least if scaled >= 1 else seen(n, scaled, 0.0) and seen(n, scaled, churn)
         if not floor_ok or sd <= 0:
             return floor_ok
-        return normal_cdf((math.sqrt(n) * effect - z * math.sqrt(sd * sd + effect * effect)) / sd) >= power
+        return _normal_power(n=n, drop=effect, sd=sd, z=z) >= power
 
     low, high = least - 1, least
     while not ok(high):
@@ -245,24 +224,3 @@ def _cases_needed(*, effect: float, churn: float, sd: float, unit: float, binary
         else:
             low = mid
     return high
-
-
-def adjust_p(p_values: Sequence[float], method: str) -> list[float]:
-    """Adjusted p-values in the input order (module docstring)."""
-    if method not in CORRECTIONS:
-        raise ValueError(f"correction {method!r}: expected one of {', '.join(CORRECTIONS)}")
-    p = np.asarray(p_values, dtype=np.float64)
-    if len(p) == 0 or method == "none":
-        return p.tolist()
-    m = len(p)
-    if method == "bh":  # p̃_(i) = min_{j ≥ i} min(1, m·p_(j)/j), ascending order
-        order = np.argsort(p, kind="stable")
-        scaled = np.minimum(1.0, m * p[order] / np.arange(1, m + 1))
-        adjusted = np.empty(m)
-        adjusted[order] = np.minimum.accumulate(scaled[::-1])[::-1]
-        return adjusted.tolist()
-    order = np.argsort(p, kind="stable")
-    stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(stepped)
-    return adjusted.tolist()

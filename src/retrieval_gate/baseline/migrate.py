@@ -10,7 +10,7 @@ Versions
   and the ``relevant`` mean, which migrating writes down — so a graded or ``--mean trec`` run
   compared with it is (rightly) not like for like.
 - 4 (current): each case keeps its ranking (``ranked``, ``ranked_scores``) and the file stores
-  per-case scores as a list aligned with the top-level ``score_keys`` (``baseline_codec``).
+  per-case scores as a list aligned with the top-level ``score_keys`` (``baseline.codec``).
   Migrating marks the file ``rankings: false``: there is no earlier ranking to show, and the
   comparison says so once.
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from retrieval_gate.compare.fingerprint import relevance_fingerprint
-from retrieval_gate.compare.headline import headline_numbers
-from retrieval_gate.compare.model import BASELINE_SCHEMA_VERSION
+from retrieval_gate.baseline.fingerprint import relevance_fingerprint
+from retrieval_gate.baseline.headline import headline_numbers
+from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION
 from retrieval_gate.metrics.headline import default_headline_k
 from retrieval_gate.score.results import MetricCell
 

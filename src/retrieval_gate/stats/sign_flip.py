@@ -1,18 +1,10 @@
-"""Paired uncertainty for a mean difference: bootstrap CI and sign-flip permutation p-value.
+"""Paired sign-flip permutation p-values for a mean difference.
 
 Input: paired differences ``d_i = current_i − baseline_i`` over the n cases present in both runs,
 as a vector (one metric) or an ``n × M`` matrix (M metrics over the same n cases; the columns
 share the random draws — cheaper, and each column's statistics keep their meaning).
 
 Estimate: ``Δ = (1/n) Σ d_i``.
-
-**Bootstrap CI** (percentile, paired): R resamples of the n cases with replacement; resample r
-gives ``Δ*_r = (1/n) Σ_i c_ri d_i`` where ``c_ri`` counts how often case i was drawn; the CI at
-level ``1 − a`` is the ``a/2`` and ``1 − a/2`` quantiles of the ``Δ*``. Cases with identical
-difference rows are interchangeable, so when few distinct rows exist (most cases unchanged; hit@k
-has three values) the counts per distinct row are drawn from ``Mult(n, multiplicity/n)`` — the
-same law at a fraction of the cost; otherwise n indices are drawn per resample. Chunked so that
-no chunk holds more than ``CHUNK_ELEMENTS`` numbers.
 
 **Sign-flip p-value** (two-sided paired permutation test): under H0 "the two runs are
 exchangeable for every case", ``d_i`` is as likely as ``−d_i``. With ``S = Σ d_i``,
@@ -34,8 +26,9 @@ for a drop and ``P(S* ≥ S)`` for a gain, from the same law (exact) or the same
 Carlo, ``(1 + #{S* ≤ S}) / (1 + R)``). With one magnitude this is the exact one-sided sign test
 ``P(B ≤ b)``: 5 lost and none gained gives ``(½)⁵ = 1/32`` (``sign_flip_tests``).
 
-Deterministic: the same matrix, ``seed`` and ``resamples`` give the same numbers. The bootstrap
-and the sign flips draw from two independent streams spawned from ``seed``.
+Deterministic: the same matrix, ``seed`` and ``resamples`` give the same numbers. The sign flips
+draw from the second of two streams spawned from ``seed`` (the first fed a bootstrap, now a test
+reference in ``tests/reference.py``; keeping the second keeps every stored p-value).
 """
 
 from __future__ import annotations
@@ -45,25 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_gate.compare.defaults import DEFAULT_RESAMPLES
+from retrieval_gate.defaults import DEFAULT_RESAMPLES
 
 EXACT_MAX_SUPPORT = 1 << 14  # largest exact sign-flip law computed (points, before merging)
 CHUNK_ELEMENTS = 1 << 22  # numbers per chunk of the resample matrix (32 MiB of float64)
-MULTINOMIAL_COST = 8  # a multinomial category costs about as much as this many index draws
 BINOMIAL_COST = 16  # a binomial draw per group costs about as much as this many random signs
-GATHER_MAX_COLUMNS = 2  # up to this many metrics, sum the drawn values directly (no count matrix)
 _ZERO = 1e-12  # |d| below this is a tie (scores are stored to 6 decimals)
-
-
-@dataclass(frozen=True)
-class PairedStat:
-    """Δ with its uncertainty for one metric over n paired cases."""
-
-    n: int
-    delta: float
-    ci: tuple[float, float]
-    p_value: float
-    p_method: str  # "exact" | "binomial" | "monte-carlo"
 
 
 def _as_matrix(diffs: np.ndarray | list[float]) -> np.ndarray:
@@ -90,69 +70,6 @@ def _unique_rows(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of ``d`` (in sorted order) and how many cases share each."""
     rows, counts = np.unique(d, axis=0, return_counts=True)
     return rows, counts
-
-
-def bootstrap_means(diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """``R × M`` matrix of bootstrap means ``Δ*`` (see the module docstring).
-
-    Only cases with a non-zero difference move a resampled sum, so each resample first draws how
-    many of its n picks land on the m changed cases (``K ~ Bin(n, m/n)``), then which ones (K
-    uniform picks among them) — the same law as n uniform picks among all n cases, with m/n of
-    the work. When the changed cases have few distinct difference rows, the counts per distinct
-    row are drawn at once from the multinomial law instead."""
-    d = _as_matrix(diffs)
-    n, m_cols = d.shape
-    if n == 0:
-        raise ValueError("no paired cases")
-    if resamples < 1:
-        raise ValueError("resamples must be ≥ 1")
-    rng, _ = _streams(seed)
-    out = np.zeros((resamples, m_cols))
-    changed = d[np.any(d != 0.0, axis=1)]
-    m = len(changed)
-    if m == 0:
-        return out
-    rows, multiplicity = _unique_rows(changed)
-    if (len(rows) + 1) * MULTINOMIAL_COST <= m:
-        probs = np.append(multiplicity, n - m) / n  # the last cell: the unchanged cases
-        chunk = _chunk_rows(len(rows) + 1)
-        for start in range(0, resamples, chunk):
-            count = min(chunk, resamples - start)
-            draws = rng.multinomial(n, probs, size=count)[:, :-1]
-            out[start:start + count] = draws.astype(np.float64) @ rows
-        return out / n
-    chunk = _chunk_rows(m)
-    for start in range(0, resamples, chunk):
-        count = min(chunk, resamples - start)
-        picks = rng.binomial(n, m / n, size=count)
-        owner = np.repeat(np.arange(count), picks)
-        which = rng.integers(0, m, size=int(picks.sum()))
-        if m_cols <= GATHER_MAX_COLUMNS:
-            for j in range(m_cols):
-                out[start:start + count, j] = np.bincount(owner, weights=changed[which, j], minlength=count)
-            continue
-        counts = np.bincount(owner * m + which, minlength=count * m).reshape(count, m)
-        out[start:start + count] = counts.astype(np.float64) @ changed
-    return out / n
-
-
-def bootstrap_ci(
-    diffs: np.ndarray, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
-) -> np.ndarray:
-    """Percentile bootstrap CI of the mean difference: ``M × 2`` array of ``[low, high]``."""
-    if not 0 < level < 1:
-        raise ValueError("level must be in (0, 1)")
-    means = bootstrap_means(diffs, resamples=resamples, seed=seed)
-    tail = (1 - level) / 2
-    return np.quantile(means, [tail, 1 - tail], axis=0).T
-
-
-def paired_bootstrap_ci(
-    diffs: np.ndarray | list[float], *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
-) -> tuple[float, float]:
-    """One metric: ``(low, high)`` of the paired bootstrap CI of mean(d)."""
-    low, high = bootstrap_ci(_as_matrix(diffs), level=level, resamples=resamples, seed=seed)[0]
-    return float(low), float(high)
 
 
 def _log_binomial_pmf(c: int) -> np.ndarray:
@@ -323,17 +240,3 @@ def sign_flip_p_value(diffs: np.ndarray | list[float], *, resamples: int = DEFAU
     return float(p[0])
 
 
-def paired_stats(
-    diffs: np.ndarray, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
-) -> list[PairedStat]:
-    """Δ, CI and p for each column of an ``n × M`` matrix of paired differences (n ≥ 1)."""
-    d = _as_matrix(diffs)
-    n = d.shape[0]
-    ci = bootstrap_ci(d, level=level, resamples=resamples, seed=seed)
-    p, methods = sign_flip_p_values(d, resamples=resamples, seed=seed)
-    deltas = [math.fsum(d[:, j].tolist()) / n for j in range(d.shape[1])]
-    return [
-        PairedStat(n=n, delta=deltas[j], ci=(float(ci[j, 0]), float(ci[j, 1])), p_value=float(p[j]),
-                   p_method=methods[j])
-        for j in range(d.shape[1])
-    ]

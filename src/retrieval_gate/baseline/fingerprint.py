@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from retrieval_gate.compare.model import ConfigChange
+from retrieval_gate.baseline.model import ConfigChange
 from retrieval_gate.score.results import Results
 
 # Settings that do not change a single ranking (where the store lives, how big a batch is).

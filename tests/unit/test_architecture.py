@@ -543,3 +543,12 @@ def test_only_main_reports_errors_and_picks_the_exit_code(trees) -> None:
     """``cli/__init__.py:main`` turns every error into a message and an exit code; the action hands a
     bug it caught to it (``errors.InternalError``, with how to mask the secrets) instead of reporting it."""
     assert error_reporting(trees) == {"sys.exit": ["cli/__init__.py"], "report_internal_error": ["cli/__init__.py"]}
+
+
+def test_the_token_is_read_by_the_entry_point_only(trees) -> None:
+    """``github_token`` (the one reader of the input) is called by ``cli/action.py`` alone; the settings
+    take the token it read as a required argument."""
+    callers = sorted(rel for rel, tree in trees.items() for node in ast.walk(tree)
+                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+                     and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "github_token")
+    assert callers == ["cli/action.py"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from threading import Thread
 
 import pytest
+from pydantic import SecretStr
 
 from retrieval_gate.cli import main
 from retrieval_gate.errors import InputError, UsageError
@@ -246,7 +247,7 @@ def _settings(pr: str, *, fail_on_regression: str = ""):
     """ActionSettings as build_action_settings makes them: the PR's file with the inputs on top."""
     from retrieval_gate.publish.action_settings import ActionSettings, parse_inputs, suite_overrides
 
-    inputs = parse_inputs({"INPUT_FAIL_ON_REGRESSION": fail_on_regression})
+    inputs = parse_inputs({"INPUT_FAIL_ON_REGRESSION": fail_on_regression}, token=SecretStr(""))
     suite = resolve_suite(parse_config(pr, source=Path("rg.yml")), suite="default", overrides=suite_overrides(inputs),
                           config_path=Path("retrieval-gate.yml"), env={})
     return ActionSettings(event_name="pull_request", inputs=inputs, suite_config=suite,

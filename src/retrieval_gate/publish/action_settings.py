@@ -209,15 +209,14 @@ def workspace_of(env: Mapping[str, str]) -> Path:
     return Path(env.get("GITHUB_WORKSPACE") or ".")
 
 
-def build_action_settings(env: Mapping[str, str], *, token: SecretStr | None = None,
+def build_action_settings(env: Mapping[str, str], *, token: SecretStr,
                           event: dict[str, Any] | None = None, forge: Literal["github", "gitlab"] = "github",
                           pipeline_url: str | None = None) -> ActionSettings:
     """The runner's environment → ActionSettings. Relative paths (config, kb, cases, store,
     out_dir) are relative to the working directory, which the caller sets to the workspace first
     (as the runner does for a Docker action), so they mean what they mean in a local run.
-    ``token``: the ``github_token`` input as the entry point read it (read here when not given).
+    ``token``: the ``github_token`` input as the entry point read it (``github_token``, once).
     ``event``: the event payload when it is not a file (GitLab's, from ``publish.gitlab_settings``)."""
-    token = github_token(env) if token is None else token
     inputs = parse_inputs(env, token=token)
     workspace = workspace_of(env)
     event = _read_event(env.get("GITHUB_EVENT_PATH")) if event is None else event
@@ -272,7 +271,7 @@ def _load_config_confined(path: Path | None, *, workspace: Path) -> tuple[Config
     return parse_config(text, source=candidate), candidate
 
 
-def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> ActionInputs:
+def parse_inputs(env: Mapping[str, str], *, token: SecretStr) -> ActionInputs:
     """``INPUT_*`` → ActionInputs. Blank values are "not set"; booleans accept true/false,
     yes/no, on/off, 1/0."""
 
@@ -290,7 +289,7 @@ def parse_inputs(env: Mapping[str, str], *, token: SecretStr | None = None) -> A
         data[name] = get(name)
     for name, default in (("suite", "default"), ("baseline_dir", DEFAULT_BASELINE_DIR), ("out_dir", DEFAULT_OUT_DIR)):
         data[name] = get(name) or default
-    data["github_token"] = github_token(env) if token is None else token
+    data["github_token"] = token
     mode = (get("mode") or Mode.AUTO).lower()
     if mode not in MODES:
         raise UsageError(f"input mode: must be one of {', '.join(MODES)} (got {mode!r})")

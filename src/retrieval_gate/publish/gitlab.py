@@ -18,8 +18,7 @@ token never appears in a message.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,11 +49,10 @@ class GitLabProject:
     """One project, through one python-gitlab client."""
 
     def __init__(self, *, token: SecretStr, project: str, api_url: str, timeout: float = 30,
-                 deadline_s: float | None = CALL_DEADLINE_S, log: Callable[[str], None] | None = None) -> None:
+                 deadline_s: float | None = CALL_DEADLINE_S) -> None:
         self._token = token
         self._api_url = api_url.rstrip("/")
         self._deadline_s = deadline_s
-        self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         secret = token.get_secret_value() or None
         self._gl = gitlab.Gitlab(url=server_url(self._api_url), private_token=secret, timeout=timeout,
                                  retry_transient_errors=True, keep_base_url=True)

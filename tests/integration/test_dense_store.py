@@ -164,7 +164,7 @@ def test_a_non_empty_folder_that_is_not_a_store_is_refused_and_left_alone(tmp_pa
     folder.mkdir()
     (folder / "thesis.tex").write_text("precious")
     with pytest.raises(StoreError, match="not a retrieval-gate store"):
-        ChromaStore(StoreSettings(path=str(folder)))
+        ChromaStore(StoreSettings(path=str(folder))).take_folder()
     assert (folder / "thesis.tex").read_text() == "precious"
     assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]
 
@@ -172,7 +172,7 @@ def test_a_non_empty_folder_that_is_not_a_store_is_refused_and_left_alone(tmp_pa
 def test_a_file_as_store_path_is_refused(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     with pytest.raises(StoreError, match="is a file"):
-        ChromaStore(StoreSettings(path=str(tmp_path / "f")))
+        ChromaStore(StoreSettings(path=str(tmp_path / "f"))).take_folder()
 
 
 def test_a_store_of_another_schema_is_wiped_and_rebuilt(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 (``retrieval_gate.audit.run_audit``) with the suite's ``audit:`` settings and the gate's
 ``max_drop`` / ``alpha`` for the coverage cells. ``retrieval-gate audit`` and the action's flows
 (``publish.audit_step``) both call :func:`audit_suite`, so the file a refresh commits and the file
-``audit`` writes locally are the same bytes for the same inputs (:func:`dumps_audit`)."""
+``audit`` writes locally are the same bytes for the same inputs (``artifacts.results.audit_text``)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
     case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb))
     assert kb is not None
     chunks: dict[str, int] = {}
-    for chunk in suite_chunks(kb, suite_config):
+    for chunk in suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model):
         chunks[chunk.card_id] = chunks.get(chunk.card_id, 0) + 1
     k = suite_config.headline_k or default_headline_k(suite_config.k)
     retrieved = None
@@ -60,14 +60,6 @@ def suite_truncation(*, suite_config: SuiteConfig) -> dict | None:
 
     if suite_config.kb is None or not any(spec.needs_embedder for spec in suite_config.retrievers):
         return None
-    return truncation_extras(model=suite_config.model, chunks=suite_chunks(load_kb(Path(suite_config.kb)),
-                                                                           suite_config))
+    chunks = suite_chunks(load_kb(Path(suite_config.kb)), chunking=suite_config.chunking, model=suite_config.model)
+    return truncation_extras(model=suite_config.model, chunks=chunks)
 
-
-def dumps_audit(report: AuditReport) -> str:
-    """The audit file's text: sorted keys, two-space indent, a trailing newline. It holds no time,
-    path or timing, so the same inputs give the same bytes (what lets a refresh skip an unchanged
-    ``baselines/<suite>.audit.json``)."""
-    from retrieval_gate.files import dumps_json
-
-    return dumps_json(report.to_json_data())

@@ -6,23 +6,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from retrieval_gate.chunk.chunking import Chunk, chunk_kb
+from retrieval_gate.chunk.chunking import Chunk, ChunkSettings, chunk_kb
 from retrieval_gate.errors import RetrievalGateError, UsageError
 from retrieval_gate.models import KnowledgeBase
-from retrieval_gate.settings import SuiteConfig
 
 
-def suite_chunks(kb: KnowledgeBase, suite_config: SuiteConfig) -> tuple[Chunk, ...]:
-    """``chunk_kb`` with the suite's chunking; ``unit: tokens`` counts the suite model's word pieces."""
+def suite_chunks(kb: KnowledgeBase, *, chunking: ChunkSettings, model: str) -> tuple[Chunk, ...]:
+    """``chunk_kb`` with the suite's chunking; ``unit: tokens`` counts ``model``'s word pieces."""
     tokens = None
-    if suite_config.chunking.unit == "tokens":
+    if chunking.unit == "tokens":
         from retrieval_gate.embed.tokens import load_tokens
 
-        tokens = load_tokens(suite_config.model)
+        tokens = load_tokens(model)
         if tokens is None:
-            raise UsageError(f"chunking.unit: tokens needs the tokenizer of model {suite_config.model!r} "
+            raise UsageError(f"chunking.unit: tokens needs the tokenizer of model {model!r} "
                              "(tokenizer.json in its folder)")
-    return chunk_kb(kb, suite_config.chunking, tokens=tokens)
+    return chunk_kb(kb, chunking, tokens=tokens)
 
 
 def truncation_extras(*, model: str, chunks: Sequence[Chunk]) -> dict[str, Any] | None:

@@ -59,25 +59,34 @@ class Silent:
 
 class DenseParts:
     """The dense side of one eval, built once (``build``) and shared by every retriever that needs
-    it (``dense``, ``hybrid``): one store sync, one embedder, one cache."""
+    it (``dense``, ``hybrid``): one store sync, one embedder, one cache.
+
+    Made from its settings before any input is read: the store adapter is made here too, and
+    touches nothing until ``build`` (``ChromaStore`` takes its folder on first use)."""
 
     def __init__(self, *, embed: EmbedSettings, store: StoreSettings, chunking: ChunkSettings, overfetch: int,
-                 suite: str, kb: KnowledgeBase, chunks: Sequence[Chunk], embedder: Embedder | None,
-                 vector_store: VectorStore | None, progress: EvalProgress, cache_from: Sequence[Path] = ()):
-        self.embed_settings, self.store_settings, self.overfetch = embed, store, overfetch
-        self.suite, self.kb, self.chunks = suite, kb, chunks
-        self._embedder_in, self._store_in = embedder, vector_store  # given by the caller (tests), else built here
+                 suite: str, embedder: Embedder | None, vector_store: VectorStore | None, progress: EvalProgress,
+                 cache_from: Sequence[Path] = ()):
+        self.embed_settings, self.chunk_settings, self.overfetch = embed, chunking, overfetch
+        self._embedder_in = embedder  # given by the caller (tests, sweep), else built in ``build``
+        self._owns_store = vector_store is None
+        if vector_store is None:
+            from retrieval_gate.store.chroma import ChromaStore, collection_name
+
+            vector_store = ChromaStore(store, collection=collection_name(suite), notify=progress.note,
+                                       progress=progress.step)
+        self.store: VectorStore = vector_store
         self.progress = progress
-        self.store: VectorStore | None = None
         self.embedder: CachedEmbedder | None = None
         self.cache: EmbeddingCache | None = None
         self.sync_report: SyncReport | None = None
         self.retriever: DenseRetriever | None = None
-        self.chunking = chunking_fingerprint(kb_format=kb.format, settings=chunking)
+        self.chunking: dict[str, Any] = {}
         self.cache_from = list(cache_from)
         self.shards: dict[str, Any] | None = None  # what --cache-from brought in (embed/shards.py)
 
-    def build(self) -> DenseRetriever:
+    def build(self, *, kb: KnowledgeBase, chunks: Sequence[Chunk]) -> DenseRetriever:
+        """Embed ``chunks`` (through the cache) into the store; the dense retriever over it."""
         if self.retriever is not None:
             return self.retriever
         inner = self._embedder_in
@@ -86,13 +95,8 @@ class DenseParts:
             from retrieval_gate.embed.resolve import resolve_model
 
             inner = make_embedder(resolve_model(self.embed_settings.model), settings=self.embed_settings)
-        store = self._store_in
-        if store is None:
-            from retrieval_gate.store.chroma import ChromaStore, collection_name
-
-            store = ChromaStore(self.store_settings, collection=collection_name(self.suite),
-                                notify=self.progress.note, progress=self.progress.step)
-        self.store = store
+        store = self.store
+        self.chunking = chunking_fingerprint(kb_format=kb.format, settings=self.chunk_settings)
         self.cache = EmbeddingCache(store.cache_file, notify=self.progress.note)
         self.embedder = CachedEmbedder(inner, self.cache, progress=self.progress.step)
         if self.cache_from:  # vectors embedded by `retrieval-gate embed --shard` jobs
@@ -105,14 +109,14 @@ class DenseParts:
                                + (f"; {report.other} of another model/device/backend left out" if report.other else "")
                                + (f"; {report.bad} that failed the check (checksum, finite, unit norm) left out, "
                                   "to be embedded again" if report.bad else ""))
-        self.sync_report = store.sync(chunks=self.chunks, embedder=self.embedder, chunking=self.chunking)
+        self.sync_report = store.sync(chunks=chunks, embedder=self.embedder, chunking=self.chunking)
         self.retriever = DenseRetriever(index=store.index(), embedder=self.embedder, overfetch=self.overfetch,
                                         fingerprint=self.fingerprint())
         return self.retriever
 
     def fingerprint(self) -> dict[str, Any]:
         """Model (name + files hash), chunking and search settings: what changes dense numbers."""
-        assert self.embedder is not None and self.store is not None
+        assert self.embedder is not None
         ident = self.embedder.identity()
         return {"model": ident.name, "model_sha256": ident.sha256, "chunking": dict(self.chunking),
                 "store": self.store.fingerprint()}
@@ -120,7 +124,7 @@ class DenseParts:
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
-        if self.store is not None and self._store_in is None:
+        if self._owns_store:
             self.store.close()
 
 

@@ -28,7 +28,7 @@ def embed_shard(*, suite_config: SuiteConfig, shard: tuple[int, int], out: Path,
     progress = progress or Silent()
     index, count = shard
     kb, case_set = load_eval_inputs(suite_config)
-    chunks = suite_chunks(kb, suite_config)
+    chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
     inner = embedder
     if inner is None:
         from retrieval_gate.embed.backends import make_embedder

@@ -42,17 +42,28 @@ from retrieval_gate.score.results import Results
 from retrieval_gate.settings import SuiteConfig
 
 
-def load_eval_inputs(suite_config: SuiteConfig) -> tuple[KnowledgeBase, CaseSet]:
-    """Load the KB and the cases and run the integrity check (every gold id is a KB card)."""
+def input_paths(suite_config: SuiteConfig) -> tuple[Path, Path]:
+    """The KB and cases paths of the suite (a usage error when either is missing)."""
     if not suite_config.kb or not suite_config.cases:
         missing = " and ".join(n for n, v in (("--kb", suite_config.kb), ("--cases", suite_config.cases)) if not v)
         raise UsageError(f"eval needs {missing} (or kb:/cases: in the suite of retrieval-gate.yml)")
-    case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb))
+    return Path(suite_config.kb), Path(suite_config.cases)
+
+
+def load_inputs(*, kb: Path, cases: Path) -> tuple[KnowledgeBase, CaseSet]:
+    """Load the KB and the cases and run the integrity check (every gold id is a KB card)."""
+    case_set, knowledge = load_dataset(cases=cases, kb=kb)
     if case_set.format == "qrels":
         raise UsageError(f"eval needs query text, and {case_set.path} is a bare qrels file: give a BEIR "
                          "folder (queries.jsonl + qrels) or JSONL cases (a qrels file serves `score`)")
-    assert kb is not None
-    return kb, case_set
+    assert knowledge is not None
+    return knowledge, case_set
+
+
+def load_eval_inputs(suite_config: SuiteConfig) -> tuple[KnowledgeBase, CaseSet]:
+    """``load_inputs`` of the suite's KB and cases."""
+    kb, cases = input_paths(suite_config)
+    return load_inputs(kb=kb, cases=cases)
 
 
 def run_eval(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
@@ -77,17 +88,20 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
     progress = progress or Silent()
     specs = suite_config.retrievers
     ks = suite_config.k
-    # 1. inputs
-    kb, case_set = load_eval_inputs(suite_config)
-    chunks = suite_chunks(kb, suite_config)
-    loaded_s = time.perf_counter() - began
-    dense = DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
-                       overfetch=suite_config.overfetch, suite=suite, kb=kb, chunks=chunks, embedder=embedder,
-                       vector_store=store, progress=progress, cache_from=cache_from)
+    # 0. the parts, from their settings (nothing read or touched yet)
+    kb_path, cases_path = input_paths(suite_config)
+    dense = (DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
+                        overfetch=suite_config.overfetch, suite=suite, embedder=embedder, vector_store=store,
+                        progress=progress, cache_from=cache_from)
+             if any(s.needs_embedder for s in specs) else None)
     try:
+        # 1. inputs
+        kb, case_set = load_inputs(kb=kb_path, cases=cases_path)
+        chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
+        loaded_s = time.perf_counter() - began
         # 2. parts, then retrievers
         dense_began = time.perf_counter()
-        dense_retriever = dense.build() if any(s.needs_embedder for s in specs) else None
+        dense_retriever = dense.build(kb=kb, chunks=chunks) if dense is not None else None
         dense_s = time.perf_counter() - dense_began
         # What the model cuts (the real model only: a handed-in embedder has no tokenizer here)
         truncation = (truncation_extras(model=suite_config.model, chunks=chunks)
@@ -118,7 +132,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
             rankings = _by_case(case_set, ranked, retriever)
             extras: dict[str, Any] = {}
             config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": suite_config.overfetch}
-            if dense_retriever is not None and spec.needs_embedder:  # bm25/custom results carry no model
+            if dense is not None and dense_retriever is not None and spec.needs_embedder:  # bm25/custom: no model
                 config_out.update(dense.fingerprint())
                 extras.update(dense_extras(dense))
                 if truncation is not None:
@@ -133,13 +147,14 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
                                        suite=suite, config=config_out, headline_k=suite_config.headline_k,
                                        created_at=created_at, abstain_threshold=suite_config.abstain_threshold,
                                        extras=extras, rel_level=suite_config.rel_level, mean=suite_config.mean)
-            if suite_config.store.ann_check and retriever is dense_retriever:
+            if dense is not None and suite_config.store.ann_check and retriever is dense_retriever:
                 results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=kb, queries=queries,
                                                         filters=filters, main=results, grid=grid, ks=ks)
             results.extras["timings"]["total_s"] = round(time.perf_counter() - began, 3)
             out[spec.name] = results
     finally:
-        dense.close()
+        if dense is not None:
+            dense.close()
     return out
 
 

@@ -19,7 +19,9 @@ chromadb raises while opening, syncing or reading (a Rust panic included: ``Pani
 a ``BaseException``), a truncated HNSW file — rebuilds the collection once, with a note; a store
 still failing after that is a ``StoreError`` (exit 2): no numbers come from it.
 
-A persistent folder has one writer at a time (``folder.StoreLock``), held from construction to
+Constructing the adapter touches nothing. The persistent folder is taken on first use — asking
+for ``cache_file`` or opening the collection (``take_folder``: refused when it is not a store
+folder, locked, prepared) — and has one writer at a time (``folder.StoreLock``), held until
 ``close``.
 """
 
@@ -100,18 +102,26 @@ class ChromaStore:
         self._lock: StoreLock | None = None
         if settings.mode != "ephemeral":
             self.root = Path(settings.path or DEFAULT_STORE_DIR)
-            refuse_unusable(self.root)
-            self._lock = StoreLock(self.root, timeout_s=settings.lock_timeout_s, notify=self.notify,
-                                   progress=self.progress)
-            try:
-                self._rebuilt = prepare_root(self.root, notify=self.notify)
-            except BaseException:
-                self.close()
-                raise
 
     # -- the folder ----------------------------------------------------------------------------
+    def take_folder(self) -> None:
+        """Refuse a folder that is no store, take its lock, prepare it (once; ``close`` lets go).
+        Whatever first needs the folder calls it: ``cache_file``, ``open``."""
+        if self.root is None or self._lock is not None:
+            return
+        refuse_unusable(self.root)
+        self._lock = StoreLock(self.root, timeout_s=self.settings.lock_timeout_s, notify=self.notify,
+                               progress=self.progress)
+        try:
+            self._rebuilt = prepare_root(self.root, notify=self.notify)
+        except BaseException:
+            self.close()
+            raise
+
     @property
     def cache_file(self) -> Path | None:
+        """The embedding cache's file, in the store folder (taken first); None when ephemeral."""
+        self.take_folder()
         return self.root / CACHE_FILE if self.root is not None else None
 
     @property
@@ -153,6 +163,7 @@ class ChromaStore:
         """The collection, checked; rebuilt when made differently or unreadable (see module doc)."""
         if self._collection is not None:
             return self._collection
+        self.take_folder()
         wanted = self._wanted_metadata(embedder, chunking)
         damage = hnsw_damage(self.chroma_path) if self.chroma_path is not None else None
         if damage is not None:

@@ -22,7 +22,8 @@ sys.path.insert(0, str(REPO))
 
 from tests.e2e.fake_github import serve_fake_github  # noqa: E402
 
-from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit  # noqa: E402
+from retrieval_gate.artifacts.results import audit_text  # noqa: E402
+from retrieval_gate.evaluation.audit_suite import audit_suite  # noqa: E402
 from retrieval_gate.publish.github import GitHubRepo  # noqa: E402
 from retrieval_gate.settings import load_config, resolve_suite  # noqa: E402
 
@@ -39,7 +40,7 @@ def audit_times() -> tuple[list[float], list[float], str]:
         report = audit_suite(suite_config=suite)
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-        text = dumps_audit(report)
+        text = audit_text(report)
     return walls, cpus, text
 
 

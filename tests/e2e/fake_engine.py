@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrieval_gate.artifacts.baseline import check_json_limits
 from retrieval_gate.audit import AuditReport, run_audit
 from retrieval_gate.baseline.model import Baseline, BaselineCase, HistoryEntry
 from retrieval_gate.compare.gate import GateSettings
@@ -61,6 +62,7 @@ class FakeEngine:
 
     def parse_baseline(self, *, text: str, source: str) -> Baseline:
         self.calls.append(("parse_baseline", source))
+        check_json_limits(text, source=source, what="baseline")  # the real engine's contract: the CLI's limits
         return Baseline.model_validate(json.loads(text))
 
     def dumps_baseline(self, *, baseline: Baseline) -> str:

@@ -413,6 +413,53 @@ def test_each_rule_has_one_definition(trees) -> None:
     }
 
 
+# The text forms of the tool's own files (the core's codecs, the models' validation) and their
+# callers: only the file's reader and writer in artifacts/ (the action commits ``*_text`` through the API).
+TEXT_FORMS = ("parse_baseline", "dumps_baseline", "parse_manifest", "dumps_manifest")
+VALIDATED_FILES = ("Results", "Comparison", "AuditReport", "Baseline")
+
+
+def text_form_callers(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
+    """``{name: [module, ...]}``: who calls a file's codec or validates a file's model from data."""
+    found: dict[str, list[str]] = {}
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = None
+            if isinstance(func, ast.Name) and func.id in TEXT_FORMS:
+                name = func.id
+            elif (isinstance(func, ast.Attribute) and func.attr == "model_validate"
+                  and isinstance(func.value, ast.Name) and func.value.id in VALIDATED_FILES):
+                name = f"{func.value.id}.model_validate"
+            if name is not None and rel not in found.setdefault(name, []):
+                found[name].append(rel)
+    return found
+
+
+def test_the_tools_files_are_read_and_written_in_artifacts(trees) -> None:
+    """One reader and one writer per file the tool writes and reads back, in ``artifacts/``, used by
+    the CLI and the action alike; the codecs live in the core (``baseline/``) beside the models."""
+    callers = text_form_callers(trees)
+    assert callers == {
+        "parse_baseline": ["artifacts/baseline.py"],
+        "dumps_baseline": ["artifacts/baseline.py"],
+        "parse_manifest": ["artifacts/baseline.py"],
+        "dumps_manifest": ["artifacts/baseline.py"],
+        "Results.model_validate": ["artifacts/results.py"],
+        "Comparison.model_validate": ["artifacts/results.py"],
+        "AuditReport.model_validate": ["artifacts/results.py"],
+        "Baseline.model_validate": ["baseline/codec.py"],  # the codec, after its migrations
+    }
+
+
+def test_the_text_form_finder_sees_a_codec_called_outside_artifacts() -> None:
+    trees = {"publish/x.py": ast.parse("from retrieval_gate.baseline.codec import parse_baseline\n"
+                                       "parse_baseline('{}', source='s')\nResults.model_validate({})\n")}
+    assert text_form_callers(trees) == {"parse_baseline": ["publish/x.py"], "Results.model_validate": ["publish/x.py"]}
+
+
 def test_the_rule_counter_counts_a_second_home() -> None:
     trees = {"a.py": ast.parse("BAD_STATUSES = ()\ndef mde(): pass\nimport yaml\nyaml.safe_load('x')\n"),
              "b.py": ast.parse("BAD_STATUSES: tuple = ()\nx = 'write-baseline'\n")}

@@ -44,8 +44,14 @@ def read_baseline(path: Path) -> Baseline:
     path = Path(path)
     text = _read_text(path, what="baseline", missing="baseline not found")
     assert text is not None  # an absent baseline raised
-    check_json_limits(text, source=str(path), what="baseline")
-    return parse_baseline(text, source=str(path))
+    return baseline_from_text(text, source=str(path))
+
+
+def baseline_from_text(text: str, *, source: str) -> Baseline:
+    """A baseline's text — read from disk here, or from the base through the API in the action —
+    through the input limits (``check_json_limits``), then parsed (and migrated)."""
+    check_json_limits(text, source=source, what="baseline")
+    return parse_baseline(text, source=source)
 
 
 def check_json_limits(text: str, *, source: str, what: str) -> None:
@@ -64,9 +70,15 @@ def check_json_limits(text: str, *, source: str, what: str) -> None:
         pass
 
 
+def baseline_text(baseline: Baseline) -> str:
+    """A baseline's stable text form (``baseline.codec.dumps_baseline``): what ``write_baseline``
+    writes and what the action commits through the API."""
+    return dumps_baseline(baseline)
+
+
 def write_baseline(path: Path, baseline: Baseline) -> None:
-    """A baseline in its stable text form (``baseline.codec.dumps_baseline``), atomically."""
-    write_text_atomic(Path(path), dumps_baseline(baseline))
+    """``baseline_text``, atomically."""
+    write_text_atomic(Path(path), baseline_text(baseline))
 
 
 def read_kb_manifest(baseline_path: Path) -> dict[str, KbCard] | None:
@@ -84,9 +96,14 @@ def manifest_from_text(text: str, *, source: str) -> dict[str, KbCard]:
     return parse_manifest(text, source=source)
 
 
+def kb_manifest_text(cards: Mapping[str, KbCard], *, suite: str) -> str:
+    """A KB manifest's stable text (``baseline.kb_diff.dumps_manifest``): what ``write_kb_manifest``
+    writes and what the action commits beside the baseline."""
+    return dumps_manifest(cards, suite=suite)
+
+
 def write_kb_manifest(baseline_path: Path, cards: Mapping[str, KbCard], *, suite: str) -> Path:
-    """The KB manifest beside a baseline (``baseline.kb_diff.dumps_manifest``'s text), atomically;
-    returns its path."""
+    """The KB manifest beside a baseline (``kb_manifest_text``), atomically; returns its path."""
     path = Path(manifest_path(str(baseline_path)))
-    write_text_atomic(path, dumps_manifest(cards, suite=suite))
+    write_text_atomic(path, kb_manifest_text(cards, suite=suite))
     return path

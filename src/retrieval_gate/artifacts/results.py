@@ -1,5 +1,7 @@
-"""Reading results, comparison and audit files (adapter) for the steps after scoring: compare, baseline
-update, report."""
+"""The results, comparison and audit files (adapter): each one's text (``dumps_*``: stable JSON,
+what the action writes through its scrubbing context), its atomic write (``write_*``, the CLI) and
+its reader (``read_*`` from disk, ``parse_*`` from bytes the caller read), for the steps after
+scoring: compare, baseline update, report."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pydantic import ValidationError
 
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.files import dumps_json, write_text_atomic
 from retrieval_gate.load import boundary
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
@@ -33,6 +36,38 @@ def json_document(raw: bytes, *, source: Path) -> Any:
                                  f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
     except boundary.JsonRefused as exc:
         raise InputError(Problem(display(source), boundary.line_of(text, exc.needle), exc.message)) from None
+
+
+def results_text(results: Results) -> str:
+    """The results file's text (stable JSON)."""
+    return dumps_json(results.to_json_data())
+
+
+def write_results(path: Path, results: Results) -> None:
+    """``results_text``'s text, atomically."""
+    write_text_atomic(Path(path), results_text(results))
+
+
+def comparison_text(comparison: Comparison) -> str:
+    """The comparison file's text (stable JSON)."""
+    return dumps_json(comparison.model_dump(mode="json"))
+
+
+def write_comparison(path: Path, comparison: Comparison) -> None:
+    """``comparison_text``'s text, atomically."""
+    write_text_atomic(Path(path), comparison_text(comparison))
+
+
+def audit_text(report: AuditReport) -> str:
+    """The audit file's text: sorted keys, two-space indent, a trailing newline. It holds no time,
+    path or timing, so the same inputs give the same bytes (what lets a refresh skip an unchanged
+    ``baselines/<suite>.audit.json``)."""
+    return dumps_json(report.to_json_data())
+
+
+def write_audit(path: Path, report: AuditReport) -> None:
+    """``audit_text``'s text, atomically."""
+    write_text_atomic(Path(path), audit_text(report))
 
 
 def read_results(path: Path) -> Results:

@@ -33,9 +33,9 @@ def audit_command(
     """Golden-set hygiene: near-duplicate cards and ambiguous gold, query leakage, duplicate
     queries and split leaks, unwinnable cases, a coverage matrix, unjudged top-k cards. Exit 0
     whatever it finds (report first); 2 on bad input."""
-    from retrieval_gate.artifacts.results import read_audit
+    from retrieval_gate.artifacts.results import read_audit, write_audit
     from retrieval_gate.audit import introduced, resolved
-    from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
+    from retrieval_gate.evaluation.audit_suite import audit_suite
     from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.textfile import display
     from retrieval_gate.overrides import AuditOverrides, SuiteOverrides
@@ -59,7 +59,7 @@ def audit_command(
     base_report = read_audit(base) if base is not None else None  # bad input fails before any output
     report = audit_suite(suite_config=settings, results=loaded,
                          results_source=display(Path(results)) if results is not None else "results")
-    write_text_atomic(out, dumps_audit(report))
+    write_audit(out, report)
     print_audit(report, console)
     from retrieval_gate.evaluation.audit_suite import suite_truncation
     from retrieval_gate.evaluation.chunks import truncation_line

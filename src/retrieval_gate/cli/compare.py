@@ -83,10 +83,9 @@ def compare_command(
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
     from retrieval_gate.artifacts.baseline import read_baseline, read_kb_manifest
-    from retrieval_gate.artifacts.results import read_results
+    from retrieval_gate.artifacts.results import read_results, write_comparison
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
-    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.render.terminal import print_comparison
 
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
@@ -112,7 +111,7 @@ def compare_command(
     comparison = compare(results=loaded, baseline=base, gate=suite_config.gate, seed=seed, resamples=resamples,
                          kb_before=read_kb_manifest(baseline_path))
     if out is not None:
-        write_json_atomic(out, comparison.model_dump(mode="json"))
+        write_comparison(out, comparison)
     print_comparison(comparison, console, all_rows=all_rows)
     if out is not None:
         console.print(f"wrote {out}", markup=False)

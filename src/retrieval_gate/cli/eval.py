@@ -159,10 +159,10 @@ def eval_command(
 ) -> None:
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
+    from retrieval_gate.artifacts.results import write_results
     from retrieval_gate.clock import now_iso
     from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.run import run_evals
-    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.models import MISSING_FROM_RUN
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
@@ -205,7 +205,7 @@ def eval_command(
     for spec in specs:
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)
-        write_json_atomic(path, results.to_json_data())
+        write_results(path, results)
         if many:
             console.print(f"retriever {spec.name}", markup=False)
         print_results(results, console)

@@ -287,13 +287,13 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     """The first eval of the suite as configured → out/results.json, baselines/<suite>.json and
     baselines/<suite>.audit.json (kept when they exist, unless --force)."""
     from retrieval_gate.artifacts.baseline import write_baseline, write_kb_manifest
+    from retrieval_gate.artifacts.results import write_audit, write_results
     from retrieval_gate.baseline.kb_diff import manifest_path
     from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.clock import now_iso
     from retrieval_gate.environment import onnx_export_root, read_environment
-    from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
+    from retrieval_gate.evaluation.audit_suite import audit_suite
     from retrieval_gate.evaluation.run import run_evals
-    from retrieval_gate.files import write_json_atomic, write_text_atomic
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
@@ -315,7 +315,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     finally:
         progress.close()
     results = all_results[suite_config.retrievers[0].name]
-    write_json_atomic(root / "out" / "results.json", results.to_json_data())
+    write_results(root / "out" / "results.json", results)
     print_results(results, console)
     console.print("wrote out/results.json (ignored by git)", markup=False)
     write_baseline(root / rel_baseline, update_baseline(baseline=None, results=results, sha=None, ref=None,
@@ -328,7 +328,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
         console.print(f"wrote {rel_manifest} (the KB's card hashes: which cards a PR edits)", markup=False,
                       soft_wrap=True)
         written.append(rel_manifest)
-    write_text_atomic(root / rel_audit, dumps_audit(audit_suite(suite_config=suite_config)))
+    write_audit(root / rel_audit, audit_suite(suite_config=suite_config))
     console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit` explains it)", markup=False,
                   soft_wrap=True)
     console.print(f"check it: retrieval-gate compare --results out/results.json  (against {rel_baseline})",

@@ -28,8 +28,8 @@ def score(
     `score --cases qrels --run run --mean trec`). Exit 2 when no case of the golden set is in the
     run (the ids do not match: nothing was measured)."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
+    from retrieval_gate.artifacts.results import write_results
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import load_run
     from retrieval_gate.metrics import MEASURES_ALL, metric_grid
@@ -64,7 +64,7 @@ def score(
         rel_level=suite_config.rel_level,
         mean=suite_config.mean,
     )
-    write_json_atomic(out, results.to_json_data())
+    write_results(out, results)
     print_results(results, console)
     console.print(f"wrote {out}", markup=False, highlight=False)
 

@@ -43,7 +43,7 @@ def run_suite_audit(ctx: FlowContext, *, suite_config: SuiteConfig) -> tuple[Aud
     file's text, or (None, why, "") when it cannot run (bad or missing data in a job that did not
     evaluate): a warning, never a failed run. Its time is logged: a big suite takes seconds to a
     minute."""
-    from retrieval_gate.evaluation.audit_suite import dumps_audit
+    from retrieval_gate.artifacts.results import audit_text
 
     start = time.perf_counter()
     try:
@@ -54,7 +54,7 @@ def run_suite_audit(ctx: FlowContext, *, suite_config: SuiteConfig) -> tuple[Aud
         return None, why, ""
     seconds = time.perf_counter() - start
     local = ctx.settings.out_dir / LOCAL_NAME
-    text = dumps_audit(report)
+    text = audit_text(report)
     ctx.write_text(local, text)
     counts = report.counts
     ctx.runner.log(f"audit: {counts['cases']} cases, {counts['cards']} cards, {counts['findings']} findings "

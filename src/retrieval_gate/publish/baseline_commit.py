@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.baseline import check_json_limits
 from retrieval_gate.errors import ConflictError
 from retrieval_gate.publish.flow_context import FlowContext, GitHubPort
 
@@ -92,8 +91,6 @@ def commit_baseline(ctx: FlowContext, *, gh: GitHubPort, results: Results, branc
     def render(current: Mapping[str, RemoteFile | None]) -> dict[str, str]:
         remote = current[s.baseline_path]
         source = f"{s.repository}@{branch}:{s.baseline_path}"
-        if remote is not None:
-            check_json_limits(remote.text, source=source, what="baseline")
         previous[0] = engine.parse_baseline(text=remote.text, source=source) if remote is not None else None
         updated = engine.update_baseline(baseline=previous[0], results=results, sha=s.sha or None,
                                          ref=s.ref or None, timestamp=timestamp)

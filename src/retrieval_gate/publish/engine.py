@@ -29,7 +29,8 @@ class Engine(Protocol):
         ...
 
     def parse_baseline(self, *, text: str, source: str) -> Baseline:
-        """Parse (and migrate) a baseline file's text; ``source`` names it in errors."""
+        """A baseline file's text through the input limits, parsed (and migrated); ``source``
+        names it in errors (``artifacts.baseline.baseline_from_text``)."""
         ...
 
     def dumps_baseline(self, *, baseline: Baseline) -> str:
@@ -107,14 +108,14 @@ class RealEngine:
         return run_eval(suite_config=suite_config, suite=suite, progress=LogProgress(self.log), created_at=now_iso())
 
     def parse_baseline(self, *, text: str, source: str) -> Baseline:
-        from retrieval_gate.baseline.codec import parse_baseline
+        from retrieval_gate.artifacts.baseline import baseline_from_text
 
-        return parse_baseline(text, source=source)
+        return baseline_from_text(text, source=source)
 
     def dumps_baseline(self, *, baseline: Baseline) -> str:
-        from retrieval_gate.baseline.codec import dumps_baseline
+        from retrieval_gate.artifacts.baseline import baseline_text
 
-        return dumps_baseline(baseline)
+        return baseline_text(baseline)
 
     def update_baseline(self, *, baseline: Baseline | None, results: Results, sha: str | None,
                         ref: str | None, timestamp: str) -> Baseline:

@@ -41,9 +41,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.baseline import check_json_limits, manifest_from_text
+from retrieval_gate.artifacts.baseline import kb_manifest_text, manifest_from_text
 from retrieval_gate.artifacts.results import parse_results
-from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path
+from retrieval_gate.baseline.kb_diff import manifest_path
 from retrieval_gate.errors import BaselineError, GitHubError, PermissionDenied, UsageError
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note
@@ -127,7 +127,6 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         runner.log(f"no baseline at {baseline_path} on {ref_label}: first run, nothing to compare")
     else:
         source = f"{s.repository}@{ref[:12]}:{baseline_path}"
-        check_json_limits(remote.text, source=source, what="baseline")  # the CLI's limits: a bad one is exit 2
         baseline = engine.parse_baseline(text=remote.text, source=source)
         kb_before = _base_manifest(ctx, gh, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
         comparison = engine.compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
@@ -219,7 +218,7 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
     audit = refresh_audit_file(ctx) if s.inputs.audit else None
     beside = {audit.path: audit.text} if audit is not None else {}
     if results.kb_cards is not None:  # the KB's card manifest, in the same commit as the baseline
-        beside[manifest_path(s.baseline_path)] = dumps_manifest(results.kb_cards, suite=results.suite)
+        beside[manifest_path(s.baseline_path)] = kb_manifest_text(results.kb_cards, suite=results.suite)
     write = commit_baseline(ctx, gh=gh, results=results, branch=branch, beside=beside or None)
     old = write.previous
     comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval_gate.files import dumps_json
+from retrieval_gate.artifacts.results import comparison_text, results_text
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.flow_context import FlowContext
 
@@ -21,9 +21,9 @@ def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison 
     out = ctx.settings.out_dir
     paths = {"results_path": (out / "results.json").as_posix(), "comparison_path": "",
              "html_path": (out / "report.html").as_posix(), "junit_path": (out / "junit.xml").as_posix()}
-    ctx.write_text(out / "results.json", dumps_json(results.to_json_data()))
+    ctx.write_text(out / "results.json", results_text(results))
     if comparison is not None:
-        ctx.write_text(out / "comparison.json", dumps_json(comparison.model_dump(mode="json")))
+        ctx.write_text(out / "comparison.json", comparison_text(comparison))
         paths["comparison_path"] = (out / "comparison.json").as_posix()
     html = ctx.engine.render_html(results=results, comparison=comparison, baseline=baseline)
     ctx.write_text(out / "report.html", html)

@@ -58,7 +58,7 @@ def check_json_limits(text: str, *, source: str, what: str) -> None:
     try:
         boundary.loads(text)
     except boundary.JsonRefused as exc:
-        where = boundary.line_of(text, exc.needle)
+        where = boundary.line_of(text, needle=exc.needle)
         raise BaselineError(f"{source}{f':{where}' if where else ''}: not a {what}: {exc.message}") from None
     except json.JSONDecodeError:
         pass
@@ -66,7 +66,7 @@ def check_json_limits(text: str, *, source: str, what: str) -> None:
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
     """A baseline in its stable text form (``baseline.codec.dumps_baseline``), atomically."""
-    write_text_atomic(Path(path), dumps_baseline(baseline))
+    write_text_atomic(Path(path), text=dumps_baseline(baseline))
 
 
 def read_kb_manifest(baseline_path: Path) -> dict[str, KbCard] | None:
@@ -88,5 +88,5 @@ def write_kb_manifest(baseline_path: Path, cards: Mapping[str, KbCard], *, suite
     """The KB manifest beside a baseline (``baseline.kb_diff.dumps_manifest``'s text), atomically;
     returns its path."""
     path = Path(manifest_path(str(baseline_path)))
-    write_text_atomic(path, dumps_manifest(cards, suite=suite))
+    write_text_atomic(path, text=dumps_manifest(cards, suite=suite))
     return path

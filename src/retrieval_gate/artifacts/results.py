@@ -32,7 +32,7 @@ def json_document(raw: bytes, *, source: Path) -> Any:
         raise InputError(Problem(display(source), exc.lineno,
                                  f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
     except boundary.JsonRefused as exc:
-        raise InputError(Problem(display(source), boundary.line_of(text, exc.needle), exc.message)) from None
+        raise InputError(Problem(display(source), boundary.line_of(text, needle=exc.needle), exc.message)) from None
 
 
 def read_results(path: Path) -> Results:
@@ -58,7 +58,7 @@ def parse_results(raw: bytes, *, source: Path) -> Results:
     try:
         return Results.model_validate(data)
     except ValidationError as exc:
-        problems = validation_problems(path, 0, exc)
+        problems = validation_problems(path, line=0, exc=exc)
         raise InputError([Problem(p.path, None, f"not a valid results file: {p.message}")
                           for p in problems[:5]]) from None
 

@@ -33,7 +33,7 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
     case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb))
     assert kb is not None
     chunks: dict[str, int] = {}
-    for chunk in suite_chunks(kb, suite_config):
+    for chunk in suite_chunks(kb, suite_config=suite_config):
         chunks[chunk.card_id] = chunks.get(chunk.card_id, 0) + 1
     k = suite_config.headline_k or default_headline_k(suite_config.k)
     retrieved = None
@@ -61,7 +61,7 @@ def suite_truncation(*, suite_config: SuiteConfig) -> dict | None:
     if suite_config.kb is None or not any(spec.needs_embedder for spec in suite_config.retrievers):
         return None
     return truncation_extras(model=suite_config.model, chunks=suite_chunks(load_kb(Path(suite_config.kb)),
-                                                                           suite_config))
+                                                                           suite_config=suite_config))
 
 
 def dumps_audit(report: AuditReport) -> str:

@@ -22,7 +22,7 @@ def suite_chunks(kb: KnowledgeBase, suite_config: SuiteConfig) -> tuple[Chunk, .
         if tokens is None:
             raise UsageError(f"chunking.unit: tokens needs the tokenizer of model {suite_config.model!r} "
                              "(tokenizer.json in its folder)")
-    return chunk_kb(kb, suite_config.chunking, tokens=tokens)
+    return chunk_kb(kb, settings=suite_config.chunking, tokens=tokens)
 
 
 def truncation_extras(*, model: str, chunks: Sequence[Chunk]) -> dict[str, Any] | None:

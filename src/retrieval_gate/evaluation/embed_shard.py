@@ -28,7 +28,7 @@ def embed_shard(*, suite_config: SuiteConfig, shard: tuple[int, int], out: Path,
     progress = progress or Silent()
     index, count = shard
     kb, case_set = load_eval_inputs(suite_config)
-    chunks = suite_chunks(kb, suite_config)
+    chunks = suite_chunks(kb, suite_config=suite_config)
     inner = embedder
     if inner is None:
         from retrieval_gate.embed.backends import make_embedder
@@ -58,5 +58,5 @@ def embed_shard(*, suite_config: SuiteConfig, shard: tuple[int, int], out: Path,
         "embedding": cached.stats.as_extras(),
         "seconds": round(time.perf_counter() - began, 3),
     }
-    write_manifest(out, manifest)
+    write_manifest(out, data=manifest)
     return manifest

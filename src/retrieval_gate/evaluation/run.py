@@ -79,7 +79,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
     ks = suite_config.k
     # 1. inputs
     kb, case_set = load_eval_inputs(suite_config)
-    chunks = suite_chunks(kb, suite_config)
+    chunks = suite_chunks(kb, suite_config=suite_config)
     loaded_s = time.perf_counter() - began
     dense = DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
                        overfetch=suite_config.overfetch, suite=suite, kb=kb, chunks=chunks, embedder=embedder,
@@ -104,7 +104,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
                 built_s, dense_s = built_s + dense_s, 0.0
             retrievers.append((spec, retriever, built_s))
         # 3 and 4. rank, score
-        grid = metric_grid(ks, suite_config.metrics or MEASURES_ALL)
+        grid = metric_grid(ks, measures=suite_config.metrics or MEASURES_ALL)
         queries = [c.query for c in case_set.cases]
         filters = [c.filter for c in case_set.cases]
         false_exclusion = false_exclusion_extras(cases=case_set.cases,

@@ -117,7 +117,7 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
             results = next(iter(run_evals(suite_config=config, suite=plan.suite, embedder=model, store=store,
                                           progress=progress).values()))
             kb, _cases = load_eval_inputs(config)
-            chunks = suite_chunks(kb, config)
+            chunks = suite_chunks(kb, suite_config=config)
             dense = config.retrievers[0].needs_embedder
             texts = text_keys(config=config, shas=[c.sha256 for c in chunks]) if dense else []
             cut = truncation_extras(model=config.model, chunks=chunks) if dense and embedder is None else None

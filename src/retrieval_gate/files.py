@@ -88,7 +88,7 @@ def _for_orjson(value: Any) -> Any:
     raise _NotPlain
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, *, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file in the same folder and a rename, so a
     reader never sees half a file and a crash never leaves one.
 
@@ -201,8 +201,8 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, dumps_json(data))
+def write_json_atomic(path: Path, *, data: Any) -> None:
+    write_text_atomic(path, text=dumps_json(data))
 
 
 def sha256_bytes(data: bytes) -> str:

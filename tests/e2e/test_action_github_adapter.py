@@ -139,5 +139,5 @@ def test_error_messages_are_scrubbed(github):
 
 
 def test_the_adapter_scrubs_with_the_one_scrubber_the_secret_and_its_base64_form():
-    assert scrub_text("token abc and YWJj", ["abc"]) == "token *** and ***"
-    assert scrub_text("nothing", [""]) == "nothing"
+    assert scrub_text("token abc and YWJj", secrets=["abc"]) == "token *** and ***"
+    assert scrub_text("nothing", secrets=[""]) == "nothing"

@@ -22,7 +22,7 @@ def test_a_killed_writers_temp_file_goes_on_the_next_write(tmp_path: Path) -> No
     left = aged(tmp_path / ".results.json.k1ll3d.tmp")
     other = aged(tmp_path / ".notes.md.abcd.tmp")  # another file's temp: not this write's business
     mine = aged(tmp_path / "keep.tmp")
-    write_text_atomic(tmp_path / "results.json", "{}\n")
+    write_text_atomic(tmp_path / "results.json", text="{}\n")
     assert (tmp_path / "results.json").read_text() == "{}\n"
     assert not left.exists() and other.exists() and mine.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".notes.md.abcd.tmp", "keep.tmp", "results.json"]
@@ -33,16 +33,16 @@ def test_a_live_writers_temp_file_is_left_alone(tmp_path: Path) -> None:
     fd = os.open(live, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a writer in another process holds its own
-        write_text_atomic(tmp_path / "results.json", "{}\n")
+        write_text_atomic(tmp_path / "results.json", text="{}\n")
         assert live.exists()
     finally:
         os.close(fd)
-    write_text_atomic(tmp_path / "results.json", "{}\n")  # its writer gone: now it is stale
+    write_text_atomic(tmp_path / "results.json", text="{}\n")  # its writer gone: now it is stale
     assert not live.exists()
 
 
 def test_a_fresh_temp_file_is_left_alone(tmp_path: Path) -> None:
     fresh = tmp_path / ".results.json.n3w.tmp"
     fresh.write_text("being written", encoding="utf-8")
-    write_text_atomic(tmp_path / "results.json", "{}\n")
+    write_text_atomic(tmp_path / "results.json", text="{}\n")
     assert fresh.exists()

@@ -3,7 +3,8 @@ docs/ARCHITECTURE.md — every import points down the layers the doc draws (so n
 another that imports it back), the functional core (metrics, stats, score, baseline, compare, audit) imports nothing
 of the shell, ``load/`` reads user inputs only, only one module reads the environment and only the
 entry points ask it, each rule and shared name is defined once, a metric is wired where the doc
-says, tests patch no library, and no module is longer than 400 lines."""
+says, tests patch no library, no module is longer than 400 lines, and a call to another module's
+function passes every argument after the first by name."""
 
 from __future__ import annotations
 
@@ -599,3 +600,113 @@ def test_the_token_is_read_by_the_entry_point_only(trees) -> None:
                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
                      and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "github_token")
     assert callers == ["cli/action.py"]
+
+
+def module_name(rel: str) -> str:
+    """``compare/gate.py`` → ``retrieval_gate.compare.gate``; ``compare/__init__.py`` → ``retrieval_gate.compare``."""
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(["retrieval_gate", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def _names_imported(rel: str, tree: ast.Module) -> Iterator[tuple[str, str, str]]:
+    """``(local name, module, name)`` for each ``from <package module> import name [as local]``
+    and ``(local, module, "")`` for each ``import retrieval_gate.x as local``, at any depth."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = next(imports_of(rel, ast.Module(body=[node], type_ignores=[]))).target
+            for alias in node.names:
+                yield alias.asname or alias.name, target, alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and internal_unit(alias.name) is not None:
+                    yield alias.asname, alias.name, ""
+
+
+def _lazy_exports(tree: ast.Module) -> Iterator[tuple[str, str, str]]:
+    """``(name, module, name)`` for each name a package loads on first use:
+    ``lazy_exports(package, exports={name: module})``, the mapping written in the call or assigned to a name."""
+    assigned = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_exports":
+            for given in [*node.args[1:], *(k.value for k in node.keywords if k.arg == "exports")]:
+                mapping = assigned.get(given.id) if isinstance(given, ast.Name) else given
+                if isinstance(mapping, ast.Dict):
+                    pairs = zip(mapping.keys, mapping.values, strict=True)
+                    yield from ((key.value, value.value, key.value) for key, value in pairs
+                                if isinstance(key, ast.Constant) and isinstance(value, ast.Constant))
+
+
+def package_functions(trees: Mapping[str, ast.Module]) -> dict[str, dict[str, ast.FunctionDef]]:
+    """Each module's functions by the names another module imports them under: its own top-level
+    functions, and those it re-exports (a package's ``__init__`` importing them from its modules, or
+    loading them on first use with ``lazy_exports``)."""
+    functions = {module_name(rel): {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+                 for rel, tree in trees.items()}
+    changed = True
+    while changed:
+        changed = False
+        for rel, tree in trees.items():
+            own = functions[module_name(rel)]
+            for local, target, name in [*_names_imported(rel, tree), *_lazy_exports(tree)]:
+                function = functions.get(target, {}).get(name)
+                if function is not None and local not in own:
+                    own[local] = function
+                    changed = True
+    return functions
+
+
+def positional_calls_between_modules(trees: Mapping[str, ast.Module]) -> list[str]:
+    """``module:line callee`` for each call to a function of another package module — imported by
+    name (``from retrieval_gate.files import write_text_atomic``, or relative) or called through its
+    imported module (``from retrieval_gate.scaffold import plan as planning; planning.f(…)``) — that
+    passes more than one argument by position. The first argument (the subject) may be positional;
+    a callee's ``*args`` and positional-only parameters, and a call that splats ``*args``, are left out."""
+    functions = package_functions(trees)
+    found: list[tuple[str, int, str]] = []
+    for rel, tree in sorted(trees.items()):
+        here = module_name(rel)
+        by_name: dict[str, ast.FunctionDef] = {}
+        by_module: dict[str, str] = {}
+        for local, target, name in _names_imported(rel, tree):
+            if target == here:
+                continue
+            if name and name in functions.get(target, {}):
+                by_name[local] = functions[target][name]
+            elif f"{target}.{name}".rstrip(".") in functions:
+                by_module[local] = f"{target}.{name}".rstrip(".")
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or any(isinstance(arg, ast.Starred) for arg in node.args):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in by_name:
+                callee, shown = by_name[func.id], func.id
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id in by_module and func.attr in functions[by_module[func.value.id]]:
+                callee, shown = functions[by_module[func.value.id]][func.attr], f"{func.value.id}.{func.attr}"
+            else:
+                continue
+            if callee.args.vararg is None and len(node.args) > max(1, len(callee.args.posonlyargs)):
+                found.append((rel, node.lineno, shown))
+    return [f"{rel}:{line} {shown}" for rel, line, shown in sorted(found)]
+
+
+def test_the_keyword_finder_sees_a_second_positional_argument() -> None:
+    trees = {"files.py": ast.parse("def write(path, text, *, mode='w'): pass\ndef join(*parts): pass\n"
+                                   "def local(a, b): pass\nlocal(1, 2)\n"),
+             "plan/__init__.py": ast.parse("from .steps import step\n"
+                                           "__getattr__ = lazy_exports('x', {'late': 'retrieval_gate.plan.steps'})\n"),
+             "plan/steps.py": ast.parse("def step(a, b): pass\ndef only(a, b, /): pass\ndef late(a, b): pass\n"),
+             "cli/run.py": ast.parse("from retrieval_gate.files import write, join\nfrom ..plan import step\n"
+                                     "from retrieval_gate.plan import steps as s\nwrite(p, text=t)\n"
+                                     "write(p, t)\njoin(a, b, c)\nstep(*pair)\nstep(1, b=2)\n"
+                                     "def f():\n    s.step(1, 2)\n    s.only(1, 2)\n    step(x, y)\n"
+                                     "    from retrieval_gate.plan import late\n    late(1, 2)\n")}
+    assert positional_calls_between_modules(trees) == ["cli/run.py:5 write", "cli/run.py:10 s.step",
+                                                      "cli/run.py:12 step", "cli/run.py:14 late"]
+
+
+def test_calls_between_modules_name_their_arguments(trees) -> None:
+    """A call to another module's function passes its subject by position and every further
+    argument by name, so a reordered or inserted parameter cannot shift a value into the wrong one."""
+    assert positional_calls_between_modules(trees) == []

@@ -18,7 +18,7 @@ def test_a_path_under_a_file_is_an_output_error_naming_the_path(tmp_path: Path) 
     (tmp_path / "taken").write_text("a file\n", encoding="utf-8")
     target = tmp_path / "taken" / "out.json"
     with pytest.raises(OutputError, match=r"taken/out\.json: cannot write: (File exists|Not a directory)") as caught:
-        write_json_atomic(target, {"a": 1})
+        write_json_atomic(target, data={"a": 1})
     assert not isinstance(caught.value, InputError)
     assert [p.line for p in caught.value.problems] == [None]
     assert (tmp_path / "taken").read_text(encoding="utf-8") == "a file\n"
@@ -33,7 +33,7 @@ def test_a_folder_that_cannot_be_made_cannot_be_locked(tmp_path: Path) -> None:
 def test_writing_onto_a_folder_is_an_output_error_and_the_folder_stays(tmp_path: Path) -> None:
     (tmp_path / "out.jsonl").mkdir()
     with pytest.raises(OutputError, match="cannot write"):
-        write_text_atomic(tmp_path / "out.jsonl", "x\n")
+        write_text_atomic(tmp_path / "out.jsonl", text="x\n")
     assert (tmp_path / "out.jsonl").is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
 
 

@@ -18,9 +18,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
     scenario = sc.regression()
     paths = {"results": tmp_path / "results.json", "baseline": tmp_path / "baseline.json",
              "comparison": tmp_path / "comparison.json"}
-    write_json_atomic(paths["results"], scenario.results.to_json_data())
-    write_json_atomic(paths["baseline"], scenario.baseline.model_dump(mode="json"))
-    write_json_atomic(paths["comparison"], scenario.comparison.model_dump(mode="json"))
+    write_json_atomic(paths["results"], data=scenario.results.to_json_data())
+    write_json_atomic(paths["baseline"], data=scenario.baseline.model_dump(mode="json"))
+    write_json_atomic(paths["comparison"], data=scenario.comparison.model_dump(mode="json"))
     return paths
 
 

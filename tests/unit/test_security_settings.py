@@ -230,7 +230,7 @@ def test_a_file_over_the_cap_is_refused(workspace):
 def test_scrub_masks_raw_json_escaped_and_base64_forms():
     secret = 'pa"ss\\word-123'
     text = f'{secret} {json.dumps(secret)} {base64.b64encode(secret.encode()).decode()}'
-    assert scrub_text(text, [secret]) == '*** "***" ***'
+    assert scrub_text(text, secrets=[secret]) == '*** "***" ***'
 
 
 def test_runner_secrets_are_the_token_and_actions_values_not_short_flags():

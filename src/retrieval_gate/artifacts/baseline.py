@@ -64,7 +64,7 @@ def check_json_limits(text: str, *, source: str, what: str) -> None:
     try:
         boundary.loads(text)
     except boundary.JsonRefused as exc:
-        where = boundary.line_of(text, exc.needle)
+        where = boundary.line_of(text, needle=exc.needle)
         raise BaselineError(f"{source}{f':{where}' if where else ''}: not a {what}: {exc.message}") from None
     except json.JSONDecodeError:
         pass
@@ -78,7 +78,7 @@ def baseline_text(baseline: Baseline) -> str:
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
     """``baseline_text``, atomically."""
-    write_text_atomic(Path(path), baseline_text(baseline))
+    write_text_atomic(Path(path), text=baseline_text(baseline))
 
 
 def read_kb_manifest(baseline_path: Path) -> dict[str, KbCard] | None:
@@ -105,5 +105,5 @@ def kb_manifest_text(cards: Mapping[str, KbCard], *, suite: str) -> str:
 def write_kb_manifest(baseline_path: Path, cards: Mapping[str, KbCard], *, suite: str) -> Path:
     """The KB manifest beside a baseline (``kb_manifest_text``), atomically; returns its path."""
     path = Path(manifest_path(str(baseline_path)))
-    write_text_atomic(path, kb_manifest_text(cards, suite=suite))
+    write_text_atomic(path, text=kb_manifest_text(cards, suite=suite))
     return path

@@ -33,7 +33,7 @@ def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
         return []
     problems: list[Problem] = []
     out = []
-    for number, obj in iter_json_objects(path, problems):
+    for number, obj in iter_json_objects(path, problems=problems):
         if not all(isinstance(obj.get(key), str) for key in ("case", "card", "sha")):
             problems.append(Problem(display(path), number, 'expected "case", "card" and "sha" strings'))
             continue

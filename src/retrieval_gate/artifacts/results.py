@@ -35,7 +35,7 @@ def json_document(raw: bytes, *, source: Path) -> Any:
         raise InputError(Problem(display(source), exc.lineno,
                                  f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
     except boundary.JsonRefused as exc:
-        raise InputError(Problem(display(source), boundary.line_of(text, exc.needle), exc.message)) from None
+        raise InputError(Problem(display(source), boundary.line_of(text, needle=exc.needle), exc.message)) from None
 
 
 def results_text(results: Results) -> str:
@@ -43,9 +43,9 @@ def results_text(results: Results) -> str:
     return dumps_json(results.to_json_data())
 
 
-def write_results(path: Path, results: Results) -> None:
+def write_results(path: Path, *, results: Results) -> None:
     """``results_text``'s text, atomically."""
-    write_text_atomic(Path(path), results_text(results))
+    write_text_atomic(Path(path), text=results_text(results))
 
 
 def comparison_text(comparison: Comparison) -> str:
@@ -53,9 +53,9 @@ def comparison_text(comparison: Comparison) -> str:
     return dumps_json(comparison.model_dump(mode="json"))
 
 
-def write_comparison(path: Path, comparison: Comparison) -> None:
+def write_comparison(path: Path, *, comparison: Comparison) -> None:
     """``comparison_text``'s text, atomically."""
-    write_text_atomic(Path(path), comparison_text(comparison))
+    write_text_atomic(Path(path), text=comparison_text(comparison))
 
 
 def audit_text(report: AuditReport) -> str:
@@ -65,9 +65,9 @@ def audit_text(report: AuditReport) -> str:
     return dumps_json(report.to_json_data())
 
 
-def write_audit(path: Path, report: AuditReport) -> None:
+def write_audit(path: Path, *, report: AuditReport) -> None:
     """``audit_text``'s text, atomically."""
-    write_text_atomic(Path(path), audit_text(report))
+    write_text_atomic(Path(path), text=audit_text(report))
 
 
 def read_results(path: Path) -> Results:
@@ -93,7 +93,7 @@ def parse_results(raw: bytes, *, source: Path) -> Results:
     try:
         return Results.model_validate(data)
     except ValidationError as exc:
-        problems = validation_problems(path, 0, exc)
+        problems = validation_problems(path, line=0, exc=exc)
         raise InputError([Problem(p.path, None, f"not a valid results file: {p.message}")
                           for p in problems[:5]]) from None
 

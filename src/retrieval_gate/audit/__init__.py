@@ -21,4 +21,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-__getattr__ = lazy_exports("retrieval_gate.audit", _EXPORTS)
+__getattr__ = lazy_exports("retrieval_gate.audit", exports=_EXPORTS)

@@ -26,7 +26,7 @@ def near_duplicate_clusters(
     and B~C put A, B, C together even when A and C are further apart)."""
     sigs = signatures(shingles, num_perm=num_perm, seed=seed)
     pairs = similar_pairs(sigs, threshold=threshold, num_perm=num_perm)
-    groups = components(len(ids), pairs)
+    groups = components(len(ids), pairs=pairs)
     where = {i: g for g, members in enumerate(groups) for i in members}
     estimates: dict[int, list[float]] = {}
     for i, _, estimate in pairs:

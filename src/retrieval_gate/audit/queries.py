@@ -153,7 +153,7 @@ def query_groups(
     sigs = signatures(char_shingles, num_perm=num_perm, seed=seed)
     pairs.extend(similar_pairs(sigs, threshold=threshold, num_perm=num_perm))
     out = []
-    for members in components(len(cases), pairs):
+    for members in components(len(cases), pairs=pairs):
         ids = tuple(sorted(cases[i].id for i in members))
         splits = sorted({s for s in (split_of(cases[i]) for i in members) if s is not None})
         same_text = len({normalised[i] for i in members}) == 1

@@ -55,23 +55,23 @@ def run_audit(
     cards = audit_cards(entries, chunks)
     card_ids = list(cards)
     hasher = WordHasher()
-    card_sh = [shingle_hashes(hasher(words(cards[c].text)), params.shingle_size) for c in card_ids]
+    card_sh = [shingle_hashes(hasher(words(cards[c].text)), size=params.shingle_size) for c in card_ids]
 
     findings: list[Finding] = []
     clusters = near_duplicate_clusters(ids=card_ids, shingles=card_sh, threshold=params.threshold,
                                        num_perm=params.num_perm, seed=params.seed)
     findings += cluster_findings(clusters, threshold=params.threshold)
-    findings += ambiguous_gold(cases, clusters)
+    findings += ambiguous_gold(cases, clusters=clusters)
 
     query_words = [words(c.query) for c in cases]
-    query_sh = [shingle_hashes(hasher(w), params.shingle_size) if len(w) >= params.leak_min_words
-                else shingle_hashes(hasher([]), params.shingle_size) for w in query_words]
+    query_sh = [shingle_hashes(hasher(w), size=params.shingle_size) if len(w) >= params.leak_min_words
+                else shingle_hashes(hasher([]), size=params.shingle_size) for w in query_words]
     leaks = leaked_queries(query_shingles=query_sh, card_shingles=card_sh, containment=params.leak_containment)
     findings += leakage_findings(cases=cases, card_ids=card_ids, leaks=leaks)
     findings += query_groups(cases=cases, normalised=[" ".join(w) for w in query_words],
-                             char_shingles=[char_shingles(c.query, params.query_shingle_chars) for c in cases],
+                             char_shingles=[char_shingles(c.query, size=params.query_shingle_chars) for c in cases],
                              threshold=params.query_threshold, num_perm=params.num_perm, seed=params.seed)
-    findings += split_shared_gold(cases=cases, group_of=card_groups(card_ids, clusters))
+    findings += split_shared_gold(cases=cases, group_of=card_groups(card_ids, clusters=clusters))
     findings += unwinnable_findings(cases=cases, cards=cards, min_chars=params.min_card_chars)
 
     hits = None

@@ -55,7 +55,7 @@ def stratified_subset(
         raise ValueError("per_cell must be at least 1")
     cells: dict[tuple[str, ...], list[Case]] = {}
     for case in cases:
-        cells.setdefault(tuple(field_value(case, f, cards or {}) for f in by), []).append(case)
+        cells.setdefault(tuple(field_value(case, name=f, cards=cards or {}) for f in by), []).append(case)
     chosen: set[str] = set()
     per: list[dict[str, Any]] = []
     for key in sorted(cells):

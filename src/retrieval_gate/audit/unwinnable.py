@@ -23,7 +23,7 @@ def card_problem(card: AuditCard, *, min_chars: int) -> tuple[str, str] | None:
 
 def survives_filter(card: AuditCard, where: Mapping | None) -> bool:
     """A card passes a filter when any of its entries (chunks) does, as the retrievers see it."""
-    return any(matches(m, where) for m in card.metadata) if card.metadata else matches({}, where)
+    return any(matches(m, where=where) for m in card.metadata) if card.metadata else matches({}, where=where)
 
 
 def unwinnable_findings(

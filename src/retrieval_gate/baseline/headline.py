@@ -17,7 +17,7 @@ def headline_numbers(
     """``({"hit@5": 0.8, "recall@5": …, "ndcg@5": …}, n)`` from the overall slice; n is the
     largest n among them (the cases with gold)."""
     overall = aggregates.get(OVERALL, {})
-    cells = {name: overall[name] for name in headline_names(headline_k, overall)}
+    cells = {name: overall[name] for name in headline_names(headline_k, measured=overall)}
     return ({name: round(cell.value, DECIMALS) for name, cell in cells.items()},
             max((cell.n for cell in cells.values()), default=0))
 

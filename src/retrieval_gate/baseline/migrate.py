@@ -44,7 +44,7 @@ def _seed_history(data: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         aggregates = {s: {m: MetricCell.model_validate(c) for m, c in cells.items()}
                       for s, cells in data.get("aggregates", {}).items()}
-        headline, n = headline_numbers(aggregates, data["headline_k"])
+        headline, n = headline_numbers(aggregates, headline_k=data["headline_k"])
     except (AttributeError, KeyError, TypeError, ValueError):
         return []  # a malformed v1 file: validation will name the problem
     if not headline:

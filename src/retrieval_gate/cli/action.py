@@ -73,7 +73,7 @@ def action() -> None:
     except RetrievalGateError as exc:
         raise _scrubbed(exc, secrets) from None
     except Exception as exc:  # a bug: one line (the traceback under --debug), without the secrets; exit 3
-        raise InternalError(clean=lambda text: scrub_text(text, secrets)) from exc
+        raise InternalError(clean=lambda text: scrub_text(text, secrets=secrets)) from exc
     raise typer.Exit(outcome.exit_code)
 
 
@@ -102,11 +102,11 @@ def _scrubbed(exc: RetrievalGateError, secrets: list[str]) -> RetrievalGateError
     from retrieval_gate.publish.untrusted import scrub_text
 
     text = str(exc)
-    if scrub_text(text, secrets) == text:
+    if scrub_text(text, secrets=secrets) == text:
         return exc
     if isinstance(exc, ProblemsError):
-        return type(exc)([Problem(scrub_text(p.path, secrets), p.line, scrub_text(p.message, secrets))
+        return type(exc)([Problem(scrub_text(p.path, secrets=secrets), p.line, scrub_text(p.message, secrets=secrets))
                            for p in exc.problems])
-    clean = GitHubError(scrub_text(text, secrets))
+    clean = GitHubError(scrub_text(text, secrets=secrets))
     clean.exit_code = exc.exit_code
     return clean

@@ -59,8 +59,8 @@ def audit_command(
     base_report = read_audit(base) if base is not None else None  # bad input fails before any output
     report = audit_suite(suite_config=settings, results=loaded,
                          results_source=display(Path(results)) if results is not None else "results")
-    write_audit(out, report)
-    print_audit(report, console)
+    write_audit(out, report=report)
+    print_audit(report, console=console)
     from retrieval_gate.evaluation.audit_suite import suite_truncation
     from retrieval_gate.evaluation.chunks import truncation_line
 
@@ -68,7 +68,7 @@ def audit_command(
     if cut is not None:
         console.print(f"chunks: {cut}", markup=False, highlight=False, soft_wrap=True)
     if html is not None:
-        write_text_atomic(html, render_audit_html(report))
+        write_text_atomic(html, text=render_audit_html(report))
         console.print(f"wrote {html}", markup=False)
     if base_report is not None:
         new = introduced(current=report.findings, base=base_report.findings)
@@ -78,7 +78,7 @@ def audit_command(
         for f in new:
             console.print(f"  new {f.severity} {f.kind}: {f.reason}", markup=False, highlight=False, soft_wrap=True)
         if markdown is not None:
-            write_text_atomic(markdown, render_audit_section(introduced=new, resolved=len(gone),
+            write_text_atomic(markdown, text=render_audit_section(introduced=new, resolved=len(gone),
                                                              total=len(report.findings)))
             console.print(f"wrote {markdown}", markup=False)
     console.print(f"wrote {out}", markup=False)

@@ -52,9 +52,9 @@ def update(
         old = read_baseline(target) if target.exists() else None
         new = update_baseline(baseline=old, results=loaded, sha=sha, ref=ref, timestamp=stamp,
                               history_limit=history_limit)
-        write_baseline(target, new)
+        write_baseline(target, baseline=new)
         if loaded.kb_cards is not None:  # which cards a later run changes (beside the baseline)
-            write_kb_manifest(target, loaded.kb_cards, suite=new.suite)
+            write_kb_manifest(target, cards=loaded.kb_cards, suite=new.suite)
     verb = "created" if old is None else "updated"
     console.print(f"{verb} {baseline}: suite {new.suite}, {len(new.cases)} cases, "
                   f"history {len(new.history)} entr{'y' if len(new.history) == 1 else 'ies'} "

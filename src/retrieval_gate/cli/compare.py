@@ -111,8 +111,8 @@ def compare_command(
     comparison = compare(results=loaded, baseline=base, gate=suite_config.gate, seed=seed, resamples=resamples,
                          kb_before=read_kb_manifest(baseline_path))
     if out is not None:
-        write_comparison(out, comparison)
-    print_comparison(comparison, console, all_rows=all_rows)
+        write_comparison(out, comparison=comparison)
+    print_comparison(comparison, console=console, all_rows=all_rows)
     if out is not None:
         console.print(f"wrote {out}", markup=False)
     if comparison.verdict == "fail":

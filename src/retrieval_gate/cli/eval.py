@@ -205,10 +205,10 @@ def eval_command(
     for spec in specs:
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)
-        write_results(path, results)
+        write_results(path, results=results)
         if many:
             console.print(f"retriever {spec.name}", markup=False)
-        print_results(results, console)
+        print_results(results, console=console)
         for line in summary_lines(results):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"wrote {path}", markup=False)
@@ -246,5 +246,5 @@ def write_side_by_side(all_results: dict[str, Results], *, out: Path, reference:
     sbs = side_by_side(results=all_results, reference=reference)
     console.print(side_by_side_table(sbs))
     path = out.with_name(f"{out.stem}.side_by_side.json")
-    write_json_atomic(path, sbs.to_json_data())
+    write_json_atomic(path, data=sbs.to_json_data())
     console.print(f"wrote {path}", markup=False)

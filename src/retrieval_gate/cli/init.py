@@ -268,7 +268,7 @@ def _apply(root: Path, steps: list, *, force: bool) -> list[str]:
                           markup=False, highlight=False, soft_wrap=True)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(target, step.text)
+        write_text_atomic(target, text=step.text)
         verb = {"create": "wrote", "replace": "replaced", "append": "appended to"}[step.action]
         console.print(f"{verb} {step.path}", markup=False, highlight=False)
         changed.append(step.path)
@@ -315,20 +315,20 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     finally:
         progress.close()
     results = all_results[suite_config.retrievers[0].name]
-    write_results(root / "out" / "results.json", results)
-    print_results(results, console)
+    write_results(root / "out" / "results.json", results=results)
+    print_results(results, console=console)
     console.print("wrote out/results.json (ignored by git)", markup=False)
-    write_baseline(root / rel_baseline, update_baseline(baseline=None, results=results, sha=None, ref=None,
+    write_baseline(root / rel_baseline, baseline=update_baseline(baseline=None, results=results, sha=None, ref=None,
                                                         timestamp=now_iso()))
     console.print(f"wrote {rel_baseline}", markup=False)
     written = [rel_baseline]
     if results.kb_cards is not None:  # the KB manifest beside it: the first PR's causes name edited cards
         rel_manifest = manifest_path(rel_baseline)
-        write_kb_manifest(root / rel_baseline, results.kb_cards, suite=suite)
+        write_kb_manifest(root / rel_baseline, cards=results.kb_cards, suite=suite)
         console.print(f"wrote {rel_manifest} (the KB's card hashes: which cards a PR edits)", markup=False,
                       soft_wrap=True)
         written.append(rel_manifest)
-    write_audit(root / rel_audit, audit_suite(suite_config=suite_config))
+    write_audit(root / rel_audit, report=audit_suite(suite_config=suite_config))
     console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit` explains it)", markup=False,
                   soft_wrap=True)
     console.print(f"check it: retrieval-gate compare --results out/results.json  (against {rel_baseline})",

@@ -69,7 +69,7 @@ def queue_command(
                       markup=False, highlight=False, soft_wrap=True)
     console.print(f"{len(items):,} card{'' if len(items) == 1 else 's'} to label", markup=False, highlight=False)
     if out is not None:
-        write_text_atomic(out, "".join(json.dumps(i.as_json(), ensure_ascii=False, sort_keys=True) + "\n"
+        write_text_atomic(out, text="".join(json.dumps(i.as_json(), ensure_ascii=False, sort_keys=True) + "\n"
                                        for i in items))
         console.print(f"wrote {out}", markup=False, highlight=False)
 
@@ -85,11 +85,11 @@ def read_decisions(path: Path) -> list[tuple[int, Decision]]:
         raise UsageError(f"{path}: no such labels file")
     problems: list[Problem] = []
     out = []
-    for number, obj in iter_json_objects(path, problems):
+    for number, obj in iter_json_objects(path, problems=problems):
         try:
             out.append((number, Decision.model_validate(obj)))
         except ValidationError as exc:
-            problems.extend(validation_problems(path, number, exc))
+            problems.extend(validation_problems(path, line=number, exc=exc))
     if not out and not problems:
         problems.append(Problem(display(path), None, "no decisions: the labels file is empty"))
     raise_if(problems)
@@ -130,8 +130,8 @@ def apply_command(
     if plan.relevant:
         target = cases_path if case_set.format == "jsonl" else qrels_path(cases_path)
         text = read_bytes(target).decode("utf-8")
-        merged = add_to_jsonl(text, plan.relevant) if case_set.format == "jsonl" else add_to_qrels(text, plan.relevant)
-        write_text_atomic(target, merged)
+        merged = add_to_jsonl(text, additions=plan.relevant) if case_set.format == "jsonl" else add_to_qrels(text, additions=plan.relevant)
+        write_text_atomic(target, text=merged)
         for d in plan.relevant:
             console.print(f"added {d.case}: {d.card} (grade {d.grade})", markup=False, highlight=False)
         console.print(f"wrote {target}", markup=False, highlight=False)
@@ -139,7 +139,7 @@ def apply_command(
         before = read_bytes(sidecar).decode("utf-8") if sidecar.is_file() else ""
         if before and not before.endswith("\n"):
             before += "\n"
-        write_text_atomic(sidecar, before + not_relevant_lines(plan.not_relevant))
+        write_text_atomic(sidecar, text=before + not_relevant_lines(plan.not_relevant))
         for d in plan.not_relevant:
             console.print(f"not relevant {d.case}: {d.card}", markup=False, highlight=False)
         console.print(f"wrote {sidecar}", markup=False, highlight=False)

@@ -69,7 +69,7 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
 def terminal_text(*, results: Results, comparison: Comparison | None, target: Console) -> None:
     from retrieval_gate.render import terminal
 
-    terminal.print_results(results, target)
+    terminal.print_results(results, console=target)
     printer = getattr(terminal, "print_comparison", None)
     if comparison is not None and printer is not None:
         printer(comparison, target)
@@ -149,7 +149,7 @@ def report_command(
         sys.stdout.write(shown(text, keep_newlines=True))  # a CI log: no line of PR text starts a command
         sys.stdout.flush()
     else:
-        write_text_atomic(out, text)
+        write_text_atomic(out, text=text)
         console.print(f"wrote {out}", markup=False, highlight=False)
 
 

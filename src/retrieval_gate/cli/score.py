@@ -47,7 +47,7 @@ def score(
     loaded_run = load_run(run)
     check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
                       run_path=loaded_run.path, cases_path=case_set.path)
-    grid = metric_grid(suite_config.k, suite_config.metrics or MEASURES_ALL)
+    grid = metric_grid(suite_config.k, measures=suite_config.metrics or MEASURES_ALL)
     results = assemble_results(
         case_set=case_set,
         rankings=loaded_run.rankings,
@@ -64,8 +64,8 @@ def score(
         rel_level=suite_config.rel_level,
         mean=suite_config.mean,
     )
-    write_results(out, results)
-    print_results(results, console)
+    write_results(out, results=results)
+    print_results(results, console=console)
     console.print(f"wrote {out}", markup=False, highlight=False)
 
 
@@ -79,11 +79,11 @@ def check_run_matches(*, run_ids: Iterable[str], case_ids: list[str], run_path: 
     if not missing:
         return
     if len(missing) == len(case_ids):
-        run_example = ", ".join(quote(i, 40) for i in sorted(present)[:2]) or "none"
-        case_example = ", ".join(quote(i, 40) for i in case_ids[:2])
+        run_example = ", ".join(quote(i, limit=40) for i in sorted(present)[:2]) or "none"
+        case_example = ", ".join(quote(i, limit=40) for i in case_ids[:2])
         raise InputError(Problem(run_path, None, f"none of the {len(case_ids)} cases of {cases_path} is in the run: "
                                  f"its ids ({run_example}) do not match the cases' ids ({case_example}); "
                                  "is it the run of this golden set (and not an empty pipe)?"))
     err_console.print(f"warning: {run_path}: {len(missing)} of {len(case_ids)} cases are not in the run "
-                      f"(e.g. {quote(missing[0], 40)}); they count as failed", markup=False, highlight=False,
+                      f"(e.g. {quote(missing[0], limit=40)}); they count as failed", markup=False, highlight=False,
                       soft_wrap=True)

@@ -52,17 +52,17 @@ def subset_command(
         case_set, cards = load_cases(cases), None
     chosen, summary = stratified_subset(cases=case_set.cases, by=fields, per_cell=per_cell, seed=seed, cards=cards)
     if case_set.format == "jsonl":
-        raw = dict(iter_lines(Path(cases), []))
+        raw = dict(iter_lines(Path(cases), problems=[]))
         text = "".join(raw[case_set.lines[c.id]].rstrip("\r\n") + "\n" for c in chosen)
     else:  # a BEIR folder: the chosen cases as JSONL
         import json
 
         text = "".join(json.dumps({"id": c.id, "query": c.query, "gold": list(c.gold)}, ensure_ascii=False) + "\n"
                        for c in chosen)
-    write_text_atomic(out, text)
+    write_text_atomic(out, text=text)
     manifest = {**summary, "full_cases": case_set.path, "full_cases_sha256": case_set.sha256,
                 "subset_sha256": sha256_bytes(text.encode("utf-8"))}
-    write_json_atomic(manifest_path(out), manifest)
+    write_json_atomic(manifest_path(out), data=manifest)
     console.print(f"subset: {summary['n']} of {summary['of']} cases, {len(summary['cells'])} cells "
                   f"(≤ {per_cell} per cell by {', '.join(fields)}, seed {seed})", markup=False, highlight=False)
     console.print(f"wrote {out} and {manifest_path(out)}", markup=False)

@@ -41,13 +41,13 @@ def _write(sweep: dict[str, Any], *, out: Path, markdown: Path | None, html: Pat
     from retrieval_gate.sweep.html import render_sweep_html
     from retrieval_gate.sweep.render import markdown as to_markdown
 
-    write_json_atomic(out, sweep)
+    write_json_atomic(out, data=sweep)
     console.print(f"wrote {out}", markup=False)
     if markdown is not None:
-        write_text_atomic(markdown, to_markdown(sweep))
+        write_text_atomic(markdown, text=to_markdown(sweep))
         console.print(f"wrote {markdown}", markup=False)
     if html is not None:
-        write_text_atomic(html, render_sweep_html(sweep))
+        write_text_atomic(html, text=render_sweep_html(sweep))
         console.print(f"wrote {html}", markup=False)
 
 
@@ -134,7 +134,7 @@ def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str,
         return
     assert edited is not None
     diff = difflib.unified_diff(text.splitlines(), edited.splitlines(), str(config_path), str(config_path), lineterm="")
-    write_text_atomic(config_path, edited)
+    write_text_atomic(config_path, text=edited)
     console.print("\n".join(diff), markup=False, highlight=False, soft_wrap=True)
     console.print(f"applied the winner to {config_path} (suite {suite})", markup=False)
 
@@ -222,7 +222,7 @@ def sweep_command(
     finally:
         progress.close()
     if shard is not None:
-        write_json_atomic(out, {
+        write_json_atomic(out, data={
             "schema_version": PART_SCHEMA_VERSION, "kind": PART_KIND, "plan": plan.fingerprint(),
             "shard": [index, count], "suite": suite, "metric": chosen_metric, "seed": chosen_seed,
             "alpha": base.sweep.alpha, "axes": plan.axes, "reference": plan.reference,

@@ -85,9 +85,9 @@ def compare(
             or results.aggregates.get(slice_name, {}).get(metric) is not None]
     family = [key for key in keys if rules.gated(key) and key in stats]
     one_sided = {key: stats[key].one_sided for key in family}
-    adjusted = dict(zip(family, adjust_p([one_sided[key] for key in family], rules.correction), strict=True))
+    adjusted = dict(zip(family, adjust_p([one_sided[key] for key in family], method=rules.correction), strict=True))
     reported = [key for key in keys if not rules.gated(key) and key in stats]
-    family_p = dict(zip(reported, adjust_p([stats[key].p for key in reported], "holm"), strict=True))
+    family_p = dict(zip(reported, adjust_p([stats[key].p for key in reported], method="holm"), strict=True))
     # one level for the judged column: Bonferroni over the J judged rows (alpha itself when no
     # correction applies); each judged row is tested one-sided at that level, and its interval is
     # the two-sided 1 − 2·level one, whose bound on the tested side is the one-sided 1 − level bound

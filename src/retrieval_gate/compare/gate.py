@@ -154,7 +154,7 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
     if not 0 <= gate.default_max_drop < math.inf:
         raise UsageError(f"default max drop {gate.default_max_drop} must be a finite number ≥ 0")
     # the primary measure alone (hit@k at the headline k; the first headline measure measured)
-    headline = frozenset((name, OVERALL) for name in headline_names(headline_k, known)[:1])
+    headline = frozenset((name, OVERALL) for name in headline_names(headline_k, measured=known)[:1])
     return GateRules(fail_on_regression=gate.fail_on_regression, default_max_drop=gate.default_max_drop,
                      max_drop=max_drop, floors=floors, alpha=gate.alpha,
                      require_significance=gate.require_significance, headline=headline,

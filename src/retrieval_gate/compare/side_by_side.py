@@ -75,7 +75,7 @@ class SideBySide(BaseModel):
 
 def default_metrics(results: Results) -> list[str]:
     """hit, recall, nDCG and MRR at the headline k, where measured."""
-    return headline_names(results.headline_k, results.metrics, measures=MEASURES_SHOWN)
+    return headline_names(results.headline_k, measured=results.metrics, measures=MEASURES_SHOWN)
 
 
 def side_by_side(

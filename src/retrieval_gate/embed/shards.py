@@ -56,7 +56,7 @@ def shard_texts(texts: Iterable[str], *, index: int, count: int, slice_size: int
 def write_manifest(folder: Path, data: dict[str, Any]) -> None:
     from retrieval_gate.files import write_json_atomic
 
-    write_json_atomic(folder / MANIFEST_FILE, data)
+    write_json_atomic(folder / MANIFEST_FILE, data=data)
 
 
 def shard_folders(paths: Sequence[Path]) -> list[Path]:

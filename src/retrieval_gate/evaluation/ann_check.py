@@ -39,7 +39,7 @@ def ann_check(*, dense: DenseParts, case_set: CaseSet, kb: KnowledgeBase, querie
                                      metrics=grid, ks=ks, kb=kb)
     exact_res, hnsw_res = (main, other_results) if main_is_exact else (other_results, main)
     hk = main.headline_k
-    names = headline_names(hk, main.metrics)
+    names = headline_names(hk, measured=main.metrics)
     overall_e = exact_res.aggregates.get(OVERALL, {})
     overall_h = hnsw_res.aggregates.get(OVERALL, {})
     return {

@@ -21,7 +21,7 @@ def suite_chunks(kb: KnowledgeBase, *, chunking: ChunkSettings, model: str) -> t
         if tokens is None:
             raise UsageError(f"chunking.unit: tokens needs the tokenizer of model {model!r} "
                              "(tokenizer.json in its folder)")
-    return chunk_kb(kb, chunking, tokens=tokens)
+    return chunk_kb(kb, settings=chunking, tokens=tokens)
 
 
 def truncation_extras(*, model: str, chunks: Sequence[Chunk]) -> dict[str, Any] | None:

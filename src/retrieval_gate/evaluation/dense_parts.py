@@ -102,7 +102,7 @@ class DenseParts:
         if self.cache_from:  # vectors embedded by `retrieval-gate embed --shard` jobs
             from retrieval_gate.embed.shards import import_shards
 
-            report = import_shards(self.cache, self.cache_from,
+            report = import_shards(self.cache, paths=self.cache_from,
                                    spaces=[self.embedder.space("document"), self.embedder.space("query")])
             self.shards = report.as_extras()
             self.progress.note(f"cache: {report.imported} vectors from {len(report.folders)} shard folder(s)"

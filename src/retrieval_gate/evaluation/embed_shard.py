@@ -58,5 +58,5 @@ def embed_shard(*, suite_config: SuiteConfig, shard: tuple[int, int], out: Path,
         "embedding": cached.stats.as_extras(),
         "seconds": round(time.perf_counter() - began, 3),
     }
-    write_manifest(out, manifest)
+    write_manifest(out, data=manifest)
     return manifest

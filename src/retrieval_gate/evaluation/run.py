@@ -118,7 +118,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
                 built_s, dense_s = built_s + dense_s, 0.0
             retrievers.append((spec, retriever, built_s))
         # 3 and 4. rank, score
-        grid = metric_grid(ks, suite_config.metrics or MEASURES_ALL)
+        grid = metric_grid(ks, measures=suite_config.metrics or MEASURES_ALL)
         queries = [c.query for c in case_set.cases]
         filters = [c.filter for c in case_set.cases]
         false_exclusion = false_exclusion_extras(cases=case_set.cases,

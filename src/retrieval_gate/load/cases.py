@@ -76,13 +76,13 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
         return obj
 
     data = read_bytes(path)  # read once: a pipe works like a file
-    cases, lines = validated_records(path, problems, model=Case, what="case", prepare=prepare,
+    cases, lines = validated_records(path, problems=problems, model=Case, what="case", prepare=prepare,
                                      empty="no cases: the file is empty", data=data)
     if not cases:
         return None, problems
     digest = sha256_bytes(data)
     return CaseSet(tuple(cases), display(path), digest, "jsonl", lines,
-                   subset=read_subset_manifest(path, digest)), problems
+                   subset=read_subset_manifest(path, cases_sha256=digest)), problems
 
 
 def qrels_path(cases: Path) -> Path:
@@ -102,7 +102,7 @@ def _looks_like_qrels(path: Path) -> bool:
     """A file whose first line that is not blank or a ``#`` comment is not a JSON object (a file
     of comments only is an empty qrels file: JSONL has no comments)."""
     comments = False
-    for _, text in iter_lines(path, []):
+    for _, text in iter_lines(path, problems=[]):
         stripped = text.lstrip()
         if stripped.startswith("#"):
             comments = True
@@ -118,7 +118,7 @@ def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str,
     gold: dict[str, dict[str, int]] = {}
     first_line: dict[str, int] = {}
     header_seen = False
-    for number, text in iter_lines(path, problems):
+    for number, text in iter_lines(path, problems=problems):
         if text.lstrip().startswith("#"):
             continue
         cols = text.split("\t") if "\t" in text else text.split()
@@ -138,7 +138,8 @@ def load_qrels(path: Path, problems: list[Problem]) -> tuple[dict[str, dict[str,
         except ValueError:
             problems.append(Problem(display(path), number, f"score {quote(score)} is not a number"))
             continue
-        refused = score_problem(value, score) or id_problem(qid, "query id") or id_problem(doc, "corpus id")
+        refused = score_problem(value, text=score) or id_problem(qid, what="query id") \
+            or id_problem(doc, what="corpus id")
         if refused is not None:
             problems.append(Problem(display(path), number, refused))
             continue
@@ -183,7 +184,7 @@ def _load_beir(folder: Path) -> tuple[CaseSet | None, list[Problem]]:
             return Problem(display(queries), number, "field '_id' must be a string or an integer")
         return {"id": str(qid), "query": obj.get("text", ""), "gold": gold.get(str(qid), {})}
 
-    cases, lines = validated_records(queries, problems, model=Case, what="query", prepare=prepare,
+    cases, lines = validated_records(queries, problems=problems, model=Case, what="query", prepare=prepare,
                                      empty="no queries: the file is empty")
     for qid, number in qrel_lines.items():
         if qid not in lines:

@@ -65,7 +65,7 @@ def _load_jsonl(path: Path, fmt: str) -> tuple[KnowledgeBase | None, list[Proble
             obj.pop("title", None)
         return obj
 
-    cards, lines = validated_records(path, problems, model=Card, what="card", prepare=prepare,
+    cards, lines = validated_records(path, problems=problems, model=Card, what="card", prepare=prepare,
                                      empty="knowledge base is empty: no cards", data=data)
     if not cards:
         return None, problems
@@ -171,7 +171,7 @@ def _load_folder(folder: Path) -> tuple[KnowledgeBase | None, list[Problem]]:
             cards.append(Card(id=card_id, text=body, title=title, metadata=metadata,
                               parent_id=None if parent_id is None else str(parent_id)))
         except ValidationError as exc:
-            problems.extend(validation_problems(file, 1, exc))
+            problems.extend(validation_problems(file, line=1, exc=exc))
             continue
         seen[card_id] = name
     if not cards:

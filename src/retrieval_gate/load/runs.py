@@ -28,7 +28,7 @@ def load_run(path: Path) -> Run:
     path = Path(path)
     problems: list[Problem] = []
     data = read_bytes(path)
-    first = next(iter_lines(path, [], data=data), None)
+    first = next(iter_lines(path, problems=[], data=data), None)
     if first is None:
         raise InputError(Problem(display(path), None, "run is empty"))
     if first[1].lstrip().startswith("{"):
@@ -47,7 +47,7 @@ def _load_trec(path: Path, problems: list[Problem], data: bytes) -> dict[str, Ra
         return fast
     rows: dict[str, list[tuple[float, str]]] = {}
     count = 0
-    for number, text in iter_lines(path, problems, data=data):
+    for number, text in iter_lines(path, problems=problems, data=data):
         cols = text.split()
         if len(cols) < 6:  # columns after the 6th are ignored, as trec_eval ignores them
             problems.append(Problem(display(path), number,
@@ -61,7 +61,8 @@ def _load_trec(path: Path, problems: list[Problem], data: bytes) -> dict[str, Ra
             problems.append(Problem(display(path), number,
                                     f"rank {quote(rank)} must be an integer and score {quote(score)} a number"))
             continue
-        refused = score_problem(value, score) or id_problem(qid, "query id") or id_problem(doc, "document id")
+        refused = score_problem(value, text=score) or id_problem(qid, what="query id") \
+            or id_problem(doc, what="document id")
         if refused is not None:
             problems.append(Problem(display(path), number, refused))
             continue
@@ -85,7 +86,7 @@ def _is_id(value: object) -> bool:
 def _load_jsonl(path: Path, problems: list[Problem], data: bytes) -> dict[str, RankedList]:
     out: dict[str, RankedList] = {}
     lines: dict[str, int] = {}
-    for number, obj in iter_json_objects(path, problems, data=data):
+    for number, obj in iter_json_objects(path, problems=problems, data=data):
         qid = obj.get("id", obj.get("qid"))
         retrieved = obj.get("retrieved", [])
         scores = obj.get("scores")
@@ -102,7 +103,8 @@ def _load_jsonl(path: Path, problems: list[Problem], data: bytes) -> dict[str, R
         if not isinstance(retrieved, list) or not all(_is_id(d) for d in retrieved):
             problems.append(_at(where, "field 'retrieved' must be a list of ids (strings or integers)"))
             continue
-        too_long = id_problem(qid) or next(filter(None, (id_problem(str(d), "retrieved id") for d in retrieved)), None)
+        too_long = id_problem(qid) or next(filter(None, (id_problem(str(d), what="retrieved id") for d in retrieved)),
+                                           None)
         if too_long is not None:
             problems.append(_at(where, too_long))
             continue

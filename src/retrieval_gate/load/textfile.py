@@ -116,7 +116,7 @@ def validated_records(
             problems.extend(validation_problems(path, number, exc))
             continue
         record_id = record.id  # type: ignore[attr-defined]
-        too_long = boundary.id_problem(record_id, f"{what} id")
+        too_long = boundary.id_problem(record_id, what=f"{what} id")
         if too_long is not None:
             problems.append(Problem(display(path), number, too_long))
             continue

@@ -387,7 +387,8 @@ def _read_event(path: str | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InputError(Problem(path, exc.lineno, f"event payload is not JSON: {exc.msg}")) from None
     except boundary.JsonRefused as exc:
-        raise InputError(Problem(path, boundary.line_of(text, exc.needle), f"event payload: {exc.message}")) from None
+        line = boundary.line_of(text, needle=exc.needle)
+        raise InputError(Problem(path, line, f"event payload: {exc.message}")) from None
     if not isinstance(data, dict):
         raise InputError(Problem(path, 1, "event payload is not a JSON object"))
     return data

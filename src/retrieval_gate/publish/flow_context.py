@@ -66,11 +66,11 @@ class FlowContext:
 
     def scrub(self, text: str) -> str:
         """``text`` without the token, the ACTIONS_* values or the config's secret header values."""
-        return scrub_text(text, self.settings.secret_values)
+        return scrub_text(text, secrets=self.settings.secret_values)
 
     def write_text(self, path: Path, text: str) -> None:
         """Every file a flow writes goes through here: scrubbed, then written atomically."""
-        write_text_atomic(path, self.scrub(text))
+        write_text_atomic(path, text=self.scrub(text))
 
     def gh(self) -> GitHubPort:
         if self._gh is None:

@@ -171,7 +171,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
                                            audit_section=section)
     if fallback:
         summary += fallback_section(body=body, pr_number=pr_number, comment_file=paths["comment_file"])
-    write_summary(ctx, summary, shorter=body)
+    write_summary(ctx, markdown=summary, shorter=body)
     outputs = step_outputs(results=results, comparison=comparison, mode=Mode.PR,
                            verdict=None if remote is not None else "no-baseline")
     outputs.update(paths)
@@ -180,9 +180,9 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     runner.set_outputs(outputs)
     for line in change_lines(judged):
         runner.annotate("warning", line, title="retrieval-gate: gate settings changed")
-    annotate(runner, comparison)
+    annotate(runner, comparison=comparison)
     cases_input = results.inputs.get("cases")
-    annotate_lost_cases(runner, comparison, cases_file=cases_input.path if cases_input is not None else None)
+    annotate_lost_cases(runner, comparison=comparison, cases_file=cases_input.path if cases_input is not None else None)
     if failure is not None:
         raise failure
     code = 1 if comparison is not None and comparison.verdict == "fail" else 0
@@ -237,7 +237,7 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
     runner.log(note.replace("`", ""))
     links = links_for(s, baseline_ref=branch)
     summary = engine.render_summary(results=results, comparison=comparison, baseline=old, links=links)
-    write_summary(ctx, f"> {note}\n\n{summary}")
+    write_summary(ctx, markdown=f"> {note}\n\n{summary}")
     outputs = step_outputs(results=results, comparison=comparison, mode=mode,
                            verdict=None if old is not None else "no-baseline")
     outputs.update(paths)
@@ -246,7 +246,7 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
                    baseline_file=baseline_file.as_posix(), audit_file=audit.local if audit is not None else "",
                    audit_commit=write.commit if audit is not None and audit.path in write.changed else "")
     runner.set_outputs(outputs)
-    annotate(runner, comparison, gate_applies=False)
+    annotate(runner, comparison=comparison, gate_applies=False)
     return Outcome(mode=mode, exit_code=0, outputs=outputs)
 
 
@@ -255,7 +255,7 @@ def _report_flow(ctx: FlowContext) -> Outcome:
     results = _evaluate(ctx)
     paths = write_reports(ctx, results=results, comparison=None, baseline=None)
     links = links_for(s, baseline_ref=None)
-    write_summary(ctx, engine.render_summary(results=results, comparison=None, baseline=None, links=links))
+    write_summary(ctx, markdown=engine.render_summary(results=results, comparison=None, baseline=None, links=links))
     outputs = step_outputs(results=results, comparison=None, mode=Mode.REPORT, verdict="none")
     outputs.update(paths)
     ctx.runner.set_outputs(outputs)

@@ -92,7 +92,7 @@ def comment_flow(ctx: FlowContext) -> Outcome:
     ctx.write_text(comment_file, body)
     posted = gh.upsert_comment(issue_number=number, marker=marker, body=body)
     runner.log(f"{'created' if posted.created else 'updated'} the sticky comment on #{number}: {posted.url}")
-    write_summary(ctx, f"Posted the retrieval-gate comment to #{number}: {posted.url}\n")
+    write_summary(ctx, markdown=f"Posted the retrieval-gate comment to #{number}: {posted.url}\n")
     outputs = {"mode": Mode.COMMENT.value, "comment_url": posted.url, "comment_file": comment_file.as_posix()}
     runner.set_outputs(outputs)
     return Outcome(mode=Mode.COMMENT, exit_code=0, outputs=outputs)

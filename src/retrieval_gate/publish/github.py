@@ -133,7 +133,7 @@ class GitHubRepo:
     # -- errors ---------------------------------------------------------------------------------
 
     def _message(self, text: str) -> str:
-        return scrub_text(text, [self._token.get_secret_value()])
+        return scrub_text(text, secrets=[self._token.get_secret_value()])
 
     @contextmanager
     def _translate(self, action: str, *, conflict: bool = False) -> Iterator[None]:

@@ -84,7 +84,7 @@ class Runner:
     commands: bool = True  # False outside GitHub (GitLab): annotations are plain log lines, no ``::`` commands
 
     def scrub(self, text: str) -> str:
-        return scrub_text(text, self.secrets)
+        return scrub_text(text, secrets=self.secrets)
 
     def set_outputs(self, outputs: Mapping[str, str]) -> None:
         if self.output_file is None:

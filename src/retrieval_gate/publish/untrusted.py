@@ -91,7 +91,7 @@ def secret_forms(secret: str) -> list[str]:
     return list(dict.fromkeys(form for form in forms if form))
 
 
-def scrub_text(text: str, secrets: Iterable[str]) -> str:
+def scrub_text(text: str, *, secrets: Iterable[str]) -> str:
     """``text`` with every secret (in each form of :func:`secret_forms`) replaced by ***."""
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         for form in secret_forms(secret):

@@ -95,7 +95,7 @@ def headline_metrics(results: Results) -> list[str]:
     """hit@k, recall@k, nDCG@k at the headline k, in that order (hit first: the success signal
     under disjunctive gold); the other measures at that k when none of the three was measured."""
     k = results.headline_k
-    names = headline_names(k, results.metrics)
+    names = headline_names(k, measured=results.metrics)
     return names or [m for m in results.metrics if parse_metric(m).k == k] or list(results.metrics[:3])
 
 
@@ -158,7 +158,7 @@ def slice_rows(cells: Mapping[str, Mapping[str, Cell]], primary: str) -> list[Sl
         lead = by_metric.get(primary) or next(iter(by_metric.values()))
         rows.append(SliceRow(name=name, field=field_name, label=field_label(field_name), value=value,
                              n=lead.n, n_current=lead.n_current, cells=dict(by_metric),
-                             order=slice_order(field_name, value)))
+                             order=slice_order(field_name, value=value)))
     return sorted(rows, key=lambda r: r.order)
 
 

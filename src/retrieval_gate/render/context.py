@@ -113,11 +113,11 @@ def build_context(
     cells = cells_by_slice(results=results, comparison=comparison, baseline=baseline)
     overall = cells.get(OVERALL, {})
     headline = [overall[m] for m in names if m in overall]
-    worse = worse_cells(cells, names)
+    worse = worse_cells(cells, headline_names=names)
     cut: list[tuple[str, int, int]] = []
 
-    rows = slice_rows(cells, primary)
-    shown_rows = keep_slices(rows, limits.slices, primary)
+    rows = slice_rows(cells, primary=primary)
+    shown_rows = keep_slices(rows, limit=limits.slices, primary=primary)
     if len(shown_rows) < len(rows):
         cut.append(("slices", len(shown_rows), len(rows)))
 
@@ -212,6 +212,6 @@ def build_context(
     }
     context.update(what_changed=changes_context(comparison, limit=limits.cases, cut=cut),
                    lost_clause=lost_clause(comparison),
-                   config_changes=with_kb_cards(context["config_changes"], comparison))
+                   config_changes=with_kb_cards(context["config_changes"], comparison=comparison))
     context["cut"] = Cut(parts=cut)
     return context

@@ -36,7 +36,7 @@ def results_table(results: Results) -> Table:
     """overall and every slice with its n and the headline metrics; slices with n < 30 are dimmed
     and marked "indicative" (n < 30; colours only on a TTY: rich drops styles elsewhere)."""
     k = results.headline_k
-    names = headline_names(k, results.metrics)
+    names = headline_names(k, measured=results.metrics)
     table = Table(title=Text(visible(f"retrieval-gate · suite {results.suite} · k={k}")), title_justify="left",
                   title_style="bold")
     table.add_column("slice", overflow="fold")

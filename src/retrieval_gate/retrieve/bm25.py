@@ -113,7 +113,7 @@ def units_from_kb(kb: KnowledgeBase, chunking: ChunkSettings | None = None) -> l
     from retrieval_gate.chunk.chunking import chunk_kb
 
     return [IndexUnit(id=c.id, card_id=c.parent_id, text=c.text, metadata=c.metadata)
-            for c in chunk_kb(kb, chunking or ChunkSettings())]
+            for c in chunk_kb(kb, settings=chunking or ChunkSettings())]
 
 
 def top_cards(
@@ -196,7 +196,7 @@ class BM25Retriever:
             return None
         key = filter_key(where)
         if key not in self._masks:
-            self._masks[key] = np.fromiter((matches(u.metadata, where) for u in self._units),
+            self._masks[key] = np.fromiter((matches(u.metadata, where=where) for u in self._units),
                                            dtype=bool, count=len(self._units))
         return self._masks[key]
 

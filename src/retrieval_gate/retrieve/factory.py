@@ -58,7 +58,7 @@ class RetrieverBuilder:
             from retrieval_gate.retrieve.bm25 import BM25Retriever, units_from_kb
 
             kb = self._require_kb("bm25")
-            units = self._bm25_units if self._bm25_units is not None else units_from_kb(kb, self._chunking)
+            units = self._bm25_units if self._bm25_units is not None else units_from_kb(kb, chunking=self._chunking)
             self._parts["bm25"] = BM25Retriever(units=units, settings=self.options.bm25, overfetch=self.overfetch)
         return self._parts["bm25"]
 

@@ -95,7 +95,7 @@ def assemble_results(
         metrics=[m.name for m in metrics],
         config=dict(config or {}),
         inputs=all_inputs,
-        completeness=completeness(cases, unknown),
+        completeness=completeness(cases, unknown_run_ids=unknown),
         aggregates=aggregates,
         relevance_level=rel_level,
         graded=any(positive_gains(case) is not None for case in case_set.cases),

@@ -79,8 +79,8 @@ def filter_false_exclusion_rate(
 
 def _survives(metadata: Mapping[str, Any] | Sequence[Mapping[str, Any]], where: Mapping[str, Any]) -> bool:
     if isinstance(metadata, Mapping):
-        return matches(metadata, where)
-    return any(matches(m, where) for m in metadata)
+        return matches(metadata, where=where)
+    return any(matches(m, where=where) for m in metadata)
 
 
 def false_exclusion_extras(

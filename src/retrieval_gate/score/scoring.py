@@ -89,8 +89,8 @@ def score_case(
         ids: tuple[str, ...] = ()
     else:
         error = ranking.error
-        ids = () if error else to_cards(ranking.ids, chunk_to_card, limit=max(keep, depth))
-    relevant = case.gold if rel_level == 1 and not case.grades else relevant_at(case, rel_level)
+        ids = () if error else to_cards(ranking.ids, chunk_to_card=chunk_to_card, limit=max(keep, depth))
+    relevant = case.gold if rel_level == 1 and not case.grades else relevant_at(case, level=rel_level)
     relevant_set = frozenset(relevant)
     judged: Container[str] = case.grades or (relevant_set if relevant is case.gold else frozenset(case.gold))
     if mean == "relevant":
@@ -103,7 +103,7 @@ def score_case(
     unjudged: dict[str, float] = {}
     if scored and metrics:
         gains = None if rel_level == 1 and not case.grades else ndcg_gains(case, rel_level, relevant)
-        scores = grid_scores(ids, relevant_set, metrics, gains) if gains is not None or relevant \
+        scores = grid_scores(ids, gold=relevant_set, metrics=metrics, gains=gains) if gains is not None or relevant \
             else dict(metrics.zeros)
         if error is None and ranking is not None:  # a failed case ranked nothing to judge
             unjudged = unjudged_at(ids, judged, metrics.ks)

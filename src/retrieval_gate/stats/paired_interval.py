@@ -71,8 +71,8 @@ def tango_interval(*, gained: float, lost: float, n: int, level: float) -> tuple
         return tango_statistic(delta, gained=gained, lost=lost, n=n) - z  # < 0 while accepted
 
     top, bottom = 1.0 - _EDGE, -1.0 + _EDGE
-    high = 1.0 if upper(top) >= 0 else find_root(upper, min(estimate, top), top, xtol=1e-12)
-    low = -1.0 if lower(bottom) <= 0 else find_root(lower, bottom, max(estimate, bottom), xtol=1e-12)
+    high = 1.0 if upper(top) >= 0 else find_root(upper, low=min(estimate, top), high=top, xtol=1e-12)
+    low = -1.0 if lower(bottom) <= 0 else find_root(lower, low=bottom, high=max(estimate, bottom), xtol=1e-12)
     return float(max(-1.0, low)), float(min(1.0, high))
 
 
@@ -90,7 +90,7 @@ def paired_interval(diffs: np.ndarray, *, binary: bool, level: float) -> tuple[t
     if int(np.count_nonzero(d)) < T_MIN_CHANGED or n < 2:
         return tango_interval(gained=gained, lost=lost, n=n, level=level), "tango-fractional"
     mean = (gained - lost) / n
-    half = t_quantile(1 - (1 - level) / 2, n - 1) * float(d.std(ddof=1)) / math.sqrt(n)
+    half = t_quantile(1 - (1 - level) / 2, df=n - 1) * float(d.std(ddof=1)) / math.sqrt(n)
     return (max(-1.0, mean - half), min(1.0, mean + half)), "t"
 
 

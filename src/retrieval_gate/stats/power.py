@@ -67,7 +67,7 @@ def min_changed(alpha: float, *, one_sided: bool = False) -> int:
 def _critical(top: int, alpha: float) -> np.ndarray:
     """``k(m)`` for m = 0…top (a cached table, grown in powers of two)."""
     size = 1 << max(6, int(top).bit_length())
-    return sign_test_critical(size, alpha)[: top + 1]
+    return sign_test_critical(size, alpha=alpha)[: top + 1]
 
 
 def sign_test_power(*, n: int, drop: float, churn: float, alpha: float, one_sided: bool = False) -> float:
@@ -89,9 +89,9 @@ def sign_test_power(*, n: int, drop: float, churn: float, alpha: float, one_side
     q = min(1.0, (psi + drop) / (2.0 * psi))  # P(a changed case is lost)
     can = k >= 0
     # the drop is seen when few cases gained (Bin(m, 1 − q) ≤ k); two-sided, also when few lost
-    gained_few = binomial_cdf_walk(k, lo, 1.0 - q)
-    tails = np.where(can, gained_few if one_sided else binomial_cdf_walk(k, lo, q) + gained_few, 0.0)
-    weights = np.exp(log_binomial_pmf(m, np.full(len(m), n), psi))
+    gained_few = binomial_cdf_walk(k, m_start=lo, p=1.0 - q)
+    tails = np.where(can, gained_few if one_sided else binomial_cdf_walk(k, m_start=lo, p=q) + gained_few, 0.0)
+    weights = np.exp(log_binomial_pmf(m, m=np.full(len(m), n), p=psi))
     return float(min(1.0, np.dot(weights, tails)))
 
 

@@ -325,7 +325,7 @@ class ChromaStore:
                 for i in range(0, len(todo), batch):
                     part = todo[i:i + batch]
                     rows = np.ascontiguousarray(vectors[i:i + batch], dtype=np.float32)
-                    checks = row_checks(rows, [c.id for c in part], [c.parent_id for c in part])
+                    checks = row_checks(rows, chunk_ids=[c.id for c in part], card_ids=[c.parent_id for c in part])
                     collection.upsert(ids=[c.id for c in part], embeddings=rows,
                                       metadatas=[{**chunk_metadata(c), **check}
                                                  for c, check in zip(part, checks, strict=True)])

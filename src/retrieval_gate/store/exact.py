@@ -38,7 +38,7 @@ class ExactIndex:
         key = filter_key(where)
         mask = self._masks.get(key)
         if mask is None:
-            mask = np.fromiter((matches(m, where) for m in self.metadatas), dtype=bool, count=len(self.ids))
+            mask = np.fromiter((matches(m, where=where) for m in self.metadatas), dtype=bool, count=len(self.ids))
             self._masks[key] = mask
         return mask
 

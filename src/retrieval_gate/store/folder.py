@@ -58,7 +58,7 @@ def prepare_root(root: Path, *, notify: Callable[[str], None]) -> str | None:
         rebuilt = f"store schema {schema!r}, expected {STORE_SCHEMA}"
         wipe(root, cache_too=True)
     try:
-        write_json_atomic(marker, {"schema": STORE_SCHEMA, "tool": "retrieval-gate"})
+        write_json_atomic(marker, data={"schema": STORE_SCHEMA, "tool": "retrieval-gate"})
     except Exception as exc:
         raise StoreError(f"cannot write to the store folder {root}: {exc}") from None
     return rebuilt

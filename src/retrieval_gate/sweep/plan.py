@@ -86,7 +86,7 @@ def dotted_get(data: Mapping[str, Any], key: str) -> Any:
 def apply_override(base: SuiteConfig, values: Mapping[str, Any], *, where: str) -> SuiteConfig:
     """``base`` with ``values`` (dotted keys) on top, as ``SuiteOverrides`` validated by
     ``SuiteConfig``; a bad value is an ``InputError`` naming ``where`` and the key."""
-    return override_suite(base, SuiteOverrides.from_dotted(values, where=where), where=where)
+    return override_suite(base, overrides=SuiteOverrides.from_dotted(values, where=where), where=where)
 
 
 def check_key(key: str, *, where: str) -> str:

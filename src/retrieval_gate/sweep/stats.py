@@ -184,7 +184,7 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
                        "slices_lost": (_slices_lost(run, ref_run, metric, alpha=alpha, seed=seed)
                                        if vs.get(metric, {}).get("delta", 0) > 0 else [])})
     family = [i for i in others if i in raw_p]
-    for i, p in zip(family, adjust_p([raw_p[i] for i in family], "holm"), strict=True):
+    for i, p in zip(family, adjust_p([raw_p[i] for i in family], method="holm"), strict=True):
         points[i]["vs_reference"][metric]["p_holm"] = round(float(p), 6)
     # selection and confirmation
     selection, confirmation = split_cases({cid: c["slices"] for cid, c in ref_run["cases"].items()}, seed=seed)
@@ -201,7 +201,7 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
         stat = paired(best_scores, _scores(runs[i], metric), confirmation, alpha=alpha, seed=seed)
         tests.append({"settings": runs[i]["settings"], "reference": runs[i]["reference"], **(stat or {})})
     testable = [t for t in tests if "p" in t]
-    for t, p in zip(testable, adjust_p([t["p"] for t in testable], "holm"), strict=True):
+    for t, p in zip(testable, adjust_p([t["p"] for t in testable], method="holm"), strict=True):
         t["p_holm"] = round(float(p), 6)
     confirmed = (best != ref_index and bool(tests) and len(testable) == len(tests)
                  and all(t["delta"] > 0 and t["p_holm"] <= alpha for t in testable))

@@ -9,6 +9,7 @@ function passes every argument after the first by name."""
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -710,3 +711,55 @@ def test_calls_between_modules_name_their_arguments(trees) -> None:
     """A call to another module's function passes its subject by position and every further
     argument by name, so a reordered or inserted parameter cannot shift a value into the wrong one."""
     assert positional_calls_between_modules(trees) == []
+
+
+# Each part's settings model, and the module that holds it (docs/ARCHITECTURE.md, "Rules").
+PART_SETTINGS = {
+    "ChunkSettings": "chunk/chunking.py",
+    "EmbedSettings": "embed/settings.py",
+    "StoreSettings": "store/settings.py",
+    "RetrieverOptions": "retrieve/settings.py",
+    "GateSettings": "compare/gate.py",
+    "AuditParams": "audit/params.py",
+}
+
+
+def settings_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
+    """``{class name: [modules defining it]}`` for the parts' settings models."""
+    homes: dict[str, list[str]] = {name: [] for name in PART_SETTINGS}
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name in homes:
+                homes[node.name].append(rel)
+    return homes
+
+
+def test_each_part_settings_model_lives_with_the_part(trees) -> None:
+    """Each part's settings model is defined once, in the part; ``settings.py`` composes them all;
+    no part imports ``settings.py`` (each receives its slice, never the whole suite config)."""
+    assert settings_homes(trees) == {name: [home] for name, home in PART_SETTINGS.items()}
+    composed = {imp.target for imp in imports_of("settings.py", trees["settings.py"])}
+    parts = {home.removesuffix(".py").replace("/", ".") for home in PART_SETTINGS.values()}
+    assert {f"retrieval_gate.{p}" for p in parts} <= composed
+    part_units = {home.split("/")[0] for home in PART_SETTINGS.values()}
+    readers = sorted(f"{imp.module}:{imp.line}" for rel, tree in trees.items() if unit_of(rel) in part_units
+                     for imp in imports_of(rel, tree) if imp.target == "retrieval_gate.settings")
+    assert readers == []
+
+
+def test_the_settings_finder_sees_a_second_home() -> None:
+    trees = {"chunk/chunking.py": ast.parse("class ChunkSettings: pass\n"),
+             "evaluation/x.py": ast.parse("class ChunkSettings: pass\n")}
+    assert settings_homes(trees)["ChunkSettings"] == ["chunk/chunking.py", "evaluation/x.py"]
+
+
+def test_adapters_are_handed_in() -> None:
+    """The orchestrators take their adapters as keyword arguments: tests hand in fakes of our
+    interfaces (``Embedder``, ``VectorStore``, ``Engine``, ``GitHubPort``) instead of patching."""
+    from retrieval_gate.evaluation.run import run_evals
+    from retrieval_gate.publish.flows import run_action
+
+    for function, adapters in ((run_evals, ("embedder", "store", "progress")),
+                               (run_action, ("engine", "github", "runner"))):
+        parameters = inspect.signature(function).parameters
+        assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in adapters), function

@@ -1,11 +1,13 @@
 """Each part owns a typed settings model and receives only its slice: the retrievers' options are
 validated in one place (``retrieve/settings.py``), the embedder's settings carry the export folder
-the entry point read, the dense side never sees the whole suite config, and the config module
-imports no builder. The structural rules are read from the code with ``ast``."""
+the entry point read, the documented option keys are the ones read, and the config module imports
+no builder. That no part imports the config module is an architecture rule
+(tests/unit/test_architecture.py). The structural rules are read from the code with ``ast``."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -55,18 +57,11 @@ def test_only_retrieve_settings_names_the_option_keys():
     assert found == []
 
 
-def test_the_option_home_routes_every_key_it_documents():
-    for key in ("bm25_k1", "bm25_stopwords", "rrf_k", "hybrid_depth", "rerank_model", "rerank_top_n",
-                "http_timeout_s", "http_headers", "http_max_bytes", "http_breaker"):
-        assert key in FLAT_KEYS, key
-
-
-def test_no_other_module_defines_an_option_validator():
-    """The validators that used to be spread over the builder and the retrievers are gone."""
-    names = {"from_mapping", "option_problems", "check_options", "_int_option"}
-    found = [f"{rel}:{node.lineno}: {node.name}" for rel, tree in _trees().items() for node in ast.walk(tree)
-             if isinstance(node, ast.FunctionDef) and node.name in names]
-    assert found == []
+def test_the_options_documented_are_the_options_read():
+    """docs/retrievers.md's option tables name exactly the flat keys the options' home reads."""
+    doc = (PACKAGE.parents[1] / "docs" / "retrievers.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `((?:bm25|http|rerank|hybrid)_[a-z0-9_]+|rrf_k)` \|", doc, flags=re.MULTILINE))
+    assert documented == set(FLAT_KEYS)
 
 
 def test_the_config_module_imports_no_builder():
@@ -74,15 +69,6 @@ def test_the_config_module_imports_no_builder():
     builders = {m for m in imported if m.startswith(("retrieval_gate.retrieve.factory", "retrieval_gate.evaluation",
                                                      "retrieval_gate.embed.backends", "retrieval_gate.store.chroma"))}
     assert builders == set()
-
-
-def test_the_dense_side_and_the_parts_never_climb_back_into_the_config():
-    """From ``run_evals`` down to the store each part receives its slice: none imports the config module."""
-    trees = _trees()
-    below = [rel for rel in trees if rel.startswith(("retrieve/", "embed/", "store/", "chunk/"))
-             or rel == "evaluation/dense_parts.py"]
-    assert "evaluation/dense_parts.py" in below
-    assert [rel for rel in below if "retrieval_gate.settings" in _imported(trees[rel])] == []
 
 
 # -- the options, typed -----------------------------------------------------------------------------

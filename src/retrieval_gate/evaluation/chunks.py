@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrieval_gate.chunk.chunking import Chunk, chunk_kb
+from retrieval_gate.embed.tokens import load_tokens
 from retrieval_gate.errors import RetrievalGateError, UsageError
 from retrieval_gate.models import KnowledgeBase
 from retrieval_gate.settings import SuiteConfig
@@ -16,8 +17,6 @@ def suite_chunks(kb: KnowledgeBase, suite_config: SuiteConfig) -> tuple[Chunk, .
     """``chunk_kb`` with the suite's chunking; ``unit: tokens`` counts the suite model's word pieces."""
     tokens = None
     if suite_config.chunking.unit == "tokens":
-        from retrieval_gate.embed.tokens import load_tokens
-
         tokens = load_tokens(suite_config.model)
         if tokens is None:
             raise UsageError(f"chunking.unit: tokens needs the tokenizer of model {suite_config.model!r} "
@@ -28,8 +27,6 @@ def suite_chunks(kb: KnowledgeBase, suite_config: SuiteConfig) -> tuple[Chunk, .
 def truncation_extras(*, model: str, chunks: Sequence[Chunk]) -> dict[str, Any] | None:
     """How many chunks exceed ``model``'s limit (``max_seq_length`` word pieces, special tokens
     counted): their tails are never embedded. None when the model's tokenizer is not at hand."""
-    from retrieval_gate.embed.tokens import load_tokens
-
     try:
         tokens = load_tokens(model)
     except RetrievalGateError:

@@ -15,6 +15,7 @@ import typer
 from retrieval_gate.bounds import MAX_BATCH_SIZE, MAX_OVERFETCH, MIN_BATCH_SIZE, MIN_CHUNK_SIZE, MIN_OVERFETCH
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 
 if TYPE_CHECKING:
@@ -160,7 +161,6 @@ def eval_command(
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.files import write_json_atomic
     from retrieval_gate.models import MISSING_FROM_RUN

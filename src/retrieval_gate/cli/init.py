@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 
 if TYPE_CHECKING:
@@ -290,7 +291,6 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.baseline.kb_diff import manifest_path
     from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.clock import now_iso
-    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.audit_suite import audit_suite, dumps_audit
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.files import write_json_atomic, write_text_atomic

@@ -4,6 +4,7 @@ byte for byte — and a manifest next to them (``<out>.subset.json``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -55,8 +56,6 @@ def subset_command(
         raw = dict(iter_lines(Path(cases), []))
         text = "".join(raw[case_set.lines[c.id]].rstrip("\r\n") + "\n" for c in chosen)
     else:  # a BEIR folder: the chosen cases as JSONL
-        import json
-
         text = "".join(json.dumps({"id": c.id, "query": c.query, "gold": list(c.gold)}, ensure_ascii=False) + "\n"
                        for c in chosen)
     write_text_atomic(out, text)

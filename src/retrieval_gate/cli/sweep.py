@@ -7,6 +7,7 @@ statistics, pure); this module reads the flags and the config file and writes th
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from typing import Any
 import typer
 
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 
 PART_KIND = "retrieval-gate sweep part"
@@ -100,8 +103,6 @@ def merge_parts(paths: list[Path]) -> dict[str, Any]:
 def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str, base: Any) -> None:
     """Write the winner into the suite's block of the config file (comments kept), checked by
     reading it back; where the file cannot be edited line by line, print the change instead."""
-    import difflib
-
     from retrieval_gate.files import write_text_atomic
     from retrieval_gate.settings import parse_config, resolve_suite
     from retrieval_gate.sweep.apply import edit_config
@@ -159,8 +160,6 @@ def sweep_command(
     paired deltas, a winner confirmed on cases it was not chosen on, the knee of each numeric axis.
     Exit 0 ok; 2 bad input."""
     from retrieval_gate.cli.eval import CliProgress
-    from retrieval_gate.cli.paths import refuse_output_onto_inputs
-    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.files import write_json_atomic
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite

@@ -87,13 +87,12 @@ def compare_command(
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
     from retrieval_gate.files import write_json_atomic
+    from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_comparison
 
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
                                                                 "--config": config})
     loaded = read_results(results)
-    from retrieval_gate.overrides import SuiteOverrides
-
     overrides = SuiteOverrides(gate=gate_overrides(fail_on_regression=fail_on_regression, floor=floor,
                                                    max_drop=max_drop, alpha=alpha,
                                                    require_significance=require_significance, correction=correction))

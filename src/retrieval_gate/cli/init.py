@@ -120,7 +120,7 @@ def init_command(
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.scaffold import plan as planning
     from retrieval_gate.scaffold.detect import Found, detect
-    from retrieval_gate.settings import load_config, suite_name_problem
+    from retrieval_gate.settings import load_config, suite_baseline_path, suite_name_problem
 
     root = directory
     if not root.is_dir():
@@ -175,8 +175,6 @@ def init_command(
         for line in planning.commit_commands(written):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
         return
-    from retrieval_gate.settings import suite_baseline_path
-
     stem = suite_baseline_path(suite=suite).removesuffix(".json")
     ours = [*paths, *(f"{stem}{end}" for end in (".json", ".kb.json", ".audit.json"))]
     pending = _uncommitted(root, [p for p in ours if (root / p).is_file()])

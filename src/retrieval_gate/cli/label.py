@@ -51,6 +51,7 @@ def queue_command(
 ) -> None:
     """List the unjudged cards that outrank the gold of the changed cases (cause unjudged), with
     their title, a snippet and the content hash a decision carries. Exit 0; 2 on bad input."""
+    from retrieval_gate.artifacts.labels import queue_for
     from retrieval_gate.artifacts.results import read_comparison
     from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.dataset import load_dataset
@@ -61,8 +62,6 @@ def queue_command(
     loaded = read_comparison(comparison)
     _, knowledge = load_dataset(cases=cases_path, kb=kb_path)
     assert knowledge is not None
-    from retrieval_gate.artifacts.labels import queue_for
-
     items = queue_for(comparison=loaded, kb=knowledge, cases_path=cases_path)
     for item in items:
         console.print(f"{item.case} · {item.card} (rank {item.rank}, sha {item.sha}) {item.title}\n    {item.snippet}",

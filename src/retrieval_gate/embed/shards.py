@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from retrieval_gate.embed import CACHE_FILE
 from retrieval_gate.embed.cache import CACHE_SCHEMA, SLICE_SIZE, EmbeddingCache
 from retrieval_gate.embed.check import checksum, vector_ok
@@ -136,8 +138,6 @@ def _check_schema(conn: sqlite3.Connection, file: Path) -> None:
 
 
 def _vector(blob: bytes) -> Any:
-    import numpy as np
-
     return np.frombuffer(blob, dtype=np.float32)
 
 

@@ -11,6 +11,7 @@ from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.defaults import DEFAULT_RESAMPLES  # imports nothing: --help stays light
 from retrieval_gate.errors import UsageError
+from retrieval_gate.files import write_json_atomic
 
 if TYPE_CHECKING:
     from retrieval_gate.overrides import GateOverrides, SuiteOverrides
@@ -86,7 +87,6 @@ def compare_command(
     from retrieval_gate.artifacts.results import read_results
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
-    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_comparison
 

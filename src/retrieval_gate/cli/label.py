@@ -15,6 +15,7 @@ import typer
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_text_atomic
 
 if TYPE_CHECKING:
     from retrieval_gate.audit.label_queue import Decision
@@ -53,7 +54,6 @@ def queue_command(
     their title, a snippet and the content hash a decision carries. Exit 0; 2 on bad input."""
     from retrieval_gate.artifacts.labels import queue_for
     from retrieval_gate.artifacts.results import read_comparison
-    from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.dataset import load_dataset
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
@@ -108,7 +108,6 @@ def apply_command(
     unknown case or card, or a card whose content changed since it was judged."""
     from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
     from retrieval_gate.audit.label_queue import add_to_jsonl, add_to_qrels, not_relevant_lines, plan_labels
-    from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.cases import qrels_path
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.textfile import display, read_bytes

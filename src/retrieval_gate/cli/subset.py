@@ -11,6 +11,8 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.errors import UsageError
+from retrieval_gate.files import sha256_bytes, write_json_atomic, write_text_atomic
+from retrieval_gate.load.subset_manifest import manifest_path
 
 
 @app.command("subset")
@@ -27,9 +29,7 @@ def subset_command(
     from retrieval_gate.audit.params import is_coverage_field
     from retrieval_gate.audit.run import audit_cards
     from retrieval_gate.audit.subset import stratified_subset
-    from retrieval_gate.files import sha256_bytes, write_json_atomic, write_text_atomic
     from retrieval_gate.load.cases import load_cases
-    from retrieval_gate.load.subset_manifest import manifest_path
     from retrieval_gate.load.textfile import iter_lines
 
     fields = [f.strip() for f in by.split(",") if f.strip()]

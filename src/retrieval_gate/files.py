@@ -3,14 +3,20 @@ writes files for the core (stores and caches have their own adapters)."""
 
 from __future__ import annotations
 
+import fcntl
+import glob
 import hashlib
 import json
 import os
+import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from retrieval_gate.errors import OutputError, Problem
 
@@ -29,7 +35,6 @@ def dumps_json(data: Any) -> str:
         ready = _for_orjson(data)
     except _NotPlain:
         return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    import orjson
 
     try:
         options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
@@ -77,8 +82,6 @@ def _for_orjson(value: Any) -> Any:
         if value - value != 0.0:  # NaN or ±inf
             raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
         if value and -1e-4 < value < 1e-4:
-            import orjson
-
             return orjson.Fragment(repr(value))
         return value
     if kind is int:
@@ -120,8 +123,6 @@ def write_text_atomic(path: Path, *, text: str) -> None:
 def write_target(path: Path) -> Path:
     """The file a write of ``path`` replaces: ``path`` itself when missing or a regular file; the
     file a symbolic link points to when that is a regular file; an OutputError otherwise."""
-    import stat
-
     try:
         info = os.lstat(path)
     except OSError:  # missing (or unreachable: the write itself says why)
@@ -149,8 +150,6 @@ STALE_AFTER_S = 5.0  # a temp file this old that no writer holds was left by a k
 
 
 def _hold(fd: int) -> None:
-    import fcntl
-
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
@@ -158,9 +157,6 @@ def remove_stale_temps(path: Path) -> int:
     """Remove the ``.<name>.*.tmp`` files a killed writer of ``path`` left beside it: those no
     live writer holds (each writer locks its own temp file) and older than ``STALE_AFTER_S``
     (the instant between a temp file's creation and its lock). Returns how many went."""
-    import fcntl
-    import time
-
     removed = 0
     for tmp in Path(path).parent.glob(f".{glob_escape(Path(path).name)}.*.tmp"):
         try:
@@ -185,8 +181,6 @@ def remove_stale_temps(path: Path) -> int:
 
 
 def glob_escape(name: str) -> str:
-    import glob
-
     return glob.escape(name)
 
 
@@ -232,8 +226,6 @@ def folder_lock(folder: Path) -> Iterator[None]:
     others' history entries. The folder, not the file, is locked: the file is replaced by an
     atomic rename (a lock on its old inode would not hold) and may not exist yet. The lock is
     released when the block ends, also on error; it leaves nothing behind."""
-    import fcntl
-
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)

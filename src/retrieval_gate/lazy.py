@@ -7,7 +7,9 @@ loaded on first use, in one of three ways, all defined here:
 - ``lazy_exports(package, {name: module})``: a package's ``__getattr__`` that imports the module
   of a name when the name is first asked for.
 
-Everything else that is heavy is imported inside the function that needs it."""
+Any other import that start-up must not pay for is inside the function that needs it: a heavy
+package, or a module that imports one, or — in a module ``--help`` loads — a module ``--help``
+does not load (docs/ARCHITECTURE.md, "Imports at the module's top")."""
 
 from __future__ import annotations
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,6 +203,163 @@ def test_the_layer_check_sees_an_import_up_or_sideways() -> None:
 def test_every_import_points_down_the_layers(trees) -> None:
     """The stronger form of "no cycles": the order docs/ARCHITECTURE.md draws is the imports' order."""
     assert upward_imports(trees) == []
+
+
+# An import inside a function is there for start-up's sake; everything else is at the module's top
+# (docs/ARCHITECTURE.md, "Imports"). Heavy: tests/integration/test_import_boundaries.py's HEAVY, and what
+# imports one of them or costs as much: datasketch (numpy, scipy), gitlab (requests), onnx (numpy),
+# huggingface_hub (its snapshot_download loads ~400 modules, ~0.2 s).
+HEAVY_PACKAGES = frozenset({"torch", "sentence_transformers", "chromadb", "scipy", "numpy", "rich", "jinja2", "github",
+                            "requests", "bm25s", "onnxruntime", "transformers", "datasketch", "gitlab", "onnx",
+                            "huggingface_hub"})
+# What ``retrieval-gate --help`` loads (it imports every command's module), listed by a fresh interpreter.
+STARTUP_PROBE = ("import sys\nfrom retrieval_gate.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+                 "    pass\nprint(' '.join(sorted(sys.modules)))")
+
+
+def module_name(rel: str) -> str:
+    """``compare/gate.py`` → ``retrieval_gate.compare.gate``; ``audit/__init__.py`` → ``retrieval_gate.audit``."""
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(["retrieval_gate", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def lazy_exports_of(trees: Mapping[str, ast.Module]) -> dict[str, dict[str, str]]:
+    """Per package, the names its ``lazy.lazy_exports`` ``__getattr__`` loads and their modules."""
+    found = {}
+    for rel, tree in trees.items():
+        assigned = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                    for target in node.targets if isinstance(target, ast.Name)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_exports":
+                table = node.args[1] if len(node.args) > 1 else next(k.value for k in node.keywords
+                                                                     if k.arg == "exports")
+                found[module_name(rel)] = ast.literal_eval(assigned[table.id] if isinstance(table, ast.Name) else table)
+    return found
+
+
+def modules_loaded(rel: str, node: ast.Import | ast.ImportFrom, *, known: set[str],
+                   exports: Mapping[str, Mapping[str, str]]) -> set[str]:
+    """The modules an import statement loads: the one named and its parent packages, and each imported
+    name that is a submodule (``from retrieval_gate.audit import run``) or a lazy export of it."""
+    if isinstance(node, ast.Import):
+        named = [alias.name for alias in node.names]
+    else:
+        if node.level:
+            package = rel.removesuffix(".py").split("/")[:-1]
+            base = ".".join(["retrieval_gate", *package[: len(package) - node.level + 1]])
+            source = f"{base}.{node.module}" if node.module else base
+        else:
+            source = node.module or ""
+        named = [source]
+        for alias in node.names:
+            if f"{source}.{alias.name}" in known:
+                named.append(f"{source}.{alias.name}")
+            elif alias.name in exports.get(source, {}):
+                named.append(exports[source][alias.name])
+    parts = [name.split(".") for name in named]
+    return {".".join(p[:i]) for p in parts for i in range(1, len(p) + 1)}
+
+
+def top_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports a module runs when it is imported: outside functions and ``if TYPE_CHECKING:``."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            stack.extend(node.orelse)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def imports_in_functions(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Each import inside a function, and whether an ``except ImportError`` guards it (an optional package)."""
+    def visit(node: ast.AST, in_function: bool, guarded: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+        if isinstance(node, ast.Import | ast.ImportFrom) and in_function:
+            yield node, guarded
+        catches = isinstance(node, ast.Try) and any(
+            handler.type is not None and {"ImportError", "ModuleNotFoundError"} & {
+                n.id for n in ast.walk(handler.type) if isinstance(n, ast.Name)} for handler in node.handlers)
+        for child in ast.iter_child_nodes(node):
+            yield from visit(child, in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef),
+                             guarded or (catches and child in node.body))
+    yield from visit(tree, False, False)
+
+
+def needless_inner_imports(trees: Mapping[str, ast.Module], *, startup: frozenset[str],
+                           commands: frozenset[str]) -> list[str]:
+    """``module:line: import`` for each import inside a function that could be at the module's top: it
+    names no heavy package nor a module of ours that imports one at its top (transitively), no
+    package that may be absent (guarded by ``except ImportError``), no other command's module
+    (``cli/<command>.py``: importing one registers its command), and it would not make
+    ``--help`` load more (its module is not loaded by ``--help``, or what it names is)."""
+    known = {module_name(rel) for rel in trees}
+    exports = lazy_exports_of(trees)
+    loads = {module_name(rel): set().union(*(modules_loaded(rel, node, known=known, exports=exports)
+                                             for node in top_level_imports(tree)))
+             for rel, tree in trees.items()}
+    heavy = {name for name, loaded in loads.items() if any(n.split(".")[0] in HEAVY_PACKAGES for n in loaded)}
+    while grown := {name for name, loaded in loads.items() if name not in heavy and loaded & heavy}:
+        heavy |= grown
+    command_modules = {f"retrieval_gate.cli.{command}" for command in commands}
+    found = []
+    for rel, tree in trees.items():
+        for node, guarded in imports_in_functions(tree):
+            loaded = modules_loaded(rel, node, known=known, exports=exports)
+            if guarded or loaded & heavy or any(name.split(".")[0] in HEAVY_PACKAGES for name in loaded) \
+                    or (loaded & command_modules) - {module_name(rel)}:
+                continue
+            if module_name(rel) in startup and not loaded <= startup:
+                continue
+            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    return sorted(found)
+
+
+def test_the_inner_import_finder_sees_an_import_that_belongs_at_the_top() -> None:
+    trees = {rel: ast.parse(source) for rel, source in {
+        "files.py": "import os\n",
+        "store/__init__.py": "",
+        "store/chroma.py": "import numpy\n",
+        "store/base.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import numpy\n",
+        "audit/__init__.py": "from retrieval_gate.lazy import lazy_exports\n"
+                             "_EXPORTS = {'run_audit': 'retrieval_gate.audit.run'}\n"
+                             "__getattr__ = lazy_exports('retrieval_gate.audit', _EXPORTS)\n",
+        "audit/run.py": "from ..store import chroma\n",
+        "cli/__init__.py": "",
+        "cli/eval.py": "def f():\n    from retrieval_gate.files import x\n    import json\n",
+        "cli/score.py": "def f():\n    from retrieval_gate.cli.eval import P\n    from retrieval_gate import files\n",
+        "sweep/run.py": "class C:\n    def f(self):\n        import json\n"
+                        "        try:\n            import extra\n        except ImportError:\n            pass\n"
+                        "        from retrieval_gate.audit import run_audit\n"
+                        "        from retrieval_gate.audit import other\n"
+                        "        from retrieval_gate.store import base\n",
+    }.items()}
+    startup = frozenset({"retrieval_gate", "retrieval_gate.cli", "retrieval_gate.cli.eval", "retrieval_gate.cli.score",
+                         "json"})
+    assert needless_inner_imports(trees, startup=startup, commands=frozenset({"eval", "score"})) == [
+        "cli/eval.py:3: import json",
+        "sweep/run.py:10: from retrieval_gate.store import base",
+        "sweep/run.py:3: import json",
+        "sweep/run.py:9: from retrieval_gate.audit import other",
+    ]
+
+
+@pytest.fixture(scope="module")
+def startup_modules() -> frozenset[str]:
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    done = subprocess.run([sys.executable, "-c", STARTUP_PROBE], env=env, capture_output=True, text=True, check=True,
+                          timeout=300)
+    return frozenset(done.stdout.strip().splitlines()[-1].split())
+
+
+def test_imports_inside_functions_are_heavy_optional_or_kept_from_start_up(trees, startup_modules) -> None:
+    """lazy.py's rule: an import goes inside a function only when start-up must not pay for it."""
+    from retrieval_gate.cli import COMMAND_MODULES
+
+    assert "retrieval_gate.cli.eval" in startup_modules and "numpy" not in startup_modules
+    assert needless_inner_imports(trees, startup=startup_modules,
+                                  commands=frozenset(COMMAND_MODULES.values())) == []
 
 
 def test_load_reads_user_inputs_only(trees) -> None:
@@ -601,12 +761,6 @@ def test_the_token_is_read_by_the_entry_point_only(trees) -> None:
                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
                      and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "github_token")
     assert callers == ["cli/action.py"]
-
-
-def module_name(rel: str) -> str:
-    """``compare/gate.py`` → ``retrieval_gate.compare.gate``; ``compare/__init__.py`` → ``retrieval_gate.compare``."""
-    parts = rel.removesuffix(".py").split("/")
-    return ".".join(["retrieval_gate", *(parts[:-1] if parts[-1] == "__init__" else parts)])
 
 
 def _names_imported(rel: str, tree: ast.Module) -> Iterator[tuple[str, str, str]]:

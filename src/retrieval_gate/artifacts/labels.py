@@ -8,8 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrieval_gate.audit.label_queue import label_queue, snippets
 from retrieval_gate.errors import Problem
+from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if
+from retrieval_gate.score.kb_manifest import kb_manifest
 
 if TYPE_CHECKING:
     from retrieval_gate.audit.label_queue import QueueItem
@@ -53,9 +56,6 @@ def not_relevant_by_case(cases: Path) -> dict[str, set[str]]:
 def queue_for(*, comparison: Comparison, kb: KnowledgeBase, cases_path: Path) -> list[QueueItem]:
     """The labelling queue of ``comparison``'s unjudged cases over this KB, less the pairs the
     sidecar beside ``cases_path`` keeps as not relevant (while the card is unchanged)."""
-    from retrieval_gate.audit.label_queue import label_queue, snippets
-    from retrieval_gate.score.kb_manifest import kb_manifest
-
     manifest = kb_manifest(kb.cards)
     decided = {(case, card) for case, card, sha in read_not_relevant(not_relevant_path(cases_path))
                if card in manifest and manifest[card].sha == sha}
@@ -72,6 +72,5 @@ def report_queue(*, results: Results, comparison: Comparison | None, kb: Path | 
     kb_path = kb if kb is not None else Path(recorded.path) if recorded is not None else None
     if kb_path is None or not kb_path.exists() or cases is None:
         return None
-    from retrieval_gate.load.kb import load_kb
 
     return queue_for(comparison=comparison, kb=load_kb(kb_path), cases_path=Path(cases.path))

@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
+from retrieval_gate.audit import AuditReport
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import dumps_json, write_text_atomic
 from retrieval_gate.load import boundary
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
-
-if TYPE_CHECKING:
-    from retrieval_gate.audit import AuditReport
 
 
 def json_document(raw: bytes, *, source: Path) -> Any:
@@ -124,8 +122,6 @@ def read_audit(path: Path) -> AuditReport:
 def parse_audit(raw: bytes, *, source: Path) -> AuditReport:
     """Validate an audit file's bytes (a local file, or the base's read through the API);
     ``source`` names it in errors."""
-    from retrieval_gate.audit import AuditReport
-
     data = json_document(raw, source=source)
     try:
         return AuditReport.model_validate(data)

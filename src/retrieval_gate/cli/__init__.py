@@ -5,7 +5,10 @@ error — a bug, reported in one line; the traceback only under ``--debug`` or
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+import traceback
 from importlib import import_module
 from typing import Any
 
@@ -15,6 +18,7 @@ from retrieval_gate.cli.app import app, debug, err_console, report_internal_erro
 from retrieval_gate.environment import debug_requested, read_environment, skip_pydantic_plugins
 from retrieval_gate.errors import InternalError, ProblemsError, RetrievalGateError
 from retrieval_gate.lazy import LazyModule
+from retrieval_gate.render.escape import shown
 
 # Each command lives in its own module, which registers it on ``app`` when imported. ``main``
 # imports only the module of the command it was asked for (start-up: typer reads the signature of
@@ -74,8 +78,6 @@ def main(argv: list[str] | None = None) -> None:
     except (click.ClickException, typer.TyperException) as exc:
         # typer ≥ 0.25 vendors click (typer._click): its usage errors are TyperExceptions. They
         # quote the arguments given: printed through the escaping console like everything else.
-        import io
-
         shown_text = io.StringIO()
         exc.show(file=shown_text)
         err_console.print(shown_text.getvalue(), markup=False, highlight=False, soft_wrap=True, end="")
@@ -105,8 +107,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _permission_line(exc: PermissionError) -> str:
-    import os
-
     where = exc.filename if exc.filename is not None else "a file"
     return (f"{where}: permission denied for this user (uid {os.getuid()}): fix its owner or mode "
             "(chown/chmod), or pass another path")
@@ -116,8 +116,6 @@ def report_store_panic(exc: BaseException) -> int:
     """One line for a panic of chromadb's Rust core that reached the top (the store adapter turns
     the ones it sees into a rebuild); the traceback only under ``--debug``."""
     if debug.on:
-        import traceback
-
         err_console.print(traceback.format_exc(), markup=False, highlight=False, soft_wrap=True)
     message = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "no message"
     err_console.print(f"error: the Chroma store failed (a panic in chromadb: {message}); delete the store folder "
@@ -128,8 +126,6 @@ def report_store_panic(exc: BaseException) -> int:
 
 def _report(exc: RetrievalGateError) -> None:
     if isinstance(exc, ProblemsError):  # bad input, or an output that could not be written
-        from retrieval_gate.render.escape import shown
-
         for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:  # one line each, whatever a file name holds
             err_console.print(f"error: {shown(problem)}", markup=False, highlight=False, soft_wrap=True)
         if len(exc.problems) > MAX_PROBLEMS_SHOWN:

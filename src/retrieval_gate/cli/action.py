@@ -21,6 +21,8 @@ import typer
 
 from retrieval_gate.cli.app import app
 from retrieval_gate.errors import GitHubError, InputError, InternalError, Problem, ProblemsError, RetrievalGateError
+from retrieval_gate.publish.runner import Runner
+from retrieval_gate.publish.untrusted import scrub_text
 
 
 @app.command()
@@ -37,8 +39,6 @@ def action() -> None:
     )
     from retrieval_gate.publish.flows import run_action
     from retrieval_gate.publish.gitlab_settings import github_shaped, gitlab_token, on_gitlab, pipeline_url
-    from retrieval_gate.publish.runner import Runner
-    from retrieval_gate.publish.untrusted import scrub_text
 
     env = runner_environment()
     gitlab = on_gitlab(env)
@@ -99,8 +99,6 @@ def _say_outside_github(*, outcome: Any, out_dir: Path, since: float) -> None:
 
 def _scrubbed(exc: RetrievalGateError, secrets: list[str]) -> RetrievalGateError:
     """The same error, or — if its text holds a secret — a GitHubError with the secrets masked."""
-    from retrieval_gate.publish.untrusted import scrub_text
-
     text = str(exc)
     if scrub_text(text, secrets=secrets) == text:
         return exc

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from retrieval_gate import __version__, release_pin
 from retrieval_gate.errors import one_line
 from retrieval_gate.lazy import LazyObject
 
@@ -79,8 +80,6 @@ def report_internal_error(exc: BaseException, *, clean: Callable[[str], str] = _
 
 def version_text() -> str:
     """``retrieval-gate 0.1.0``, and the release commit its workflows pin when the build has one."""
-    from retrieval_gate import __version__, release_pin
-
     if release_pin.ACTION_REF is not None:
         label = f"{release_pin.ACTION_VERSION} " if release_pin.ACTION_VERSION else ""
         return f"retrieval-gate {__version__} (release {label}{release_pin.ACTION_REF})"

@@ -12,6 +12,7 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.errors import UsageError
+from retrieval_gate.files import write_text_atomic
 
 
 @app.command("audit")
@@ -36,7 +37,6 @@ def audit_command(
     from retrieval_gate.artifacts.results import read_audit, write_audit
     from retrieval_gate.audit import introduced, resolved
     from retrieval_gate.evaluation.audit_suite import audit_suite
-    from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.textfile import display
     from retrieval_gate.overrides import AuditOverrides, SuiteOverrides
     from retrieval_gate.render.audit import print_audit, render_audit_html, render_audit_section

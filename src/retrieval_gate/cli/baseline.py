@@ -10,8 +10,10 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.clock import now_iso
 from retrieval_gate.defaults import DEFAULT_HISTORY_LIMIT  # imports nothing: --help stays light
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.files import folder_lock
 
 baseline_app = typer.Typer(
     name="baseline",
@@ -41,8 +43,6 @@ def update(
     from retrieval_gate.artifacts.baseline import read_baseline, write_baseline, write_kb_manifest
     from retrieval_gate.artifacts.results import read_results
     from retrieval_gate.baseline.update import update_baseline
-    from retrieval_gate.clock import now_iso
-    from retrieval_gate.files import folder_lock
 
     refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})
     stamp = check_timestamp(timestamp) if timestamp is not None else now_iso()

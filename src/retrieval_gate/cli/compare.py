@@ -91,8 +91,6 @@ def compare_command(
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
                                                                 "--config": config})
     loaded = read_results(results)
-    from retrieval_gate.overrides import SuiteOverrides
-
     overrides = SuiteOverrides(gate=gate_overrides(fail_on_regression=fail_on_regression, floor=floor,
                                                    max_drop=max_drop, alpha=alpha,
                                                    require_significance=require_significance, correction=correction))

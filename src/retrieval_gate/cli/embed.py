@@ -12,6 +12,7 @@ import typer
 
 from retrieval_gate.bounds import MAX_BATCH_SIZE, MIN_BATCH_SIZE, MIN_CHUNK_SIZE
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.environment import onnx_export_root, read_environment
 
 
 @app.command("embed")
@@ -33,7 +34,6 @@ def embed_command(
     the embedding cache's format. Exit 0; 2 on bad input."""
     from retrieval_gate.cli.eval import CliProgress
     from retrieval_gate.embed.shards import parse_shard
-    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.embed_shard import embed_shard
     from retrieval_gate.overrides import ChunkOverrides, SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite

@@ -15,7 +15,10 @@ import typer
 from retrieval_gate.bounds import MAX_BATCH_SIZE, MAX_OVERFETCH, MIN_BATCH_SIZE, MIN_CHUNK_SIZE, MIN_OVERFETCH
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.clock import now_iso
+from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_json_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -160,8 +163,6 @@ def eval_command(
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
     from retrieval_gate.artifacts.results import write_results
-    from retrieval_gate.clock import now_iso
-    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.models import MISSING_FROM_RUN
     from retrieval_gate.render.terminal import print_results
@@ -240,7 +241,6 @@ def write_side_by_side(all_results: dict[str, Results], *, out: Path, reference:
     """Several retrievers: one table with paired deltas vs the reference, and its JSON
     (``<out stem>.side_by_side.json``)."""
     from retrieval_gate.compare.side_by_side import side_by_side
-    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.render.side_by_side import side_by_side_table
 
     sbs = side_by_side(results=all_results, reference=reference)

@@ -16,11 +16,18 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from retrieval_gate import __version__, release_pin
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.clock import now_iso
+from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_text_atomic
+from retrieval_gate.scaffold import plan as planning
+from retrieval_gate.scaffold.detect import Found, choose, detect
+from retrieval_gate.scaffold.gitlab_ci import valid_image
+from retrieval_gate.scaffold.plan import CI_SYSTEMS, KEEP, SAME, parse_action_ref
 
 if TYPE_CHECKING:
-    from retrieval_gate.scaffold.detect import Found
     from retrieval_gate.scaffold.plan import ActionPin
 
 SKIP_DIRS = frozenset({".git", ".retrieval-gate", "node_modules", ".venv", "venv", "env", "site-packages",
@@ -64,8 +71,6 @@ def current_branch(root: Path) -> str:
 
 
 def _pick(what: str, flag: str, candidates: list[Found]) -> Found:
-    from retrieval_gate.scaffold.detect import Found, choose
-
     chosen = choose(candidates)
     if chosen is not None:
         return chosen
@@ -85,9 +90,6 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _pin(action_ref: str | None) -> ActionPin | None:
-    from retrieval_gate import __version__, release_pin
-    from retrieval_gate.scaffold.plan import parse_action_ref
-
     if action_ref is not None:  # a version label only for the commit this release was built from
         known = release_pin.ACTION_REF is not None and parse_action_ref(release_pin.ACTION_REF, version="").sha \
             == parse_action_ref(action_ref, version="").sha
@@ -117,9 +119,7 @@ def init_command(
     other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
     or do not validate (nothing is written then)."""
     from retrieval_gate.load.dataset import load_dataset
-    from retrieval_gate.scaffold import plan as planning
-    from retrieval_gate.scaffold.detect import Found, detect
-    from retrieval_gate.settings import load_config, suite_name_problem
+    from retrieval_gate.settings import load_config, suite_baseline_path, suite_name_problem
 
     root = directory
     if not root.is_dir():
@@ -174,8 +174,6 @@ def init_command(
         for line in planning.commit_commands(written):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
         return
-    from retrieval_gate.settings import suite_baseline_path
-
     stem = suite_baseline_path(suite=suite).removesuffix(".json")
     ours = [*paths, *(f"{stem}{end}" for end in (".json", ".kb.json", ".audit.json"))]
     pending = _uncommitted(root, [p for p in ours if (root / p).is_file()])
@@ -208,9 +206,6 @@ def _uncommitted(root: Path, paths: list[str]) -> list[str] | None:
 
 def _gitlab_choice(*, ci: str, image: str | None, action_ref: str | None) -> bool:
     """Whether init writes GitLab's pipeline (``--ci gitlab``) rather than GitHub's workflows."""
-    from retrieval_gate.scaffold.gitlab_ci import valid_image
-    from retrieval_gate.scaffold.plan import CI_SYSTEMS
-
     if ci not in CI_SYSTEMS:
         raise UsageError(f"--ci {ci!r}: expected one of {', '.join(CI_SYSTEMS)}")
     if ci == "github" and image is not None:
@@ -251,9 +246,6 @@ def _apply(root: Path, steps: list, *, force: bool) -> list[str]:
     """Write the planned files (atomically); one line per file; the paths created or changed. A
     file that is a symbolic link is kept without ``--force`` (with it, the file it points to is
     written, when that lies inside the repository)."""
-    from retrieval_gate.files import write_text_atomic
-    from retrieval_gate.scaffold.plan import KEEP, SAME
-
     changed = []
     for step in steps:
         if step.action == SAME:
@@ -290,8 +282,6 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.artifacts.results import write_audit, write_results
     from retrieval_gate.baseline.kb_diff import manifest_path
     from retrieval_gate.baseline.update import update_baseline
-    from retrieval_gate.clock import now_iso
-    from retrieval_gate.environment import onnx_export_root, read_environment
     from retrieval_gate.evaluation.audit_suite import audit_suite
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from retrieval_gate.cli.app import app, console
-from retrieval_gate.errors import UsageError
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_text_atomic
 
 if TYPE_CHECKING:
     from retrieval_gate.audit.label_queue import Decision
@@ -50,9 +52,8 @@ def queue_command(
 ) -> None:
     """List the unjudged cards that outrank the gold of the changed cases (cause unjudged), with
     their title, a snippet and the content hash a decision carries. Exit 0; 2 on bad input."""
+    from retrieval_gate.artifacts.labels import queue_for
     from retrieval_gate.artifacts.results import read_comparison
-    from retrieval_gate.cli.paths import refuse_output_onto_inputs
-    from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.dataset import load_dataset
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
@@ -61,8 +62,6 @@ def queue_command(
     loaded = read_comparison(comparison)
     _, knowledge = load_dataset(cases=cases_path, kb=kb_path)
     assert knowledge is not None
-    from retrieval_gate.artifacts.labels import queue_for
-
     items = queue_for(comparison=loaded, kb=knowledge, cases_path=cases_path)
     for item in items:
         console.print(f"{item.case} · {item.card} (rank {item.rank}, sha {item.sha}) {item.title}\n    {item.snippet}",
@@ -78,7 +77,6 @@ def read_decisions(path: Path) -> list[tuple[int, Decision]]:
     from pydantic import ValidationError
 
     from retrieval_gate.audit.label_queue import Decision
-    from retrieval_gate.errors import Problem
     from retrieval_gate.load.textfile import display, iter_json_objects, raise_if, validation_problems
 
     if not path.is_file():
@@ -110,8 +108,6 @@ def apply_command(
     unknown case or card, or a card whose content changed since it was judged."""
     from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
     from retrieval_gate.audit.label_queue import add_to_jsonl, add_to_qrels, not_relevant_lines, plan_labels
-    from retrieval_gate.errors import InputError, Problem
-    from retrieval_gate.files import write_text_atomic
     from retrieval_gate.load.cases import qrels_path
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.textfile import display, read_bytes

@@ -13,6 +13,8 @@ import typer
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.errors import UsageError
+from retrieval_gate.files import write_text_atomic
+from retrieval_gate.render.escape import shown
 from retrieval_gate.render.limits import COMMENT_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -93,8 +95,6 @@ def report_command(
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
-    from retrieval_gate.files import write_text_atomic
-
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if template is not None and fmt != "markdown":
@@ -144,8 +144,6 @@ def report_command(
                       target=SafeConsole(file=buffer, width=120, no_color=True, highlight=False))
         text = buffer.getvalue()
     if out is None:
-        from retrieval_gate.render.escape import shown
-
         sys.stdout.write(shown(text, keep_newlines=True))  # a CI log: no line of PR text starts a command
         sys.stdout.flush()
     else:

@@ -7,7 +7,10 @@ import typer
 
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.load.boundary import quote
+from retrieval_gate.metrics import MEASURES_ALL, metric_grid
 
 
 @app.command()
@@ -29,10 +32,8 @@ def score(
     run (the ids do not match: nothing was measured)."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
     from retrieval_gate.artifacts.results import write_results
-    from retrieval_gate.clock import now_iso
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import load_run
-    from retrieval_gate.metrics import MEASURES_ALL, metric_grid
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.score.assemble import assemble_results
@@ -72,8 +73,6 @@ def score(
 def check_run_matches(*, run_ids: Iterable[str], case_ids: list[str], run_path: str, cases_path: str) -> None:
     """No case in the run → exit 2 (a run of other queries would score 0 with exit 0); some cases
     missing → a warning line (they count as failed)."""
-    from retrieval_gate.load.boundary import quote
-
     present = set(run_ids)
     missing = [cid for cid in case_ids if cid not in present]
     if not missing:

@@ -4,12 +4,15 @@ byte for byte — and a manifest next to them (``<out>.subset.json``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.errors import UsageError
+from retrieval_gate.files import sha256_bytes, write_json_atomic, write_text_atomic
+from retrieval_gate.load.subset_manifest import manifest_path
 
 
 @app.command("subset")
@@ -26,9 +29,7 @@ def subset_command(
     from retrieval_gate.audit.params import is_coverage_field
     from retrieval_gate.audit.run import audit_cards
     from retrieval_gate.audit.subset import stratified_subset
-    from retrieval_gate.files import sha256_bytes, write_json_atomic, write_text_atomic
     from retrieval_gate.load.cases import load_cases
-    from retrieval_gate.load.subset_manifest import manifest_path
     from retrieval_gate.load.textfile import iter_lines
 
     fields = [f.strip() for f in by.split(",") if f.strip()]
@@ -55,8 +56,6 @@ def subset_command(
         raw = dict(iter_lines(Path(cases), problems=[]))
         text = "".join(raw[case_set.lines[c.id]].rstrip("\r\n") + "\n" for c in chosen)
     else:  # a BEIR folder: the chosen cases as JSONL
-        import json
-
         text = "".join(json.dumps({"id": c.id, "query": c.query, "gold": list(c.gold)}, ensure_ascii=False) + "\n"
                        for c in chosen)
     write_text_atomic(out, text=text)

@@ -7,6 +7,7 @@ statistics, pure); this module reads the flags and the config file and writes th
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -14,33 +15,33 @@ from typing import Any
 import typer
 
 from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_json_atomic, write_text_atomic
+from retrieval_gate.metrics.headline import default_headline_k
+from retrieval_gate.metrics.names import parse_metric
+from retrieval_gate.sweep.apply import edit_config
+from retrieval_gate.sweep.html import render_sweep_html
+from retrieval_gate.sweep.render import markdown as to_markdown
+from retrieval_gate.sweep.render import terminal_table, verdict_lines
 
 PART_KIND = "retrieval-gate sweep part"
 PART_SCHEMA_VERSION = 1
 
 
 def _metric(suite_config: Any, given: str | None) -> str:
-    from retrieval_gate.metrics.headline import default_headline_k
-    from retrieval_gate.metrics.names import parse_metric
-
     text = given or suite_config.sweep.metric or f"ndcg@{suite_config.headline_k or default_headline_k(suite_config.k)}"
     return parse_metric(text).name
 
 
 def _print(sweep: dict[str, Any]) -> None:
-    from retrieval_gate.sweep.render import terminal_table, verdict_lines
-
     console.print(terminal_table(sweep), markup=False, highlight=False, soft_wrap=True)
     for line in verdict_lines(sweep):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _write(sweep: dict[str, Any], *, out: Path, markdown: Path | None, html: Path | None) -> None:
-    from retrieval_gate.files import write_json_atomic, write_text_atomic
-    from retrieval_gate.sweep.html import render_sweep_html
-    from retrieval_gate.sweep.render import markdown as to_markdown
-
     write_json_atomic(out, data=sweep)
     console.print(f"wrote {out}", markup=False)
     if markdown is not None:
@@ -100,11 +101,7 @@ def merge_parts(paths: list[Path]) -> dict[str, Any]:
 def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str, base: Any) -> None:
     """Write the winner into the suite's block of the config file (comments kept), checked by
     reading it back; where the file cannot be edited line by line, print the change instead."""
-    import difflib
-
-    from retrieval_gate.files import write_text_atomic
     from retrieval_gate.settings import parse_config, resolve_suite
-    from retrieval_gate.sweep.apply import edit_config
     from retrieval_gate.sweep.plan import Override
 
     if sweep["winner"] is None:
@@ -159,9 +156,6 @@ def sweep_command(
     paired deltas, a winner confirmed on cases it was not chosen on, the knee of each numeric axis.
     Exit 0 ok; 2 bad input."""
     from retrieval_gate.cli.eval import CliProgress
-    from retrieval_gate.cli.paths import refuse_output_onto_inputs
-    from retrieval_gate.environment import onnx_export_root, read_environment
-    from retrieval_gate.files import write_json_atomic
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 

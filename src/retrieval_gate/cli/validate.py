@@ -5,6 +5,7 @@ from pathlib import Path
 import typer
 
 from retrieval_gate.cli.app import app
+from retrieval_gate.errors import UsageError
 
 
 @app.command()
@@ -16,7 +17,6 @@ def validate(
 ) -> None:
     """Dataset integrity: every problem in the KB and the cases, and every gold id that does not
     resolve to a KB card. Exit 2 with file:line for each problem."""
-    from retrieval_gate.errors import UsageError
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite

@@ -17,6 +17,7 @@ read names how many entries were bad.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -299,8 +300,6 @@ def _check_fresh(vectors: np.ndarray) -> None:
 
 def _refuse_unwritable(path: Path) -> None:
     """A cache file (or its folder) this process may not write: exit 2 naming it, nothing deleted."""
-    import os
-
     for target in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         if target.exists() and not os.access(target, os.R_OK | os.W_OK):
             raise StoreError(f"embedding cache {target} is not readable and writable by this user "

@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from retrieval_gate.embed import CACHE_FILE
 from retrieval_gate.embed.cache import CACHE_SCHEMA, SLICE_SIZE, EmbeddingCache
 from retrieval_gate.embed.check import checksum, vector_ok
 from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.files import sha256_bytes
+from retrieval_gate.files import sha256_bytes, write_json_atomic
 
 MANIFEST_FILE = "shard.json"
 _ROWS_PER_PUT = 2_000
@@ -54,8 +56,6 @@ def shard_texts(texts: Iterable[str], *, index: int, count: int, slice_size: int
 
 
 def write_manifest(folder: Path, data: dict[str, Any]) -> None:
-    from retrieval_gate.files import write_json_atomic
-
     write_json_atomic(folder / MANIFEST_FILE, data=data)
 
 
@@ -138,8 +138,6 @@ def _check_schema(conn: sqlite3.Connection, file: Path) -> None:
 
 
 def _vector(blob: bytes) -> Any:
-    import numpy as np
-
     return np.frombuffer(blob, dtype=np.float32)
 
 

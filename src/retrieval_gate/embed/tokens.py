@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tokenizers import Tokenizer
+
 
 @dataclass(frozen=True)
 class Truncation:
@@ -34,8 +36,6 @@ class Truncation:
 
 class ModelTokens:
     def __init__(self, folder: Path):
-        from tokenizers import Tokenizer
-
         self._tok: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tok.no_truncation()
         self._tok.no_padding()

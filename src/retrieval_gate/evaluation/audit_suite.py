@@ -10,7 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrieval_gate.artifacts.labels import not_relevant_by_case
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
+from retrieval_gate.load.dataset import load_dataset
+from retrieval_gate.load.kb import load_kb
+from retrieval_gate.metrics.headline import default_headline_k
 
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditParams, AuditReport
@@ -24,9 +29,6 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
     are the knobs; ``results`` (a results file of these cases) turns on the label review at its
     headline k and gives the coverage cells their hit rates (``results_source`` names it in errors)."""
     from retrieval_gate.audit import run_audit
-    from retrieval_gate.evaluation.chunks import suite_chunks
-    from retrieval_gate.load.dataset import load_dataset
-    from retrieval_gate.metrics.headline import default_headline_k
 
     if suite_config.kb is None or suite_config.cases is None:
         raise UsageError("audit needs --kb and --cases (or a suite that names them)")
@@ -44,7 +46,6 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
             raise InputError(Problem(results_source, None,
                                      "no case of this results file is in the cases: results of another golden set?"))
     gate = suite_config.gate
-    from retrieval_gate.artifacts.labels import not_relevant_by_case
 
     return run_audit(cases=case_set.cases, entries=kb.cards, params=params or suite_config.audit, chunks=chunks,
                      max_drop=gate.max_drop.get(f"hit@{k}", gate.default_max_drop), alpha=gate.alpha,
@@ -55,9 +56,6 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
 def suite_truncation(*, suite_config: SuiteConfig) -> dict | None:
     """How many of the suite's chunks exceed its model's limit (``evaluation.chunks``); None when
     no retriever of the suite embeds, or the model's tokenizer is not at hand."""
-    from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
-    from retrieval_gate.load.kb import load_kb
-
     if suite_config.kb is None or not any(spec.needs_embedder for spec in suite_config.retrievers):
         return None
     chunks = suite_chunks(load_kb(Path(suite_config.kb)), chunking=suite_config.chunking, model=suite_config.model)

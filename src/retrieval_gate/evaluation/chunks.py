@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrieval_gate.chunk.chunking import Chunk, ChunkSettings, chunk_kb
+from retrieval_gate.embed.tokens import load_tokens
 from retrieval_gate.errors import RetrievalGateError, UsageError
 from retrieval_gate.models import KnowledgeBase
 
@@ -15,8 +16,6 @@ def suite_chunks(kb: KnowledgeBase, *, chunking: ChunkSettings, model: str) -> t
     """``chunk_kb`` with the suite's chunking; ``unit: tokens`` counts ``model``'s word pieces."""
     tokens = None
     if chunking.unit == "tokens":
-        from retrieval_gate.embed.tokens import load_tokens
-
         tokens = load_tokens(model)
         if tokens is None:
             raise UsageError(f"chunking.unit: tokens needs the tokenizer of model {model!r} "
@@ -27,8 +26,6 @@ def suite_chunks(kb: KnowledgeBase, *, chunking: ChunkSettings, model: str) -> t
 def truncation_extras(*, model: str, chunks: Sequence[Chunk]) -> dict[str, Any] | None:
     """How many chunks exceed ``model``'s limit (``max_seq_length`` word pieces, special tokens
     counted): their tails are never embedded. None when the model's tokenizer is not at hand."""
-    from retrieval_gate.embed.tokens import load_tokens
-
     try:
         tokens = load_tokens(model)
     except RetrievalGateError:

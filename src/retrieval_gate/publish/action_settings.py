@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -359,8 +360,6 @@ def _bool(name: str, value: str | None, default: bool | None) -> bool | None:
 def _url(name: str, value: str) -> str:
     """An http(s) URL with a host, as the runner sets it; anything else is a usage error naming
     the variable (never a crash inside the HTTP client)."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(value)
         _ = parts.port  # a port that is not a number raises ValueError

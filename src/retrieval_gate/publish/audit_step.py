@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrieval_gate.artifacts.results import audit_text, parse_audit
+from retrieval_gate.audit import introduced, resolved
 from retrieval_gate.errors import GitHubError, RetrievalGateError, one_line
 from retrieval_gate.publish.flow_context import FlowContext, GitHubPort
 
@@ -43,8 +45,6 @@ def run_suite_audit(ctx: FlowContext, *, suite_config: SuiteConfig) -> tuple[Aud
     file's text, or (None, why, "") when it cannot run (bad or missing data in a job that did not
     evaluate): a warning, never a failed run. Its time is logged: a big suite takes seconds to a
     minute."""
-    from retrieval_gate.artifacts.results import audit_text
-
     start = time.perf_counter()
     try:
         report = ctx.engine.audit(suite_config=suite_config)
@@ -103,8 +103,6 @@ def pull_request_audit(ctx: FlowContext, *, gh: GitHubPort, suite_config: SuiteC
                        ref: str, ref_label: str) -> PullAudit:
     """Audit the PR's data with ``suite_config`` (the base's ``audit:`` and gate settings), read
     the base's audit at ``ref`` through the API, and render what the PR introduced."""
-    from retrieval_gate.artifacts.results import parse_audit
-    from retrieval_gate.audit import introduced, resolved
     from retrieval_gate.render.audit import render_audit_note, render_audit_section
 
     s = ctx.settings

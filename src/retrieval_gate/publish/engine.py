@@ -11,7 +11,15 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from retrieval_gate.artifacts.baseline import baseline_from_text, baseline_text
+from retrieval_gate.artifacts.labels import report_queue
+from retrieval_gate.baseline.update import update_baseline
+from retrieval_gate.clock import now_iso
+from retrieval_gate.compare.gate_slices import check_gate_slices
+from retrieval_gate.evaluation.audit_suite import audit_suite
 from retrieval_gate.render.escape import shown
+from retrieval_gate.render.junit import render_junit
+from retrieval_gate.store.folder import LOCK_STAGE
 
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditReport
@@ -81,8 +89,6 @@ class LogProgress:
         self._shown: dict[str, int] = {}
 
     def step(self, stage: str, done: int, total: int) -> None:
-        from retrieval_gate.store.folder import LOCK_STAGE  # here: the action's start-up
-
         if stage == LOCK_STAGE:  # the store lock's own notes (every 30 s) tell the wait in a log
             return
         tenth = max(1, total // 10)
@@ -102,31 +108,23 @@ class RealEngine:
         self.log = log or (lambda line: print(shown(line), file=sys.stderr, flush=True))
 
     def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
-        from retrieval_gate.clock import now_iso
         from retrieval_gate.evaluation.run import run_eval
 
         return run_eval(suite_config=suite_config, suite=suite, progress=LogProgress(self.log), created_at=now_iso())
 
     def parse_baseline(self, *, text: str, source: str) -> Baseline:
-        from retrieval_gate.artifacts.baseline import baseline_from_text
-
         return baseline_from_text(text, source=source)
 
     def dumps_baseline(self, *, baseline: Baseline) -> str:
-        from retrieval_gate.artifacts.baseline import baseline_text
-
         return baseline_text(baseline)
 
     def update_baseline(self, *, baseline: Baseline | None, results: Results, sha: str | None,
                         ref: str | None, timestamp: str) -> Baseline:
-        from retrieval_gate.baseline.update import update_baseline
-
         return update_baseline(baseline=baseline, results=results, sha=sha, ref=ref, timestamp=timestamp)
 
     def compare(self, *, results: Results, baseline: Baseline, gate: GateSettings,
                 kb_before: Mapping[str, KbCard] | None = None) -> Comparison:
         from retrieval_gate.compare.comparison import compare
-        from retrieval_gate.compare.gate_slices import check_gate_slices
 
         check_gate_slices(gate=gate, slices=[*results.aggregates, *baseline.aggregates])  # a typo'd slice: exit 2
         return compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
@@ -137,8 +135,6 @@ class RealEngine:
         return comment_marker(suite)
 
     def audit(self, *, suite_config: SuiteConfig) -> AuditReport:
-        from retrieval_gate.evaluation.audit_suite import audit_suite
-
         return audit_suite(suite_config=suite_config)
 
     def render_comment(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None,
@@ -156,15 +152,12 @@ class RealEngine:
                               audit_section=audit_section)
 
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
-        from retrieval_gate.artifacts.labels import report_queue
         from retrieval_gate.render.html import render_html
 
         return render_html(results=results, comparison=comparison, baseline=baseline,
                            queue=report_queue(results=results, comparison=comparison))
 
     def render_junit(self, *, results: Results, comparison: Comparison | None) -> str:
-        from retrieval_gate.render.junit import render_junit
-
         return render_junit(results=results, comparison=comparison)
 
 

@@ -10,6 +10,7 @@ from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import BAD_STATUSES
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES
 from retrieval_gate.publish.runner import Runner
+from retrieval_gate.render.changes import change_line
 from retrieval_gate.score.scoring import OVERALL
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ def annotate_lost_cases(runner: Runner, comparison: Comparison | None, *, cases_
     card's rank before → after, and the cause (render.changes words)."""
     if comparison is None or not cases_file:
         return
-    from retrieval_gate.render.changes import change_line
 
     for change in comparison.changed_cases:
         if change.movement != "lost-hit":

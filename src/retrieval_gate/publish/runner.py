@@ -6,6 +6,7 @@ Formatting is pure (``format_output``, ``workflow_command``); :class:`Runner` do
 
 from __future__ import annotations
 
+import posixpath
 import secrets
 import sys
 from collections.abc import Mapping
@@ -65,8 +66,6 @@ def _no_old_form(text: str) -> str:
 def normal_path(path: str) -> str:
     """A workspace-relative path as an annotation names it: ``ci/../cases.jsonl`` → ``cases.jsonl``
     (``posixpath.normpath``, without touching the disk); ``./`` dropped."""
-    import posixpath
-
     return posixpath.normpath(path.replace("\\", "/")) if path else path
 
 

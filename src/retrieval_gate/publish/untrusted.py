@@ -17,6 +17,7 @@ payload limit), the base's config file 1 MiB.
 
 from __future__ import annotations
 
+import base64
 import errno
 import json
 import os
@@ -84,8 +85,6 @@ def read_confined(path: str | Path, *, workspace: Path, max_bytes: int, what: st
 
 def secret_forms(secret: str) -> list[str]:
     """How a secret can appear in text we write: as is, JSON-escaped, base64 (a Basic auth header)."""
-    import base64
-
     forms = [secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1],
              base64.b64encode(secret.encode()).decode()]
     return list(dict.fromkeys(form for form in forms if form))

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import Stemmer
 
-from retrieval_gate.chunk.chunking import ChunkSettings
+from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
 from retrieval_gate.errors import UsageError
 from retrieval_gate.filters import filter_key, matches
 from retrieval_gate.models import KnowledgeBase, RankedList
@@ -84,7 +85,6 @@ def resolved(settings: BM25Settings) -> tuple[str, tuple[str, ...] | str]:
 def _make_stemmer(name: str) -> Any:
     if name in ("none", ""):
         return None
-    import Stemmer
 
     if name not in Stemmer.algorithms():
         raise UsageError(f"bm25 stemmer {name!r} is unknown (PyStemmer has: {', '.join(Stemmer.algorithms())}, "
@@ -110,8 +110,6 @@ def units_from_kb(kb: KnowledgeBase, chunking: ChunkSettings | None = None) -> l
     """The units to index: the same chunks the dense retriever embeds (``chunk/chunking.py``) —
     a record KB (JSONL, BEIR) gives one unit per record, ``title + " " + text``; a Markdown KB
     gives its heading/size chunks. Each unit carries its card id and its card's (scalar) metadata."""
-    from retrieval_gate.chunk.chunking import chunk_kb
-
     return [IndexUnit(id=c.id, card_id=c.parent_id, text=c.text, metadata=c.metadata)
             for c in chunk_kb(kb, settings=chunking or ChunkSettings())]
 

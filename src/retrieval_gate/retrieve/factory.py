@@ -15,8 +15,12 @@ from typing import Any
 
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.errors import UsageError
+from retrieval_gate.load.runs import load_run
 from retrieval_gate.models import Case, KnowledgeBase
+from retrieval_gate.retrieve import custom
 from retrieval_gate.retrieve.base import Retriever
+from retrieval_gate.retrieve.hybrid import HybridRetriever
+from retrieval_gate.retrieve.rerank import RerankRetriever, card_texts, load_cross_encoder
 from retrieval_gate.retrieve.settings import DEFAULT_RERANK_MODEL, RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec
 
@@ -64,16 +68,12 @@ class RetrieverBuilder:
 
     def _hybrid(self) -> Retriever:
         if "hybrid" not in self._parts:
-            from retrieval_gate.retrieve.hybrid import HybridRetriever
-
             hybrid = self.options.hybrid
             self._parts["hybrid"] = HybridRetriever(lanes=[self._dense(), self._bm25()], rrf_k=hybrid.rrf_k,
                                                     depth=hybrid.depth)
         return self._parts["hybrid"]
 
     def _cross_encoder(self) -> tuple[Any, str]:
-        from retrieval_gate.retrieve.rerank import load_cross_encoder
-
         name = self.options.rerank.model or DEFAULT_RERANK_MODEL
         key = f"ce:{name}"
         if key not in self._parts:
@@ -91,7 +91,6 @@ class RetrieverBuilder:
             return self._bm25()
         if spec.kind == "hybrid":
             return self._hybrid()
-        from retrieval_gate.retrieve import custom
 
         assert spec.target is not None
         if spec.kind == "python":
@@ -99,7 +98,6 @@ class RetrieverBuilder:
         if spec.kind == "http":
             return custom.HttpRetriever(url=spec.target, options=self.options.http,
                                         chunk_to_card=self._chunk_map())
-        from retrieval_gate.load.runs import load_run
 
         return custom.RunRetriever(run=load_run(Path(spec.target)), cases=self._cases,
                                    chunk_to_card=self._chunk_map())
@@ -108,7 +106,6 @@ class RetrieverBuilder:
         base = self._base(spec)
         if not spec.rerank:
             return base
-        from retrieval_gate.retrieve.rerank import RerankRetriever, card_texts
 
         kb = self._require_kb("+rerank")
         if "texts" not in self._parts:

@@ -16,10 +16,12 @@ dies — a killed run never leaves a stale lock; the pid in the file is only inf
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import math
 import os
 import shutil
+import struct
 import sys
 import time
 from collections.abc import Callable
@@ -97,8 +99,6 @@ def hnsw_damage(chroma: Path) -> str | None:
     (hnswlib's layout: version u32, then offsetLevel0, max_elements, cur_element_count,
     size_data_per_element as u64); ``data_level0.bin`` must hold whole elements, at least count
     and at most capacity of them, ``length.bin`` (one float32 norm per element) likewise."""
-    import struct
-
     if not chroma.is_dir():
         return None
     for header in sorted(chroma.glob("*/header.bin")):
@@ -187,8 +187,6 @@ class StoreLock:
         and the time left at once and then every ``LOCK_NOTE_EVERY_S`` seconds (a CI log shows a
         wait is a wait, not a hang), and each second a ``LOCK_STAGE`` progress step (seconds
         waited of ``timeout_s``: the live line a terminal shows)."""
-        import fcntl
-
         assert self._fd is not None
         start = time.monotonic()
         deadline = start + timeout_s

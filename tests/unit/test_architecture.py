@@ -1,10 +1,13 @@
 """The layout cannot drift back: read every module's imports with ``ast`` and check the rules of
 docs/ARCHITECTURE.md — every import points down the layers the doc draws (so no package imports
-another that imports it back), the functional core (metrics, stats, score, baseline, compare, audit) imports nothing
-of the shell, ``load/`` reads user inputs only, only one module reads the environment and only the
-entry points ask it, each rule and shared name is defined once, a metric is wired where the doc
-says, tests patch no library, no module is longer than 400 lines, and a call to another module's
-function passes every argument after the first by name."""
+another that imports it back), the functional core (metrics, stats, score, baseline, compare, audit)
+imports nothing of the shell, ``load/`` reads user inputs only, only one module reads the
+environment and only the entry points ask it, each part's settings model lives with the part and no
+part imports the config module, each rule and shared name is defined once, the tool's own files are
+read and written in ``artifacts/``, a metric is wired where the doc says, tests patch no library,
+the orchestrators take their adapters as arguments, no module is longer than 400 lines, every
+function has a caller, an import sits inside a function only when start-up must not pay for it, and
+a call to another module's function passes every argument after the first by name."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_gate.baseline.headline import DECIMALS
+from retrieval_gate.baseline.numbers import DECIMALS
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES, headline_names
 from retrieval_gate.score.results import Results

@@ -1,4 +1,5 @@
-"""Headline numbers of a run: hit / recall / nDCG at the headline k on ``overall``. Pure."""
+"""The numbers a baseline keeps: a run's headline (hit / recall / nDCG at the headline k on
+``overall``), rounded to ``DECIMALS``. Pure."""
 
 from __future__ import annotations
 

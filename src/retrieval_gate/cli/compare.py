@@ -86,6 +86,7 @@ def compare_command(
     from retrieval_gate.artifacts.results import read_results, write_comparison
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
+    from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_comparison
 
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,

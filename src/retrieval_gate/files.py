@@ -16,7 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import orjson
+try:  # the C encoder; without it (the store-folder check under a bare system Python) the standard library's
+    import orjson
+except ImportError:
+    orjson = None
 
 from retrieval_gate.errors import OutputError, Problem
 
@@ -30,17 +33,22 @@ def dumps_json(data: Any) -> str:
     ValueError, and the floats orjson spells differently (0 < |x| < 1e-4: ``1e-05``, not
     ``0.00001``) are passed pre-written. Data orjson cannot take as is (keys that are not
     strings, integers beyond 64 bits, other types) goes to ``json.dumps``, which handles or
-    refuses it as before."""
+    refuses it as before. Without orjson installed, the standard library writes it all."""
+    if orjson is None:
+        return _standard(data)
     try:
         ready = _for_orjson(data)
     except _NotPlain:
-        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
+        return _standard(data)
     try:
         options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
         return orjson.dumps(ready, option=options).decode()
     except orjson.JSONEncodeError:  # e.g. nested deeper than orjson's 255 levels
-        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return _standard(data)
+
+
+def _standard(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 class _NotPlain(Exception):

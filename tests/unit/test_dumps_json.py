@@ -8,11 +8,17 @@ import json
 import math
 import random
 import struct
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import retrieval_gate
 from retrieval_gate.files import dumps_json
+
+SRC = Path(retrieval_gate.__file__).resolve().parents[1]
 
 
 def reference(data: Any) -> str:
@@ -97,3 +103,19 @@ def test_a_non_finite_number_raises_as_the_standard_library_does(value: float) -
 def test_an_unsupported_type_raises_type_error_as_before() -> None:
     with pytest.raises(TypeError):
         dumps_json({"when": object()})
+
+
+def test_without_orjson_the_standard_library_writes_the_same_bytes_and_the_folder_check_imports() -> None:
+    """``python -S`` has no site-packages (no orjson, no pydantic): the store folder's check must
+    still import (it runs under a bare system Python for a user who may not read the venv:
+    tests/faults/test_foreign_store.py), and ``dumps_json`` must write what it writes with orjson."""
+    rng = random.Random(7)
+    data = [random_value(rng) for _ in range(200)]
+    code = ("import json, sys\nimport retrieval_gate.store.folder\nfrom retrieval_gate import files\n"
+            "assert files.orjson is None and 'pydantic' not in sys.modules\n"
+            "sys.stdout.write(files.dumps_json(json.loads(sys.stdin.read())))")
+    payload = json.dumps(data)
+    done = subprocess.run([sys.executable, "-S", "-c", code], input=payload, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(SRC)}, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == dumps_json(json.loads(payload)) == reference(json.loads(payload))

@@ -66,6 +66,12 @@ def suite_baseline_path(*, suite: str, folder: str = DEFAULT_BASELINE_DIR) -> st
     return f"{folder.rstrip('/')}/{suite}.json"
 
 
+def default_baseline_path(*, configured: str | None, suite: str | None, results_suite: str | None) -> Path:
+    """The baseline ``compare`` and ``report`` read without ``--baseline``: the suite's
+    ``baseline`` in the config file, else ``baselines/<suite>.json`` (as the action does)."""
+    if configured:
+        return Path(configured)
+    return Path(suite_baseline_path(suite=suite or results_suite or "default"))
 
 
 def suite_name_problem(name: str) -> str | None:
@@ -333,3 +339,12 @@ def _deep_update(target: dict[str, Any], updates: dict[str, Any]) -> None:
             _deep_update(target[key], {k: v for k, v in value.items() if v is not None})
         else:
             target[key] = value
+
+
+def suite_for_results(*, config: Path | None, suite: str | None, results_suite: str,
+                      overrides: SuiteOverrides | None = None) -> SuiteConfig:
+    """The suite that judges a results file: ``--suite``, else the results' own suite when the
+    config file has it, else ``default``; flags (``overrides``) on top."""
+    config_file, config_path = load_config(config, required=config is not None)
+    name = suite or (results_suite if results_suite in config_file.suites else "default")
+    return resolve_suite(config_file, suite=name, overrides=overrides, config_path=config_path)

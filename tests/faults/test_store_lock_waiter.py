@@ -92,7 +92,7 @@ def test_each_second_of_the_wait_is_a_progress_step_for_the_live_line(tmp_path: 
 def test_in_a_log_the_wait_is_told_by_the_notes_not_a_line_per_second() -> None:
     import io
 
-    from retrieval_gate.cli.eval import CliProgress
+    from retrieval_gate.cli.app import CliProgress
     from retrieval_gate.publish.engine import LogProgress
     from retrieval_gate.render.console import SafeConsole
 

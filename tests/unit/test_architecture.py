@@ -290,12 +290,10 @@ def imports_in_functions(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.Im
     yield from visit(tree, False, False)
 
 
-def needless_inner_imports(trees: Mapping[str, ast.Module], *, startup: frozenset[str],
-                           commands: frozenset[str]) -> list[str]:
+def needless_inner_imports(trees: Mapping[str, ast.Module], *, startup: frozenset[str]) -> list[str]:
     """``module:line: import`` for each import inside a function that could be at the module's top: it
     names no heavy package nor a module of ours that imports one at its top (transitively), no
-    package that may be absent (guarded by ``except ImportError``), no other command's module
-    (``cli/<command>.py``: importing one registers its command), and it would not make
+    package that may be absent (guarded by ``except ImportError``), and it would not make
     ``--help`` load more (its module is not loaded by ``--help``, or what it names is)."""
     known = {module_name(rel) for rel in trees}
     exports = lazy_exports_of(trees)
@@ -305,13 +303,11 @@ def needless_inner_imports(trees: Mapping[str, ast.Module], *, startup: frozense
     heavy = {name for name, loaded in loads.items() if any(n.split(".")[0] in HEAVY_PACKAGES for n in loaded)}
     while grown := {name for name, loaded in loads.items() if name not in heavy and loaded & heavy}:
         heavy |= grown
-    command_modules = {f"retrieval_gate.cli.{command}" for command in commands}
     found = []
     for rel, tree in trees.items():
         for node, guarded in imports_in_functions(tree):
             loaded = modules_loaded(rel, node, known=known, exports=exports)
-            if guarded or loaded & heavy or any(name.split(".")[0] in HEAVY_PACKAGES for name in loaded) \
-                    or (loaded & command_modules) - {module_name(rel)}:
+            if guarded or loaded & heavy or any(name.split(".")[0] in HEAVY_PACKAGES for name in loaded):
                 continue
             if module_name(rel) in startup and not loaded <= startup:
                 continue
@@ -340,8 +336,9 @@ def test_the_inner_import_finder_sees_an_import_that_belongs_at_the_top() -> Non
     }.items()}
     startup = frozenset({"retrieval_gate", "retrieval_gate.cli", "retrieval_gate.cli.eval", "retrieval_gate.cli.score",
                          "json"})
-    assert needless_inner_imports(trees, startup=startup, commands=frozenset({"eval", "score"})) == [
+    assert needless_inner_imports(trees, startup=startup) == [
         "cli/eval.py:3: import json",
+        "cli/score.py:2: from retrieval_gate.cli.eval import P",
         "sweep/run.py:10: from retrieval_gate.store import base",
         "sweep/run.py:3: import json",
         "sweep/run.py:9: from retrieval_gate.audit import other",
@@ -358,11 +355,8 @@ def startup_modules() -> frozenset[str]:
 
 def test_imports_inside_functions_are_heavy_optional_or_kept_from_start_up(trees, startup_modules) -> None:
     """lazy.py's rule: an import goes inside a function only when start-up must not pay for it."""
-    from retrieval_gate.cli import COMMAND_MODULES
-
     assert "retrieval_gate.cli.eval" in startup_modules and "numpy" not in startup_modules
-    assert needless_inner_imports(trees, startup=startup_modules,
-                                  commands=frozenset(COMMAND_MODULES.values())) == []
+    assert needless_inner_imports(trees, startup=startup_modules) == []
 
 
 def test_load_reads_user_inputs_only(trees) -> None:

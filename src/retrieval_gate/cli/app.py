@@ -9,13 +9,16 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from retrieval_gate import __version__, release_pin
 from retrieval_gate.errors import one_line
 from retrieval_gate.lazy import LazyObject
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(
     name="retrieval-gate",
@@ -45,6 +48,49 @@ def _console(**options: Any) -> Any:
 
 console: Any = LazyConsole(highlight=False)
 err_console: Any = LazyConsole(stderr=True, highlight=False)
+
+
+_PLAIN = {"embedding passages": ("embedded", "passages"), "embedding queries": ("embedded", "queries"),
+          "indexing": ("indexed", "chunks")}
+
+
+class CliProgress:
+    """What a command that embeds shows while it works (``eval``, ``embed``, ``init``, ``sweep``):
+    a rich progress bar on a terminal; plain ``embedded N/M passages`` lines otherwise (CI logs).
+    Both on stderr."""
+
+    def __init__(self, out: Console):
+        self.out = out
+        self.tty = out.is_terminal
+        self._bar: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def step(self, stage: str, done: int, total: int) -> None:
+        from retrieval_gate.store.folder import LOCK_STAGE  # here: start-up of every command
+
+        if not self.tty:
+            if done > 0 and stage != LOCK_STAGE:  # a wait for the store lock: its notes every 30 s say it
+                verb, noun = _PLAIN.get(stage, (stage, "items"))
+                self.out.print(f"{verb} {done}/{total} {noun}", markup=False, highlight=False)
+            return
+        if self._bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeRemainingColumn(), console=getattr(self.out, "real", self.out), transient=True)
+            self._bar.start()
+        task = self._tasks.get(stage)
+        if task is None:
+            task = self._tasks[stage] = self._bar.add_task(stage, total=total)
+        self._bar.update(task, completed=done, total=total)
+
+    def note(self, message: str) -> None:
+        self.out.print(f"note: {message}", markup=False, highlight=False, soft_wrap=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
 
 
 @dataclass

@@ -13,8 +13,7 @@ from retrieval_gate.defaults import DEFAULT_RESAMPLES  # imports nothing: --help
 from retrieval_gate.errors import UsageError
 
 if TYPE_CHECKING:
-    from retrieval_gate.overrides import GateOverrides, SuiteOverrides
-    from retrieval_gate.settings import SuiteConfig
+    from retrieval_gate.overrides import GateOverrides
 
 
 def gate_overrides(
@@ -42,27 +41,6 @@ def gate_overrides(
                          correction=correction)
 
 
-def default_baseline_path(*, configured: str | None, suite: str | None, results_suite: str | None) -> Path:
-    """The baseline ``compare`` and ``report`` read without ``--baseline``: the suite's
-    ``baseline`` in the config file, else ``baselines/<suite>.json`` (as the action does)."""
-    from retrieval_gate.settings import suite_baseline_path
-
-    if configured:
-        return Path(configured)
-    return Path(suite_baseline_path(suite=suite or results_suite or "default"))
-
-
-def suite_for_results(*, config: Path | None, suite: str | None, results_suite: str,
-                      overrides: SuiteOverrides | None = None) -> SuiteConfig:
-    """The suite that judges a results file: ``--suite``, else the results' own suite when the
-    config file has it, else ``default``; flags (``overrides``) on top."""
-    from retrieval_gate.settings import load_config, resolve_suite
-
-    config_file, config_path = load_config(config, required=config is not None)
-    name = suite or (results_suite if results_suite in config_file.suites else "default")
-    return resolve_suite(config_file, suite=name, overrides=overrides, config_path=config_path)
-
-
 @app.command("compare")
 def compare_command(
     results: Path = typer.Option(..., "--results", help="Results JSON written by score or eval."),
@@ -88,6 +66,7 @@ def compare_command(
     from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_comparison
+    from retrieval_gate.settings import default_baseline_path, suite_for_results
 
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
                                                                 "--config": config})

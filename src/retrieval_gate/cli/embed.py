@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from retrieval_gate.bounds import MAX_BATCH_SIZE, MIN_BATCH_SIZE, MIN_CHUNK_SIZE
-from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.app import CliProgress, app, console, err_console
 from retrieval_gate.environment import onnx_export_root, read_environment
 
 
@@ -32,7 +32,6 @@ def embed_command(
 ) -> None:
     """Embed one shard (I/N) of the KB's passages and the cases' queries into a shard folder, in
     the embedding cache's format. Exit 0; 2 on bad input."""
-    from retrieval_gate.cli.eval import CliProgress
     from retrieval_gate.embed.shards import parse_shard
     from retrieval_gate.evaluation.embed_shard import embed_shard
     from retrieval_gate.overrides import ChunkOverrides, SuiteOverrides

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from retrieval_gate.bounds import MAX_BATCH_SIZE, MAX_OVERFETCH, MIN_BATCH_SIZE, MIN_CHUNK_SIZE, MIN_OVERFETCH
-from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
+from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, CliProgress, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.environment import onnx_export_root, read_environment
@@ -21,53 +21,9 @@ from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import write_json_atomic
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.score.results import Results
     from retrieval_gate.settings import SuiteConfig
-
-_PLAIN = {"embedding passages": ("embedded", "passages"), "embedding queries": ("embedded", "queries"),
-          "indexing": ("indexed", "chunks")}
-
-
-class CliProgress:
-    """A rich progress bar on a terminal; plain ``embedded N/M passages`` lines otherwise (CI
-    logs). Both on stderr."""
-
-    def __init__(self, out: Console):
-        self.out = out
-        self.tty = out.is_terminal
-        self._bar: Any = None
-        self._tasks: dict[str, Any] = {}
-
-    def step(self, stage: str, done: int, total: int) -> None:
-        from retrieval_gate.store.folder import LOCK_STAGE  # here: start-up of every command
-
-        if not self.tty:
-            if done > 0 and stage != LOCK_STAGE:  # a wait for the store lock: its notes every 30 s say it
-                verb, noun = _PLAIN.get(stage, (stage, "items"))
-                self.out.print(f"{verb} {done}/{total} {noun}", markup=False, highlight=False)
-            return
-        if self._bar is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeRemainingColumn(), console=getattr(self.out, "real", self.out), transient=True)
-            self._bar.start()
-        task = self._tasks.get(stage)
-        if task is None:
-            task = self._tasks[stage] = self._bar.add_task(stage, total=total)
-        self._bar.update(task, completed=done, total=total)
-
-    def note(self, message: str) -> None:
-        self.out.print(f"note: {message}", markup=False, highlight=False, soft_wrap=True)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
-
 
 def eval_overrides(**flags: Any) -> SuiteOverrides:
     """Flags → the overrides laid over the config file's suite (None = not given)."""

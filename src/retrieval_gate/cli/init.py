@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from retrieval_gate import __version__, release_pin
-from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.app import CliProgress, app, console, err_console
 from retrieval_gate.clock import now_iso
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
@@ -288,7 +288,6 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
 
-    from .eval import CliProgress
 
     rel_baseline, rel_audit, *_ = _baseline_paths(suite)
     if (root / rel_baseline).exists() and not force:

@@ -42,28 +42,21 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
                        suite: str | None) -> tuple[Results, Baseline | None, Comparison | None]:
     """Read the files; with a baseline and no comparison, compare now with the suite's gate
     settings from the config file (as ``compare`` would, without its flags)."""
+    from retrieval_gate.artifacts.baseline import read_baseline, read_kb_manifest
     from retrieval_gate.artifacts.results import read_comparison, read_results
+    from retrieval_gate.settings import default_baseline_path, suite_for_results
 
     loaded = read_results(results)
-    base = None
     if baseline is None and comparison is None:  # the default baseline, found exactly as compare finds it
-        from retrieval_gate.cli.compare import default_baseline_path, suite_for_results
-
         configured = suite_for_results(config=config, suite=suite, results_suite=loaded.suite).baseline
         found = default_baseline_path(configured=configured, suite=suite, results_suite=loaded.suite)
         baseline = found if found.is_file() else None
-    if baseline is not None:
-        from retrieval_gate.artifacts.baseline import read_baseline
-
-        base = read_baseline(baseline)
+    base = read_baseline(baseline) if baseline is not None else None
     comp = read_comparison(comparison) if comparison is not None else None
     if comp is None and base is not None:
-        from retrieval_gate.cli.compare import suite_for_results
-        from retrieval_gate.compare.comparison import compare
+        from retrieval_gate.compare.comparison import compare  # numpy: only when comparing here
 
         suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite)
-        from retrieval_gate.artifacts.baseline import read_kb_manifest
-
         comp = compare(results=loaded, baseline=base, gate=suite_config.gate, kb_before=read_kb_manifest(baseline))
     return loaded, base, comp
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from retrieval_gate.cli.app import app, console, err_console
+from retrieval_gate.cli.app import CliProgress, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
@@ -155,7 +155,6 @@ def sweep_command(
     """Measure a grid of retrieval settings on the suite's cases against its current settings:
     paired deltas, a winner confirmed on cases it was not chosen on, the knee of each numeric axis.
     Exit 0 ok; 2 bad input."""
-    from retrieval_gate.cli.eval import CliProgress
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 

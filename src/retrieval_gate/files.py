@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-try:  # the C encoder; without it (the store-folder check under a bare system Python) the standard library's
+try:  # the C encoder; absent under a bare system Python (the store folder's check), where json writes the same
     import orjson
 except ImportError:
     orjson = None

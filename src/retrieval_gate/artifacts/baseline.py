@@ -77,7 +77,7 @@ def baseline_text(baseline: Baseline) -> str:
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
-    """``baseline_text``, atomically."""
+    """``baseline_text``, written atomically."""
     write_text_atomic(Path(path), text=baseline_text(baseline))
 
 

@@ -1,4 +1,4 @@
-"""The results, comparison and audit files (adapter): each one's text (``dumps_*``: stable JSON,
+"""The results, comparison and audit files (adapter): each one's text (``*_text``: stable JSON,
 what the action writes through its scrubbing context), its atomic write (``write_*``, the CLI) and
 its reader (``read_*`` from disk, ``parse_*`` from bytes the caller read), for the steps after
 scoring: compare, baseline update, report."""
@@ -42,7 +42,7 @@ def results_text(results: Results) -> str:
 
 
 def write_results(path: Path, *, results: Results) -> None:
-    """``results_text``'s text, atomically."""
+    """``results_text``, written atomically."""
     write_text_atomic(Path(path), text=results_text(results))
 
 
@@ -52,7 +52,7 @@ def comparison_text(comparison: Comparison) -> str:
 
 
 def write_comparison(path: Path, *, comparison: Comparison) -> None:
-    """``comparison_text``'s text, atomically."""
+    """``comparison_text``, written atomically."""
     write_text_atomic(Path(path), text=comparison_text(comparison))
 
 
@@ -64,7 +64,7 @@ def audit_text(report: AuditReport) -> str:
 
 
 def write_audit(path: Path, *, report: AuditReport) -> None:
-    """``audit_text``'s text, atomically."""
+    """``audit_text``, written atomically."""
     write_text_atomic(Path(path), text=audit_text(report))
 
 

@@ -132,7 +132,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
             rankings = _by_case(case_set, ranked, retriever)
             extras: dict[str, Any] = {}
             config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": suite_config.overfetch}
-            if dense is not None and dense_retriever is not None and spec.needs_embedder:  # bm25/custom: no model
+            if dense is not None and spec.needs_embedder:  # built when a spec needs it; bm25/custom carry no model
                 config_out.update(dense.fingerprint())
                 extras.update(dense_extras(dense))
                 if truncation is not None:

@@ -128,3 +128,19 @@ def test_junit_without_a_baseline_fails_only_failed_cases(suite: Path, capsys: p
     cases = list(next(iter(JUnitXml.fromfile(str(out)))))
     failing = {c.name for c in cases if c.result and not isinstance(c.result[0], Skipped)}
     assert failing == {"q05"}
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--format", "junit", "--junit-schema", "surefire"],
+     "--junit-schema 'surefire': expected one of default, jenkins"),
+    (["--format", "markdown", "--junit-schema", "jenkins"], "--junit-schema applies to --format junit only"),
+])
+def test_a_wrong_junit_schema_is_bad_input(suite: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                           words: str) -> None:
+    run = suite / "run.jsonl"
+    _write_run(run, {})
+    _score(suite, run, suite / "results.json", capsys)
+    code, out, err = run_cli(["report", "--results", str(suite / "results.json"), *args, "--out",
+                              str(suite / "out.xml")], capsys)
+    assert code == 2 and words in err, (out, err)
+    assert not (suite / "out.xml").exists()

@@ -85,6 +85,7 @@ def report_command(
     audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: markdown (with --audit-base) gets a collapsed section of the findings it introduced; html gets the coverage matrix."),
     audit_base: Path | None = typer.Option(None, "--audit-base", help="The base branch's audit.json (see --audit)."),
     kb: Path | None = typer.Option(None, "--kb", help="html: the KB the run read, for the cards to label (default: the results' KB path, when it is there)."),
+    junit_schema: str = typer.Option("default", "--junit-schema", help="junit: default (every widget: GitLab, GitHub actions, Azure, CircleCI), or jenkins (what Jenkins' xunit plugin's XSD accepts: no file/line on a testcase, no skipped on testsuites)."),
 ) -> None:
     """Render results (and a comparison with the baseline) as the PR comment, an HTML report or
     terminal tables. Exit 0; 2 on bad input (including a custom template without the marker)."""
@@ -104,6 +105,13 @@ def report_command(
         raise UsageError("--audit needs --audit-base with --format markdown (the comment lists what the PR introduced)")
     if fmt in ("terminal", "junit") and audit is not None:
         raise UsageError("--audit applies to --format markdown and html")
+    if fmt == "junit":
+        from retrieval_gate.render.junit import SCHEMAS
+
+        if junit_schema not in SCHEMAS:
+            raise UsageError(f"--junit-schema {junit_schema!r}: expected one of {', '.join(SCHEMAS)}")
+    elif junit_schema != "default":
+        raise UsageError("--junit-schema applies to --format junit only")
     if fmt == "markdown":
         from retrieval_gate.render.markdown import render_comment, render_summary
 
@@ -124,8 +132,12 @@ def report_command(
                            queue=report_queue(results=loaded, comparison=comp, kb=kb))
     elif fmt == "junit":
         from retrieval_gate.render.junit import render_junit
+        from retrieval_gate.settings import DEFAULT_CONFIG_NAME
 
-        text = render_junit(results=loaded, comparison=comp)
+        # the gate testcase's file: the config file that sets the gate, as given (relative to the repository)
+        config_file = config if config is not None else Path(DEFAULT_CONFIG_NAME)
+        text = render_junit(results=loaded, comparison=comp, schema=junit_schema,
+                            config_file=config_file.as_posix() if config_file.is_file() else None)
     else:
         if out is None:
             terminal_text(results=loaded, comparison=comp, target=console)

@@ -21,6 +21,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import xmlschema
+from junit2htmlreport.parser import Junit
 from junitparser import Error, Failure, JUnitXml, Skipped
 
 from retrieval_gate.cli import main
@@ -195,8 +197,6 @@ def test_junitparser_counts_messages_and_times(reports: dict[str, Path]) -> None
 
 
 def test_the_jenkins_file_is_valid_against_the_xunit_plugins_xsd(reports: dict[str, Path]) -> None:
-    import xmlschema
-
     schema = xmlschema.XMLSchema(str(XSD))
     schema.validate(str(reports["jenkins"]))
     reasons = sorted({e.reason or "" for e in schema.iter_errors(str(reports["default"]))})
@@ -208,8 +208,6 @@ def test_the_jenkins_file_is_valid_against_the_xunit_plugins_xsd(reports: dict[s
 
 
 def test_junit2html_reads_the_outcomes_and_reasons(reports: dict[str, Path], tmp_path: Path) -> None:
-    from junit2htmlreport.parser import Junit
-
     cases = {c.name: c for s in Junit(filename=str(reports["default"])).suites for c in s.all()}
     assert sorted(cases) == sorted([*GOLD, "gate"])  # grouped by classname
     outcomes = [c.outcome() for c in cases.values()]

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import xmlschema
 from junitparser import JUnitXml
 
 from retrieval_gate.compare.changes import stale_line
@@ -130,8 +131,6 @@ def test_the_gate_testcase_names_the_config_file_else_the_cases_file() -> None:
 
 
 def test_the_jenkins_schema_is_valid_against_the_xunit_xsd_even_with_hostile_text() -> None:
-    import xmlschema
-
     schema = xmlschema.XMLSchema(str(XSD))
     skipped = make_case("nogold", {}, status="no_gold")
     timed = make_case("timed", {"hit@5": 1.0})

@@ -32,7 +32,7 @@ from retrieval_gate.metrics import MetricSpec, parse_metric
 from retrieval_gate.metrics.grid import grid_scores
 from retrieval_gate.render.fmt import signed
 from retrieval_gate.render.side_by_side import _timing, _value
-from retrieval_gate.stats.sign_flip import _as_matrix, _chunk_rows, _streams, _unique_rows, sign_flip_p_values
+from retrieval_gate.stats.sign_flip import _as_matrix, _chunk_rows, _streams, _unique_rows, sign_flip_tests
 
 MULTINOMIAL_COST = 8  # a multinomial category costs about as much as this many index draws
 GATHER_MAX_COLUMNS = 2  # up to this many metrics, sum the drawn values directly (no count matrix)
@@ -207,6 +207,23 @@ def graded_ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) 
     ideal = sorted((g for g in gains.values() if g > 0), reverse=True)[:k]
     idcg = math.fsum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def sign_flip_p_values(
+    diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, monte_carlo: bool = True,
+) -> tuple[np.ndarray, list[str]]:
+    """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
+    "monte-carlo"). ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN
+    (the caller estimates it otherwise)."""
+    tests = sign_flip_tests(diffs, resamples=resamples, seed=seed, monte_carlo=monte_carlo)
+    return tests.two_sided, tests.methods
+
+
+def sign_flip_p_value(diffs: np.ndarray | list[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> float:
+    """One metric: the two-sided paired sign-flip p-value of mean(d) = 0 (``stats.paired`` in
+    the package)."""
+    p, _ = sign_flip_p_values(_as_matrix(diffs), resamples=resamples, seed=seed)
+    return float(p[0])
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:

@@ -26,12 +26,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.multiplicity import adjust_p
-from retrieval_gate.stats.paired_interval import paired_interval
-from retrieval_gate.stats.sign_flip import sign_flip_p_value
+from retrieval_gate.stats.paired import paired as stats_paired
 
 SWEEP_SCHEMA_VERSION = 1
 FINALISTS = 3
@@ -39,15 +36,15 @@ FINALISTS = 3
 
 def paired(a: Mapping[str, float], b: Mapping[str, float], ids: Sequence[str], *, alpha: float,
            seed: int) -> dict[str, Any] | None:
-    """``a − b`` over the ``ids`` both scored: delta, ci, p and n (None: no case in common)."""
-    pairs = [(a[i], b[i]) for i in ids if i in a and i in b]
-    if not pairs:
+    """``a − b`` over the ``ids`` both scored, by the one paired test (``stats.paired``): delta,
+    ci at ``1 − alpha`` (uncorrected), p and n, rounded for the file (None: no case in common)."""
+    common = [i for i in ids if i in a and i in b]
+    if not common:
         return None
-    d = np.asarray([x - y for x, y in pairs], dtype=np.float64)
-    binary = all(v in (0.0, 1.0) for pair in pairs for v in pair)
-    ci, _method = paired_interval(d, binary=binary, level=1 - alpha)
-    return {"delta": round(math.fsum(d.tolist()) / len(d), 6), "ci": [round(ci[0], 6), round(ci[1], 6)],
-            "p": round(float(sign_flip_p_value(d, seed=seed)), 6), "n": len(d)}
+    stat = stats_paired([a[i] for i in common], before=[b[i] for i in common], seed=seed)
+    ci, _method = stat.interval(1 - alpha)
+    return {"delta": round(stat.delta, 6), "ci": [round(ci[0], 6), round(ci[1], 6)], "p": round(stat.p, 6),
+            "n": stat.n}
 
 
 def split_cases(cases: Mapping[str, Sequence[str]], *, seed: int) -> tuple[list[str], list[str]]:

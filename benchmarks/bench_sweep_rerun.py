@@ -5,8 +5,12 @@ suite's own settings as the reference), one persistent store folder. Measured, e
 fresh process of this checkout (``python -m retrieval_gate`` with ``src`` first on the path):
 
 1. the sweep, cold (an empty store folder): wall time, CPU time (user + system of the process);
-2. the same sweep again, ``--repeat`` times: wall and CPU time, texts embedded (goal: 0), and
-   whether its ``sweep.json`` equals the cold run's byte for byte without the seconds.
+2. the same sweep again, ``--repeat`` times: wall and CPU time, texts embedded (goal: 0), points
+   read back from the point cache, and whether its ``sweep.json`` equals the cold run's byte for
+   byte without the seconds;
+3. once more with the point cache removed (``<store>/sweep-points``; the embedding cache kept):
+   every point recomputed from cached vectors — what a rerun cost before the point cache, and
+   what a rerun costs after an upgrade of the tool (a new fingerprint).
 
 The machine's load average is printed before and after (the figures are only comparable at a
 similar load).
@@ -22,6 +26,7 @@ import os
 import platform
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,6 +78,14 @@ def main() -> None:
                            "read_back": len(re.findall(r"read back", err)),
                            "same_sweep_json": json.dumps(without_timings(again), sort_keys=True)
                            == json.dumps(without_timings(cold), sort_keys=True)})
+        shutil.rmtree(root / "store" / "sweep-points", ignore_errors=True)
+        wall, cpu, err = timed([*common, "--out", str(root / "recomputed.json")], cwd=root)
+        again = json.loads((root / "recomputed.json").read_text())
+        out["recomputed_from_vectors"] = {
+            "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "embedded": sum(int(n) for n in re.findall(r"· embedded (\d+), reused", err)),
+            "same_sweep_json": json.dumps(without_timings(again), sort_keys=True)
+            == json.dumps(without_timings(cold), sort_keys=True)}
         out.update({"points": len(cold["points"]), "cold_wall_s": round(cold_wall, 1), "cold_cpu_s": round(cold_cpu, 1),
                     "cold_embedded": sum(int(n) for n in re.findall(r"· embedded (\d+), reused", cold_err)),
                     "reruns": reruns, "warnings": [w["text"] for w in cold.get("warnings", [])],

@@ -6,6 +6,7 @@ import pytest
 
 from retrieval_gate.errors import InputError, UsageError
 from retrieval_gate.settings import SuiteConfig
+from retrieval_gate.sweep.cache import cacheable
 from retrieval_gate.sweep.plan import Override, is_index_key, make_plan, parse_axis, parse_shard
 
 
@@ -106,3 +107,13 @@ def test_a_size_axis_below_the_default_overlap_names_the_one_line_fix():
                      where="--axis")
     assert [p.settings for p in plan.points if not p.reference] == [
         {"chunking.size": 128, "chunking.overlap": 16}, {"chunking.size": 256, "chunking.overlap": 16}]
+
+
+def test_only_points_whose_answers_follow_from_their_settings_are_kept():
+    """A ``python:`` or ``http(s)://`` retriever may answer differently with every input unchanged;
+    an ephemeral store keeps nothing (sweep/cache.py)."""
+    store = {"path": "/tmp/rg-store"}
+    assert cacheable(SuiteConfig(retriever="hybrid", store=store))
+    assert not cacheable(SuiteConfig(retriever="python:x.py:search", store=store))
+    assert not cacheable(SuiteConfig(retriever="http://127.0.0.1:9/search", store=store))
+    assert not cacheable(SuiteConfig(retriever="dense", store={"mode": "ephemeral"}))

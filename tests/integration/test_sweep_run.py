@@ -12,7 +12,9 @@ from retrieval_gate.load.kb import load_kb
 from retrieval_gate.settings import SuiteConfig
 from retrieval_gate.sweep.cache import FOLDER, _canonical
 from retrieval_gate.sweep.plan import make_plan
+from retrieval_gate.sweep.render import verdict_lines
 from retrieval_gate.sweep.run import run_points
+from retrieval_gate.sweep.stats import finalize
 from tests.fake_embedder import HashEmbedder
 from tests.integration.test_sweep_cli import QUERIES, TOPICS
 
@@ -104,3 +106,28 @@ def test_an_unchanged_rerun_reads_every_point_back_verified_and_runs_nothing(tmp
     lines.clear()
     run_points(plan=plan, points=plan.points, base=base, metric="ndcg@5", embedder=HashEmbedder(), line=lines.append)
     assert not any("read back" in x for x in lines)
+
+
+def test_chunk_sizes_over_a_beir_folder_are_said_to_change_nothing(tmp_path):
+    """A BEIR corpus's records are not split: every chunk size gives the same index. The run says
+    so before the second build, and the summary warns and calls no knee."""
+    folder = tmp_path / "beir"
+    folder.mkdir()
+    docs = {f"d{i}": f"{topic} " * 40 for i, topic in enumerate(["wing", "flow", "heat", "shock", "plate", "jet"])}
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n"
+                                                 for d, t in docs.items()))
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": t.split()[0]}) + "\n"
+                                                  for i, t in enumerate(docs.values())))
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n"
+                                      + "".join(f"q{i}\td{i}\t1\n" for i in range(len(docs))))
+    base = SuiteConfig(kb=str(folder), cases=str(folder), store={"mode": "ephemeral"})
+    plan = make_plan(base=base, suite="s", axes={"chunking.size": [200, 400]}, where="--axis")
+    lines: list[str] = []
+    runs = run_points(plan=plan, points=plan.points, base=base, metric="ndcg@5", embedder=HashEmbedder(),
+                      line=lines.append)
+    assert len({r["chunks"] for r in runs}) == 1
+    assert sum("the same chunks and index settings as" in x for x in lines) == len(plan.points) - 1
+    sweep = finalize(suite="s", axes=plan.axes, reference=plan.reference, runs=runs, metric="ndcg@5", seed=0,
+                     alpha=0.05)
+    assert sweep["knee"] == {"chunking.size": None} and sweep["warnings"][0]["same_index"]
+    assert any(x.startswith("Warning: chunking.size changes nothing here") for x in verdict_lines(sweep))

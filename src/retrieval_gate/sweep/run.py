@@ -66,6 +66,19 @@ def text_keys(*, config: SuiteConfig, shas: Sequence[str]) -> list[str]:
     return sorted({hashlib.sha256((space + s).encode()).hexdigest()[:24] for s in shas})
 
 
+def _same_index_as(point: Point, *, shared: Prepared, seen: dict[str, str]) -> str | None:
+    """The earlier point whose index build holds the same chunks (ids, texts, cards, metadata)
+    under the same index-time settings bar the chunking, or None (and this one is remembered)."""
+    held = {k: v for k, v in point.override.index_part().items() if not k.startswith("chunking.")}
+    content = hashlib.sha256("".join(f"{c.id}\0{c.parent_id}\0{c.sha256}\0{canonical(c.metadata)}\0"
+                                     for c in shared.chunks).encode()).hexdigest()
+    key = canonical({"index": held, "chunks": content})
+    if key in seen:
+        return seen[key]
+    seen[key] = ", ".join(f"{k}={v}" for k, v in point.settings.items())
+    return None
+
+
 def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric: str,
                progress: EvalProgress | None = None, embedder: Embedder | None = None,
                line: Callable[[str], None] = lambda _s: None) -> list[dict[str, Any]]:
@@ -104,6 +117,7 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
     inputs: dict[str, str] = {}  # (kb, cases) → the fingerprint of their content
     identity = None if embedder is None else canonical(vars(embedder.identity()))
     pending: list[tuple[SuiteConfig, str, dict[str, Any]]] = []  # runs to keep once the store folder is a store
+    index_contents: dict[str, str] = {}  # what an index build holds → the first point that built it
 
     def prepared_for(config: SuiteConfig) -> Prepared:
         where = canonical([config.kb, config.cases])
@@ -150,6 +164,11 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
             if (point.group, canonical(config.store.model_dump(mode="json"))) != group:
                 if store is not None:
                     store.close()
+                if group is None or group[0] != point.group:  # a new index build: is it one already made?
+                    same = _same_index_as(point, shared=prepared_for(config), seen=index_contents)
+                    if same is not None:
+                        line(f"point {number}/{total} {what}: the same chunks and index settings as {same} — "
+                             "this axis may change nothing here (the summary says so when the scores agree)")
                 group = (point.group, canonical(config.store.model_dump(mode="json")))
                 tag = hashlib.sha256(canonical(point.override.index_part()).encode()).hexdigest()[:10]
                 store = ChromaStore(config.store, collection=collection_name(f"{plan.suite}-sweep-{tag}"),

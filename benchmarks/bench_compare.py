@@ -36,10 +36,9 @@ from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.score.aggregate import aggregate, completeness
 from retrieval_gate.score.results import CaseResult, Results
-from retrieval_gate.stats.sign_flip import sign_flip_p_value
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.reference
-from tests.reference import case_scores, paired_bootstrap_ci
+from tests.reference import case_scores, paired_bootstrap_ci, sign_flip_p_value
 
 KS = (1, 3, 5, 10)
 GRID = metric_grid(KS)

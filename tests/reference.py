@@ -6,8 +6,9 @@ with; nothing in ``src/`` calls them.
   ``paired_stats``): the calibration benchmark's reference interval; it draws from the first of the
   two streams ``stats.sign_flip`` spawns from a seed;
 - the exact Jaccard similarity the MinHash estimate is checked against (``jaccard``);
-- graded nDCG@k written from its definition (``graded_ndcg_at_k``), which the metric grid's graded
-  nDCG is checked against;
+- every measure written from its definition, one function each (``FUNCTIONS``: ``hit_at_k`` …
+  ``context_precision_at_k``), and graded nDCG@k (``graded_ndcg_at_k``), which the metric grid
+  is checked against (``==``) and, with them, pytrec_eval;
 - one case's scores straight from the metric grid (``case_scores``), compared with pytrec_eval;
 - what two runs of the same inputs may differ in, dropped (``without_run_specific_fields``,
   ``without_timings``), so runs compare byte for byte;
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ from retrieval_gate.metrics import MetricSpec, parse_metric
 from retrieval_gate.metrics.grid import grid_scores
 from retrieval_gate.render.fmt import signed
 from retrieval_gate.render.side_by_side import _timing, _value
-from retrieval_gate.stats.sign_flip import _as_matrix, _chunk_rows, _streams, _unique_rows, sign_flip_p_values
+from retrieval_gate.stats.sign_flip import _as_matrix, _chunk_rows, _streams, _unique_rows, sign_flip_tests
 
 MULTINOMIAL_COST = 8  # a multinomial category costs about as much as this many index draws
 GATHER_MAX_COLUMNS = 2  # up to this many metrics, sum the drawn values directly (no count matrix)
@@ -132,6 +133,69 @@ def paired_stats(
 
 
 
+def hit_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """hit@k = 1 if any gold card is among the first k ranked cards, else 0."""
+    return 1.0 if any(d in gold for d in ranked[:k]) else 0.0
+
+
+def recall_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """recall@k = |gold ∩ top-k| / |gold|   (trec_eval ``recall_k``)."""
+    return sum(1 for d in ranked[:k] if d in gold) / len(gold)
+
+
+def ndcg_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """nDCG@k with binary gain (trec_eval ``ndcg_cut_k``), sums exact (``math.fsum``)."""
+    dcg = math.fsum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in gold)
+    idcg = math.fsum(1.0 / math.log2(i + 2) for i in range(min(k, len(gold))))
+    return dcg / idcg
+
+
+def precision_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """precision@k = |gold ∩ top-k| / k   (trec_eval ``P_k``)."""
+    return sum(1 for d in ranked[:k] if d in gold) / k
+
+
+def mrr_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """1 / rank of the first gold card within the top k, else 0."""
+    for rank, d in enumerate(ranked[:k], start=1):
+        if d in gold:
+            return 1.0 / rank
+    return 0.0
+
+
+def average_precision_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """AP@k = (1 / |gold|) · Σ_{i ≤ k, rel_i = 1} precision@i   (trec_eval ``map_cut_k``)."""
+    found = 0
+    total = 0.0
+    for i, d in enumerate(ranked[:k], start=1):
+        if d in gold:
+            found += 1
+            total += found / i
+    return total / len(gold)
+
+
+def context_precision_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """Ragas' context precision@k, from its definition: the precision@i at each rank i ≤ k that
+    holds a relevant card, summed, over the number of relevant cards in the top k (0 if none)."""
+    top = ranked[:k]
+    at_relevant = [sum(1 for d in top[:i] if d in gold) / i for i in range(1, len(top) + 1) if top[i - 1] in gold]
+    total = 0.0
+    for value in at_relevant:
+        total += value
+    return total / len(at_relevant) if at_relevant else 0.0
+
+
+def context_precision_unweighted_at_k(ranked: Sequence[str], gold: Set[str], k: int) -> float:
+    """Relevant retrieved ÷ retrieved, over the top k distinct cards (0 when nothing came back)."""
+    top = ranked[:k]
+    return sum(1 for d in top if d in gold) / len(top) if top else 0.0
+
+
+FUNCTIONS = {"hit": hit_at_k, "recall": recall_at_k, "ndcg": ndcg_at_k, "mrr": mrr_at_k, "precision": precision_at_k,
+             "map": average_precision_at_k, "context_precision": context_precision_at_k,
+             "context_precision_unweighted": context_precision_unweighted_at_k}
+
+
 def graded_ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:
     """nDCG@k with the grade as gain, as trec_eval ``ndcg_cut_k`` (and pytrec_eval).
 
@@ -143,6 +207,23 @@ def graded_ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) 
     ideal = sorted((g for g in gains.values() if g > 0), reverse=True)[:k]
     idcg = math.fsum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def sign_flip_p_values(
+    diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, monte_carlo: bool = True,
+) -> tuple[np.ndarray, list[str]]:
+    """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
+    "monte-carlo"). ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN
+    (the caller estimates it otherwise)."""
+    tests = sign_flip_tests(diffs, resamples=resamples, seed=seed, monte_carlo=monte_carlo)
+    return tests.two_sided, tests.methods
+
+
+def sign_flip_p_value(diffs: np.ndarray | list[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> float:
+    """One metric: the two-sided paired sign-flip p-value of mean(d) = 0 (``stats.paired`` in
+    the package)."""
+    p, _ = sign_flip_p_values(_as_matrix(diffs), resamples=resamples, seed=seed)
+    return float(p[0])
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -157,7 +238,7 @@ def jaccard(a: np.ndarray, b: np.ndarray) -> float:
 def case_scores(ranked: Sequence[str], gold: Sequence[str], metrics: Sequence[MetricSpec]) -> dict[str, float]:
     """Score one de-duplicated card ranking. Empty gold → no keys at all (the empty-gold contract, docs/decisions.md).
 
-    Values equal ``metrics.FUNCTIONS[measure](ranked, set(gold), k)`` exactly; they are computed
+    Values equal ``FUNCTIONS[measure](ranked, set(gold), k)`` (above) exactly; they are computed
     in one pass by ``metrics.grid.grid_scores``."""
     if not gold or not metrics:
         return {}

@@ -1,5 +1,5 @@
-"""File adapter: atomic writes, stable JSON, baselines, content hashes. The only module that
-writes files for the core (stores and caches have their own adapters)."""
+"""File adapter: atomic writes, stable JSON, baselines, content hashes, the one bounded read. The
+only module that writes files for the core (stores and caches have their own adapters)."""
 
 from __future__ import annotations
 
@@ -201,6 +201,55 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+class ReadRefused(Exception):
+    """A bounded read refused a file: ``reason`` in words (the caller names the file in its own
+    named error); ``missing``: the file is not there."""
+
+    def __init__(self, reason: str, *, missing: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.missing = missing
+
+
+def read_bounded(source: Path | int, *, max_bytes: int) -> bytes:
+    """The whole of a file (a path, or a file descriptor opened by the caller, left open), read
+    once and never more than ``max_bytes`` + 1 bytes (a pipe or ``<(…)`` works like a file); a
+    longer file, an absent one, a folder or a read error raise ``ReadRefused``. Every capped
+    read of the tool is this one."""
+    if isinstance(source, int):
+        return _read_fd(source, max_bytes=max_bytes)
+    try:
+        with open(source, "rb") as handle:
+            return _read_fd(handle.fileno(), max_bytes=max_bytes)
+    except FileNotFoundError:
+        raise ReadRefused("file not found", missing=True) from None
+    except IsADirectoryError:
+        raise ReadRefused("is a directory, expected a file") from None
+    except OSError as exc:
+        raise ReadRefused(f"cannot read: {exc.strerror}") from None
+
+
+def _read_fd(fd: int, *, max_bytes: int) -> bytes:
+    chunks, total = [], 0
+    while total <= max_bytes:
+        chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > max_bytes:
+        raise ReadRefused(f"larger than {max_bytes:,} bytes")
+    return b"".join(chunks)
+
+
+def decode_text(raw: bytes) -> str:
+    """UTF-8 text (a leading byte-order mark dropped), or ``ReadRefused`` naming the first bad byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ReadRefused(f"invalid UTF-8 at byte {exc.start + 1}") from None
 
 
 def write_json_atomic(path: Path, *, data: Any) -> None:

@@ -108,7 +108,7 @@ class SuiteConfig(_Strict):
     kb: str | None = None
     cases: str | None = None
     k: tuple[int, ...] = (1, 3, 5, 10)
-    metrics: tuple[str, ...] | None = None  # measures (hit, recall, ndcg, mrr, precision, map)
+    metrics: tuple[str, ...] | None = None  # measures (metrics.measures.REGISTRY; None: its default set)
     headline_k: int | None = None
     model: str = DEFAULT_MODEL
     retriever: str = "dense"

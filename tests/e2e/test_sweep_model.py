@@ -13,6 +13,7 @@ from retrieval_gate.chunk.chunking import ChunkSettings, chunk_kb
 from retrieval_gate.load.kb import load_kb
 from tests.helpers import run_cli
 from tests.integration.test_sweep_cli import QUERIES, TOPICS
+from tests.reference import without_timings
 
 pytestmark = pytest.mark.model
 
@@ -49,8 +50,12 @@ def test_each_distinct_text_is_embedded_once_and_a_rerun_embeds_nothing(suite, c
     assert [p["cost"]["embedded"] for p in sweep["points"]] == embedded_now  # a cold run: the same figures
     code, stdout, stderr = run_cli(args, capsys)
     assert code == 0, stdout + stderr
-    again = [int(n) for n in re.findall(r"· embedded (\d+), reused", stderr)]
-    assert again == [0] * 7
+    # the rerun reads each point back from the store folder (verified), embeds and runs nothing
+    assert re.findall(r"· embedded (\d+), reused", stderr) == []
+    assert stderr.count("read back (unchanged since its run") == 7
+    assert without_timings(json.loads((suite.parent / "sweep.json").read_text())) == without_timings(sweep)
+    # what a point cost the cold run is still what the table shows, labelled so
+    assert "embedded (cold run)" in stdout
 
 
 def test_the_bundled_tokenizer_says_what_the_model_cuts():

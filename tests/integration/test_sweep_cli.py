@@ -66,7 +66,12 @@ def test_a_sweep_from_the_suite_s_block_writes_sweep_json_and_markdown(suite, ca
     page = html.read_text()
     assert page.count("<svg") == 2 and "<script" not in page and "http://" not in page.replace(
         'xmlns="http://www.w3.org/2000/svg"', "")  # self-contained: a chart per numeric axis, nothing fetched
-    assert f"knee {data['knee']['chunking.size']}" in page
+    knee, curve = data["knee"]["chunking.size"], data["curves"]["chunking.size"]
+    assert (f"knee {knee}" if knee is not None else f"chunking.size: {curve['knee_note']}") in page
+    if knee is not None:  # the cheapest value with no measurable loss against the best
+        cheapest = min((p for p in curve["points"] if p["within_best"]),
+                       key=lambda p: (p["cost"]["chunks"], p["value"]))
+        assert knee == cheapest["value"]
 
 
 def test_two_shards_merged_equal_one_run(suite, capsys):

@@ -423,16 +423,20 @@ def test_no_module_is_over_400_lines() -> None:
 
 
 def test_a_metric_is_wired_where_the_doc_says() -> None:
-    """docs/ARCHITECTURE.md, "Where to add a metric": a function in ``metrics/<name>.py``, its
-    name in ``metrics/names.py`` (MEASURES, DISPLAY), the function in ``metrics/__init__.py``'s
-    FUNCTIONS, its column in ``metrics/grid.py``. A measure missing from one of them fails here."""
-    from retrieval_gate.metrics import FUNCTIONS, grid, names
+    """docs/ARCHITECTURE.md, "Where to add a metric": a function and a ``Measure`` record in
+    ``metrics/measures.py`` (formula in the docstring), nothing else in the package; the grid and
+    the names read the registry (tests/unit/test_measure_registry.py checks the docs' table)."""
+    from retrieval_gate.metrics import measures, names
 
-    assert set(FUNCTIONS) == set(names.MEASURES) == set(names.DISPLAY) == set(grid._ROW_ORDER)
-    for name, function in FUNCTIONS.items():
-        module = function.__module__
-        assert module.startswith("retrieval_gate.metrics.") and module.count(".") == 2, (name, module)
-        assert function.__doc__, f"{module}.{function.__name__}: the formula belongs in the docstring"
+    assert set(names.DISPLAY) == set(measures.REGISTRY) == set(measures.MEASURES)
+    for name, measure in measures.REGISTRY.items():
+        assert measure.value.__module__ == "retrieval_gate.metrics.measures", name
+        assert measure.value.__doc__, f"{name}: the formula belongs in the docstring"
+    source = (PACKAGE / "metrics" / "grid.py").read_text(encoding="utf-8")
+    assert "REGISTRY" in source and not any(f'"{m}"' in source for m in measures.MEASURES), \
+        "the grid iterates the registry, it names no measure"
+    assert sorted(p.name for p in (PACKAGE / "metrics").glob("*.py")) == [
+        "__init__.py", "grid.py", "headline.py", "measures.py", "names.py", "ranking.py"]
 
 
 # Library attributes a test may set: a library's own switch, not a function replaced.

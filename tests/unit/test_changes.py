@@ -10,10 +10,10 @@ from retrieval_gate.baseline.model import BaselineCase
 from retrieval_gate.compare.changes import changed_cases, fold_hints, stale_gold_cards, stale_line
 from retrieval_gate.compare.model import CaseChange
 from retrieval_gate.errors import BaselineError
-from retrieval_gate.metrics import FUNCTIONS
 from retrieval_gate.models import Card
 from retrieval_gate.score.kb_manifest import KbCard, kb_manifest
 from retrieval_gate.score.results import CaseResult
+from tests.reference import FUNCTIONS
 
 
 def _scores(ranked: list[str], gold: set[str]) -> dict[str, float]:

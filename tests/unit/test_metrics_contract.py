@@ -11,18 +11,15 @@ from retrieval_gate.errors import UsageError
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.metrics import (
     dedupe_first,
-    hit_at_k,
     metric_grid,
-    ndcg_at_k,
     parse_k_list,
     parse_metric,
-    recall_at_k,
     to_cards,
 )
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.scoring import score_case
-from tests.reference import case_scores
+from tests.reference import case_scores, hit_at_k, ndcg_at_k, recall_at_k
 
 GRID = metric_grid((1, 3, 5, 10))
 

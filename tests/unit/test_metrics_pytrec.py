@@ -15,9 +15,9 @@ import pytest
 import pytrec_eval
 
 from retrieval_gate.load.runs import load_run
-from retrieval_gate.metrics import FUNCTIONS, dedupe_first, metric_grid
+from retrieval_gate.metrics import MEASURES, dedupe_first, metric_grid
 from retrieval_gate.metrics.grid import compile_grid
-from tests.reference import case_scores
+from tests.reference import FUNCTIONS, case_scores
 
 CUTOFFS = (1, 3, 5, 10, 100)
 TREC_NAME = {"ndcg": "ndcg_cut", "recall": "recall", "precision": "P", "map": "map_cut", "hit": "success"}
@@ -109,7 +109,8 @@ def test_case_scores_equal_trec_eval_for_the_whole_grid(queries: Queries) -> Non
 
 def test_case_scores_are_bit_identical_to_the_reference_functions(queries: Queries) -> None:
     """The one-pass grid must not change a single float of the per-measure definitions."""
-    grid = compile_grid(metric_grid((1, 2, 3, 5, 7, 10, 20, 100)))
+    grid = compile_grid(metric_grid((1, 2, 3, 5, 7, 10, 20, 100), measures=MEASURES))
+    assert {spec.measure for spec in grid} == set(FUNCTIONS)
     for ranked, gold in queries.values():
         got = case_scores(ranked, sorted(gold), grid)
         want = {spec.name: FUNCTIONS[spec.measure](ranked, gold, spec.k) for spec in grid}

@@ -13,8 +13,15 @@ from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.stats import sign_flip as stats
-from retrieval_gate.stats.sign_flip import sign_flip_p_value, sign_flip_p_values, sign_flip_tests
-from tests.reference import bootstrap_ci, bootstrap_means, paired_bootstrap_ci, paired_stats
+from retrieval_gate.stats.sign_flip import sign_flip_tests
+from tests.reference import (
+    bootstrap_ci,
+    bootstrap_means,
+    paired_bootstrap_ci,
+    paired_stats,
+    sign_flip_p_value,
+    sign_flip_p_values,
+)
 from tests.unit.compare_data import System
 
 

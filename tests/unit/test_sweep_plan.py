@@ -6,6 +6,7 @@ import pytest
 
 from retrieval_gate.errors import InputError, UsageError
 from retrieval_gate.settings import SuiteConfig
+from retrieval_gate.sweep.cache import cacheable
 from retrieval_gate.sweep.plan import Override, is_index_key, make_plan, parse_axis, parse_shard
 
 
@@ -37,6 +38,7 @@ def test_a_value_the_schema_refuses_is_an_input_error_naming_the_key():
     with pytest.raises(InputError) as info:
         make_plan(base=SuiteConfig(), suite="s", axes={"chunking.size": [10, 300]}, where="--axis")
     assert "chunking.size" in str(info.value) and "50" in str(info.value)  # ge=50 in ChunkSettings
+    assert "overlap" not in str(info.value)
 
 
 def test_values_take_the_schema_s_types_and_duplicates_collapse():
@@ -94,3 +96,24 @@ def test_shards_keep_index_groups_together_and_cover_every_point_once():
 def test_a_bad_shard_is_a_usage_error(text):
     with pytest.raises(UsageError):
         parse_shard(text)
+
+
+def test_a_size_axis_below_the_default_overlap_names_the_one_line_fix():
+    """--axis chunking.size=128,256 with the default overlap (150): the message says what to add."""
+    with pytest.raises(InputError, match=r"chunking.size 128 is not above the suite's chunk overlap \(150\); add an "
+                                         r"overlap axis below it, e.g. --axis chunking.overlap=16"):
+        make_plan(base=SuiteConfig(), suite="s", axes={"chunking.size": [128, 256]}, where="--axis")
+    plan = make_plan(base=SuiteConfig(), suite="s", axes={"chunking.size": [128, 256], "chunking.overlap": [16]},
+                     where="--axis")
+    assert [p.settings for p in plan.points if not p.reference] == [
+        {"chunking.size": 128, "chunking.overlap": 16}, {"chunking.size": 256, "chunking.overlap": 16}]
+
+
+def test_only_points_whose_answers_follow_from_their_settings_are_kept():
+    """A ``python:`` or ``http(s)://`` retriever may answer differently with every input unchanged;
+    an ephemeral store keeps nothing (sweep/cache.py)."""
+    store = {"path": "/tmp/rg-store"}
+    assert cacheable(SuiteConfig(retriever="hybrid", store=store))
+    assert not cacheable(SuiteConfig(retriever="python:x.py:search", store=store))
+    assert not cacheable(SuiteConfig(retriever="http://127.0.0.1:9/search", store=store))
+    assert not cacheable(SuiteConfig(retriever="dense", store={"mode": "ephemeral"}))

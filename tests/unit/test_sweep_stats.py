@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from retrieval_gate.sweep.plan import canonical
+from retrieval_gate.sweep.render import table_rows, verdict_lines
 from retrieval_gate.sweep.stats import finalize, paired, split_cases
 from tests.reference import without_timings
 
@@ -15,9 +16,9 @@ M = "hit@5"
 
 
 def make_run(settings: dict, scores: Mapping[str, float], *, reference: bool = False, texts: Sequence[str] = (),
-             slices: Mapping[str, list[str]] | None = None) -> dict:
+             slices: Mapping[str, list[str]] | None = None, chunks: int = 10) -> dict:
     slices = slices or {}
-    return {"key": canonical(settings), "settings": settings, "reference": reference, "group": 0, "chunks": 10,
+    return {"key": canonical(settings), "settings": settings, "reference": reference, "group": 0, "chunks": chunks,
             "texts": sorted(texts), "seconds": 1.0, "metrics": {M: sum(scores.values()) / len(scores)},
             "cases": {cid: {"scores": {M: v}, "slices": ["overall", *slices.get(cid, ["kind=golden"])]}
                       for cid, v in scores.items()}}
@@ -103,16 +104,80 @@ def test_embedded_counts_each_text_once_in_plan_order():
     assert [p["cost"]["embedded"] for p in sweep_of(runs)["points"]] == [2, 1, 1]
 
 
-def test_the_knee_is_the_smallest_value_not_measurably_worse_than_the_best():
+def test_the_knee_is_the_cheapest_value_not_measurably_worse_than_the_best():
+    """Smaller chunks, more of them: 100 → 40 chunks, 200 → 20, 400 → 10. 200 is best, 100 is
+    measurably worse, 400 loses one case of 30 (not measurable): the knee is 400, the cheapest
+    value with no measurable loss — not 200, the smallest one."""
     n = ids(30)
-    runs = [make_run({"chunking.size": 400}, dict.fromkeys(n, 1.0), reference=True),
-            make_run({"chunking.size": 100}, dict.fromkeys(n, 0.0)),
-            make_run({"chunking.size": 200}, dict.fromkeys(n, 1.0) | {"c00": 0.0})]
+    runs = [make_run({"chunking.size": 400}, dict.fromkeys(n, 1.0) | {"c00": 0.0}, reference=True, chunks=10,
+                     texts=["a"]),
+            make_run({"chunking.size": 100}, dict.fromkeys(n, 0.0), chunks=40, texts=["b", "c", "d"]),
+            make_run({"chunking.size": 200}, dict.fromkeys(n, 1.0), chunks=20, texts=["a", "e"])]
     sweep = sweep_of(runs)
-    assert sweep["knee"] == {"chunking.size": 200}
+    assert sweep["knee"] == {"chunking.size": 400}
     curve = sweep["curves"]["chunking.size"]
-    assert curve["best"] == 400 and [p["value"] for p in curve["points"]] == [100, 200, 400]
+    assert curve["best"] == 200 and [p["value"] for p in curve["points"]] == [100, 200, 400]
     assert [p["within_best"] for p in curve["points"]] == [False, True, True]
+    assert curve["cost"].startswith("chunks")
+    # each value is charged its own index (the points table charges what a cold run adds in plan order)
+    assert [p["cost"]["embedded"] for p in curve["points"]] == [3, 2, 1]
+    assert [p["cost"]["embedded"] for p in sweep["points"]] == [1, 3, 1]
+    assert "the cheapest value — fewest chunks —" in "\n".join(verdict_lines(sweep))
+
+
+def test_a_flat_curve_puts_the_knee_on_the_cheapest_value_not_the_smallest():
+    n = ids(40)
+    runs = [make_run({"chunking.size": 1200}, dict.fromkeys(n, 1.0) | {"c01": 0.0}, reference=True, chunks=1900),
+            make_run({"chunking.size": 300}, dict.fromkeys(n, 1.0) | {"c02": 0.0}, chunks=9982),
+            make_run({"chunking.size": 600}, dict.fromkeys(n, 1.0) | {"c03": 0.0}, chunks=4000)]
+    assert sweep_of(runs)["knee"] == {"chunking.size": 1200}
+
+
+def test_no_knee_where_every_value_costs_the_same():
+    """A query-time axis (options.rrf_k) changes the ranking, not the index: nothing to trade."""
+    n = ids(20)
+    runs = [make_run({"options.rrf_k": 60}, dict.fromkeys(n, 1.0), reference=True),
+            make_run({"options.rrf_k": 10}, dict.fromkeys(n, 1.0) | {"c00": 0.0})]
+    sweep = sweep_of(runs, axes={"options.rrf_k": [10, 60]})
+    assert sweep["knee"] == {"options.rrf_k": None}
+    assert sweep["curves"]["options.rrf_k"]["knee_note"] == "no knee: every value costs the same (10 chunks)"
+    assert sweep["warnings"] == []
+
+
+def test_an_axis_that_changes_nothing_is_warned_about_and_gets_no_knee():
+    """Chunk sizes on a BEIR folder (records are not split): three identical points."""
+    n = ids(20)
+    scores = {c: (0.5 if i % 3 else 1.0) for i, c in enumerate(n)}
+    runs = [make_run({"chunking.size": size}, scores, reference=size == 1200, chunks=1400, texts=["a", "b"])
+            for size in (1200, 300, 600)]
+    sweep = sweep_of(runs)
+    assert sweep["knee"] == {"chunking.size": None}
+    assert [w["axis"] for w in sweep["warnings"]] == ["chunking.size"] and sweep["warnings"][0]["same_index"]
+    text = "\n".join(verdict_lines(sweep))
+    assert "Warning: chunking.size changes nothing here: its values (300, 600, 1200) gave the same index" in text
+    assert "Knee of chunking.size: no knee: the axis changes nothing" in text
+
+
+def test_a_tie_is_reported_as_a_tie_with_how_it_was_broken():
+    n = ids(20)
+    runs = [make_run({"chunking.size": 1200}, dict.fromkeys(n, 1.0), reference=True, chunks=10),
+            make_run({"chunking.size": 300}, dict.fromkeys(n, 1.0) | {"c00": 0.0, "c01": 0.5, "c02": 0.5},
+                     chunks=40)]
+    runs.append(make_run({"chunking.size": 600}, dict.fromkeys(n, 1.0), chunks=20))  # the reference's scores: a tie
+    sweep = sweep_of(runs)
+    tie = sweep["selection"]["tie"]
+    assert tie is not None and len(tie["points"]) == 2 and tie["points"][0] == {"chunking.size": 1200}
+    first = verdict_lines(sweep)[0]
+    assert first.startswith("Verdict: no clear winner. 2 points tie on the ")
+    assert "The tie was broken by plan order" in first and "(the current settings)" in first
+
+
+def test_the_table_labels_which_interval_is_corrected():
+    n = ids(10)
+    runs = [make_run({"chunking.size": 1200}, dict.fromkeys(n, 1.0), reference=True),
+            make_run({"chunking.size": 300}, dict.fromkeys(n, 0.0))]
+    header, _rows = table_rows(sweep_of(runs))
+    assert "interval (95%, uncorrected)" in header and "p (Holm)" in header and "embedded (cold run)" in header
 
 
 def test_slices_a_winning_point_loses_are_listed():

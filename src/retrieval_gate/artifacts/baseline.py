@@ -11,7 +11,7 @@ from retrieval_gate.baseline.codec import dumps_baseline, parse_baseline
 from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path, parse_manifest
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.errors import BaselineError
-from retrieval_gate.files import write_text_atomic
+from retrieval_gate.files import ReadRefused, decode_text, read_bounded, write_text_atomic
 from retrieval_gate.load import boundary
 from retrieval_gate.score.kb_manifest import KbCard
 
@@ -21,23 +21,17 @@ def _read_text(path: Path, *, what: str, missing: str | None) -> str | None:
     says so, before any decoding), then UTF-8. ``missing``: the message for an absent file (None:
     an absent file is None)."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(boundary.MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        if missing is None:
-            return None
-        raise BaselineError(f"{path}: {missing}") from None
-    except IsADirectoryError:
-        raise BaselineError(f"{path}: is a directory, expected a {what} JSON file") from None
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(raw) > boundary.MAX_FILE_BYTES:
-        raise BaselineError(f"{path}: not a {what}: larger than {boundary.MAX_FILE_BYTES:,} bytes")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BaselineError(f"{path}: not a {what}: invalid UTF-8 at byte {exc.start + 1}") from None
-    return text
+        return decode_text(read_bounded(path, max_bytes=boundary.MAX_FILE_BYTES))
+    except ReadRefused as exc:
+        if exc.missing:
+            if missing is None:
+                return None
+            raise BaselineError(f"{path}: {missing}") from None
+        if exc.reason.startswith("is a directory"):
+            raise BaselineError(f"{path}: is a directory, expected a {what} JSON file") from None
+        if exc.reason.startswith("cannot read"):
+            raise BaselineError(f"{path}: {exc.reason}") from None
+        raise BaselineError(f"{path}: not a {what}: {exc.reason}") from None
 
 
 def read_baseline(path: Path) -> Baseline:

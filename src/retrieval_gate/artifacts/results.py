@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from retrieval_gate.audit import AuditReport
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.files import dumps_json, write_text_atomic
+from retrieval_gate.files import ReadRefused, decode_text, dumps_json, write_text_atomic
 from retrieval_gate.load import boundary
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
@@ -25,10 +25,10 @@ def json_document(raw: bytes, *, source: Path) -> Any:
     refusal names the file (and the line where there is one)."""
     text = ""
     try:
-        text = raw.decode("utf-8-sig")
+        text = decode_text(raw)
         return boundary.loads(text)
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(display(source), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
+    except ReadRefused as exc:
+        raise InputError(Problem(display(source), None, exc.reason)) from None
     except json.JSONDecodeError as exc:
         raise InputError(Problem(display(source), exc.lineno,
                                  f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None

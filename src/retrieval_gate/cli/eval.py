@@ -19,6 +19,7 @@ from retrieval_gate.clock import now_iso
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import write_json_atomic
+from retrieval_gate.metrics import METRICS_HELP
 
 if TYPE_CHECKING:
     from retrieval_gate.overrides import SuiteOverrides
@@ -89,7 +90,7 @@ def eval_command(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base: folder of Markdown/text cards, JSONL cards, or a BEIR folder."),
     cases: Path | None = typer.Option(None, "--cases", help="Golden set: JSONL cases or a BEIR folder."),
     k: str | None = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10)."),
-    metrics: str | None = typer.Option(None, "--metrics", help="Measures (default: hit,recall,ndcg,mrr,precision,map)."),
+    metrics: str | None = typer.Option(None, "--metrics", help=METRICS_HELP),
     headline_k: int | None = typer.Option(None, "--headline-k", min=1, help="The k shown first (default 5 if measured, else the largest)."),
     model: str | None = typer.Option(None, "--model", help="sentence-transformers model: name or local folder (default: the bundled all-MiniLM-L6-v2, offline)."),
     retriever: str | None = typer.Option(None, "--retriever", help="dense (default), bm25, hybrid, X+rerank, python:module:function, http(s)://URL, run:FILE; comma-separated to run several side by side (the first is the reference for paired deltas)."),

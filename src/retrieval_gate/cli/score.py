@@ -10,7 +10,7 @@ from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.load.boundary import quote
-from retrieval_gate.metrics import MEASURES_ALL, metric_grid
+from retrieval_gate.metrics import DEFAULT_MEASURES, METRICS_HELP, metric_grid
 
 
 @app.command()
@@ -19,7 +19,7 @@ def score(
     cases: Path = typer.Option(..., "--cases", help="Golden set: JSONL cases, a BEIR folder, or a bare TREC/BEIR qrels file."),
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base: maps chunk ids to cards and checks gold ids."),
     k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
-    metrics: str | None = typer.Option(None, "--metrics", help="Measures to compute (default: all of hit,recall,ndcg,mrr,precision,map)."),
+    metrics: str | None = typer.Option(None, "--metrics", help=METRICS_HELP),
     headline_k: int | None = typer.Option(None, "--headline-k", min=1, help="The k shown first in reports (default 5 if measured, else the largest)."),
     suite: str = typer.Option("default", "--suite", help="Suite name recorded in the results."),
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when nothing scores ≥ this."),
@@ -48,7 +48,7 @@ def score(
     loaded_run = load_run(run)
     check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
                       run_path=loaded_run.path, cases_path=case_set.path)
-    grid = metric_grid(suite_config.k, measures=suite_config.metrics or MEASURES_ALL)
+    grid = metric_grid(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
     results = assemble_results(
         case_set=case_set,
         rankings=loaded_run.rankings,

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -61,9 +61,10 @@ from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.multiplicity import adjust_p
-from retrieval_gate.stats.paired_interval import paired_interval, reconcile
+from retrieval_gate.stats.paired import Paired, paired_columns
+from retrieval_gate.stats.paired_interval import reconcile
 from retrieval_gate.stats.power import DEFAULT_POWER, cases_needed, mde
-from retrieval_gate.stats.sign_flip import DEFAULT_RESAMPLES, sign_flip_tests
+from retrieval_gate.stats.sign_flip import DEFAULT_RESAMPLES
 
 RowKey = tuple[str, str]
 
@@ -107,7 +108,7 @@ def compare(
         level = 1 - 2 * a if judged else 1 - a
         if stat is not None:
             p_adj = adjusted.get(key)
-            ci, ci_method = paired_interval(stat.diffs, binary=stat.binary, level=level)
+            ci, ci_method = stat.interval(level)
             size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a, one_sided=judged)
             p_used = stat.p if p_adj is None else p_adj
             ci, agrees, extended = reconcile(ci, significant=p_used < rules.alpha)
@@ -204,23 +205,12 @@ def _slice_order(results: Results, baseline: Baseline) -> list[str]:
     return sorted(names, key=lambda s: (s != OVERALL, names.index(s)))
 
 
-class _Stat(NamedTuple):
-    n: int
-    delta: float
-    p: float
-    diffs: np.ndarray  # the n paired differences
-    binary: bool  # every per-case score in {0, 1} on both sides (hit@k): the exact sign test decides
-    changed: int  # paired cases whose score changed
-    lost: int  # … went down
-    gained: int  # … went up
-    one_sided: float  # one-sided p in the direction of Δ (a drop, or no change: P(S* ≤ S); a gain: P(S* ≥ S))
-
-
 def _paired_stats(
     *, results: Results, baseline: Baseline, paired_ids: list[str], metrics: list[str], seed: int,
     resamples: int,
-) -> dict[RowKey, _Stat]:
-    """``{(metric, slice): _Stat}`` for every row with a paired case.
+) -> dict[RowKey, Paired]:
+    """``{(metric, slice): Paired}`` for every row with a paired case (``stats.paired``: the one
+    paired test and its rounding rule).
 
     Per slice, metrics paired over the same cases are tested together (shared draws)."""
     if not paired_ids:
@@ -234,17 +224,15 @@ def _paired_stats(
         case = current[case_id]
         for metric, value in case.scores.items():
             if metric in column:
-                cur[i, column[metric]] = round(value, DECIMALS)
+                cur[i, column[metric]] = value
         for metric, value in baseline.cases[case_id].scores.items():
             if metric in column:
-                base[i, column[metric]] = round(value, DECIMALS)
+                base[i, column[metric]] = value
         for name in case.slices:
             slices.setdefault(name, []).append(i)
     both = ~np.isnan(cur) & ~np.isnan(base)
-    diffs = np.where(both, cur - base, 0.0)
-    binary_value = both & np.isin(cur, (0.0, 1.0)) & np.isin(base, (0.0, 1.0))
-    out: dict[RowKey, _Stat] = {}
-    done: dict[tuple[bytes, tuple[int, ...]], list[_Stat]] = {}
+    out: dict[RowKey, Paired] = {}
+    done: dict[tuple[bytes, tuple[int, ...]], list[Paired]] = {}
     for slice_name, members in slices.items():
         rows = np.asarray(members)
         present = both[rows]
@@ -256,18 +244,8 @@ def _paired_stats(
             chosen = rows[present[:, cols[0]]]
             key = (chosen.tobytes(), tuple(cols))  # slices with the same cases (kind=golden = overall)
             if key not in done:
-                block = diffs[np.ix_(chosen, cols)]
-                tests = sign_flip_tests(block, resamples=resamples, seed=seed)
-                stats = []
-                for c, j in enumerate(cols):
-                    values = np.ascontiguousarray(block[:, c])
-                    delta = math.fsum(values.tolist()) / len(chosen)
-                    side = tests.greater[c] if delta > 0 else tests.less[c]
-                    stats.append(_Stat(len(chosen), delta, float(tests.two_sided[c]),
-                                       values, bool(binary_value[chosen, j].all()),
-                                       int(np.count_nonzero(values)), int(np.count_nonzero(values < 0)),
-                                       int(np.count_nonzero(values > 0)), float(side)))
-                done[key] = stats
+                done[key] = paired_columns(cur[np.ix_(chosen, cols)], before=base[np.ix_(chosen, cols)],
+                                           resamples=resamples, seed=seed)
             for j, stat in zip(cols, done[key], strict=True):
                 out[(metrics[j], slice_name)] = stat
     return out

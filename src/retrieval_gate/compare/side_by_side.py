@@ -4,12 +4,9 @@
 For retriever r, metric m and the reference retriever ref:
 
 - ``value`` = r's mean of m over its cases with gold (its own aggregate), with ``n``;
-- ``delta`` = (1/n_p) Σ_i (m_i(r) − m_i(ref)) over the n_p cases scored by both (per-case
-  scores rounded to 6 decimals first, as ``compare`` does);
-- ``p_value`` = paired sign-flip test, two sided (``stats.sign_flip``; the exact sign test for 0/1
-  measures), ``ci`` at ``level``: Tango's score interval for 0/1 measures, else a paired t
-  interval (``stats.paired_interval``, as in ``compare``), always inside [−1, 1] (same seed →
-  same numbers).
+- ``delta``, ``p_value`` (two sided) and ``ci`` at ``level`` over the n_p cases scored by both:
+  the one paired test, ``stats.paired`` (its rounding rule, the exact sign test or the sign-flip
+  test, Tango's or a t interval) — the same numbers as ``compare`` (same seed → same numbers).
 
 Failed cases stay in: they are scored as empty rankings by both, exactly as in each results
 file, so a retriever that fails more often is not flattered.
@@ -17,20 +14,17 @@ file, so a retriever that fails more often is not flattered.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_gate.baseline.numbers import DECIMALS
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics.headline import HEADLINE_MEASURES, headline_names
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import OVERALL
-from retrieval_gate.stats.paired_interval import paired_interval
-from retrieval_gate.stats.sign_flip import DEFAULT_RESAMPLES, sign_flip_p_value
+from retrieval_gate.stats.paired import paired
+from retrieval_gate.stats.sign_flip import DEFAULT_RESAMPLES
 
 SIDE_BY_SIDE_SCHEMA_VERSION = 1
 MEASURES_SHOWN = (*HEADLINE_MEASURES, "mrr")  # MRR too: where the first good card sits
@@ -106,19 +100,14 @@ def side_by_side(
             own = aggregate.get(metric)
             cell = RetrieverCell(value=None if own is None else own.value, n=0 if own is None else own.n)
             if name != ref_name:
-                pairs = [
-                    (round(c.scores[metric], DECIMALS), round(ref_cases[c.id].scores[metric], DECIMALS))
-                    for c in run.cases
-                    if slice_name in c.slices and metric in c.scores and metric in ref_cases[c.id].scores
-                ]
-                diffs = [now - before for now, before in pairs]
-                if diffs:
-                    d = np.asarray(diffs)
-                    p = sign_flip_p_value(d, resamples=resamples, seed=seed)
-                    binary = all(v in (0.0, 1.0) for pair in pairs for v in pair)
-                    ci, _ = paired_interval(d, binary=binary, level=level)
-                    cell = cell.model_copy(update={"delta": math.fsum(diffs) / len(diffs), "n_paired": len(diffs),
-                                                   "ci": ci, "p_value": p})
+                pairs = [(c.scores[metric], ref_cases[c.id].scores[metric]) for c in run.cases
+                         if slice_name in c.slices and metric in c.scores and metric in ref_cases[c.id].scores]
+                if pairs:
+                    stat = paired([now for now, _ in pairs], before=[before for _, before in pairs],
+                                  resamples=resamples, seed=seed)
+                    ci, _ = stat.interval(level)
+                    cell = cell.model_copy(update={"delta": stat.delta, "n_paired": stat.n, "ci": ci,
+                                                   "p_value": stat.p})
             cells[metric] = cell
         timings = run.extras.get("timings") or {}
         rows.append(RetrieverRow(retriever=name, cells=cells, scored=run.completeness.scored,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from retrieval_gate.evaluation.ann_check import ann_check
 from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
 from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore, dense_extras
 from retrieval_gate.load.dataset import load_dataset
-from retrieval_gate.metrics import MEASURES_ALL, metric_grid
+from retrieval_gate.metrics import DEFAULT_MEASURES, metric_grid
 from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.custom import RunRetriever
@@ -66,6 +67,20 @@ def load_eval_inputs(suite_config: SuiteConfig) -> tuple[KnowledgeBase, CaseSet]
     return load_inputs(kb=kb, cases=cases)
 
 
+@dataclass
+class Prepared:
+    """What several evals of one suite over the same inputs and chunking share (the sweep): the
+    loaded KB and cases, the chunks, what the model cuts, and the BM25 index (by its settings)
+    — each made once. Handed to ``run_evals`` by a caller that made it for that suite config."""
+
+    kb: KnowledgeBase
+    case_set: CaseSet
+    chunks: tuple[Chunk, ...]
+    truncation: dict[str, Any] | None = None
+    truncation_known: bool = False
+    bm25: dict[str, Any] = field(default_factory=dict)
+
+
 def run_eval(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
              store: VectorStore | None = None, progress: EvalProgress | None = None,
              created_at: str | None = None) -> Results:
@@ -80,10 +95,13 @@ def run_eval(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None
 
 def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
               store: VectorStore | None = None, progress: EvalProgress | None = None,
-              created_at: str | None = None, cache_from: Sequence[Path] = ()) -> dict[str, Results]:
+              created_at: str | None = None, cache_from: Sequence[Path] = (),
+              prepared: Prepared | None = None) -> dict[str, Results]:
     """One Results per retriever spec in ``suite_config.retriever`` (comma-separated), in order,
     keyed by spec name; the parts (embeddings, store, BM25 index) are built once and shared.
-    ``cache_from``: shard folders (``retrieval-gate embed``) whose vectors fill the cache first."""
+    ``cache_from``: shard folders (``retrieval-gate embed``) whose vectors fill the cache first.
+    ``prepared``: the inputs already loaded and chunked for this suite config (and the memo of
+    what several evals share), instead of reading them again."""
     began = time.perf_counter()
     progress = progress or Silent()
     specs = suite_config.retrievers
@@ -96,19 +114,29 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
              if any(s.needs_embedder for s in specs) else None)
     try:
         # 1. inputs
-        kb, case_set = load_inputs(kb=kb_path, cases=cases_path)
-        chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
+        if prepared is None:
+            kb, case_set = load_inputs(kb=kb_path, cases=cases_path)
+            chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
+        else:
+            kb, case_set, chunks = prepared.kb, prepared.case_set, prepared.chunks
         loaded_s = time.perf_counter() - began
         # 2. parts, then retrievers
         dense_began = time.perf_counter()
         dense_retriever = dense.build(kb=kb, chunks=chunks) if dense is not None else None
         dense_s = time.perf_counter() - dense_began
         # What the model cuts (the real model only: a handed-in embedder has no tokenizer here)
-        truncation = (truncation_extras(model=suite_config.model, chunks=chunks)
-                      if dense_retriever is not None and embedder is None else None)
+        truncation = None
+        if dense_retriever is not None and embedder is None:
+            if prepared is not None and prepared.truncation_known:
+                truncation = prepared.truncation
+            else:
+                truncation = truncation_extras(model=suite_config.model, chunks=chunks)
+                if prepared is not None:
+                    prepared.truncation, prepared.truncation_known = truncation, True
         builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,
                                    dense=dense_retriever, cases=case_set.cases,
-                                   bm25_units=_bm25_units(chunks, specs))
+                                   bm25_units=_bm25_units(chunks, specs),
+                                   bm25_built=prepared.bm25 if prepared is not None else None)
         retrievers: list[tuple[RetrieverSpec, Retriever, float]] = []
         for spec in specs:
             spec_began = time.perf_counter()
@@ -118,7 +146,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
                 built_s, dense_s = built_s + dense_s, 0.0
             retrievers.append((spec, retriever, built_s))
         # 3 and 4. rank, score
-        grid = metric_grid(ks, measures=suite_config.metrics or MEASURES_ALL)
+        grid = metric_grid(ks, measures=suite_config.metrics or DEFAULT_MEASURES)
         queries = [c.query for c in case_set.cases]
         filters = [c.filter for c in case_set.cases]
         false_exclusion = false_exclusion_extras(cases=case_set.cases,

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.files import ReadRefused, read_bounded
 from retrieval_gate.load import boundary
 from retrieval_gate.load.fastpath import decoded_text, text_lines
 
@@ -20,21 +21,13 @@ def display(path: Path) -> str:
 
 
 def read_bytes(path: Path) -> bytes:
-    """Read a whole file once (a pipe or ``<(…)`` works like a file), at most
-    ``boundary.MAX_FILE_BYTES``, or raise a one-line InputError naming it."""
+    """Read a whole file once (``files.read_bounded``: a pipe or ``<(…)`` works like a file), at
+    most ``boundary.MAX_FILE_BYTES``, or raise a one-line InputError naming it."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(boundary.MAX_FILE_BYTES + 1)
-        if len(data) > boundary.MAX_FILE_BYTES:
-            raise InputError(Problem(display(path), None,
-                                     f"file is larger than {boundary.MAX_FILE_BYTES:,} bytes"))
-        return data
-    except FileNotFoundError:
-        raise InputError(Problem(display(path), None, "file not found")) from None
-    except IsADirectoryError:
-        raise InputError(Problem(display(path), None, "is a directory, expected a file")) from None
-    except OSError as exc:
-        raise InputError(Problem(display(path), None, f"cannot read: {exc.strerror}")) from None
+        return read_bounded(path, max_bytes=boundary.MAX_FILE_BYTES)
+    except ReadRefused as exc:
+        reason = f"file is {exc.reason}" if exc.reason.startswith("larger") else exc.reason
+        raise InputError(Problem(display(path), None, reason)) from None
 
 
 def iter_lines(path: Path, problems: list[Problem], *, data: bytes | None = None) -> Iterator[tuple[int, str]]:

@@ -7,16 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from retrieval_gate.errors import UsageError
+from retrieval_gate.metrics.measures import DEFAULT_MEASURES, MEASURES, REGISTRY
 
-MEASURES = ("hit", "recall", "ndcg", "mrr", "precision", "map")
-DISPLAY = {"hit": "hit", "recall": "recall", "ndcg": "nDCG", "mrr": "MRR",
-           "precision": "precision", "map": "MAP"}
-_ALIASES = {"hit": "hit", "hits": "hit", "hit_rate": "hit", "success": "hit",
-            "recall": "recall", "r": "recall",
-            "ndcg": "ndcg", "ndcg_cut": "ndcg",
-            "mrr": "mrr", "rr": "mrr", "recip_rank": "mrr",
-            "precision": "precision", "p": "precision",
-            "map": "map", "map_cut": "map", "ap": "map"}
+DISPLAY = {m.name: m.display for m in REGISTRY.values()}
+_ALIASES = {alias: m.name for m in REGISTRY.values() for alias in (m.name, *m.aliases)}
 _PATTERN = re.compile(r"^\s*([A-Za-z_]+?)\s*(?:@|_)\s*(\d+)\s*$")
 PLAIN_METRICS = ("abstention",)  # score keys without a cutoff
 
@@ -94,6 +88,7 @@ def headline_k_problem(*, headline_k: int | None, k: Iterable[int]) -> str | Non
     return None
 
 
-def metric_grid(ks: tuple[int, ...], measures: tuple[str, ...] = MEASURES) -> tuple[MetricSpec, ...]:
-    """Every measure at every cutoff, in a stable order (measure order, then k)."""
+def metric_grid(ks: tuple[int, ...], measures: tuple[str, ...] = DEFAULT_MEASURES) -> tuple[MetricSpec, ...]:
+    """Every measure (default: the default set) at every cutoff, in a stable order (measure
+    order, then k)."""
     return tuple(MetricSpec(m, k) for m in measures for k in ks)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import ReadRefused, decode_text, read_bounded
 from retrieval_gate.load import boundary
 from retrieval_gate.overrides import GateOverrides, StoreOverrides, SuiteOverrides
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
@@ -266,9 +267,9 @@ def _load_config_confined(path: Path | None, *, workspace: Path) -> tuple[Config
         return ConfigFile(), None
     raw = read_confined(candidate, workspace=workspace, max_bytes=CONFIG_MAX_BYTES, what="config")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(str(candidate), None, f"invalid UTF-8 at byte {exc.start + 1}")) from None
+        text = decode_text(raw)
+    except ReadRefused as exc:
+        raise InputError(Problem(str(candidate), None, exc.reason)) from None
     return parse_config(text, source=candidate), candidate
 
 
@@ -375,14 +376,10 @@ def _read_event(path: str | None) -> dict[str, Any]:
     if not path:
         return {}
     try:
-        size = Path(path).stat().st_size
-        if size > EVENT_MAX_BYTES:
-            raise InputError(Problem(path, None, f"event payload of {size} bytes is over the {EVENT_MAX_BYTES} "
-                                                 "byte cap"))
-        text = Path(path).read_text(encoding="utf-8")
+        text = decode_text(read_bounded(Path(path), max_bytes=EVENT_MAX_BYTES))
         data = boundary.loads(text)  # the input limits: depth, number range, duplicate keys, UTF-8 strings
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(Problem(path, None, f"cannot read the event payload: {exc}")) from None
+    except ReadRefused as exc:
+        raise InputError(Problem(path, None, f"cannot read the event payload: {exc.reason}")) from None
     except json.JSONDecodeError as exc:
         raise InputError(Problem(path, exc.lineno, f"event payload is not JSON: {exc.msg}")) from None
     except boundary.JsonRefused as exc:

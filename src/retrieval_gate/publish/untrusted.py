@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import ReadRefused, read_bounded
 
 MIB = 1024 * 1024
 RESULTS_MAX_BYTES = 32 * MIB
@@ -69,16 +70,10 @@ def read_confined(path: str | Path, *, workspace: Path, max_bytes: int, what: st
         if info.st_size > max_bytes:
             raise InputError(Problem(shown, None, f"{what}: refused, {info.st_size} bytes is over the "
                                                   f"{max_bytes} byte cap"))
-        chunks, total = [], 0
-        while total <= max_bytes:
-            chunk = os.read(fd, min(1 * MIB, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > max_bytes:
-            raise InputError(Problem(shown, None, f"{what}: refused, over the {max_bytes} byte cap"))
-        return b"".join(chunks)
+        try:
+            return read_bounded(fd, max_bytes=max_bytes)
+        except ReadRefused:
+            raise InputError(Problem(shown, None, f"{what}: refused, over the {max_bytes} byte cap")) from None
     finally:
         os.close(fd)
 

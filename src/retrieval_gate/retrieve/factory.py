@@ -35,7 +35,8 @@ class RetrieverBuilder:
     def __init__(self, *, kb: KnowledgeBase | None, options: RetrieverOptions | None = None,
                  overfetch: int = 3, dense: Retriever | None = None,
                  cases: Sequence[Case] = (), chunking: ChunkSettings | None = None,
-                 bm25_units: Sequence[Any] | None = None, cross_encoder: Callable[[str], Any] | None = None):
+                 bm25_units: Sequence[Any] | None = None, cross_encoder: Callable[[str], Any] | None = None,
+                 bm25_built: dict[str, Any] | None = None):
         self.kb = kb
         self.options = options or RetrieverOptions()
         self.overfetch = overfetch
@@ -45,6 +46,9 @@ class RetrieverBuilder:
         self._bm25_units = bm25_units  # the chunks the dense side embeds, when the caller has them
         self._cross_encoder_loader = cross_encoder
         self._parts: dict[str, Any] = {}
+        # BM25 indexes of these units already built, by their settings (the sweep's points over one
+        # chunking share them); None: build here
+        self._bm25_built = bm25_built
 
     # parts, each built once
     def _dense(self) -> Retriever:
@@ -62,8 +66,14 @@ class RetrieverBuilder:
             from retrieval_gate.retrieve.bm25 import BM25Retriever, units_from_kb
 
             kb = self._require_kb("bm25")
+            key = f"{self.options.bm25.model_dump_json()}|{self.overfetch}"
+            if self._bm25_built is not None and key in self._bm25_built:
+                self._parts["bm25"] = self._bm25_built[key]
+                return self._parts["bm25"]
             units = self._bm25_units if self._bm25_units is not None else units_from_kb(kb, chunking=self._chunking)
             self._parts["bm25"] = BM25Retriever(units=units, settings=self.options.bm25, overfetch=self.overfetch)
+            if self._bm25_built is not None:
+                self._bm25_built[key] = self._parts["bm25"]
         return self._parts["bm25"]
 
     def _hybrid(self) -> Retriever:

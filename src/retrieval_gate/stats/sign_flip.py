@@ -185,16 +185,6 @@ def sign_flip_tests(
     return SignFlipP(two_sided=two, less=less, greater=greater, methods=methods)
 
 
-def sign_flip_p_values(
-    diffs: np.ndarray, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0, monte_carlo: bool = True,
-) -> tuple[np.ndarray, list[str]]:
-    """Two-sided paired sign-flip p-value per column, and how each was computed ("exact" or
-    "monte-carlo"). ``monte_carlo=False``: a column whose law is too large to enumerate gets NaN
-    (the caller estimates it otherwise)."""
-    tests = sign_flip_tests(diffs, resamples=resamples, seed=seed, monte_carlo=monte_carlo)
-    return tests.two_sided, tests.methods
-
-
 def _tolerance(total: float | np.ndarray) -> float | np.ndarray:
     """Sums within this of |S| count as ties (sums are formed in different orders)."""
     return 1e-8 + 1e-10 * total
@@ -232,11 +222,3 @@ def _monte_carlo(d: np.ndarray, *, resamples: int, seed: int) -> tuple[np.ndarra
         below += (sums <= signed + tol).sum(axis=0)
         above += (sums >= signed - tol).sum(axis=0)
     return tuple((1.0 + count) / (1.0 + resamples) for count in (extreme, below, above))  # type: ignore[return-value]
-
-
-def sign_flip_p_value(diffs: np.ndarray | list[float], *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> float:
-    """One metric: the two-sided paired sign-flip p-value of mean(d) = 0."""
-    p, _ = sign_flip_p_values(_as_matrix(diffs), resamples=resamples, seed=seed)
-    return float(p[0])
-
-

@@ -1,6 +1,6 @@
 """``sweep.json`` → one self-contained HTML page (pure): the verdict, the points' table and, per
 numeric axis, the knee's chart — each value's Δ against the curve's best with its paired
-interval, the knee being the first whose interval reaches 0 — beside the cost. No script, no
+interval, the knee being the cheapest value (fewest chunks) whose interval reaches 0 — beside the cost. No script, no
 outside resource; every text from the sweep is escaped."""
 
 from __future__ import annotations
@@ -70,9 +70,10 @@ def render_sweep_html(sweep: Mapping[str, Any]) -> str:
     out.append("</table>")
     for axis, curve in sweep["curves"].items():
         knee = sweep["knee"].get(axis)
-        out += [f"<h2>{escape(axis)}: knee {escape(str(knee))}</h2>",
+        title = f"knee {knee}" if knee is not None else (curve.get("knee_note") or "no knee")
+        out += [f"<h2>{escape(axis)}: {escape(title)}</h2>",
                 f'<p class="sub">Δ {escape(sweep["metric"])} against the best value ({escape(str(curve["best"]))}) '
-                f"with its paired interval; other keys held at {escape(settings_text(curve['held']))}. The knee is "
-                "the smallest value whose interval reaches 0.</p>", _chart(curve, knee)]
+                f"with its paired interval (uncorrected); other keys held at {escape(settings_text(curve['held']))}. "
+                "The knee is the cheapest value (fewest chunks) whose interval reaches 0.</p>", _chart(curve, knee)]
     out.append("</main></body></html>")
     return "\n".join(out) + "\n"

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from retrieval_gate.bounds import MIN_CHUNK_SIZE
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.overrides import SuiteOverrides
@@ -162,6 +163,7 @@ def make_plan(*, base: SuiteConfig, suite: str, axes: Mapping[str, Sequence[Any]
     if not axes:
         raise UsageError("a sweep needs at least one axis: --axis KEY=V1,V2,… or a suite's sweep.axes")
     keys = [check_key(k, where=where) for k in axes]
+    _check_overlap(base, axes=axes, where=where)
     base_data = base.model_dump()
     # Every point, whole, is a valid suite (e.g. overlap below size) before anything runs; its
     # values are read back as the schema made them ("300" → 300). Values are checked together:
@@ -189,6 +191,21 @@ def make_plan(*, base: SuiteConfig, suite: str, axes: Mapping[str, Sequence[Any]
                     reference=canonical(c) == canonical(reference)) for c in combos]
     points.sort(key=lambda p: p.group)  # stable: grid order inside a group
     return Plan(suite=suite, axes=typed, reference=reference, points=tuple(points))
+
+
+def _check_overlap(base: SuiteConfig, *, axes: Mapping[str, Sequence[Any]], where: str) -> None:
+    """A chunk-size axis without an overlap axis keeps the suite's overlap (150 by default, so the
+    baselines keep their meaning); a size not above it is refused with the one-line fix."""
+    if "chunking.size" not in axes or "chunking.overlap" in axes:
+        return
+    sizes = [v for v in axes["chunking.size"] if isinstance(v, int) and not isinstance(v, bool)
+             and v >= MIN_CHUNK_SIZE]  # a size the schema refuses is named by the schema's own message
+    overlap = base.chunking.overlap
+    if sizes and min(sizes) <= overlap:
+        small = min(sizes)
+        raise InputError(Problem(where, None, f"chunking.size {small} is not above the suite's chunk overlap "
+                                 f"({overlap}); add an overlap axis below it, e.g. --axis "
+                                 f"chunking.overlap={max(0, small // 8)}, or set chunking.overlap in the suite"))
 
 
 def parse_shard(text: str) -> tuple[int, int]:

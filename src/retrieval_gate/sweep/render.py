@@ -20,7 +20,9 @@ def table_rows(sweep: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and one row per point: settings, the metric, Δ vs the reference with its interval and
     Holm-corrected p, then the cost (``cut``: chunks longer than the model's limit)."""
     metric = sweep["metric"]
-    header = ["settings", metric, "Δ vs reference", "interval", "p (Holm)", "chunks", "cut", "embedded", "seconds"]
+    level = f"{1 - sweep['stats']['alpha']:.0%}"
+    header = ["settings", metric, "Δ vs reference", f"interval ({level}, uncorrected)", "p (Holm)", "chunks", "cut",
+              "embedded (cold run)", "seconds"]
     rows = []
     for point in sweep["points"]:
         vs = point["vs_reference"].get(metric)
@@ -54,7 +56,14 @@ def verdict_lines(sweep: Mapping[str, Any]) -> list[str]:
     split = sweep["split"]
     lines = []
     best = settings_text(sweep["selection"]["best"])
-    if sweep["verdict"] == "confirmed":
+    tie = sweep["selection"].get("tie")
+    if tie and sweep["verdict"] != "confirmed":
+        lines.append(f"Verdict: no clear winner. {len(tie['points'])} points tie on the {split['selection']} "
+                     f"selection cases ({sweep['metric']} {_num(tie['mean'])}): "
+                     + "; ".join(settings_text(s) for s in tie["points"])
+                     + f". The tie was broken by {tie['broken_by']}: {best}"
+                     + (" (the current settings)." if sweep["selection"]["best_is_reference"] else "."))
+    elif sweep["verdict"] == "confirmed":
         lines.append(f"Verdict: confirmed. {best} beats the reference and every other finalist on the "
                      f"{split['confirmation']} confirmation cases (chosen on the other {split['selection']}).")
     elif sweep["selection"]["best_is_reference"]:
@@ -67,11 +76,18 @@ def verdict_lines(sweep: Mapping[str, Any]) -> list[str]:
             if "delta" in rival:
                 lines.append(f"  closest rival: {settings_text(rival['settings'])}"
                              f"{' (reference)' if rival['reference'] else ''}: best − rival {rival['delta']:+.4f} "
-                             f"[{rival['ci'][0]:+.4f}, {rival['ci'][1]:+.4f}], p (Holm) {rival['p_holm']:.4f}")
+                             f"[{rival['ci'][0]:+.4f}, {rival['ci'][1]:+.4f}] (uncorrected), "
+                             f"p (Holm) {rival['p_holm']:.4f}")
+    for warning in sweep.get("warnings", []):
+        lines.append(f"Warning: {warning['text']}.")
     for axis, value in sweep["knee"].items():
         curve = sweep["curves"][axis]
-        lines.append(f"Knee of {axis}: {value} (the smallest value whose interval against the best, {curve['best']}, "
-                     f"includes 0; other keys held at {settings_text(curve['held'])})")
+        if value is None:
+            lines.append(f"Knee of {axis}: {curve.get('knee_note') or 'none'} (best {curve['best']}; other keys held "
+                         f"at {settings_text(curve['held'])})")
+            continue
+        lines.append(f"Knee of {axis}: {value} (the cheapest value — fewest chunks — whose interval against the best, "
+                     f"{curve['best']}, includes 0; other keys held at {settings_text(curve['held'])})")
     if sweep.get("pareto"):
         lines.append("Pareto front (higher metric, fewer chunks): "
                      + "; ".join(settings_text(s) for s in sweep["pareto"]))
@@ -93,7 +109,8 @@ def markdown(sweep: Mapping[str, Any]) -> str:
     out += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     for axis, curve in sweep["curves"].items():
-        out += ["", f"### {axis}", "", f"| {axis} | {sweep['metric']} | Δ vs best | chunks | embedded | seconds |",
+        out += ["", f"### {axis}", "", f"| {axis} | {sweep['metric']} | Δ vs best | chunks | embedded (its own index, "
+                                       "cold) | seconds |",
                 "|---|---|---|---|---|---|"]
         for item in curve["points"]:
             vs = item["vs_best"]

@@ -13,10 +13,21 @@ split into selection and confirmation cases, the verdict, the slices a point los
   next ``FINALISTS`` points on the selection cases), Holm over those tests: ``confirmed`` when
   every one is a gain with corrected ``p ≤ alpha``; otherwise ``no-clear-winner`` with the closest
   rivals. The confirmation cases played no part in choosing, so those p-values are honest.
-- **Knee.** For a numeric axis, the other keys held at the values of the best point on the
+- **Knee, by cost.** For a numeric axis, the other keys held at the values of the best point on the
   selection cases that lies on such a curve (the winner, when there is one): the metric against
-  each value on all cases, paired with the curve's best value; the knee is the smallest value
-  whose paired interval against the best includes 0 (no measurable loss).
+  each value on all cases, paired with the curve's best value; the knee is the **cheapest** value
+  whose paired interval against the best includes 0 (no measurable loss). The cost is the
+  index's size, ``chunks`` (ties: the texts its index embeds from an empty cache, then the
+  value); each value is charged its own cost (``cost.embedded`` on a curve: the texts of its
+  index, not what the points before it left to embed). Where every value costs the same there
+  is no knee to call (``knee_note`` says so).
+- **An axis that changes nothing.** When every line of the grid along an axis (the other keys
+  held) gives the same per-case scores on every measure, the axis is listed in ``warnings``
+  (with "the same index" when the chunks and texts are the same too) and no knee is called on it.
+- **Ties.** Points whose selection mean equals the best's are a tie (``selection.tie``): the
+  earliest in plan order is taken, and the verdict says so.
+- **Intervals** are uncorrected (``1 − alpha`` each); the p beside them is Holm-corrected
+  (``p_holm``); both are labelled so in the reports.
 """
 
 from __future__ import annotations
@@ -26,12 +37,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.multiplicity import adjust_p
-from retrieval_gate.stats.paired_interval import paired_interval
-from retrieval_gate.stats.sign_flip import sign_flip_p_value
+from retrieval_gate.stats.paired import paired as stats_paired
 
 SWEEP_SCHEMA_VERSION = 1
 FINALISTS = 3
@@ -39,15 +47,15 @@ FINALISTS = 3
 
 def paired(a: Mapping[str, float], b: Mapping[str, float], ids: Sequence[str], *, alpha: float,
            seed: int) -> dict[str, Any] | None:
-    """``a − b`` over the ``ids`` both scored: delta, ci, p and n (None: no case in common)."""
-    pairs = [(a[i], b[i]) for i in ids if i in a and i in b]
-    if not pairs:
+    """``a − b`` over the ``ids`` both scored, by the one paired test (``stats.paired``): delta,
+    ci at ``1 − alpha`` (uncorrected), p and n, rounded for the file (None: no case in common)."""
+    common = [i for i in ids if i in a and i in b]
+    if not common:
         return None
-    d = np.asarray([x - y for x, y in pairs], dtype=np.float64)
-    binary = all(v in (0.0, 1.0) for pair in pairs for v in pair)
-    ci, _method = paired_interval(d, binary=binary, level=1 - alpha)
-    return {"delta": round(math.fsum(d.tolist()) / len(d), 6), "ci": [round(ci[0], 6), round(ci[1], 6)],
-            "p": round(float(sign_flip_p_value(d, seed=seed)), 6), "n": len(d)}
+    stat = stats_paired([a[i] for i in common], before=[b[i] for i in common], seed=seed)
+    ci, _method = stat.interval(1 - alpha)
+    return {"delta": round(stat.delta, 6), "ci": [round(ci[0], 6), round(ci[1], 6)], "p": round(stat.p, 6),
+            "n": stat.n}
 
 
 def split_cases(cases: Mapping[str, Sequence[str]], *, seed: int) -> tuple[list[str], list[str]]:
@@ -106,44 +114,86 @@ def _numeric(values: Sequence[Any]) -> bool:
     return len(values) > 1 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
-def _curve(runs: Sequence[Mapping[str, Any]], embedded: Sequence[int], axis: str,
-           anchor: Mapping[str, Any]) -> dict[Any, tuple[Mapping[str, Any], int]]:
-    return {run["settings"][axis]: (run, embedded[index]) for index, run in enumerate(runs)
+def _curve(runs: Sequence[Mapping[str, Any]], axis: str,
+           anchor: Mapping[str, Any]) -> dict[Any, Mapping[str, Any]]:
+    return {run["settings"][axis]: run for run in runs
             if all(run["settings"].get(k) == v for k, v in anchor.items() if k != axis)}
 
 
+def _cost(run: Mapping[str, Any]) -> tuple[int, int]:
+    """A value's own cost: its index's chunks, then the texts it embeds from an empty cache."""
+    return run["chunks"], len(run["texts"])
+
+
+def _unchanging(axes: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The axes along which every line of the grid gives the same per-case scores (module docstring)."""
+    out = []
+    for axis, values in axes.items():
+        if len(values) < 2:
+            continue
+        lines: dict[str, list[Mapping[str, Any]]] = {}
+        for run in runs:
+            if axis in run["settings"]:
+                held = {k: v for k, v in run["settings"].items() if k != axis}
+                lines.setdefault(repr(sorted(held.items(), key=lambda kv: kv[0])), []).append(run)
+        lines = {k: line for k, line in lines.items() if len(line) > 1}
+        if not lines:
+            continue
+        same_scores = all(all(r["cases"] == line[0]["cases"] for r in line) for line in lines.values())
+        if not same_scores:
+            continue
+        same_index = all(all(_cost(r) == _cost(line[0]) and r["texts"] == line[0]["texts"] for r in line)
+                         for line in lines.values())
+        shown = ", ".join(str(v) for v in values)
+        out.append({"axis": axis, "same_index": same_index,
+                    "text": f"{axis} changes nothing here: its values ({shown}) gave "
+                            + ("the same index and " if same_index else "")
+                            + "the same per-case scores on every measure; no knee is called on it"})
+    return out
+
+
 def _knee(axes: Mapping[str, Sequence[Any]], runs: Sequence[Mapping[str, Any]], ranked: Sequence[int],
-          metric: str, embedded: Sequence[int], *, alpha: float, seed: int,
-          ids: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+          metric: str, *, alpha: float, seed: int, ids: Sequence[str],
+          skip: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per numeric axis, the curve through the best point (selection cases) that has one: the
-    reference alone off the grid has none."""
+    reference alone off the grid has none. No knee on an axis in ``skip`` (it changes nothing)
+    or where every value costs the same."""
     knees: dict[str, Any] = {}
     curves: dict[str, Any] = {}
     for axis, values in axes.items():
         if not _numeric(values):
             continue
-        anchor = next((runs[i]["settings"] for i in ranked
-                       if len(_curve(runs, embedded, axis, runs[i]["settings"])) > 1), None)
+        anchor = next((runs[i]["settings"] for i in ranked if len(_curve(runs, axis, runs[i]["settings"])) > 1), None)
         if anchor is None:
             continue
-        by_value = _curve(runs, embedded, axis, anchor)
+        by_value = _curve(runs, axis, anchor)
         order = sorted(by_value)
-        means = {v: _mean(_scores(by_value[v][0], metric), ids) for v in order}
+        means = {v: _mean(_scores(by_value[v], metric), ids) for v in order}
         best = max(order, key=lambda v: (means[v] if means[v] is not None else -1.0, -order.index(v)))
-        best_scores = _scores(by_value[best][0], metric)
+        best_scores = _scores(by_value[best], metric)
         curve = []
-        knee = None
+        within: dict[Any, bool] = {}
         for v in order:
-            run, emb = by_value[v]
+            run = by_value[v]
             stat = paired(_scores(run, metric), best_scores, ids, alpha=alpha, seed=seed) if v != best else None
-            within = v == best or (stat is not None and stat["ci"][1] >= 0)
-            if within and knee is None:
-                knee = v
+            within[v] = v == best or (stat is not None and stat["ci"][1] >= 0)
             curve.append({"value": v, "metric": None if means[v] is None else round(means[v], 6),
-                          "vs_best": stat, "within_best": within,
-                          "cost": {"chunks": run["chunks"], "embedded": emb, "seconds": run["seconds"]}})
+                          "vs_best": stat, "within_best": within[v],
+                          "cost": {"chunks": run["chunks"], "embedded": len(run["texts"]), "seconds": run["seconds"]}})
+        costs = {_cost(by_value[v]) for v in order}
+        note = None
+        if axis in skip:
+            knee = None
+            note = "no knee: the axis changes nothing"
+        elif len(costs) == 1:
+            knee = None
+            note = f"no knee: every value costs the same ({by_value[best]['chunks']} chunks)"
+        else:
+            knee = min((v for v in order if within[v]), key=lambda v: (*_cost(by_value[v]), v))
         knees[axis] = knee
-        curves[axis] = {"held": {k: v for k, v in anchor.items() if k != axis}, "best": best, "points": curve}
+        curves[axis] = {"held": {k: v for k, v in anchor.items() if k != axis}, "best": best,
+                        "cost": "chunks (the index's size; ties: texts embedded from an empty cache, then the value)",
+                        "knee_note": note, "points": curve}
     return knees, curves
 
 
@@ -206,13 +256,21 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
     confirmed = (best != ref_index and bool(tests) and len(testable) == len(tests)
                  and all(t["delta"] > 0 and t["p_holm"] <= alpha for t in testable))
     closest = sorted(tests, key=lambda t: (t.get("delta", 0.0), t.get("p_holm", 1.0)))[:FINALISTS]
-    knee, curves = _knee(axes, runs, ranked, metric, embedded, alpha=alpha, seed=seed, ids=ids)
+    warnings = _unchanging(axes, runs)
+    knee, curves = _knee(axes, runs, ranked, metric, alpha=alpha, seed=seed, ids=ids,
+                         skip={w["axis"] for w in warnings})
+    best_mean = _mean(_scores(runs[best], metric), selection)
+    tied = [i for i in ranked if _mean(_scores(runs[i], metric), selection) == best_mean]
     return {
         "schema_version": SWEEP_SCHEMA_VERSION, "suite": suite, "metric": metric,
         "reference": dict(reference), "axes": {k: list(v) for k, v in axes.items()}, "points": points,
         "split": {"method": "stratified by the cases' slices, dealt alternately in sha256(seed:id) order",
                   "seed": seed, "selection": len(selection), "confirmation": len(confirmation)},
         "selection": {"best": runs[best]["settings"], "best_is_reference": best == ref_index,
+                      "tie": None if len(tied) < 2 else {
+                          "points": [runs[i]["settings"] for i in tied], "mean": None if best_mean is None
+                          else round(best_mean, 6),
+                          "broken_by": "plan order: the earliest point (the reference's index group runs first)"},
                       "means": [{"settings": runs[i]["settings"],
                                  "mean": None if (m := _mean(_scores(runs[i], metric), selection)) is None
                                  else round(m, 6)} for i in ranked]},
@@ -220,10 +278,11 @@ def finalize(*, suite: str, axes: Mapping[str, Sequence[Any]], reference: Mappin
         "verdict": "confirmed" if confirmed else "no-clear-winner",
         "winner": runs[best]["settings"] if confirmed else None,
         "closest_rivals": [] if confirmed else closest,
-        "knee": knee, "curves": curves,
+        "knee": knee, "curves": curves, "warnings": warnings,
         "pareto": [points[i]["settings"] for i in pareto(points, metric)],
         "stats": {"alpha": alpha, "seed": seed, "test": "the gate's paired tests (exact sign test for 0/1 measures, "
-                  "sign-flip otherwise), two sided; intervals: the gate's paired intervals", "family": "holm"},
+                  "sign-flip otherwise), two sided; intervals: the gate's paired intervals", "family": "holm",
+                  "intervals": f"uncorrected, {1 - alpha:.0%} each; the p beside them (p_holm) is Holm-corrected"},
     }
 
 

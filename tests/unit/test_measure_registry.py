@@ -1,0 +1,148 @@
+"""The registry of measures (``metrics/measures.py``) is the one definition: the grid, the CLI's
+help, the names ``--metrics`` accepts and docs/formats.md's table all come from it — and the
+glossary's context precision, checked by hand, against its definition and by identities."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.errors import UsageError
+from retrieval_gate.metrics import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, metric_grid, parse_metric
+from retrieval_gate.metrics.grid import compile_grid
+from retrieval_gate.models import Case, RankedList
+from retrieval_gate.score.scoring import score_case
+from tests.helpers import run_cli
+from tests.reference import FUNCTIONS, case_scores
+
+ROOT = Path(__file__).resolve().parents[2]
+N, R = "n", "r"  # an irrelevant and a relevant card; ranks are made unique below
+
+
+def table_row(name: str) -> str:
+    """docs/formats.md's row for a measure, from its record: the formula is its function's
+    docstring's first paragraph."""
+    measure = REGISTRY[name]
+    formula = " ".join((measure.value.__doc__ or "").split("\n\n")[0].split())
+    trec = f"`{measure.trec_eval}`" if measure.trec_eval else "—"
+    aliases = ", ".join(f"`{a}`" for a in measure.aliases) or "—"
+    return (f"| `{name}@k` | {measure.display}@k | {formula} | {'yes' if measure.default else 'opt-in'} | "
+            f"{aliases} | {trec} |")
+
+
+def test_docs_measure_table_is_the_registry() -> None:
+    text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if re.match(r"^\| `[a-z_]+@k` \|", line)]
+    assert rows == [table_row(name) for name in MEASURES]
+
+
+def test_every_record_is_complete_and_its_names_parse() -> None:
+    for name, measure in REGISTRY.items():
+        assert measure.name == name and measure.value.__doc__, name
+        for alias in (name, *measure.aliases):
+            assert parse_metric(f"{alias}@5").name == f"{name}@5"
+    aliases = [a for m in REGISTRY.values() for a in (m.name, *m.aliases)]
+    assert len(aliases) == len(set(aliases)), "an alias names two measures"
+    assert set(FUNCTIONS) == set(MEASURES), "every measure has its reference in tests/reference.py"
+
+
+def test_opt_in_measures_are_off_by_default_and_listed_in_the_help() -> None:
+    assert "context_precision" not in DEFAULT_MEASURES and "context_precision_unweighted" not in DEFAULT_MEASURES
+    assert DEFAULT_MEASURES == ("hit", "recall", "ndcg", "mrr", "precision", "map")
+    assert {spec.measure for spec in metric_grid((5,))} == set(DEFAULT_MEASURES)
+    assert METRICS_HELP.startswith("Measures, comma-separated (default: hit,recall,ndcg,mrr,precision,map; "
+                                   "also: context_precision,context_precision_unweighted")
+    assert parse_metric("Context_Precision@10").name == "context_precision@10"
+    assert parse_metric("context_precision_unweighted_3").name == "context_precision_unweighted@3"
+    with pytest.raises(UsageError, match="known: hit, recall, ndcg, mrr, precision, map, context_precision"):
+        parse_metric("context_relevance@5")
+
+
+def grid_of(ranked: list[str], gold: set[str], k: int) -> dict[str, float]:
+    measures = ("recall", "precision", "map", "context_precision", "context_precision_unweighted")
+    got = case_scores(ranked, sorted(gold), compile_grid(metric_grid((k,), measures=measures)))
+    return {name.split("@")[0]: value for name, value in got.items()}
+
+
+def test_the_glossary_worked_example() -> None:
+    """/work/shared/seeds/003 (the glossary): three passages are needed, the search returns 8 of
+    which 2 are needed: context recall 2 ÷ 3 = 0.67, context precision 2 ÷ 8 = 0.25. Put the two
+    at ranks 1 and 4: the position-weighted form is (1/1 + 2/4) / 2 = 0.75."""
+    ranked = ["g1", "x1", "x2", "g2", "x3", "x4", "x5", "x6"]
+    got = grid_of(ranked, {"g1", "g2", "g3"}, 8)
+    assert round(got["recall"], 2) == 0.67
+    assert got["context_precision_unweighted"] == 0.25 == got["precision"]
+    assert got["context_precision"] == 0.75
+
+
+@pytest.mark.parametrize(("ranked", "k", "weighted", "unweighted"), [
+    # relevant at 1, 3, 5: (1 + 2/3 + 3/5) / 3 = 34/45; 3 of 5
+    ([R + "1", N + "1", R + "2", N + "2", R + "3"], 5, 34 / 45, 3 / 5),
+    ([R + "1", N + "1", R + "2", N + "2", R + "3"], 3, (1 + 2 / 3) / 2, 2 / 3),
+    ([R + "1", N + "1", R + "2", N + "2", R + "3"], 2, 1.0, 1 / 2),
+    ([N + "1", R + "1"], 2, 1 / 2, 1 / 2),  # one relevant at rank 2: precision@2
+    ([N + "1", R + "1"], 1, 0.0, 0.0),  # none in the top k: 0
+    ([N + "1", N + "2", N + "3"], 3, 0.0, 0.0),
+    ([], 5, 0.0, 0.0),  # nothing retrieved: 0, not a division by zero
+    ([R + "1"], 5, 1.0, 1.0),  # fewer than k came back: precision@5 would be 0.2
+    ([N + "1", N + "2", R + "1", R + "2"], 10, (1 / 3 + 2 / 4) / 2, 2 / 4),
+])
+def test_context_precision_by_hand(ranked: list[str], k: int, weighted: float, unweighted: float) -> None:
+    gold = {R + "1", R + "2", R + "3", R + "4"}
+    got = grid_of(ranked, gold, k)
+    assert got["context_precision"] == pytest.approx(weighted, abs=1e-15)
+    assert got["context_precision_unweighted"] == pytest.approx(unweighted, abs=1e-15)
+
+
+def test_context_precision_relates_to_map_recall_and_precision() -> None:
+    """AP@k = context_precision@k · recall@k (the same sum over |G| and over hits@k); the
+    unweighted form is precision@k whenever at least k cards came back, and ≥ it otherwise."""
+    rng = random.Random(40)
+    for _ in range(2000):
+        pool = [f"d{i}" for i in range(rng.randint(2, 60))]
+        gold = set(rng.sample(pool, rng.randint(1, min(len(pool), 12))))
+        ranked = rng.sample(pool, rng.randint(0, len(pool)))
+        k = rng.choice([1, 3, 5, 10, 20])
+        got = grid_of(ranked, gold, k)
+        assert got["map"] == pytest.approx(got["context_precision"] * got["recall"], abs=1e-12)
+        if len(ranked) >= k:
+            assert got["context_precision_unweighted"] == got["precision"]
+        else:
+            assert got["context_precision_unweighted"] >= got["precision"]
+        assert 0.0 <= got["context_precision"] <= 1.0
+
+
+def test_context_precision_is_counted_on_the_de_duplicated_ranking() -> None:
+    """A repeated card never counts twice (docs/formats.md: de-duplicate, then cut at k)."""
+    case = Case(id="c", query="q", gold=("a", "b"))
+    grid = compile_grid(metric_grid((3,), measures=("context_precision", "context_precision_unweighted")))
+    scores = score_case(case=case, ranking=RankedList(ids=("x", "a", "a", "x", "b")), metrics=grid).scores
+    # distinct: x, a, b → relevant at 2 and 3: (1/2 + 2/3) / 2; 2 of 3
+    assert scores == {"context_precision@3": pytest.approx((1 / 2 + 2 / 3) / 2),
+                      "context_precision_unweighted@3": 2 / 3}
+
+
+def test_score_computes_an_opt_in_measure_when_metrics_names_it(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``retrieval-gate score --metrics`` end to end on the glossary's example: the opt-in measures
+    appear only when asked for, the default run has none of them."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "q", "query": "?", "gold": ["g1", "g2", "g3"]}) + "\n")
+    run = tmp_path / "run.trec"
+    docs = ["g1", "x1", "x2", "g2", "x3", "x4", "x5", "x6"]
+    run.write_text("".join(f"q Q0 {d} {i} {10 - i} t\n" for i, d in enumerate(docs, 1)))
+    out = tmp_path / "asked.json"
+    code, _out, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--k", "8", "--metrics",
+                               "recall,context_precision,context_precision_unweighted", "--out", str(out)], capsys)
+    assert code == 0, err
+    values = {m: c["value"] for m, c in json.loads(out.read_text())["aggregates"]["overall"].items()}
+    assert values == {"recall@8": pytest.approx(2 / 3), "context_precision@8": 0.75,
+                      "context_precision_unweighted@8": 0.25}
+    code, _out, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--k", "8",
+                               "--out", str(tmp_path / "default.json")], capsys)
+    assert code == 0, err
+    assert not any(m.startswith("context") for m in json.loads((tmp_path / "default.json").read_text())["metrics"])

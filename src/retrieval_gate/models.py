@@ -6,8 +6,9 @@ from files and turn validation errors into ``file:line`` problems.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -128,9 +129,20 @@ def _grades(value: dict[Any, Any]) -> dict[str, int]:
     return out
 
 
-def judgements(case: Case) -> dict[str, int]:
-    """Every judged card of a case with its grade: ``grades``, or grade 1 for each listed card."""
-    return case.grades or dict.fromkeys(case.gold, 1)
+class Judged(Protocol):
+    """What ``judgements`` reads: a golden ``Case``, or its scored ``score.results.CaseResult``."""
+
+    @property
+    def gold(self) -> Sequence[str]: ...
+
+    @property
+    def grades(self) -> Mapping[str, int]: ...
+
+
+def judgements(case: Judged) -> dict[str, int]:
+    """Every judged card of a case with its grade (a new dict): ``grades``, or grade 1 for each
+    listed card. What ``unjudged@k``, a lost hit's ``possibly_relevant`` and ``label`` count as judged."""
+    return dict(case.grades) if case.grades else dict.fromkeys(case.gold, 1)
 
 
 def relevant_at(case: Case, level: int) -> tuple[str, ...]:

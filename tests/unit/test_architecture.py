@@ -1,44 +1,48 @@
-"""The layout cannot drift back: read every module's imports with ``ast`` and check the rules of
-docs/ARCHITECTURE.md — every import points down the layers the doc draws (so no package imports
-another that imports it back), the functional core (metrics, stats, score, baseline, compare, audit)
-imports nothing of the shell, ``load/`` reads user inputs only, only one module reads the
-environment and only the entry points ask it, each part's settings model lives with the part and no
-part imports the config module, each rule and shared name is defined once, the tool's own files are
-read and written in ``artifacts/``, a metric is wired where the doc says, tests patch no library,
-the orchestrators take their adapters as arguments, no module is longer than 400 lines, every
-function has a caller, an import sits inside a function only when start-up must not pay for it, and
-a call to another module's function passes every argument after the first by name."""
+"""The design cannot drift back. Each test states one rule of docs/ARCHITECTURE.md ("Rules"), reads
+the package with ``ast`` (or imports the function it is about), and fails naming the module and line
+that broke it; beside each finder, a self-test on a made-up package shows it sees a violation.
+
+The rules: every import points down the layers (so no cycle), the functional core touches no disk,
+network or environment, ``load/`` reads user inputs only, one module reads the environment and only
+the entry points ask it, the orchestrators take their adapters as keyword arguments, the token is
+read in one place, the tool's own files are read and written in ``artifacts/``, only ``main`` reports
+errors and picks the exit code, each part's settings model lives with the part, measures come from
+one registry, no test patches a library, and every function has a caller in the package. Rules of
+spelling (which file may hold a string, line counts, argument styles) are left to review."""
 
 from __future__ import annotations
 
 import ast
 import inspect
-import os
-import subprocess
-import sys
-from collections.abc import Iterator, Mapping
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 
 import pytest
+from jinja2 import Environment
+from jinja2 import nodes as jinja_nodes
 
 import retrieval_gate
 
 PACKAGE = Path(retrieval_gate.__file__).parent
+ROOT = PACKAGE.parents[1]
 CORE = ("metrics", "stats", "score", "baseline", "compare", "audit")
 # What the core may import from the package: itself, and the leaf modules of plain data.
 CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "bounds", "defaults", ""})
-# Standard-library and third-party modules that mean I/O, environment, network or presentation.
+# Standard-library and third-party modules that mean disk, network, environment, processes or presentation.
 SHELL_LIBRARIES = frozenset({
-    "os", "sys", "pathlib", "io", "shutil", "tempfile", "subprocess", "socket", "sqlite3", "fcntl",
-    "urllib", "http", "requests", "yaml", "github", "chromadb", "torch", "sentence_transformers",
-    "jinja2", "markupsafe", "rich", "typer", "click",
+    "os", "sys", "pathlib", "io", "shutil", "tempfile", "glob", "subprocess", "socket", "ssl", "sqlite3", "fcntl",
+    "ctypes", "importlib", "urllib", "http", "requests", "httpx", "yaml", "github", "gitlab", "chromadb", "torch",
+    "sentence_transformers", "jinja2", "markupsafe", "rich", "typer", "click",
 })
+# Built-ins that touch the disk or the terminal without an import.
+SHELL_BUILTINS = frozenset({"open", "input", "breakpoint"})
 ENVIRONMENT_READERS = frozenset({"environment.py"})
 # The modules that may ask ``environment.py`` for the environment: the entry points (the commands
 # in cli/, and the action's settings), which hand what they read to the parts as settings.
 ENTRY_POINTS = ("cli/", "publish/action_settings.py")
-MAX_LINES = 400
 # docs/ARCHITECTURE.md's layers, bottom first. A unit imports only units of lower layers.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy", "bounds", "defaults"),  # leaves
@@ -81,7 +85,12 @@ def imports_of(rel: str, tree: ast.Module) -> Iterator[Import]:
                 target = ".".join(["retrieval_gate", *base, *([node.module] if node.module else [])])
             else:
                 target = node.module or ""
-            yield Import(rel, target, node.lineno)
+            if target == "retrieval_gate":  # from retrieval_gate import files: the module named
+                for alias in node.names:
+                    dunder = alias.name.startswith("__")  # __version__
+                    yield Import(rel, target if dunder else f"{target}.{alias.name}", node.lineno)
+            else:
+                yield Import(rel, target, node.lineno)
 
 
 def unit_of(rel: str) -> str:
@@ -147,39 +156,14 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-@pytest.fixture(scope="module")
-def trees() -> dict[str, ast.Module]:
-    return modules()
-
-
-@pytest.mark.parametrize(
-    ("graph", "expected"),
-    [
-        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
-        ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
-        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
-    ],
-)
-def test_the_cycle_finder_finds_cycles(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
-    assert cycles(graph) == expected
-
-
-def test_the_import_reader_sees_relative_and_lazy_imports() -> None:
-    tree = ast.parse("from . import x\nfrom ..metrics import names\ndef f():\n    import chromadb\n")
-    targets = [i.target for i in imports_of("compare/gate.py", tree)]
-    assert targets == ["retrieval_gate.compare", "retrieval_gate.metrics", "chromadb"]
-
-
-def test_no_package_imports_one_that_imports_it_back(trees) -> None:
-    assert cycles(unit_graph(trees)) == []
 
 
 def layer_of(unit: str) -> int | None:
     return next((i for i, layer in enumerate(LAYERS) if unit in layer), None)
 
 
-def test_every_unit_has_a_layer(trees) -> None:
-    assert sorted(u for u in unit_graph(trees) if u and layer_of(u) is None) == []
+def units_without_a_layer(trees: Mapping[str, ast.Module]) -> list[str]:
+    return sorted(u for u in unit_graph(trees) if u and layer_of(u) is None)
 
 
 def upward_imports(trees: Mapping[str, ast.Module]) -> list[str]:
@@ -195,12 +179,57 @@ def upward_imports(trees: Mapping[str, ast.Module]) -> list[str]:
     return wrong
 
 
+def parsed(sources: Mapping[str, str]) -> dict[str, ast.Module]:
+    """A made-up package for the self-tests: ``{relative path: source}``."""
+    return {rel: ast.parse(source) for rel, source in sources.items()}
+
+
+@pytest.fixture(scope="module")
+def trees() -> dict[str, ast.Module]:
+    return modules()
+
+
+# --- Layers and cycles ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ],
+)
+def test_the_cycle_finder_finds_cycles(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
+    assert cycles(graph) == expected
+
+
+def test_the_cycle_finder_sees_a_cycle_through_a_relative_import_inside_a_function() -> None:
+    made_up = parsed({"compare/gate.py": "def f():\n    from ..render import cells\n",
+                      "render/cells.py": "from retrieval_gate.compare.gate import f\n"})
+    assert cycles(unit_graph(made_up)) == [["compare", "render"]]
+
+
+def test_no_package_imports_one_that_imports_it_back(trees) -> None:
+    assert cycles(unit_graph(trees)) == []
+
+
+def test_the_layer_finder_sees_a_unit_without_a_row() -> None:
+    assert units_without_a_layer(parsed({"newpart/x.py": "", "files.py": ""})) == ["newpart"]
+
+
+def test_every_unit_has_a_layer(trees) -> None:
+    """A new package gets a row in ``LAYERS`` (and in the drawing of docs/ARCHITECTURE.md)."""
+    assert units_without_a_layer(trees) == []
+
+
 def test_the_layer_check_sees_an_import_up_or_sideways() -> None:
-    trees = {"metrics/hit.py": ast.parse("def f():\n    from retrieval_gate.cli import app\n"),
-             "load/kb.py": ast.parse("from retrieval_gate.chunk import chunking\n"),
-             "score/x.py": ast.parse("from retrieval_gate.metrics import names\n")}
-    assert upward_imports(trees) == ["metrics/hit.py:2: metrics imports retrieval_gate.cli (not below it)",
-                                     "load/kb.py:1: load imports retrieval_gate.chunk (not below it)"]
+    made_up = parsed({"metrics/hit.py": "def f():\n    from retrieval_gate.cli import app\n",
+                      "load/kb.py": "from retrieval_gate.chunk import chunking\n",
+                      "score/x.py": "from retrieval_gate.metrics import names\nfrom .. import __version__\n",
+                      "files.py": "from . import errors, settings\n"})
+    assert upward_imports(made_up) == ["metrics/hit.py:2: metrics imports retrieval_gate.cli (not below it)",
+                                       "load/kb.py:1: load imports retrieval_gate.chunk (not below it)",
+                                       "files.py:1: files imports retrieval_gate.settings (not below it)"]
 
 
 def test_every_import_points_down_the_layers(trees) -> None:
@@ -208,373 +237,171 @@ def test_every_import_points_down_the_layers(trees) -> None:
     assert upward_imports(trees) == []
 
 
-# An import inside a function is there for start-up's sake; everything else is at the module's top
-# (docs/ARCHITECTURE.md, "Imports"). Heavy: tests/integration/test_import_boundaries.py's HEAVY, and what
-# imports one of them or costs as much: datasketch (numpy, scipy), gitlab (requests), onnx (numpy),
-# huggingface_hub (its snapshot_download loads ~400 modules, ~0.2 s).
-HEAVY_PACKAGES = frozenset({"torch", "sentence_transformers", "chromadb", "scipy", "numpy", "rich", "jinja2", "github",
-                            "requests", "bm25s", "onnxruntime", "transformers", "datasketch", "gitlab", "onnx",
-                            "huggingface_hub"})
-# What ``retrieval-gate --help`` loads (it imports every command's module), listed by a fresh interpreter.
-STARTUP_PROBE = ("import sys\nfrom retrieval_gate.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
-                 "    pass\nprint(' '.join(sorted(sys.modules)))")
+# --- The pure core, and load/ -----------------------------------------------------------------------
 
-
-def module_name(rel: str) -> str:
-    """``compare/gate.py`` → ``retrieval_gate.compare.gate``; ``audit/__init__.py`` → ``retrieval_gate.audit``."""
-    parts = rel.removesuffix(".py").split("/")
-    return ".".join(["retrieval_gate", *(parts[:-1] if parts[-1] == "__init__" else parts)])
-
-
-def lazy_exports_of(trees: Mapping[str, ast.Module]) -> dict[str, dict[str, str]]:
-    """Per package, the names its ``lazy.lazy_exports`` ``__getattr__`` loads and their modules."""
-    found = {}
-    for rel, tree in trees.items():
-        assigned = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-                    for target in node.targets if isinstance(target, ast.Name)}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_exports":
-                table = node.args[1] if len(node.args) > 1 else next(k.value for k in node.keywords
-                                                                     if k.arg == "exports")
-                found[module_name(rel)] = ast.literal_eval(assigned[table.id] if isinstance(table, ast.Name) else table)
-    return found
-
-
-def modules_loaded(rel: str, node: ast.Import | ast.ImportFrom, *, known: set[str],
-                   exports: Mapping[str, Mapping[str, str]]) -> set[str]:
-    """The modules an import statement loads: the one named and its parent packages, and each imported
-    name that is a submodule (``from retrieval_gate.audit import run``) or a lazy export of it."""
-    if isinstance(node, ast.Import):
-        named = [alias.name for alias in node.names]
-    else:
-        if node.level:
-            package = rel.removesuffix(".py").split("/")[:-1]
-            base = ".".join(["retrieval_gate", *package[: len(package) - node.level + 1]])
-            source = f"{base}.{node.module}" if node.module else base
-        else:
-            source = node.module or ""
-        named = [source]
-        for alias in node.names:
-            if f"{source}.{alias.name}" in known:
-                named.append(f"{source}.{alias.name}")
-            elif alias.name in exports.get(source, {}):
-                named.append(exports[source][alias.name])
-    parts = [name.split(".") for name in named]
-    return {".".join(p[:i]) for p in parts for i in range(1, len(p) + 1)}
-
-
-def top_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The imports a module runs when it is imported: outside functions and ``if TYPE_CHECKING:``."""
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node
-        elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            stack.extend(node.orelse)
-        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def imports_in_functions(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
-    """Each import inside a function, and whether an ``except ImportError`` guards it (an optional package)."""
-    def visit(node: ast.AST, in_function: bool, guarded: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
-        if isinstance(node, ast.Import | ast.ImportFrom) and in_function:
-            yield node, guarded
-        catches = isinstance(node, ast.Try) and any(
-            handler.type is not None and {"ImportError", "ModuleNotFoundError"} & {
-                n.id for n in ast.walk(handler.type) if isinstance(n, ast.Name)} for handler in node.handlers)
-        for child in ast.iter_child_nodes(node):
-            yield from visit(child, in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef),
-                             guarded or (catches and child in node.body))
-    yield from visit(tree, False, False)
-
-
-def needless_inner_imports(trees: Mapping[str, ast.Module], *, startup: frozenset[str]) -> list[str]:
-    """``module:line: import`` for each import inside a function that could be at the module's top: it
-    names no heavy package nor a module of ours that imports one at its top (transitively), no
-    package that may be absent (guarded by ``except ImportError``), and it would not make
-    ``--help`` load more (its module is not loaded by ``--help``, or what it names is)."""
-    known = {module_name(rel) for rel in trees}
-    exports = lazy_exports_of(trees)
-    loads = {module_name(rel): set().union(*(modules_loaded(rel, node, known=known, exports=exports)
-                                             for node in top_level_imports(tree)))
-             for rel, tree in trees.items()}
-    heavy = {name for name, loaded in loads.items() if any(n.split(".")[0] in HEAVY_PACKAGES for n in loaded)}
-    while grown := {name for name, loaded in loads.items() if name not in heavy and loaded & heavy}:
-        heavy |= grown
-    found = []
-    for rel, tree in trees.items():
-        for node, guarded in imports_in_functions(tree):
-            loaded = modules_loaded(rel, node, known=known, exports=exports)
-            if guarded or loaded & heavy or any(name.split(".")[0] in HEAVY_PACKAGES for name in loaded):
-                continue
-            if module_name(rel) in startup and not loaded <= startup:
-                continue
-            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
-    return sorted(found)
-
-
-def test_the_inner_import_finder_sees_an_import_that_belongs_at_the_top() -> None:
-    trees = {rel: ast.parse(source) for rel, source in {
-        "files.py": "import os\n",
-        "store/__init__.py": "",
-        "store/chroma.py": "import numpy\n",
-        "store/base.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import numpy\n",
-        "audit/__init__.py": "from retrieval_gate.lazy import lazy_exports\n"
-                             "_EXPORTS = {'run_audit': 'retrieval_gate.audit.run'}\n"
-                             "__getattr__ = lazy_exports('retrieval_gate.audit', _EXPORTS)\n",
-        "audit/run.py": "from ..store import chroma\n",
-        "cli/__init__.py": "",
-        "cli/eval.py": "def f():\n    from retrieval_gate.files import x\n    import json\n",
-        "cli/score.py": "def f():\n    from retrieval_gate.cli.eval import P\n    from retrieval_gate import files\n",
-        "sweep/run.py": "class C:\n    def f(self):\n        import json\n"
-                        "        try:\n            import extra\n        except ImportError:\n            pass\n"
-                        "        from retrieval_gate.audit import run_audit\n"
-                        "        from retrieval_gate.audit import other\n"
-                        "        from retrieval_gate.store import base\n",
-    }.items()}
-    startup = frozenset({"retrieval_gate", "retrieval_gate.cli", "retrieval_gate.cli.eval", "retrieval_gate.cli.score",
-                         "json"})
-    assert needless_inner_imports(trees, startup=startup) == [
-        "cli/eval.py:3: import json",
-        "cli/score.py:2: from retrieval_gate.cli.eval import P",
-        "sweep/run.py:10: from retrieval_gate.store import base",
-        "sweep/run.py:3: import json",
-        "sweep/run.py:9: from retrieval_gate.audit import other",
-    ]
-
-
-@pytest.fixture(scope="module")
-def startup_modules() -> frozenset[str]:
-    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
-    done = subprocess.run([sys.executable, "-c", STARTUP_PROBE], env=env, capture_output=True, text=True, check=True,
-                          timeout=300)
-    return frozenset(done.stdout.strip().splitlines()[-1].split())
-
-
-def test_imports_inside_functions_are_heavy_optional_or_kept_from_start_up(trees, startup_modules) -> None:
-    """lazy.py's rule: an import goes inside a function only when start-up must not pay for it."""
-    assert "retrieval_gate.cli.eval" in startup_modules and "numpy" not in startup_modules
-    assert needless_inner_imports(trees, startup=startup_modules) == []
-
-
-def test_load_reads_user_inputs_only(trees) -> None:
-    """``load/`` knows no results, baselines or audits: the tool's own files are read by
-    ``artifacts/``, beside the models they are written from."""
-    wrong = [f"{rel}:{imp.line}: imports {imp.target}" for rel, tree in trees.items() if unit_of(rel) == "load"
-             for imp in imports_of(rel, tree) if internal_unit(imp.target) in (*CORE, "settings", "artifacts")]
-    assert wrong == []
-
-
-@pytest.mark.parametrize("unit", CORE)
-def test_the_core_imports_nothing_of_the_shell(trees, unit: str) -> None:
+def forbidden_imports(trees: Mapping[str, ast.Module], *, unit: str, units: Callable[[str], bool],
+                      libraries: frozenset[str] = frozenset(), builtins: frozenset[str] = frozenset()) -> list[str]:
+    """``module:line: what`` for each import in ``unit`` of a package unit ``units`` rejects or of
+    one of ``libraries``, and each call of one of ``builtins`` (``open``: the disk without an import)."""
     wrong = []
-    for rel, tree in trees.items():
+    for rel, tree in sorted(trees.items()):
         if unit_of(rel) != unit:
             continue
         for imp in imports_of(rel, tree):
             internal = internal_unit(imp.target)
-            top = imp.target.split(".")[0]
-            if (internal is not None and internal not in CORE_MAY_IMPORT) or top in SHELL_LIBRARIES:
+            if (internal is not None and units(internal)) or imp.target.split(".")[0] in libraries:
                 wrong.append(f"{rel}:{imp.line}: imports {imp.target}")
-    assert wrong == []
+        wrong += [f"{rel}:{node.lineno}: calls {node.func.id}()" for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builtins]
+    return wrong
+
+
+def impure_core(trees: Mapping[str, ast.Module], unit: str) -> list[str]:
+    return forbidden_imports(trees, unit=unit, units=lambda u: u not in CORE_MAY_IMPORT, libraries=SHELL_LIBRARIES,
+                             builtins=SHELL_BUILTINS)
+
+
+def test_the_core_check_sees_the_shell_disk_and_environment() -> None:
+    made_up = parsed({"stats/x.py": "import os.path\nfrom ..files import write_text_atomic\nfrom . import power\n"
+                                    "from retrieval_gate.models import Case\ntext = open('a').read()\n",
+                      "compare/y.py": "def f():\n    from retrieval_gate.settings import SuiteConfig\n"})
+    assert impure_core(made_up, "stats") == ["stats/x.py:1: imports os.path",
+                                             "stats/x.py:2: imports retrieval_gate.files",
+                                             "stats/x.py:5: calls open()"]
+    assert impure_core(made_up, "compare") == ["compare/y.py:2: imports retrieval_gate.settings"]
+
+
+@pytest.mark.parametrize("unit", CORE)
+def test_the_core_touches_no_disk_network_or_environment(trees, unit: str) -> None:
+    """The core imports only itself and the plain-data leaves: no settings, load, files, artifacts,
+    no ``os``, ``pathlib``, ``yaml``, no network or presentation library, and it opens no file."""
+    assert impure_core(trees, unit) == []
+
+
+def test_load_reads_user_inputs_only(trees) -> None:
+    """``load/`` knows no results, baselines or audits: the tool's own files are read by
+    ``artifacts/``, beside the models they are written from (the same finder as the core's)."""
+    assert forbidden_imports(trees, unit="load", units=lambda u: u in (*CORE, "settings", "artifacts")) == []
+
+
+# --- The environment --------------------------------------------------------------------------------
+
+ENVIRONMENT_NAMES = frozenset({"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"})
+
+
+def environment_readers(trees: Mapping[str, ast.Module]) -> list[str]:
+    """``module:line`` for each read of the process environment: ``os.environ`` / ``os.getenv`` / …
+    through any name ``os`` is bound to, or those names imported from ``os``."""
+    found = []
+    for rel, tree in sorted(trees.items()):
+        bound = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names if alias.name == "os"}
+        for node in ast.walk(tree):
+            through_os = isinstance(node, ast.Attribute) and node.attr in ENVIRONMENT_NAMES and \
+                isinstance(node.value, ast.Name) and node.value.id in bound
+            from_os = isinstance(node, ast.ImportFrom) and node.module == "os" and \
+                any(alias.name in ENVIRONMENT_NAMES for alias in node.names)
+            if through_os or from_os:
+                found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def environment_askers(trees: Mapping[str, ast.Module]) -> list[str]:
+    """Modules outside the entry points that import ``environment`` or name ``read_environment``."""
+    askers = {rel for rel, tree in trees.items() for node in ast.walk(tree)
+              if (isinstance(node, ast.Name) and node.id == "read_environment")
+              or (isinstance(node, ast.Attribute) and node.attr == "read_environment")}
+    askers |= {rel for rel, tree in trees.items() for imp in imports_of(rel, tree)
+               if imp.target == "retrieval_gate.environment"}
+    return sorted(a for a in askers if a != "environment.py" and not a.startswith(ENTRY_POINTS))
+
+
+def test_the_environment_finder_sees_every_way_to_read_it() -> None:
+    made_up = parsed({"environment.py": "import os\ndef read_environment():\n    return dict(os.environ)\n",
+                      "store/a.py": "import os as o\nx = o.getenv('HOME')\n",
+                      "store/b.py": "from os import environ\n",
+                      "store/c.py": "import os\np = os.path.join('a')\n"})
+    assert environment_readers(made_up) == ["environment.py:3", "store/a.py:2", "store/b.py:1"]
 
 
 def test_only_one_module_reads_the_environment(trees) -> None:
-    readers = set()
-    for rel, tree in trees.items():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") and \
-                    isinstance(node.value, ast.Name) and node.value.id == "os":
-                readers.add(rel)
-    assert readers <= ENVIRONMENT_READERS
+    assert sorted({line.split(":")[0] for line in environment_readers(trees)}) == sorted(ENVIRONMENT_READERS)
+
+
+def test_the_asker_finder_sees_a_part_asking_for_the_environment() -> None:
+    made_up = parsed({"cli/eval.py": "from retrieval_gate.environment import read_environment\n",
+                      "publish/action_settings.py": "from retrieval_gate import environment\n",
+                      "embed/model.py": "def f():\n    from retrieval_gate.environment import read_environment\n",
+                      "store/x.py": "from retrieval_gate import environment\n"})
+    assert environment_askers(made_up) == ["embed/model.py", "store/x.py"]
 
 
 def test_only_the_entry_points_ask_for_the_environment(trees) -> None:
-    """No module but the entry points calls ``read_environment`` or imports ``environment`` at all."""
-    askers = {rel for rel, tree in trees.items() for node in ast.walk(tree)
-              if isinstance(node, ast.Name | ast.Attribute)
-              and (node.id if isinstance(node, ast.Name) else node.attr) == "read_environment"
-              and rel != "environment.py"}
-    importers = {rel for rel, tree in trees.items() for imp in imports_of(rel, tree)
-                 if imp.target == "retrieval_gate.environment"}
-    assert importers and sorted(a for a in askers | importers if not a.startswith(ENTRY_POINTS)) == []
+    """No module but the entry points calls ``read_environment`` or imports ``environment`` at all:
+    everything else receives its settings as arguments."""
+    assert environment_askers(trees) == []
 
 
-def test_each_shared_name_has_one_definition(trees) -> None:
-    """The headline measures and the names of the two special slices are written once."""
-    places: dict[str, list[str]] = {"headline measures": [], "'overall'": [], "'no-answer'": []}
-    for rel, tree in trees.items():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Tuple) and [getattr(e, "value", None) for e in node.elts] == \
-                    ["hit", "recall", "ndcg"]:
-                places["headline measures"].append(rel)
-            elif isinstance(node, ast.Constant) and node.value in ("overall", "no-answer"):
-                places[repr(node.value)].append(rel)
-    assert places == {"headline measures": ["metrics/headline.py"], "'overall'": ["score/scoring.py"],
-                      "'no-answer'": ["score/scoring.py"]}
+# --- Adapters handed in -----------------------------------------------------------------------------
+
+def adapters_not_keyword_only(function: Callable[..., object], adapters: tuple[str, ...]) -> list[str]:
+    parameters = inspect.signature(function).parameters
+    return [name for name in adapters
+            if name not in parameters or parameters[name].kind is not inspect.Parameter.KEYWORD_ONLY]
 
 
-def test_no_module_is_over_400_lines() -> None:
-    long = {p.relative_to(PACKAGE).as_posix(): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert long == {}
+def test_the_adapter_check_sees_a_positional_or_missing_adapter() -> None:
+    def made_up(suite, embedder, *, store):
+        return suite, embedder, store
+
+    assert adapters_not_keyword_only(made_up, ("embedder", "store", "progress")) == ["embedder", "progress"]
 
 
-def test_a_metric_is_wired_where_the_doc_says() -> None:
-    """docs/ARCHITECTURE.md, "Where to add a metric": a function and a ``Measure`` record in
-    ``metrics/measures.py`` (formula in the docstring), nothing else in the package; the grid and
-    the names read the registry (tests/unit/test_measure_registry.py checks the docs' table)."""
-    from retrieval_gate.metrics import measures, names
-
-    assert set(names.DISPLAY) == set(measures.REGISTRY) == set(measures.MEASURES)
-    for name, measure in measures.REGISTRY.items():
-        assert measure.value.__module__ == "retrieval_gate.metrics.measures", name
-        assert measure.value.__doc__, f"{name}: the formula belongs in the docstring"
-    source = (PACKAGE / "metrics" / "grid.py").read_text(encoding="utf-8")
-    assert "REGISTRY" in source and not any(f'"{m}"' in source for m in measures.MEASURES), \
-        "the grid iterates the registry, it names no measure"
-    assert sorted(p.name for p in (PACKAGE / "metrics").glob("*.py")) == [
-        "__init__.py", "grid.py", "headline.py", "measures.py", "names.py", "ranking.py"]
+@pytest.mark.parametrize(("module", "function", "adapters"), [
+    ("retrieval_gate.evaluation.run", "run_evals", ("embedder", "store", "progress")),
+    ("retrieval_gate.publish.flows", "run_action", ("engine", "github", "runner")),
+])
+def test_adapters_are_handed_in(module: str, function: str, adapters: tuple[str, ...]) -> None:
+    """The orchestrators take their adapters as keyword arguments: tests hand in fakes of our
+    interfaces (``Embedder``, ``VectorStore``, ``Engine``, ``GitHubPort``) instead of patching."""
+    assert adapters_not_keyword_only(getattr(import_module(module), function), adapters) == []
 
 
-# Library attributes a test may set: a library's own switch, not a function replaced.
-LIBRARY_SETTINGS_A_TEST_MAY_SET = frozenset({("huggingface_hub.constants", "HF_HUB_OFFLINE")})
+# --- The token --------------------------------------------------------------------------------------
+
+# The runner's variable that holds the token, the one function that reads it and where it lives, and
+# the one entry point that calls it (then hands the token to the settings as an argument).
+TOKEN_VARIABLE = "INPUT_GITHUB_TOKEN"
+TOKEN_READER = ("publish/action_settings.py", "github_token")
+TOKEN_ASKERS = ["cli/action.py"]
 
 
-def patched_libraries(tree: ast.Module) -> list[tuple[str, str, int]]:
-    """``monkeypatch.setattr(obj, "name", …)`` where ``obj`` is a module the test imported from
-    outside the project (the standard library or a third party): ``(module, name, line)``."""
-    outside: dict[str, str] = {}  # local name → the module it is
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if not alias.name.startswith(("retrieval_gate", "tests")):
-                    local = alias.asname or alias.name.split(".")[0]  # import a.b binds a; import a.b as c binds a.b
-                    outside[local] = alias.name if alias.asname else local
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level and \
-                not node.module.startswith(("retrieval_gate", "tests")):
-            for alias in node.names:
-                outside[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setattr" \
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
-            target = ast.unparse(node.args[0])
-            root = target.split(".")[0]
-            if root in outside:
-                module = ".".join([outside[root], *target.split(".")[1:]])
-                found.append((module, node.args[1].value, node.lineno))
-    return sorted(found)
+def token_reads(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
+    """Which modules name the token's variable, and which call its reader."""
+    named = sorted({rel for rel, tree in trees.items() for node in ast.walk(tree)
+                    if isinstance(node, ast.Constant) and node.value == TOKEN_VARIABLE})
+    callers = sorted({rel for rel, tree in trees.items() for node in ast.walk(tree) if isinstance(node, ast.Call)
+                      and TOKEN_READER[1] in (getattr(node.func, "id", None), getattr(node.func, "attr", None))})
+    return {"variable": named, "reader called": callers}
 
 
-def test_the_library_patch_finder_sees_a_patched_function() -> None:
-    tree = ast.parse("import os\nfrom retrieval_gate import files\ndef test(monkeypatch):\n"
-                     "    monkeypatch.setattr(os, 'replace', None)\n    monkeypatch.setattr(files, 'X', 1)\n")
-    assert patched_libraries(tree) == [("os", "replace", 4)]
+def test_the_token_finder_sees_a_second_reader() -> None:
+    made_up = parsed({"publish/action_settings.py": f"def github_token(env):\n    return env['{TOKEN_VARIABLE}']\n",
+                      "publish/flows.py": f"t = env.get('{TOKEN_VARIABLE}')\nu = settings.github_token(env)\n",
+                      "cli/action.py": "token = github_token(env)\n"})
+    assert token_reads(made_up) == {"variable": ["publish/action_settings.py", "publish/flows.py"],
+                                    "reader called": ["cli/action.py", "publish/flows.py"]}
 
 
-def test_no_test_patches_a_library() -> None:
-    """"Tests hand in fakes of our interfaces or real adapters against local fakes, never patched
-    libraries": a failing disk is a real one (a file-size limit), a slow server a real server."""
-    tests = Path(__file__).resolve().parents[1]
-    found = [f"{p.relative_to(tests).as_posix()}:{line}: sets {module}.{name}"
-             for p in sorted(tests.rglob("*.py"))
-             for module, name, line in patched_libraries(ast.parse(p.read_text(encoding="utf-8")))
-             if (module, name) not in LIBRARY_SETTINGS_A_TEST_MAY_SET]
-    assert found == []
+def test_the_token_is_read_in_one_place_and_asked_for_by_the_entry_point_only(trees) -> None:
+    """The token's variable is named by its one reader's module alone; the action's entry point calls
+    the reader and hands the token to the settings and to the scrubbing as a required argument."""
+    assert token_reads(trees) == {"variable": [TOKEN_READER[0]], "reader called": TOKEN_ASKERS}
+    assert any(isinstance(node, ast.FunctionDef) and node.name == TOKEN_READER[1]
+               for node in trees[TOKEN_READER[0]].body)
 
 
-# Each rule or shared constant, and the one module that defines it (docs/ARCHITECTURE.md, "One
-# home per rule"). Others import it.
-ONE_HOME = {
-    "BAD_STATUSES": "compare/model.py",
-    "BatchSize": "embed/settings.py",  # the batch-size rule: the suite's key and the embedder's model use it
-    "CORRECTIONS": "stats/multiplicity.py",
-    "Correction": "stats/multiplicity.py",
-    "DEFAULT_BASELINE_DIR": "settings.py",
-    "MAX_BATCH_SIZE": "bounds.py",
-    "MAX_OVERFETCH": "bounds.py",
-    "MIN_CHUNK_SIZE": "bounds.py",
-    "CACHE_FILE": "embed/__init__.py",
-    "DEFAULT_HISTORY_LIMIT": "defaults.py",
-    "DEFAULT_RESAMPLES": "defaults.py",
-    "FLAT_KEYS": "retrieve/settings.py",
-    "MISSING_FROM_RUN": "models.py",
-    "MODES": "publish/modes.py",
-    "PRIVILEGED_MODES": "publish/modes.py",
-    "REDACTED": "publish/untrusted.py",
-    "WRITE_MODES": "publish/modes.py",
-}
-
-
-def rule_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
-    """Where each rule is written: assignments of the ``ONE_HOME`` names, functions named ``mde``
-    and classes named ``Mode``, the mode names and the missing-case error as literal strings, calls
-    that parse YAML, reads of the token's input variable, uses of the ``REDACTED`` mark, and lazy
-    proxies (a ``__getattr__`` that loads on first use)."""
-    places: dict[str, list[str]] = {name: [] for name in ONE_HOME}
-    places.update({"def mde": [], "class Mode": [], "mode names": [], "'missing from the run'": [],
-                   "YAML parsing": [], "INPUT_GITHUB_TOKEN": [], "REDACTED used": [], "lazy proxies": [],
-                   "def shown": [], "def suite_name_problem": [], "workflow commands": [],
-                   "def headline_k_problem": [], "def suite_baseline_path": [], "override models": [],
-                   "overlap < size": [], "headline_k in k": []})
-    for rel, tree in trees.items():
-        for node in ast.walk(tree):
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, ast.AnnAssign) else []
-            places_hit = [t.id for t in targets if isinstance(t, ast.Name) and t.id in ONE_HOME]
-            places_hit += ["def mde"] if isinstance(node, ast.FunctionDef) and node.name == "mde" else []
-            places_hit += ["class Mode"] if isinstance(node, ast.ClassDef) and node.name == "Mode" else []
-            places_hit += ["lazy proxies"] if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" else []
-            places_hit += [f"def {node.name}"] if isinstance(node, ast.FunctionDef) \
-                and node.name in ("shown", "suite_name_problem", "headline_k_problem", "suite_baseline_path") else []
-            # a typed override of the suite's settings (flags, action inputs, sweep points): one model
-            places_hit += ["override models"] if isinstance(node, ast.ClassDef) and node.name.endswith("Overrides") \
-                else []
-            if isinstance(node, ast.Constant):
-                places_hit += ["mode names"] if node.value in ("pr", "update-baseline", "write-baseline") else []
-                places_hit += ["'missing from the run'"] if node.value == "missing from the run" else []
-                places_hit += ["INPUT_GITHUB_TOKEN"] if node.value == "INPUT_GITHUB_TOKEN" else []
-                if isinstance(node.value, str):  # cross-field rules, each stated (and so checked) once
-                    places_hit += ["overlap < size"] if "must be smaller than chunk size" in node.value else []
-                    places_hit += ["headline_k in k"] if "is not one of the cutoffs" in node.value else []
-                # a workflow command (``::error …``) is built in one place: the runner's writer
-                places_hit += ["workflow commands"] if isinstance(node.value, str) and node.value.startswith("::") \
-                    else []
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "yaml" \
-                    and node.attr in ("load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all"):
-                places_hit.append("YAML parsing")
-            if isinstance(node, ast.Name) and node.id == "REDACTED" and isinstance(node.ctx, ast.Load):
-                places_hit.append("REDACTED used")
-            for name in places_hit:
-                if rel not in places[name]:
-                    places[name].append(rel)
-    return places
-
-
-def test_each_rule_has_one_definition(trees) -> None:
-    assert rule_homes(trees) == {
-        **{name: [home] for name, home in ONE_HOME.items()},
-        "def mde": ["stats/power.py"],
-        "class Mode": ["publish/modes.py"],
-        "mode names": ["publish/modes.py"],
-        "'missing from the run'": ["models.py"],
-        "YAML parsing": ["load/yamltext.py"],
-        "INPUT_GITHUB_TOKEN": ["publish/action_settings.py"],
-        "REDACTED used": ["publish/untrusted.py"],  # the one scrubber, scrub_text
-        "lazy proxies": ["lazy.py"],  # LazyObject / LazyModule / lazy_exports
-        "def shown": ["render/escape.py"],  # the one escaper of text for a terminal or a CI log
-        "def suite_name_problem": ["settings.py"],  # init and the action take the same suite names
-        "workflow commands": ["publish/runner.py"],
-        "def headline_k_problem": ["metrics/names.py"],  # the suite, the action's base settings, compare
-        "def suite_baseline_path": ["settings.py"],  # compare, report and the action find it alike
-        "override models": ["overrides.py"],  # flags, action inputs, sweep points
-        "overlap < size": ["chunk/chunking.py"],  # ChunkSettings, when the config is read
-        "headline_k in k": ["metrics/names.py"],
-    }
-
+# --- The tool's own files ---------------------------------------------------------------------------
 
 # The text forms of the tool's own files (the core's codecs, the models' validation) and their
 # callers: only the file's reader and writer in artifacts/ (the action commits ``*_text`` through the API).
@@ -582,7 +409,7 @@ TEXT_FORMS = ("parse_baseline", "dumps_baseline", "parse_manifest", "dumps_manif
 VALIDATED_FILES = ("Results", "Comparison", "AuditReport", "Baseline")
 
 
-def text_form_callers(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
+def text_form_callers(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
     """``{name: [module, ...]}``: who calls a file's codec or validates a file's model from data."""
     found: dict[str, list[str]] = {}
     for rel, tree in trees.items():
@@ -601,11 +428,17 @@ def text_form_callers(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
     return found
 
 
+def test_the_text_form_finder_sees_a_codec_called_outside_artifacts() -> None:
+    made_up = parsed({"publish/x.py": "from retrieval_gate.baseline.codec import parse_baseline\n"
+                                      "parse_baseline('{}', source='s')\nResults.model_validate({})\n"})
+    assert text_form_callers(made_up) == {"parse_baseline": ["publish/x.py"],
+                                          "Results.model_validate": ["publish/x.py"]}
+
+
 def test_the_tools_files_are_read_and_written_in_artifacts(trees) -> None:
     """One reader and one writer per file the tool writes and reads back, in ``artifacts/``, used by
     the CLI and the action alike; the codecs live in the core (``baseline/``) beside the models."""
-    callers = text_form_callers(trees)
-    assert callers == {
+    assert text_form_callers(trees) == {
         "parse_baseline": ["artifacts/baseline.py"],
         "dumps_baseline": ["artifacts/baseline.py"],
         "parse_manifest": ["artifacts/baseline.py"],
@@ -617,124 +450,21 @@ def test_the_tools_files_are_read_and_written_in_artifacts(trees) -> None:
     }
 
 
-def test_the_text_form_finder_sees_a_codec_called_outside_artifacts() -> None:
-    trees = {"publish/x.py": ast.parse("from retrieval_gate.baseline.codec import parse_baseline\n"
-                                       "parse_baseline('{}', source='s')\nResults.model_validate({})\n")}
-    assert text_form_callers(trees) == {"parse_baseline": ["publish/x.py"], "Results.model_validate": ["publish/x.py"]}
-
-
-def test_the_rule_counter_counts_a_second_home() -> None:
-    trees = {"a.py": ast.parse("BAD_STATUSES = ()\ndef mde(): pass\nimport yaml\nyaml.safe_load('x')\n"),
-             "b.py": ast.parse("BAD_STATUSES: tuple = ()\nx = 'write-baseline'\n")}
-    homes = rule_homes(trees)
-    assert homes["BAD_STATUSES"] == ["a.py", "b.py"] and homes["def mde"] == ["a.py"]
-    assert homes["YAML parsing"] == ["a.py"] and homes["mode names"] == ["b.py"]
-    more = rule_homes({"c.py": ast.parse("def shown(t): pass\nline = f'::error file={x}::{y}'\n")})
-    assert more["def shown"] == ["c.py"] and more["workflow commands"] == ["c.py"]
-    rules = rule_homes({"d.py": ast.parse("class GateOverrides: pass\nMIN_CHUNK_SIZE = 1\n"
-                                          "m = f'headline_k {h} is not one of the cutoffs k {k}'\n")})
-    assert rules["override models"] == ["d.py"] and rules["MIN_CHUNK_SIZE"] == ["d.py"]
-    assert rules["headline_k in k"] == ["d.py"] and rules["overlap < size"] == []
-
-
-# Decorators that do not register a function with a framework: a function under them is called by name.
-PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "cache", "lru_cache", "cached_property",
-                              "contextmanager"})
-# Called from outside the package's source by name: the console script (pyproject.toml's
-# ``[project.scripts]``).
-CALLED_FROM_OUTSIDE = frozenset({"cli/__init__.py:main"})
-
-
-def _decorator_name(node: ast.expr) -> str:
-    node = node.func if isinstance(node, ast.Call) else node
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
-
-
-def uncalled_functions(trees: Mapping[str, ast.Module], templates: str = "") -> list[str]:
-    """``module:function`` (or ``module:Class.method``) for each function nothing in the package names:
-    no call, no reference (a callback, a dict of handlers, ``__all__`` or a lazy export's string) and no
-    use in a template. Dunder methods and functions a decorator registers (CLI commands, pydantic
-    validators) are called by their framework and are left out."""
-    used: set[str] = set()
-    for tree in trees.values():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                used.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                used.add(node.attr)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                used.update(word for word in node.value.replace(",", " ").split() if word.isidentifier())
-    used.update(word for word in templates.replace(".", " ").replace("(", " ").replace("|", " ").split())
-    found = []
-    for rel, tree in sorted(trees.items()):
-        owners: list[tuple[str, list[ast.stmt]]] = [("", tree.body)]
-        owners += [(f"{node.name}.", node.body) for node in tree.body if isinstance(node, ast.ClassDef)]
-        for prefix, body in owners:
-            for node in body:
-                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("__"):
-                    continue
-                if any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list):
-                    continue
-                name = f"{rel}:{prefix}{node.name}"
-                if node.name not in used and name not in CALLED_FROM_OUTSIDE:
-                    found.append(name)
-    return sorted(found)
-
-
-def test_the_caller_finder_sees_a_function_nothing_calls() -> None:
-    trees = {"a.py": ast.parse("def used(): pass\ndef unused(): pass\nclass C:\n    def m(self): pass\n"
-                               "    @property\n    def p(self): pass\n"),
-             "b.py": ast.parse("from a import used\nused()\n@app.command()\ndef registered(): pass\n")}
-    assert uncalled_functions(trees) == ["a.py:C.m", "a.py:C.p", "a.py:unused"]
-    assert uncalled_functions(trees, templates="{{ c.m() }} {{ c.p }}") == ["a.py:unused"]
-
-
-def test_every_function_has_a_caller_in_the_package(trees) -> None:
-    """Code nothing calls is deleted, or — a reference the tests check against — lives in tests/reference.py."""
-    templates = "\n".join(p.read_text(encoding="utf-8") for p in (PACKAGE / "templates").rglob("*.j2"))
-    assert uncalled_functions(trees, templates) == []
-
-
-P_NAMES = frozenset({"p", "p_value", "p_adjusted", "p_one_sided", "p_family", "p_raw"})
-
-
-def p_value_formats(trees: Mapping[str, ast.Module]) -> list[str]:
-    """``module`` for each f-string that formats a p-value itself (a name or attribute called ``p``,
-    ``p_value``, ``p_adjusted``, … with a format spec) — instead of calling ``compare.gate.format_p``."""
-    found = []
-    for rel, tree in trees.items():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
-                value = node.value
-                name = value.attr if isinstance(value, ast.Attribute) else \
-                    value.id if isinstance(value, ast.Name) else ""
-                if name in P_NAMES and rel not in found:
-                    found.append(rel)
-    return sorted(found)
-
-
-def test_the_p_value_finder_sees_a_formatted_p_value() -> None:
-    tree = ast.parse("a = f'p = {cell.p_value:.3g}'\nb = f'{p:.3f}'\nc = f'{n:.3f} {p}'\n")
-    assert p_value_formats({"a.py": tree}) == ["a.py"]
-    assert p_value_formats({"b.py": ast.parse("c = f'{n:.3f} {p}'\n")}) == []
-
-
-def test_p_value_text_has_one_home(trees) -> None:
-    assert p_value_formats(trees) == ["compare/gate.py"]  # format_p
-
+# --- Errors and exit codes --------------------------------------------------------------------------
 
 def error_reporting(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
-    """Where the process's exit code is picked (``sys.exit``) and where an internal error is
-    reported (``report_internal_error`` called)."""
-    places: dict[str, list[str]] = {"sys.exit": [], "report_internal_error": []}
-    for rel, tree in trees.items():
+    """Where the process's exit code is picked (``sys.exit``, ``os._exit``, the ``exit`` built-in) and
+    where an internal error is reported (``report_internal_error`` called)."""
+    places: dict[str, list[str]] = {"exit": [], "report_internal_error": []}
+    for rel, tree in sorted(trees.items()):
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "exit" and isinstance(func.value, ast.Name) \
-                    and func.value.id == "sys":
-                key = "sys.exit"
+            if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                    and (func.value.id, func.attr) in (("sys", "exit"), ("os", "_exit"))) or \
+                    (isinstance(func, ast.Name) and func.id in ("exit", "quit")):
+                key = "exit"
             elif isinstance(func, ast.Name) and func.id == "report_internal_error":
                 key = "report_internal_error"
             else:
@@ -745,128 +475,18 @@ def error_reporting(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
 
 
 def test_the_error_reporting_finder_sees_an_exit_and_a_report() -> None:
-    tree = ast.parse("import sys\nsys.exit(2)\nraise typer.Exit(report_internal_error(exc))\n")
-    assert error_reporting({"a.py": tree}) == {"sys.exit": ["a.py"], "report_internal_error": ["a.py"]}
+    made_up = parsed({"a.py": "import sys\nsys.exit(2)\nraise typer.Exit(report_internal_error(exc))\n",
+                      "b.py": "import os\nos._exit(1)\n", "c.py": "exit(3)\n"})
+    assert error_reporting(made_up) == {"exit": ["a.py", "b.py", "c.py"], "report_internal_error": ["a.py"]}
 
 
 def test_only_main_reports_errors_and_picks_the_exit_code(trees) -> None:
     """``cli/__init__.py:main`` turns every error into a message and an exit code; the action hands a
     bug it caught to it (``errors.InternalError``, with how to mask the secrets) instead of reporting it."""
-    assert error_reporting(trees) == {"sys.exit": ["cli/__init__.py"], "report_internal_error": ["cli/__init__.py"]}
+    assert error_reporting(trees) == {"exit": ["cli/__init__.py"], "report_internal_error": ["cli/__init__.py"]}
 
 
-def test_the_token_is_read_by_the_entry_point_only(trees) -> None:
-    """``github_token`` (the one reader of the input) is called by ``cli/action.py`` alone; the settings
-    take the token it read as a required argument."""
-    callers = sorted(rel for rel, tree in trees.items() for node in ast.walk(tree)
-                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
-                     and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "github_token")
-    assert callers == ["cli/action.py"]
-
-
-def _names_imported(rel: str, tree: ast.Module) -> Iterator[tuple[str, str, str]]:
-    """``(local name, module, name)`` for each ``from <package module> import name [as local]``
-    and ``(local, module, "")`` for each ``import retrieval_gate.x as local``, at any depth."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            target = next(imports_of(rel, ast.Module(body=[node], type_ignores=[]))).target
-            for alias in node.names:
-                yield alias.asname or alias.name, target, alias.name
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname and internal_unit(alias.name) is not None:
-                    yield alias.asname, alias.name, ""
-
-
-def _lazy_exports(tree: ast.Module) -> Iterator[tuple[str, str, str]]:
-    """``(name, module, name)`` for each name a package loads on first use:
-    ``lazy_exports(package, exports={name: module})``, the mapping written in the call or assigned to a name."""
-    assigned = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-                for target in node.targets if isinstance(target, ast.Name)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_exports":
-            for given in [*node.args[1:], *(k.value for k in node.keywords if k.arg == "exports")]:
-                mapping = assigned.get(given.id) if isinstance(given, ast.Name) else given
-                if isinstance(mapping, ast.Dict):
-                    pairs = zip(mapping.keys, mapping.values, strict=True)
-                    yield from ((key.value, value.value, key.value) for key, value in pairs
-                                if isinstance(key, ast.Constant) and isinstance(value, ast.Constant))
-
-
-def package_functions(trees: Mapping[str, ast.Module]) -> dict[str, dict[str, ast.FunctionDef]]:
-    """Each module's functions by the names another module imports them under: its own top-level
-    functions, and those it re-exports (a package's ``__init__`` importing them from its modules, or
-    loading them on first use with ``lazy_exports``)."""
-    functions = {module_name(rel): {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-                 for rel, tree in trees.items()}
-    changed = True
-    while changed:
-        changed = False
-        for rel, tree in trees.items():
-            own = functions[module_name(rel)]
-            for local, target, name in [*_names_imported(rel, tree), *_lazy_exports(tree)]:
-                function = functions.get(target, {}).get(name)
-                if function is not None and local not in own:
-                    own[local] = function
-                    changed = True
-    return functions
-
-
-def positional_calls_between_modules(trees: Mapping[str, ast.Module]) -> list[str]:
-    """``module:line callee`` for each call to a function of another package module — imported by
-    name (``from retrieval_gate.files import write_text_atomic``, or relative) or called through its
-    imported module (``from retrieval_gate.scaffold import plan as planning; planning.f(…)``) — that
-    passes more than one argument by position. The first argument (the subject) may be positional;
-    a callee's ``*args`` and positional-only parameters, and a call that splats ``*args``, are left out."""
-    functions = package_functions(trees)
-    found: list[tuple[str, int, str]] = []
-    for rel, tree in sorted(trees.items()):
-        here = module_name(rel)
-        by_name: dict[str, ast.FunctionDef] = {}
-        by_module: dict[str, str] = {}
-        for local, target, name in _names_imported(rel, tree):
-            if target == here:
-                continue
-            if name and name in functions.get(target, {}):
-                by_name[local] = functions[target][name]
-            elif f"{target}.{name}".rstrip(".") in functions:
-                by_module[local] = f"{target}.{name}".rstrip(".")
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call) or any(isinstance(arg, ast.Starred) for arg in node.args):
-                continue
-            func = node.func
-            if isinstance(func, ast.Name) and func.id in by_name:
-                callee, shown = by_name[func.id], func.id
-            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                    and func.value.id in by_module and func.attr in functions[by_module[func.value.id]]:
-                callee, shown = functions[by_module[func.value.id]][func.attr], f"{func.value.id}.{func.attr}"
-            else:
-                continue
-            if callee.args.vararg is None and len(node.args) > max(1, len(callee.args.posonlyargs)):
-                found.append((rel, node.lineno, shown))
-    return [f"{rel}:{line} {shown}" for rel, line, shown in sorted(found)]
-
-
-def test_the_keyword_finder_sees_a_second_positional_argument() -> None:
-    trees = {"files.py": ast.parse("def write(path, text, *, mode='w'): pass\ndef join(*parts): pass\n"
-                                   "def local(a, b): pass\nlocal(1, 2)\n"),
-             "plan/__init__.py": ast.parse("from .steps import step\n"
-                                           "__getattr__ = lazy_exports('x', {'late': 'retrieval_gate.plan.steps'})\n"),
-             "plan/steps.py": ast.parse("def step(a, b): pass\ndef only(a, b, /): pass\ndef late(a, b): pass\n"),
-             "cli/run.py": ast.parse("from retrieval_gate.files import write, join\nfrom ..plan import step\n"
-                                     "from retrieval_gate.plan import steps as s\nwrite(p, text=t)\n"
-                                     "write(p, t)\njoin(a, b, c)\nstep(*pair)\nstep(1, b=2)\n"
-                                     "def f():\n    s.step(1, 2)\n    s.only(1, 2)\n    step(x, y)\n"
-                                     "    from retrieval_gate.plan import late\n    late(1, 2)\n")}
-    assert positional_calls_between_modules(trees) == ["cli/run.py:5 write", "cli/run.py:10 s.step",
-                                                      "cli/run.py:12 step", "cli/run.py:14 late"]
-
-
-def test_calls_between_modules_name_their_arguments(trees) -> None:
-    """A call to another module's function passes its subject by position and every further
-    argument by name, so a reordered or inserted parameter cannot shift a value into the wrong one."""
-    assert positional_calls_between_modules(trees) == []
-
+# --- Each part's settings, one registry of measures -------------------------------------------------
 
 # Each part's settings model, and the module that holds it (docs/ARCHITECTURE.md, "Rules").
 PART_SETTINGS = {
@@ -889,6 +509,12 @@ def settings_homes(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
     return homes
 
 
+def test_the_settings_finder_sees_a_second_home() -> None:
+    made_up = parsed({"chunk/chunking.py": "class ChunkSettings: pass\n",
+                      "evaluation/x.py": "class ChunkSettings: pass\n"})
+    assert settings_homes(made_up)["ChunkSettings"] == ["chunk/chunking.py", "evaluation/x.py"]
+
+
 def test_each_part_settings_model_lives_with_the_part(trees) -> None:
     """Each part's settings model is defined once, in the part; ``settings.py`` composes them all;
     no part imports ``settings.py`` (each receives its slice, never the whole suite config)."""
@@ -903,19 +529,231 @@ def test_each_part_settings_model_lives_with_the_part(trees) -> None:
     assert readers == []
 
 
-def test_the_settings_finder_sees_a_second_home() -> None:
-    trees = {"chunk/chunking.py": ast.parse("class ChunkSettings: pass\n"),
-             "evaluation/x.py": ast.parse("class ChunkSettings: pass\n")}
-    assert settings_homes(trees)["ChunkSettings"] == ["chunk/chunking.py", "evaluation/x.py"]
+def test_a_metric_is_wired_where_the_doc_says() -> None:
+    """docs/ARCHITECTURE.md, "Where to add a metric": a function and a ``Measure`` record in
+    ``metrics/measures.py`` (formula in the docstring), nothing else in the package; the grid and
+    the names read the registry (tests/unit/test_measure_registry.py checks the docs' table)."""
+    from retrieval_gate.metrics import measures, names
+
+    assert set(names.DISPLAY) == set(measures.REGISTRY) == set(measures.MEASURES)
+    for name, measure in measures.REGISTRY.items():
+        assert measure.value.__module__ == "retrieval_gate.metrics.measures", name
+        assert measure.value.__doc__, f"{name}: the formula belongs in the docstring"
+    grid = ast.parse((PACKAGE / "metrics" / "grid.py").read_text(encoding="utf-8"))
+    assert "REGISTRY" in {node.id for node in ast.walk(grid) if isinstance(node, ast.Name)}, \
+        "the grid iterates the registry"
+    assert sorted(p.name for p in (PACKAGE / "metrics").glob("*.py")) == [
+        "__init__.py", "grid.py", "headline.py", "measures.py", "names.py", "ranking.py"]
 
 
-def test_adapters_are_handed_in() -> None:
-    """The orchestrators take their adapters as keyword arguments: tests hand in fakes of our
-    interfaces (``Embedder``, ``VectorStore``, ``Engine``, ``GitHubPort``) instead of patching."""
-    from retrieval_gate.evaluation.run import run_evals
-    from retrieval_gate.publish.flows import run_action
+# --- Tests patch no library -------------------------------------------------------------------------
 
-    for function, adapters in ((run_evals, ("embedder", "store", "progress")),
-                               (run_action, ("engine", "github", "runner"))):
-        parameters = inspect.signature(function).parameters
-        assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in adapters), function
+# Library attributes a test may set: a library's own switch, not a function replaced.
+LIBRARY_SETTINGS_A_TEST_MAY_SET = frozenset({("huggingface_hub.constants", "HF_HUB_OFFLINE")})
+OURS = ("retrieval_gate", "tests")
+
+
+def patched_libraries(tree: ast.Module) -> list[tuple[str, str, int]]:
+    """``(module, name, line)`` for each library attribute a test replaces: ``monkeypatch.setattr(obj,
+    "name", …)`` where ``obj`` is a module the test imported from outside the project (the standard
+    library or a third party), ``monkeypatch.setattr("module.name", …)``, and ``mock.patch("module.name")``
+    / ``patch.object(module, "name")``."""
+    outside: dict[str, str] = {}  # local name → the module it is
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if not alias.name.startswith(OURS):
+                    local = alias.asname or alias.name.split(".")[0]  # import a.b binds a; import a.b as c binds a.b
+                    outside[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level and \
+                not node.module.startswith(OURS):
+            for alias in node.names:
+                outside[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        first = node.args[0]
+        dotted = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        if called in ("setattr", "patch") and dotted and "." in dotted:  # the "module.name" form
+            if not dotted.startswith(OURS):
+                module, _, name = dotted.rpartition(".")
+                found.append((module, name, node.lineno))
+        elif called in ("setattr", "object") and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            target = ast.unparse(first)
+            root = target.split(".")[0]
+            if root in outside:
+                module = ".".join([outside[root], *target.split(".")[1:]])
+                found.append((module, node.args[1].value, node.lineno))
+    return sorted(found)
+
+
+def test_the_library_patch_finder_sees_a_patched_function() -> None:
+    tree = ast.parse("import os\nfrom unittest import mock\nfrom retrieval_gate import files\n"
+                     "def test(monkeypatch):\n    monkeypatch.setattr(os, 'replace', None)\n"
+                     "    monkeypatch.setattr(files, 'X', 1)\n    monkeypatch.setattr('shutil.move', None)\n"
+                     "    monkeypatch.setattr('retrieval_gate.files.X', 1)\n    mock.patch('requests.get')\n"
+                     "    mock.patch.object(os, 'fsync')\n")
+    assert patched_libraries(tree) == [("os", "fsync", 10), ("os", "replace", 5), ("requests", "get", 9),
+                                       ("shutil", "move", 7)]
+
+
+def test_no_test_patches_a_library() -> None:
+    """"Tests hand in fakes of our interfaces or real adapters against local fakes, never patched
+    libraries": a failing disk is a real one (a file-size limit), a slow server a real server."""
+    tests = Path(__file__).resolve().parents[1]
+    found = [f"{p.relative_to(tests).as_posix()}:{line}: sets {module}.{name}"
+             for p in sorted(tests.rglob("*.py"))
+             for module, name, line in patched_libraries(ast.parse(p.read_text(encoding="utf-8")))
+             if (module, name) not in LIBRARY_SETTINGS_A_TEST_MAY_SET]
+    assert found == []
+
+
+# --- Every function has a caller --------------------------------------------------------------------
+
+# Decorators that do not register a function with a framework: a function under them is called by name.
+PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "cache", "lru_cache", "cached_property",
+                              "contextmanager", "override", "abstractmethod"})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _strings(node: ast.expr) -> Iterator[str]:
+    """The string constants of a literal: a string, the items of a list / tuple / set, a dict's keys."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield node.value
+    elif isinstance(node, ast.List | ast.Tuple | ast.Set):
+        for item in node.elts:
+            yield from _strings(item)
+    elif isinstance(node, ast.Dict):
+        for key in node.keys:
+            if key is not None:
+                yield from _strings(key)
+
+
+def referenced_names(tree: ast.Module) -> Iterator[tuple[str, ast.AST | None]]:
+    """``(name, the function it is referenced from)`` for each way Python code reaches a function by
+    name: a name read (``f(…)``, ``handlers = [f]``), an attribute (``module.f``, ``self.m``), a name
+    imported (``from x import f``: a re-export), a string in ``__all__`` or in the table handed to
+    ``lazy_exports``, and ``getattr(obj, "f")``. Words inside other strings are not references."""
+    assigned = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+
+    def visit(node: ast.AST, owner: ast.AST | None) -> Iterator[tuple[str, ast.AST | None]]:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            owner = node
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            yield node.id, owner
+        elif isinstance(node, ast.Attribute):
+            yield node.attr, owner
+        elif isinstance(node, ast.ImportFrom):
+            yield from ((alias.name, owner) for alias in node.names)
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            yield from ((name, owner) for name in _strings(node.value))
+        elif isinstance(node, ast.Call) and _decorator_name(node) in ("lazy_exports", "getattr"):
+            for given in [*node.args[1:], *(k.value for k in node.keywords)]:
+                table = assigned.get(given.id, given) if isinstance(given, ast.Name) else given
+                yield from ((name, owner) for name in _strings(table))
+        for child in ast.iter_child_nodes(node):
+            yield from visit(child, owner)
+
+    yield from visit(tree, None)
+
+
+def template_names(source: str) -> set[str]:
+    """What a jinja2 template reaches by name, read by jinja2's own parser: ``{{ view.cells() }}``,
+    ``{{ row.label }}``, ``{{ row["label"] }}``, ``{{ rows | f }}``."""
+    found: set[str] = set()
+    for node in Environment().parse(source).find_all((jinja_nodes.Getattr, jinja_nodes.Name, jinja_nodes.Getitem,
+                                                      jinja_nodes.Filter, jinja_nodes.Test)):
+        if isinstance(node, jinja_nodes.Getattr):
+            found.add(node.attr)
+        elif isinstance(node, jinja_nodes.Getitem):
+            found.update({node.arg.value} if isinstance(node.arg, jinja_nodes.Const) else set())
+        else:
+            found.add(node.name)
+    return found
+
+
+def console_scripts() -> set[str]:
+    """``module:function`` for each of pyproject.toml's ``[project.scripts]``: called from outside."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    return {f"{target.split(':')[0].removeprefix('retrieval_gate.').replace('.', '/')}/__init__.py:"
+            f"{target.split(':')[1]}" for target in scripts.values()}
+
+
+def overrides_a_library_method(rel: str, cls: str, method: str) -> bool:
+    """Whether ``cls.method`` overrides a method of a class from outside the package (a yaml loader's
+    ``compose_node``, urllib3's ``Retry.increment``), which that library calls: imports the module."""
+    module = import_module(module_name(rel))
+    return any(method in vars(base) for base in getattr(module, cls).__mro__[1:]
+               if not base.__module__.startswith("retrieval_gate"))
+
+
+def module_name(rel: str) -> str:
+    """``compare/gate.py`` → ``retrieval_gate.compare.gate``; ``audit/__init__.py`` → ``retrieval_gate.audit``."""
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(["retrieval_gate", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def uncalled_functions(trees: Mapping[str, ast.Module], *, templates: set[str] = frozenset(),
+                       outside: set[str] = frozenset(),
+                       overrides: Callable[[str, str, str], bool] = lambda rel, cls, method: False) -> list[str]:
+    """``module:function`` (or ``module:Class.method``) for each function of the package nothing else
+    in the package references (``referenced_names``; a function naming itself does not count) and no
+    template reaches. Dunder methods, functions a decorator registers (CLI commands, pydantic
+    validators), the console scripts (``outside``) and methods a library calls (``overrides``) are
+    called from outside and left out. Names are matched as names, not resolved: a function shares
+    a caller with any other function of its name."""
+    callers: dict[str, set[ast.AST | None]] = {}
+    for tree in trees.values():
+        for name, owner in referenced_names(tree):
+            callers.setdefault(name, set()).add(owner)
+    found = []
+    for rel, tree in sorted(trees.items()):
+        owners: list[tuple[str, list[ast.stmt]]] = [("", tree.body)]
+        owners += [(f"{node.name}.", node.body) for node in tree.body if isinstance(node, ast.ClassDef)]
+        for prefix, body in owners:
+            for node in body:
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("__"):
+                    continue
+                if any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list):
+                    continue
+                name = f"{rel}:{prefix}{node.name}"
+                if callers.get(node.name, set()) - {node} or node.name in templates or name in outside:
+                    continue
+                if prefix and overrides(rel, prefix.rstrip("."), node.name):
+                    continue
+                found.append(name)
+    return sorted(found)
+
+
+def test_the_caller_finder_sees_a_function_nothing_calls() -> None:
+    made_up = parsed({
+        "a.py": "def used(): pass\ndef unused(): pass\ndef recursive(n): return recursive(n - 1)\n"
+                "def in_a_string(): pass\ndef exported(): pass\ndef lazy(): pass\ndef main(): pass\n"
+                "class C:\n    def m(self): pass\n    @property\n    def p(self): pass\n"
+                "    def in_template(self): pass\n    def compose_node(self): pass\n    def __len__(self): pass\n",
+        "b.py": "from a import used\nused()\nhelp = 'call in_a_string() or unused'\n__all__ = ['exported']\n"
+                "@app.command()\ndef registered(): pass\n",
+        "c/__init__.py": "_EXPORTS = {'lazy': 'a'}\n__getattr__ = lazy_exports('c', exports=_EXPORTS)\n",
+    })
+    assert uncalled_functions(made_up) == ["a.py:C.compose_node", "a.py:C.in_template", "a.py:C.m", "a.py:C.p",
+                                           "a.py:in_a_string", "a.py:main", "a.py:recursive", "a.py:unused"]
+    assert uncalled_functions(made_up, templates=template_names("{% for r in c.m() %}{{ r.p }}{% endfor %}"
+                                                                "{{ x['in_template'] }}"),
+                              outside={"a.py:main"}, overrides=lambda rel, cls, method: method == "compose_node") == \
+        ["a.py:in_a_string", "a.py:recursive", "a.py:unused"]
+
+
+def test_every_function_has_a_caller_in_the_package(trees) -> None:
+    """Code nothing in ``src/`` calls is deleted (tests do not count as callers), or — a reference the
+    tests check against — lives in tests/reference.py."""
+    templates = set().union(*(template_names(p.read_text(encoding="utf-8"))
+                              for p in (PACKAGE / "templates").rglob("*.j2")))
+    assert uncalled_functions(trees, templates=templates, outside=console_scripts(),
+                              overrides=overrides_a_library_method) == []

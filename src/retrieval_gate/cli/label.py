@@ -146,4 +146,6 @@ def apply_command(
 
 
 def _judged(case_set: CaseSet) -> dict[str, dict[str, int]]:
-    return {c.id: dict(c.grades) if c.grades else dict.fromkeys(c.gold, 1) for c in case_set.cases}
+    from retrieval_gate.models import judgements
+
+    return {c.id: judgements(c) for c in case_set.cases}

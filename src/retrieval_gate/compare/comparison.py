@@ -57,6 +57,7 @@ from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats
 from retrieval_gate.metrics.names import display_name
+from retrieval_gate.models import judgements
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
@@ -284,5 +285,4 @@ def _unjudged_in_place(case: CaseResult, baseline_mrr: float | None, k: int) -> 
     if not 1 <= rank <= min(k, len(case.retrieved)):
         return None
     card = case.retrieved[rank - 1]
-    judged = case.grades or dict.fromkeys(case.gold)
-    return None if card in judged else card
+    return None if card in judgements(case) else card

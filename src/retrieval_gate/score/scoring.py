@@ -17,7 +17,7 @@ from collections.abc import Container, Mapping, Sequence
 
 from retrieval_gate.metrics import MetricSpec, to_cards
 from retrieval_gate.metrics.grid import compile_grid, grid_scores
-from retrieval_gate.models import MISSING_FROM_RUN, Case, RankedList, positive_gains, relevant_at
+from retrieval_gate.models import MISSING_FROM_RUN, Case, RankedList, judgements, positive_gains, relevant_at
 from retrieval_gate.score.results import CaseResult
 
 OVERALL = "overall"  # the slice every case belongs to
@@ -90,9 +90,9 @@ def score_case(
     else:
         error = ranking.error
         ids = () if error else to_cards(ranking.ids, chunk_to_card=chunk_to_card, limit=max(keep, depth))
-    relevant = case.gold if rel_level == 1 and not case.grades else relevant_at(case, level=rel_level)
+    relevant = relevant_at(case, level=rel_level)
     relevant_set = frozenset(relevant)
-    judged: Container[str] = case.grades or (relevant_set if relevant is case.gold else frozenset(case.gold))
+    judged: Container[str] = judgements(case)
     if mean == "relevant":
         scored = bool(relevant)
     elif mean == "trec":

@@ -17,8 +17,10 @@ import retrieval_gate
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
+# What start-up must not pay for: these, and what imports one of them or costs as much — datasketch
+# (numpy, scipy), gitlab (requests), onnx (numpy), huggingface_hub (~400 modules, ~0.2 s).
 HEAVY = ("torch", "sentence_transformers", "chromadb", "scipy", "numpy", "rich", "jinja2", "github",
-         "requests", "bm25s", "onnxruntime", "transformers")
+         "requests", "bm25s", "onnxruntime", "transformers", "datasketch", "gitlab", "onnx", "huggingface_hub")
 
 PROBE = """
 import json, sys

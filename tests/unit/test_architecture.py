@@ -27,7 +27,7 @@ from jinja2 import nodes as jinja_nodes
 import retrieval_gate
 
 PACKAGE = Path(retrieval_gate.__file__).parent
-ROOT = PACKAGE.parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository: pyproject.toml
 CORE = ("metrics", "stats", "score", "baseline", "compare", "audit")
 # What the core may import from the package: itself, and the leaf modules of plain data.
 CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "bounds", "defaults", ""})
@@ -682,8 +682,12 @@ def template_names(source: str) -> set[str]:
 def console_scripts() -> set[str]:
     """``module:function`` for each of pyproject.toml's ``[project.scripts]``: called from outside."""
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    return {f"{target.split(':')[0].removeprefix('retrieval_gate.').replace('.', '/')}/__init__.py:"
-            f"{target.split(':')[1]}" for target in scripts.values()}
+    found = set()
+    for target in scripts.values():
+        module, function = target.split(":")
+        path = module.removeprefix("retrieval_gate").lstrip(".").replace(".", "/")
+        found.add(f"{path}/__init__.py:{function}" if (PACKAGE / path).is_dir() else f"{path}.py:{function}")
+    return found
 
 
 def overrides_a_library_method(rel: str, cls: str, method: str) -> bool:

@@ -708,16 +708,16 @@ def uncalled_functions(trees: Mapping[str, ast.Module], *, templates: set[str] =
                        outside: set[str] = frozenset(),
                        overrides: Callable[[str, str, str], bool] = lambda rel, cls, method: False) -> list[str]:
     """``module:function`` (or ``module:Class.method``) for each function of the package nothing else
-    in the package references (``referenced_names``; a function naming itself does not count) and no
-    template reaches. Dunder methods, functions a decorator registers (CLI commands, pydantic
-    validators), the console scripts (``outside``) and methods a library calls (``overrides``) are
-    called from outside and left out. Names are matched as names, not resolved: a function shares
-    a caller with any other function of its name."""
+    in the package references (``referenced_names``; a function naming itself, or named only by dead
+    functions, does not count) and no template reaches. Dunder methods, functions a decorator
+    registers (CLI commands, pydantic validators), the console scripts (``outside``) and methods a
+    library calls (``overrides``) are called from outside and left out. Names are matched as names,
+    not resolved: a function shares its callers with any other function of its name."""
     callers: dict[str, set[ast.AST | None]] = {}
     for tree in trees.values():
         for name, owner in referenced_names(tree):
             callers.setdefault(name, set()).add(owner)
-    found = []
+    candidates: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
     for rel, tree in sorted(trees.items()):
         owners: list[tuple[str, list[ast.stmt]]] = [("", tree.body)]
         owners += [(f"{node.name}.", node.body) for node in tree.body if isinstance(node, ast.ClassDef)]
@@ -728,17 +728,22 @@ def uncalled_functions(trees: Mapping[str, ast.Module], *, templates: set[str] =
                 if any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list):
                     continue
                 name = f"{rel}:{prefix}{node.name}"
-                if callers.get(node.name, set()) - {node} or node.name in templates or name in outside:
+                if node.name in templates or name in outside:
                     continue
-                if prefix and overrides(rel, prefix.rstrip("."), node.name):
-                    continue
-                found.append(name)
-    return sorted(found)
+                if prefix and not callers.get(node.name, set()) - {node} and overrides(rel, prefix[:-1], node.name):
+                    continue  # (asked only of a method nothing names: it imports the module)
+                candidates.append((name, node))
+    dead: set[ast.AST | None] = set()
+    while grown := {node for _, node in candidates if node not in dead
+                    and not callers.get(node.name, set()) - {node} - dead}:  # called by dead code only: dead
+        dead |= grown
+    return sorted(name for name, node in candidates if node in dead)
 
 
 def test_the_caller_finder_sees_a_function_nothing_calls() -> None:
     made_up = parsed({
-        "a.py": "def used(): pass\ndef unused(): pass\ndef recursive(n): return recursive(n - 1)\n"
+        "a.py": "def used(): pass\ndef unused(): only_unused_calls_me()\ndef only_unused_calls_me(): pass\n"
+                "def recursive(n): return recursive(n - 1)\n"
                 "def in_a_string(): pass\ndef exported(): pass\ndef lazy(): pass\ndef main(): pass\n"
                 "class C:\n    def m(self): pass\n    @property\n    def p(self): pass\n"
                 "    def in_template(self): pass\n    def compose_node(self): pass\n    def __len__(self): pass\n",
@@ -747,11 +752,12 @@ def test_the_caller_finder_sees_a_function_nothing_calls() -> None:
         "c/__init__.py": "_EXPORTS = {'lazy': 'a'}\n__getattr__ = lazy_exports('c', exports=_EXPORTS)\n",
     })
     assert uncalled_functions(made_up) == ["a.py:C.compose_node", "a.py:C.in_template", "a.py:C.m", "a.py:C.p",
-                                           "a.py:in_a_string", "a.py:main", "a.py:recursive", "a.py:unused"]
+                                           "a.py:in_a_string", "a.py:main", "a.py:only_unused_calls_me",
+                                           "a.py:recursive", "a.py:unused"]
     assert uncalled_functions(made_up, templates=template_names("{% for r in c.m() %}{{ r.p }}{% endfor %}"
                                                                 "{{ x['in_template'] }}"),
                               outside={"a.py:main"}, overrides=lambda rel, cls, method: method == "compose_node") == \
-        ["a.py:in_a_string", "a.py:recursive", "a.py:unused"]
+        ["a.py:in_a_string", "a.py:only_unused_calls_me", "a.py:recursive", "a.py:unused"]
 
 
 def test_every_function_has_a_caller_in_the_package(trees) -> None:

@@ -2,7 +2,8 @@
 versioned store. ``git log --follow --raw`` lists the commits that wrote the file (renames
 followed) with the blob of each version; one ``git cat-file --batch`` streams the blobs, oldest
 first, with the KB manifest beside each; each version goes through the baseline's input limits,
-codec and migrations (``artifacts.baseline.baseline_from_text``). A version that does not parse
+codec and migrations (``artifacts.baseline.baseline_from_text``; each distinct case line once:
+``artifacts.baseline_lines``). A version that does not parse
 (a hand edit, a conflict marker) is handed on with its problem, not raised.
 
 git runs as a subprocess under one total deadline (``deadline_s``): past it, the process is
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrieval_gate.artifacts.baseline import baseline_from_text, manifest_from_text
+from retrieval_gate.artifacts.baseline_lines import VersionReader
 from retrieval_gate.baseline.kb_diff import manifest_path
 from retrieval_gate.errors import BaselineError, HistoryError
 from retrieval_gate.history.model import Version
@@ -115,11 +116,12 @@ def read_versions(repo: Path, commits: list[Commit], *, deadline: Deadline) -> I
     timer.start()
     writer = threading.Thread(target=_feed, args=(proc, requests), daemon=True)
     writer.start()
+    reader = VersionReader()
     try:
         for commit in commits:
             text = _object(proc)
             manifest = _object(proc)
-            yield _version(commit, text=text, manifest=manifest)
+            yield _version(commit, text=text, manifest=manifest, reader=reader)
     finally:
         timer.cancel()
         proc.kill()
@@ -152,13 +154,13 @@ def _object(proc: subprocess.Popen[bytes]) -> bytes | None:
     return data[:size]
 
 
-def _version(commit: Commit, *, text: bytes | None, manifest: bytes | None) -> Version:
+def _version(commit: Commit, *, text: bytes | None, manifest: bytes | None, reader: VersionReader) -> Version:
     source = f"{commit.sha[:12]}:{commit.path}"
     common = {"sha": commit.sha, "date": commit.date, "message": commit.message, "path": commit.path}
     if text is None:
         return Version(**common, baseline=None, problem=f"{source}: not a file")
     try:
-        baseline = baseline_from_text(text.decode("utf-8-sig"), source=source)
+        baseline = reader.baseline(text.decode("utf-8-sig"), source=source)
     except UnicodeDecodeError as exc:
         return Version(**common, baseline=None,
                        problem=f"{source}: not a baseline: invalid UTF-8 at byte {exc.start + 1}")
@@ -167,7 +169,7 @@ def _version(commit: Commit, *, text: bytes | None, manifest: bytes | None) -> V
     kb = None
     if manifest is not None:
         try:
-            kb = manifest_from_text(manifest.decode("utf-8-sig"),
+            kb = reader.manifest(manifest.decode("utf-8-sig"),
                                     source=f"{commit.sha[:12]}:{manifest_path(commit.path)}")
         except (UnicodeDecodeError, BaselineError):
             kb = None  # an unreadable manifest: the KB's change is then unseen, never guessed

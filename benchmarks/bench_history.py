@@ -203,7 +203,8 @@ def main() -> None:
         report = {
             "refreshes": args.refreshes, "cases": args.cases, "build_repo_s": round(built, 1),
             "history_wall_s": round(wall, 2), "load_avg_before": load_before, "load_avg_after": load_after,
-            "cpus": os.cpu_count(), "page_bytes": page.stat().st_size, "json_bytes": (site / "default.json").stat().st_size,
+            "cpus": os.cpu_count(), "page_bytes": page.stat().st_size,
+            "json_bytes": (site / "default.json").stat().st_size,
             "points": len(data["points"]), "planted_flaky": planted["flaky"], "flaky_found": found,
             "planted_found": sorted(set(planted["flaky"]) & set(found)),
             "stable_called_flaky": sorted(set(found) - set(planted["flaky"])),

@@ -4,8 +4,8 @@ every piece of text escaped with ``markupsafe.escape``; no URL of any kind.
 - ``headline_chart``: one measure over the refreshes, x = commit date: the 95 % interval of each
   point as a band, the value as a line, a point per refresh (its title names the commit, the ref,
   n and the PR), a filled point where the paired step from the previous refresh was significant
-  (blue up, vermillion down), and a dashed marker at every step where the settings (S), the KB (K)
-  or the golden set (G) changed;
+  (blue up, vermillion down), a dashed line at every step where the settings (S) or the golden
+  set (G) changed, and a short tick at the top where KB cards changed;
 - ``slice_chart``: a small multiple, one slice's value over the refreshes, with its last n.
 """
 
@@ -51,7 +51,7 @@ def point_title(point: Point, *, measure: str, value: float) -> str:
 
 
 def headline_chart(points: Sequence[Point], *, measure: str, display: str, width: int, height: int,
-                   label_every_px: int = 90) -> Markup:
+                   label_every_px: int = 110) -> Markup:
     """One measure over the refreshes (module docstring)."""
     shown = [i for i, p in enumerate(points) if measure in p.headline]
     left, right, top, bottom = 46, 14, 30, 34
@@ -80,15 +80,19 @@ def headline_chart(points: Sequence[Point], *, measure: str, display: str, width
     last_mark = -1e9
     for i, p in enumerate(sub):
         kinds = p.change.kinds() if p.change is not None else []
-        if kinds:
-            mx = x(i)
-            letters = "".join(MARK_LETTERS[k] for k in kinds)
-            out.append(f'<line x1="{_f(mx)}" x2="{_f(mx)}" y1="{top}" y2="{top + plot_h}" class="marker">'
-                       f"<title>{escape(change_words(p))}</title></line>")
-            if mx - last_mark >= 14:
-                out.append(f'<text x="{_f(mx)}" y="{top - 4}" class="tick mark" text-anchor="middle">'
-                           f"{letters}</text>")
-                last_mark = mx
+        if not kinds:
+            continue
+        mx, what = x(i), escape(change_words(p))
+        if kinds == ["kb"]:  # the most common step: a short tick at the top, not a line through the chart
+            out.append(f'<line x1="{_f(mx)}" x2="{_f(mx)}" y1="{top - 2}" y2="{top + 6}" class="kb-tick">'
+                       f"<title>{what}</title></line>")
+            continue
+        letters = "".join(MARK_LETTERS[k] for k in kinds if k != "kb")
+        out.append(f'<line x1="{_f(mx)}" x2="{_f(mx)}" y1="{top}" y2="{top + plot_h}" class="marker">'
+                   f"<title>{what}</title></line>")
+        if mx - last_mark >= 14:
+            out.append(f'<text x="{_f(mx)}" y="{top - 4}" class="tick mark" text-anchor="middle">{letters}</text>')
+            last_mark = mx
     path = " ".join(f"{'M' if i == 0 else 'L'}{_f(x(i))},{_f(y(p.headline[measure]))}" for i, p in enumerate(sub))
     out.append(f'<path d="{path}" class="trend-line"/>')
     radius = 3.2 if len(sub) <= 120 else 2.2

@@ -81,7 +81,8 @@ def suite_context(history: SuiteHistory, *, suites: Sequence[str]) -> dict[str, 
         "suite": history.suite, "history": history, "suites": list(suites), "measures": measures,
         "charts": [{"measure": m, "display": d,
                     "wide": headline_chart(points, measure=m, display=d, width=1180, height=240),
-                    "narrow": headline_chart(points, measure=m, display=d, width=360, height=220)}
+                    "narrow": headline_chart(points, measure=m, display=d, width=360, height=220,
+                                             label_every_px=130)}
                    for m, d in measures],
         "slice_charts": [slice_chart(points, slice_name=s, measure=primary) for s in slices] if primary else [],
         "primary": primary, "primary_display": _display(primary) if primary else "",

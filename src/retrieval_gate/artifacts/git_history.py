@@ -82,7 +82,8 @@ def tracked_baselines(repo: Path, *, folder: str, deadline: Deadline) -> list[st
 
 
 def commits_of(repo: Path, path: str, *, since: str | None, limit: int | None, deadline: Deadline) -> list[Commit]:
-    """The commits that wrote ``path`` (renames followed), oldest first: the last ``limit``, from ``since`` on."""
+    """The commits that wrote ``path`` (renames followed), oldest first: the last ``limit``, from
+    ``since`` on. A commit that leaves the content as it was (a rename, a mode change) is no new version."""
     args = ["log", "--follow", "--raw", "--no-abbrev",
             f"--format={_RECORD}%H{_FIELD}%cI{_FIELD}%B{_FIELD}"]
     if since:
@@ -98,9 +99,8 @@ def commits_of(repo: Path, path: str, *, since: str | None, limit: int | None, d
         if fields[-1].startswith("D"):
             continue
         out.append(Commit(sha=sha, date=date, message=message.strip(), path=paths[-1], blob=fields[3]))
-        if limit is not None and len(out) >= limit:
-            break
-    return out[::-1]
+    oldest_first = [c for i, c in enumerate(out[::-1]) if i == 0 or c.blob != out[len(out) - i].blob]
+    return oldest_first[-limit:] if limit is not None else oldest_first
 
 
 def read_versions(repo: Path, commits: list[Commit], *, deadline: Deadline) -> Iterator[Version]:

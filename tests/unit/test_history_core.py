@@ -8,9 +8,11 @@ import math
 
 import pytest
 
-from retrieval_gate.history.build import build_history, dirty_cases
+from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.history.build import build_history
 from retrieval_gate.history.model import Version
 from retrieval_gate.history.steps import change_between, pr_number
+from retrieval_gate.history.walk import dirty_cases
 from retrieval_gate.render.badge import badge_state, badge_svg
 from retrieval_gate.render.history_page import grid_data, run_length
 from retrieval_gate.score.kb_manifest import KbCard
@@ -25,6 +27,19 @@ def version(i: int, refresh: Refresh, *, kb: dict[str, str] | None = None, messa
 
 def cases(hits: dict[str, int], ranked: dict[str, list[str]] | None = None) -> dict[str, tuple[int, float, list[str]]]:
     return {c: (h, 0.8 * h, (ranked or {}).get(c, [f"card-{c}"])) for c, h in hits.items()}
+
+
+def holders(baseline: Baseline) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for case_id, case in baseline.cases.items():
+        for card in case.ranked:
+            out.setdefault(card, set()).add(case_id)
+    return out
+
+
+def dirty(change, *, before: Baseline, after: Baseline) -> set[str] | None:
+    return dirty_cases(change, holders_before=holders(before), holders_after=holders(after),
+                       rankings=before.rankings and after.rankings)
 
 
 def build(versions: list[Version]):
@@ -82,7 +97,7 @@ def test_what_changed_settings_kb_cards_and_cases() -> None:
     assert (change.kb.added, change.kb.removed, change.kb.edited) == (["k3"], ["k1"], ["k2"])
     assert (change.cases.added, change.cases.removed, change.cases.gold_changed) == (["c"], ["a"], True)
     assert change.kinds() == ["settings", "kb", "golden set"]
-    assert dirty_cases(change, before=before, after=after) is None  # settings changed: every case
+    assert dirty(change, before=before, after=after) is None  # settings changed: every case
 
 
 def test_a_kb_edit_dirties_only_the_cases_that_rank_the_card() -> None:
@@ -93,11 +108,11 @@ def test_a_kb_edit_dirties_only_the_cases_that_rank_the_card() -> None:
     kb2 = {**kb1, "k2": KbCard(sha="e" * 64)}
     change = change_between(before=before, after=after, kb_before=kb1, kb_after=kb2)
     assert change.kb.edited == ["k2"] and change.settings == []
-    assert dirty_cases(change, before=before, after=after) == {"a", "c"}  # c ranks k2 after the step
+    assert dirty(change, before=before, after=after) == {"a", "c"}  # c ranks k2 after the step
     edited = make_baseline(Refresh(cases=cases({"a": 0, "b": 1, "c": 1}, ranked), kb={"k2": "new"}))
     unseen = change_between(before=before, after=edited, kb_before=None, kb_after=kb2)
     assert unseen.kb.unseen and unseen.kinds() == ["kb"]  # the KB's hash moved, no manifest before
-    assert dirty_cases(unseen, before=before, after=edited) is None  # cannot place it: every case
+    assert dirty(unseen, before=before, after=edited) is None  # cannot place it: every case
 
 
 def test_flaky_counts_only_flips_at_clean_steps_and_lost_names_the_last_loss() -> None:

@@ -28,33 +28,30 @@ _SCORE_KEYS = re.compile(r'\n  "score_keys": (\[[^\]]*\])', re.DOTALL)
 _CURRENT_SCHEMA = '  "schema_version": 4,'
 
 
-def split_block(text: str, *, opener: str) -> tuple[list[str], list[str], list[str]] | None:
-    """``(head, entry lines, tail)`` of a text whose block ``opener`` (``  "cases": {``) holds one
-    ``    "id": {…}`` entry per line (each without its comma), commas on all but the last; None
+def split_block(text: str, *, opener: str) -> tuple[str, list[str], str] | None:
+    """``(prefix, entry lines, suffix)`` of a text whose block ``opener`` (``  "cases": {``) holds
+    one ``    "id": {…}`` entry per line (each without its comma), commas on all but the last; None
     otherwise. Each entry is checked by the codec when it is new (``_by_line``), and every id
-    once when the version is put together."""
-    lines = text.split("\n")
-    try:
-        start = lines.index(opener)
-    except ValueError:
+    once when the version is put together. ``prefix + ",\n".join(lines) + suffix`` is the text."""
+    head = f"\n{opener}\n"
+    start = text.find(head)
+    if start < 0:
         return None
-    end = start + 1
-    while end < len(lines) and lines[end].startswith('    "'):
-        end += 1
-    if end >= len(lines) or not lines[end].startswith("  }"):
+    start += len(head)
+    end = text.find("\n  }", start - 1)
+    if end < 0:
         return None
-    entries = lines[start + 1:end]
-    if entries and entries[-1].endswith(","):
+    block = text[start:end]
+    if not block:
+        return text[:start], [], text[end:]
+    count = block.count("\n") + 1
+    if not block.startswith('    "') or not block.endswith("}") or block.count('},\n    "') != count - 1:
         return None
-    body = [line[:-1] if line.endswith(",") else "" for line in entries[:-1]] + entries[-1:]
-    if not all(line.endswith("}") for line in body):
-        return None
-    return lines[:start + 1], body, lines[end:]
+    return text[:start], block.split(",\n"), text[end:]
 
 
-def _join(head: list[str], lines: list[str], tail: list[str]) -> str:
-    body = [f"{line}," for line in lines[:-1]] + lines[-1:]
-    return "\n".join([*head, *body, *tail])
+def _join(prefix: str, lines: list[str], suffix: str) -> str:
+    return prefix + ",\n".join(lines) + suffix
 
 
 class VersionReader:
@@ -62,43 +59,43 @@ class VersionReader:
     once (module docstring)."""
 
     def __init__(self) -> None:
-        self._cases: dict[tuple[str, str], tuple[str, BaselineCase]] = {}
+        self._cases: dict[str, dict[str, tuple[str, BaselineCase]]] = {}  # score_keys → line → case
         self._cards: dict[str, tuple[str, KbCard]] = {}
 
     def baseline(self, text: str, *, source: str) -> Baseline:
-        split = split_block(text, opener='  "cases": {') if _CURRENT_SCHEMA in text else None
-        keys = _SCORE_KEYS.search(text)
+        split = split_block(text, opener='  "cases": {')
+        keys = _SCORE_KEYS.search(split[2]) if split is not None and _CURRENT_SCHEMA in split[2] else None
         if split is None or keys is None or len(text) > boundary.MAX_FILE_BYTES:
             return baseline_from_text(text, source=source)
-        head, entries, tail = split
-        scope = keys.group(1)
-        new = list(dict.fromkeys(line for line in entries if (scope, line) not in self._cases))
-        parsed = baseline_from_text(_join(head, new, tail), source=source)
+        prefix, entries, suffix = split
+        seen = self._cases.setdefault(keys.group(1), {})
+        new = list(dict.fromkeys(line for line in entries if line not in seen))
+        parsed = baseline_from_text(_join(prefix, new, suffix), source=source)
         fresh = _by_line(new, parsed.cases)
         if fresh is None:
             return baseline_from_text(text, source=source)
-        for line, item in fresh.items():
-            self._cases[(scope, line)] = item
-        cases = dict(self._cases[(scope, line)] for line in entries)
+        seen.update(fresh)
+        cases = dict(map(seen.__getitem__, entries))
         if len(cases) != len(entries):  # an id twice: the whole text, which the codec refuses
             return baseline_from_text(text, source=source)
-        return parsed.model_copy(update={"cases": dict(sorted(cases.items()))})
+        return parsed.model_copy(update={"cases": cases})
 
     def manifest(self, text: str, *, source: str) -> dict[str, KbCard]:
         split = split_block(text, opener='  "cards": {')
         if split is None or len(text) > boundary.MAX_FILE_BYTES:
             return manifest_from_text(text, source=source)
-        head, entries, tail = split
-        new = list(dict.fromkeys(line for line in entries if line not in self._cards))
-        parsed = manifest_from_text(_join(head, new, tail), source=source)
+        prefix, entries, suffix = split
+        seen = self._cards
+        new = list(dict.fromkeys(line for line in entries if line not in seen))
+        parsed = manifest_from_text(_join(prefix, new, suffix), source=source)
         fresh = _by_line(new, parsed)
         if fresh is None:
             return manifest_from_text(text, source=source)
-        self._cards.update(fresh)
-        cards = dict(self._cards[line] for line in entries)
+        seen.update(fresh)
+        cards = dict(map(seen.__getitem__, entries))
         if len(cards) != len(entries):
             return manifest_from_text(text, source=source)
-        return dict(sorted(cards.items()))
+        return cards
 
 
 def _by_line(lines: list[str], parsed: dict[str, Any]) -> dict[str, tuple[str, Any]] | None:

@@ -22,11 +22,8 @@ some earlier point; named with the point at which it was lost the last time.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
-from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.history.model import (
-    Change,
     Drop,
     Gap,
     HistoryStats,
@@ -35,100 +32,42 @@ from retrieval_gate.history.model import (
     SuiteHistory,
     Version,
 )
-from retrieval_gate.history.steps import Scores, change_between, headline_scores, point_headline, pr_number, step_stats
+from retrieval_gate.history.steps import aggregates_of, change_between, pr_number
+from retrieval_gate.history.walk import Walker
 
 FLAKY_FLIPS = 2
 DROPS_SHOWN = 5
-INTERVAL_LEVEL = 0.95
-
-
-def dirty_cases(change: Change, *, before: Baseline, after: Baseline) -> set[str] | None:
-    """The cases whose dependencies changed at a step; None: all of them (settings, the golden
-    set, or a KB change that cannot be placed on cards or rankings)."""
-    if change.settings or change.cases.gold_changed or change.kb.unseen:
-        return None
-    cards = set(change.kb.added) | set(change.kb.removed) | set(change.kb.edited)
-    if not cards:
-        return set()
-    if not (before.rankings and after.rankings):
-        return None
-    out = set()
-    for cases in (before.cases, after.cases):
-        for case_id, case in cases.items():
-            if not cards.isdisjoint(case.ranked):
-                out.add(case_id)
-    return out
-
-
-@dataclass
-class _Walk:
-    """What the walk keeps: the points, the hits of every case at every point, the clean flips."""
-
-    points: list[Point] = field(default_factory=list)
-    gaps: list[Gap] = field(default_factory=list)
-    hits: dict[str, list[int | None]] = field(default_factory=dict)
-    flips: dict[str, int] = field(default_factory=dict)
-    lost_at: dict[str, int] = field(default_factory=dict)  # case → the point it last went 1 → 0
-    headline_k: int = 5
-    path: str = ""
-
-    def record_hits(self, baseline: Baseline, *, dirty: set[str] | None, first: bool) -> None:
-        index = len(self.points) - 1
-        name = f"hit@{baseline.headline_k}"
-        for case_id, case in baseline.cases.items():
-            value = case.scores.get(name) if case.status == "scored" else None
-            hit = None if value is None else round(value)
-            row = self.hits.get(case_id)
-            if row is None:
-                row = self.hits[case_id] = [None] * index
-            row.append(hit)
-        for row in self.hits.values():
-            if len(row) == index:
-                row.append(None)
-        if first:
-            return
-        for case_id, row in self.hits.items():
-            old, new = row[-2], row[-1]
-            if old is None or new is None or old == new:
-                continue
-            if new == 0:
-                self.lost_at[case_id] = index
-            if dirty is not None and case_id not in dirty:
-                self.flips[case_id] = self.flips.get(case_id, 0) + 1
 
 
 def build_history(versions: Iterable[Version], *, suite: str, alpha: float, resamples: int,
                   seed: int = 0) -> SuiteHistory:
     """The history of one suite (module docstring); ``versions`` oldest first."""
-    walk = _Walk()
-    previous: tuple[Version, Baseline, Scores] | None = None
+    walker = Walker()
+    points: list[Point] = []
+    gaps: list[Gap] = []
+    path, previous = "", None
     for version in versions:
-        walk.path = version.path
+        path = version.path
         if version.baseline is None:
-            walk.gaps.append(Gap(sha=version.sha, date=version.date, reason=version.problem or "unreadable"))
+            gaps.append(Gap(sha=version.sha, date=version.date, reason=version.problem or "unreadable"))
             continue
         baseline = version.baseline
-        scores = headline_scores(baseline)
-        headline, interval, slices, n = point_headline(baseline, scores=scores, level=INTERVAL_LEVEL)
-        change, step, dirty = None, {}, None
+        change = None
         if previous is not None:
-            before_version, before, before_scores = previous
-            change = change_between(before=before, after=baseline, kb_before=before_version.kb, kb_after=version.kb)
-            step = step_stats(before=before_scores, after=scores, alpha=alpha, resamples=resamples, seed=seed)
-            dirty = dirty_cases(change, before=before, after=baseline)
-        walk.points.append(Point(sha=version.sha, date=version.date, ref=baseline.ref, measured_sha=baseline.sha,
-                                 pr=pr_number(version.message), subject=version.message.split("\n", 1)[0][:200],
-                                 n=n, headline=headline, interval=interval, slices=slices, change=change, step=step))
-        walk.record_hits(baseline, dirty=dirty, first=previous is None)
-        walk.headline_k = baseline.headline_k
-        previous = (version, baseline, scores)
-    measures = list(walk.points[-1].headline) if walk.points else []
-    return SuiteHistory(suite=suite, path=walk.path, headline_k=walk.headline_k, measures=measures,
-                        points=walk.points, gaps=walk.gaps,
-                        flaky=sorted(c for c, count in walk.flips.items() if count >= FLAKY_FLIPS),
-                        lost=lost_cases(walk.hits, lost_at=walk.lost_at, points=walk.points),
-                        drops=largest_drops(walk.points, measures=measures),
-                        cases=dict(sorted(walk.hits.items())),
+            change = change_between(before=previous[1], after=baseline, kb_before=previous[0].kb, kb_after=version.kb)
+        interval, step = walker.advance(baseline, change=change, alpha=alpha, resamples=resamples, seed=seed)
+        headline, slices, n = aggregates_of(baseline)
+        points.append(Point(sha=version.sha, date=version.date, ref=baseline.ref, measured_sha=baseline.sha,
+                            pr=pr_number(version.message), subject=version.message.split("\n", 1)[0][:200],
+                            n=n, headline=headline, interval={m: v for m, v in interval.items() if m in headline},
+                            slices=slices, change=change, step=step))
+        previous = (version, baseline)
+    measures = list(points[-1].headline) if points else []
+    rows = walker.rows()
+    return SuiteHistory(suite=suite, path=path, headline_k=walker.k or 5, measures=measures, points=points, gaps=gaps,
+                        flaky=sorted(c for c, count in walker.flips.items() if count >= FLAKY_FLIPS),
+                        lost=lost_cases(rows, lost_at=walker.lost_at, points=points),
+                        drops=largest_drops(points, measures=measures), cases=rows,
                         stats=HistoryStats(alpha=alpha, resamples=resamples, seed=seed))
 
 

@@ -1,9 +1,8 @@
 """One point of the history and the step to it from the previous one. Pure.
 
-- ``point_headline``: the headline numbers of a version (its overall aggregates, as the baseline
-  keeps them), their 95 % interval over the per-case scores (``stats.proportion.mean_interval``:
-  Wilson for hit@k, t for the others) and each slice's n and headline;
-- ``step_stats``: per headline measure, the paired difference over the cases both versions scored
+- ``aggregates_of``: the headline numbers of a version (its overall aggregates, as the baseline
+  keeps them) and each slice's n and headline;
+- ``step_stat``: the paired difference of one measure over the cases both versions scored
   — the gate's own tests (``stats.sign_flip.sign_flip_tests``, the exact sign test for 0/1 scores,
   else the sign-flip permutation test; ``stats.paired_interval.paired_interval`` and ``reconcile``,
   as ``compare.comparison`` uses them), two-sided at ``alpha``;
@@ -30,14 +29,11 @@ from retrieval_gate.metrics.headline import headline_names
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.paired_interval import paired_interval, reconcile
-from retrieval_gate.stats.proportion import mean_interval
 from retrieval_gate.stats.sign_flip import sign_flip_tests
 
 GOLD_INPUT = "inputs.cases"
 KB_INPUT = "inputs.kb"
 _PR = re.compile(r"(?:pull request #|\(#|merge request \S*!)(\d{1,9})\b", re.IGNORECASE)
-
-Scores = dict[str, dict[str, float]]  # measure → case id → score
 
 
 def pr_number(message: str) -> int | None:
@@ -45,65 +41,29 @@ def pr_number(message: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def headline_scores(baseline: Baseline) -> Scores:
-    """Each headline measure's per-case scores (scored cases only)."""
-    measures = headline_names(baseline.headline_k)
-    out: Scores = {m: {} for m in measures}
-    for case_id, case in baseline.cases.items():
-        if case.status != "scored":
-            continue
-        for m in measures:
-            value = case.scores.get(m)
-            if value is not None:
-                out[m][case_id] = value
-    return {m: values for m, values in out.items() if values}
-
-
-def _binary(values: np.ndarray) -> bool:
-    return bool(np.isin(values, (0.0, 1.0)).all())
-
-
-def point_headline(baseline: Baseline, *, scores: Scores, level: float
-                   ) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, SliceCell], int]:
-    """``(headline, interval, slices, n)`` of one version (module docstring)."""
+def aggregates_of(baseline: Baseline) -> tuple[dict[str, float], dict[str, SliceCell], int]:
+    """``(headline, slices, n)`` of one version: its overall headline values (as the baseline keeps
+    them), every other slice's n and headline, and the overall n."""
     measures = headline_names(baseline.headline_k)
     overall = baseline.aggregates.get(OVERALL, {})
     headline = {m: overall[m].value for m in measures if m in overall}
     n = max((overall[m].n for m in headline), default=0)
-    interval = {}
-    for m in headline:
-        values = np.fromiter(scores.get(m, {}).values(), dtype=np.float64)
-        if len(values):
-            interval[m] = mean_interval(values.tolist(), level=level, binary=_binary(values))
     slices = {}
     for name, cells in sorted(baseline.aggregates.items()):
-        if name == OVERALL:
-            continue
         values = {m: cells[m].value for m in measures if m in cells}
-        if values:
+        if name != OVERALL and values:
             slices[name] = SliceCell(n=max(cells[m].n for m in values), headline=values)
-    return headline, interval, slices, n
+    return headline, slices, n
 
 
-def step_stats(*, before: Scores, after: Scores, alpha: float, resamples: int, seed: int) -> dict[str, StepStat]:
-    """The paired step of every measure both versions have (module docstring)."""
-    out = {}
-    for measure in sorted(set(before) & set(after)):
-        old, new = before[measure], after[measure]
-        paired = sorted(set(old) & set(new))
-        if not paired:
-            continue
-        base = np.fromiter((old[c] for c in paired), dtype=np.float64, count=len(paired))
-        cur = np.fromiter((new[c] for c in paired), dtype=np.float64, count=len(paired))
-        diffs = cur - base
-        binary = _binary(base) and _binary(cur)
-        p = float(sign_flip_tests(diffs, resamples=resamples, seed=seed).two_sided[0])
-        ci, _method = paired_interval(diffs, binary=binary, level=1 - alpha)
-        ci, _agrees, _extended = reconcile(ci, significant=p < alpha)
-        out[measure] = StepStat(delta=math.fsum(diffs.tolist()) / len(paired), ci=ci, p=p, n=len(paired),
-                                significant=p < alpha, lost=int(np.count_nonzero(diffs < 0)),
-                                gained=int(np.count_nonzero(diffs > 0)))
-    return out
+def step_stat(diffs: np.ndarray, *, binary: bool, alpha: float, resamples: int, seed: int) -> StepStat:
+    """The paired step of one measure over its ``diffs`` (after − before, one per paired case,
+    zeros included): the gate's tests (module docstring), two-sided at ``alpha``."""
+    p = float(sign_flip_tests(diffs, resamples=resamples, seed=seed).two_sided[0])
+    ci, _method = paired_interval(diffs, binary=binary, level=1 - alpha)
+    ci, _agrees, _extended = reconcile(ci, significant=p < alpha)
+    return StepStat(delta=math.fsum(diffs.tolist()) / len(diffs), ci=ci, p=p, n=len(diffs), significant=p < alpha,
+                    lost=int(np.count_nonzero(diffs < 0)), gained=int(np.count_nonzero(diffs > 0)))
 
 
 def change_between(*, before: Baseline, after: Baseline, kb_before: Mapping[str, KbCard] | None,
@@ -114,8 +74,10 @@ def change_between(*, before: Baseline, after: Baseline, kb_before: Mapping[str,
                 for c in settings_changes(changes) if c.key != GOLD_INPUT]
     kb_hash_changed = any(c.key == KB_INPUT for c in changes)
     if kb_before is not None and kb_after is not None:
+        edited = sorted(c for c, card in kb_after.items()
+                        if (old := kb_before.get(c)) is not None and old is not card and old.sha != card.sha)
         kb = KbStep(added=sorted(set(kb_after) - set(kb_before)), removed=sorted(set(kb_before) - set(kb_after)),
-                    edited=sorted(c for c in set(kb_before) & set(kb_after) if kb_before[c].sha != kb_after[c].sha))
+                    edited=edited)
     else:
         kb = KbStep(unseen=kb_hash_changed)
     return Change(settings=settings, kb=kb,

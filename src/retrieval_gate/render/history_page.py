@@ -85,7 +85,7 @@ def suite_context(history: SuiteHistory, *, suites: Sequence[str]) -> dict[str, 
                                              label_every_px=130)}
                    for m, d in measures],
         "slice_charts": [slice_chart(points, slice_name=s, measure=primary) for s in slices] if primary else [],
-        "primary": primary, "primary_display": _display(primary) if primary else "",
+        "primary": primary, "primary_display": _display(primary) if primary else "", "displays": dict(measures),
         "rows": [{"index": i, "point": p, "changed": change_words(p)} for i, p in reversed(list(enumerate(points)))],
         "grid": _script_json(grid_data(history)), "grid_rows_shown": GRID_ROWS_SHOWN,
         "badge": Markup(badge_svg(history, standalone=False)),

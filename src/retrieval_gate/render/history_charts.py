@@ -144,10 +144,10 @@ def change_words(point: Point) -> str:
 
 
 def slice_chart(points: Sequence[Point], *, slice_name: str, measure: str, width: int = 300,
-                height: int = 110) -> Markup:
+                height: int = 118) -> Markup:
     """One slice's ``measure`` over the refreshes, a small multiple (module docstring)."""
     shown = [p for p in points if measure in p.slices.get(slice_name, _EMPTY).headline]
-    left, right, top, bottom = 30, 8, 22, 16
+    left, right, top, bottom = 30, 8, 30, 16
     plot_w, plot_h = width - left - right, height - top - bottom
     title = clean_text(slice_name, max_len=40)
     last = shown[-1].slices[slice_name] if shown else None

@@ -14,6 +14,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from retrieval_gate.compare.gate import format_p
 from retrieval_gate.history.model import SuiteHistory
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.badge import badge_svg
@@ -89,7 +90,7 @@ def suite_context(history: SuiteHistory, *, suites: Sequence[str]) -> dict[str, 
         "rows": [{"index": i, "point": p, "changed": change_words(p)} for i, p in reversed(list(enumerate(points)))],
         "grid": _script_json(grid_data(history)), "grid_rows_shown": GRID_ROWS_SHOWN,
         "badge": Markup(badge_svg(history, standalone=False)),
-        "last": points[-1] if points else None,
+        "last": points[-1] if points else None, "format_p": format_p,
     }
 
 
@@ -106,6 +107,6 @@ def render_index(histories: Sequence[SuiteHistory]) -> str:
         primary = h.measures[0] if h.measures else None
         entries.append({"suite": h.suite, "badge": Markup(badge_svg(h, standalone=False)), "n_points": len(h.points),
                         "n_flaky": len(h.flaky), "n_lost": len(h.lost), "last": h.points[-1] if h.points else None,
-                        "chart": headline_chart(h.points, measure=primary, display=_display(primary), width=560,
-                                                height=160) if primary else None})
+                        "chart": headline_chart(h.points, measure=primary, display=_display(primary), width=360,
+                                                height=170, label_every_px=130) if primary else None})
     return no_bidi(html_environment().get_template(INDEX_TEMPLATE).render(entries=entries))

@@ -97,6 +97,13 @@ def manifest_text(kb: dict[str, int]) -> str:
     return '{\n  "cards": {\n' + ",\n".join(rows) + '\n  },\n  "schema_version": 1,\n  "suite": "default"\n}\n'
 
 
+def planted_cases(*, refreshes: int, n_cases: int, seed: int = 7) -> dict[str, object]:
+    """The flaky cases ``build_repo`` plants with the same arguments (its first draw)."""
+    rng = random.Random(seed)
+    start = n_cases - GROWTH * ((refreshes - 1) // GROWTH_EVERY)
+    return {"flaky": sorted(rng.sample([f"case-{i:05d}" for i in range(n_cases)][:start], FLAKY))}
+
+
 def build_repo(repo: Path, *, refreshes: int, n_cases: int, seed: int = 7) -> dict[str, object]:
     rng = random.Random(seed)
     start = n_cases - GROWTH * ((refreshes - 1) // GROWTH_EVERY)
@@ -177,14 +184,20 @@ def main() -> None:
     parser.add_argument("--refreshes", type=int, default=500)
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--repo", type=Path, default=None,
+                        help="a repository this script built before with the same --refreshes/--cases (its "
+                             "planted cases are re-drawn from the same seed): time `history` only")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="rg-bench-history-"))
     try:
-        repo = work / "repo"
-        repo.mkdir()
-        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+        repo = args.repo or work / "repo"
         t = time.perf_counter()
-        planted = build_repo(repo, refreshes=args.refreshes, n_cases=args.cases)
+        if args.repo is None:
+            repo.mkdir()
+            subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+            planted = build_repo(repo, refreshes=args.refreshes, n_cases=args.cases)
+        else:
+            planted = planted_cases(refreshes=args.refreshes, n_cases=args.cases)
         built = time.perf_counter() - t
         site = args.out or work / "site"
         load_before = os.getloadavg()
@@ -212,7 +225,7 @@ def main() -> None:
         }
         print(json.dumps(report, indent=2))
     finally:
-        if args.out is None:
+        if args.out is None and args.repo is None:
             shutil.rmtree(work, ignore_errors=True)
 
 

@@ -329,9 +329,9 @@ def hostile() -> Scenario:
 
 @cache
 def rerun() -> Scenario:
-    """An identical rerun: no case changed (the comment stays short, the rest collapsed). Its history
-    is issue 39's: refreshes recorded without a sha on ``refs/heads/main``, the same hit@5 each time
-    (once rounded, once not): the sparkline is flat, the chart's labels are dates, not the ref."""
+    """An identical rerun: no case changed (the comment stays short, the rest collapsed). Its history:
+    refreshes recorded without a sha on ``refs/heads/main``, the same hit@5 each time (once rounded,
+    once not): the sparkline is flat, the chart's labels are dates, not the ref."""
     cases = make_cases(41)
     base = scored_results(cases, make_rankings(cases, quality=0.8, seed=13))
     own = base.aggregates["overall"]["hit@5"].value

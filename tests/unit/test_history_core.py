@@ -51,7 +51,7 @@ def build(versions: list[Version]):
     ("Fix the chunker (#345)", 345),
     ("Merge branch 'x' into 'main'\n\nSee merge request group/project!67", 67),
     ("retrieval-gate: refresh baseline", None),
-    ("issue #12 mentioned, not merged", None),
+    ("mentions #12 but merges nothing", None),
 ])
 def test_the_pr_a_commit_message_names(message: str, number: int | None) -> None:
     assert pr_number(message) == number

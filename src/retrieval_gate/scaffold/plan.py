@@ -85,7 +85,7 @@ def plan(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: l
     wanted = {CONFIG: texts.config_text(suite=suite, kb=kb, kb_kind=kb_kind, cases=cases, cases_kind=cases_kind, k=k)}
     if ci == "gitlab":
         if gitlab_image is not None:
-            # the history site's pages job after the retrieval job (issue 39; to move into gitlab_ci)
+            # the history site's pages job after the retrieval job (docs/history.md, "Publishing")
             wanted[GITLAB_CI] = (gitlab_ci(image=gitlab_image, suite=suite, kb=kb, kb_is_file=kb_is_file)
                                  + gitlab_pages_job(image=gitlab_image))
     elif pin is not None:

@@ -17,6 +17,7 @@ from tests.browser import browser, measure
 from tests.history_repo import Refresh, commit_refresh, init_repo
 
 SRC = str(Path(retrieval_gate.__file__).resolve().parents[1])
+HOSTILE = "x</script><img src=https://example.invalid/i.png>&amp;"
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +28,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for r in range(24):
         hits = {f"case-{i:03d}": int((i + r // 6) % 4 != 0) for i in range(30)}
         hits["case-flaky"] = r % 2
+        hits[HOSTILE] = r % 3 == 0  # an id that would end the data's <script> and load an image
         cases = {c: (h, 0.6 * h + 0.1, [f"k{j % 30}" for j in range(int(c[-1]) if c[-1].isdigit() else 0, 3)])
                  for c, h in hits.items()}
         slices = {c: [f"locale={'pt-BR' if i % 2 else 'en-US'}"] for i, c in enumerate(cases)}
@@ -73,6 +75,7 @@ def test_the_case_grid_shows_the_flaky_case_first_and_sorts_from_the_keyboard(si
 
     first = ids()
     assert first[0] == "case-flaky"
+    assert HOSTILE in first  # shown as the text it is
     assert page.js("document.querySelector('#grid tbody tr .tag').textContent") == "flaky"
     assert page.js("document.querySelectorAll('#grid canvas').length") == len(first)
     page.js("document.querySelector('#grid th[data-key=id] button').focus()")

@@ -54,7 +54,7 @@ def headline_chart(points: Sequence[Point], *, measure: str, display: str, width
                    label_every_px: int = 110) -> Markup:
     """One measure over the refreshes (module docstring)."""
     shown = [i for i, p in enumerate(points) if measure in p.headline]
-    left, right, top, bottom = 46, 14, 30, 34
+    left, right, top, bottom = 46, 14, 38, 34
     plot_w, plot_h = width - left - right, height - top - bottom
     out = [f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
            f"<title>{escape(display)} over {len(shown)} refreshes</title>",

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import dumps_json, write_text_atomic
+
+if TYPE_CHECKING:
+    from retrieval_gate.artifacts.git_history import Deadline
 
 HISTORY_RESAMPLES = 2_000  # sign flips per continuous step (hit@k's exact sign test needs none)
 
@@ -24,8 +28,7 @@ def _since(value: str | None) -> str | None:
         raise UsageError(f"--since {value!r}: expected a date, YYYY-MM-DD") from None
 
 
-def suite_paths(*, config: Path | None, suite: str | None, every: bool, repo: Path,
-                deadline: object) -> list[tuple[str, str]]:
+def suite_paths(*, config: Path | None, suite: str | None, repo: Path, deadline: Deadline) -> list[tuple[str, str]]:
     """``[(suite, baseline path)]``: the one asked for, or every suite of the config file and every
     ``baselines/<suite>.json`` at HEAD."""
     from retrieval_gate.artifacts.git_history import tracked_baselines
@@ -37,7 +40,7 @@ def suite_paths(*, config: Path | None, suite: str | None, every: bool, repo: Pa
         return [(suite, str(default_baseline_path(configured=configured, suite=suite, results_suite=None)))]
     found = {name: str(default_baseline_path(configured=s.baseline, suite=name, results_suite=None))
              for name, s in loaded.suites.items()}
-    for path in tracked_baselines(repo, folder=DEFAULT_BASELINE_DIR, deadline=deadline):  # type: ignore[arg-type]
+    for path in tracked_baselines(repo, folder=DEFAULT_BASELINE_DIR, deadline=deadline):
         name = Path(path).name[:-len(".json")]
         found.setdefault(name, path)
     return sorted(found.items())
@@ -69,7 +72,7 @@ def history_command(
     repo = Path.cwd()
     deadline = Deadline(DEADLINE_S)
     check_repository(repo, deadline=deadline)
-    suites = suite_paths(config=config, suite=suite, every=every, repo=repo, deadline=deadline)
+    suites = suite_paths(config=config, suite=suite, repo=repo, deadline=deadline)
     alpha = GateSettings().alpha
     histories = []
     for name, path in suites:

@@ -80,6 +80,11 @@ class BaselineError(RetrievalGateError):
     """A baseline file that cannot be read, migrated or written."""
 
 
+class HistoryError(RetrievalGateError):
+    """The repository's history of a baseline cannot be read: not a git repository, a shallow
+    clone, git missing or past its deadline (``retrieval-gate history``)."""
+
+
 class GitHubError(RetrievalGateError):
     """The GitHub API refused or failed. Messages never contain the token."""
 

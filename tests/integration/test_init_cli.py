@@ -184,7 +184,9 @@ IMAGE = "ghcr.io/acme/retrieval-gate:0.2.0@sha256:" + "ab" * 32
 def test_init_ci_gitlab_writes_the_pipeline_and_no_github_workflow(repo, capsys):
     code, out, err = cli(capsys, "init", "--no-baseline", "--ci", "gitlab", "--image", IMAGE)
     assert code == 0, err
-    job = yaml.safe_load((repo / ".gitlab-ci.yml").read_text(encoding="utf-8"))["retrieval"]
+    jobs = yaml.safe_load((repo / ".gitlab-ci.yml").read_text(encoding="utf-8"))
+    job = jobs["retrieval"]
+    assert jobs["pages"]["needs"] == ["retrieval"] and jobs["pages"]["artifacts"]["paths"] == ["public"]
     assert job["image"]["name"] == IMAGE and job["script"] == ["retrieval-gate action"]
     assert job["artifacts"]["reports"]["junit"] == "retrieval-gate-out/junit.xml"
     assert job["cache"]["key"]["files"] == ["retrieval-gate.yml"]  # a folder KB: the config alone keys it

@@ -25,7 +25,7 @@ import pytest
 import retrieval_gate
 
 PACKAGE = Path(retrieval_gate.__file__).parent
-CORE = ("metrics", "stats", "score", "baseline", "compare", "audit")
+CORE = ("metrics", "stats", "score", "baseline", "compare", "audit", "history")
 # What the core may import from the package: itself, and the leaf modules of plain data.
 CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "bounds", "defaults", ""})
 # Standard-library and third-party modules that mean I/O, environment, network or presentation.
@@ -47,7 +47,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     ("score", "store"),
     ("baseline",),
     ("compare", "retrieve"),
-    ("audit",),
+    ("audit", "history"),
     ("render", "settings", "artifacts"),
     ("evaluation",),
     ("publish", "sweep"),

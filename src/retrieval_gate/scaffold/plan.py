@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from retrieval_gate.errors import UsageError
 from retrieval_gate.scaffold import texts
 from retrieval_gate.scaffold.gitlab_ci import gitlab_ci
+from retrieval_gate.scaffold.gitlab_pages import gitlab_pages_job
 
 CREATE, SAME, KEEP, REPLACE, APPEND = "create", "unchanged", "kept", "replace", "append"
 CONFIG = "retrieval-gate.yml"
@@ -84,7 +85,9 @@ def plan(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: l
     wanted = {CONFIG: texts.config_text(suite=suite, kb=kb, kb_kind=kb_kind, cases=cases, cases_kind=cases_kind, k=k)}
     if ci == "gitlab":
         if gitlab_image is not None:
-            wanted[GITLAB_CI] = gitlab_ci(image=gitlab_image, suite=suite, kb=kb, kb_is_file=kb_is_file)
+            # the history site's pages job after the retrieval job (docs/history.md, "Publishing")
+            wanted[GITLAB_CI] = (gitlab_ci(image=gitlab_image, suite=suite, kb=kb, kb_is_file=kb_is_file)
+                                 + gitlab_pages_job(image=gitlab_image))
     elif pin is not None:
         wanted[CALLER] = texts.caller_workflow(repo=pin.repo, sha=pin.sha, version=pin.version, branch=branch,
                                                suite=suite)

@@ -213,8 +213,9 @@ def _gitlab_choice(*, ci: str, image: str | None, action_ref: str | None) -> boo
     if ci == "gitlab" and action_ref is not None:
         raise UsageError("--action-ref applies to --ci github (GitLab's pipeline pins the image: --image)")
     if image is not None and not valid_image(image):
-        raise UsageError(f"--image {image[:200]!r}: expected an image pinned by its digest, "
-                         "REGISTRY/NAME[:TAG]@sha256:<64 hex> (a tag can be moved)")
+        raise UsageError(f"--image {image[:200]!r}: expected an image pinned by the digest its registry gave, "
+                         "REGISTRY/NAME[:TAG]@sha256:<64 hex>, as docker inspect's RepoDigests shows after a push "
+                         "(a tag can be moved; a local image id or name no runner can pull)")
     return ci == "gitlab"
 
 

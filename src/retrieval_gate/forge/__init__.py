@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from retrieval_gate.forge.azure import AzureDevOps
 from retrieval_gate.forge.base import Forge
 from retrieval_gate.forge.github import GitHub
 from retrieval_gate.forge.gitlab import GitLab
 
 # Detection order: the first whose ``detect`` says yes. GitHub last: the default (a local run too).
-FORGES: tuple[Forge, ...] = (GitLab(), GitHub())
+FORGES: tuple[Forge, ...] = (GitLab(), AzureDevOps(), GitHub())
 
 
 def detect_forge(env: Mapping[str, str]) -> Forge:

@@ -225,7 +225,7 @@ def test_a_job_holding_the_write_token_refuses_to_evaluate_or_load_python_code(j
     (job.workspace / "retrieval-gate.yml").write_text(
         "suites:\n  default:\n    retriever: python:evil:search\n", encoding="utf-8")
     code, _, err = job.run(source="push", token=None, write_token=WRITE_TOKEN, extra={"CI_COMMIT_BRANCH": "main"},
-                           inputs={"mode": "write-baseline", "results_file": "x.json"})
+                           inputs={"mode": "update-baseline"})
     assert code == 2 and "python: retriever is refused" in err
     assert job.engine.calls == [] and [r for r in gitlab.log if r.method != "GET"] == []
     assert WRITE_TOKEN not in err

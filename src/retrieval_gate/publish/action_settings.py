@@ -205,21 +205,20 @@ def build_action_settings(env: Mapping[str, str], *, forge: Forge, tokens: Token
 
 def refuse_user_code_beside_a_write_token(place: ForgeSettings, *, suite_config: SuiteConfig, mode: Mode) -> None:
     """A process that holds a token that writes the default branch (GitLab's
-    ``RETRIEVAL_GATE_GITLAB_WRITE_TOKEN``, Azure DevOps' write token) runs no user code: it neither
-    evaluates (only ``write-baseline``, which takes another job's results, may hold one) nor loads a
-    ``python:`` retriever, whatever the mode. On GitHub the workflow's ``permissions:`` say what the
-    token can reach (docs/action.md)."""
-    if not place.holds_write_token:
+    ``RETRIEVAL_GATE_GITLAB_WRITE_TOKEN``, Azure DevOps' write token) runs no user code: no mode but
+    ``write-baseline`` (which takes another job's results, and loads no retriever) may run in it, so
+    a ``python:`` retriever, an HTTP retriever, the eval itself are refused there. On GitHub the
+    workflow's ``permissions:`` say what the token can reach (docs/action.md)."""
+    if not place.holds_write_token or mode == Mode.WRITE_BASELINE:
         return
     python = [spec.name for spec in suite_config.retrievers if spec.kind == "python"]
     if python:
         raise UsageError(f"retriever {python[0]}: a python: retriever is refused in a job that holds "
                          f"{place.write_variable} (a token that writes the default branch); evaluate in a job "
                          "without it and pass its results to mode write-baseline")
-    if mode != Mode.WRITE_BASELINE:
-        raise UsageError(f"this job holds {place.write_variable} (a token that writes the default branch), so it "
-                         f"runs no evaluation: use mode write-baseline with the results_file of the evaluation job "
-                         f"(got mode {mode}); docs/ci.md")
+    raise UsageError(f"this job holds {place.write_variable} (a token that writes the default branch), so it "
+                     f"runs no evaluation: use mode write-baseline with the results_file of the evaluation job "
+                     f"(got mode {mode}); docs/ci.md")
 
 
 def _load_config_confined(path: Path | None, *, workspace: Path) -> tuple[ConfigFile, Path | None]:

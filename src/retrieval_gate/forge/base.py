@@ -95,6 +95,7 @@ class Words:
     no_comment: str  # what the job did instead when it could not comment, and how to post it
     summary: str  # where the report is shown: "the job summary", "the job's artifacts"
     fork: str  # why a change from a fork could not be commented on
+    run_link: str = "pipeline"  # the key of the run's link in the report (``render.context.LINK_LABELS``)
 
     def ref(self, number: int | None) -> str:
         return f"{self.sigil}{number}"

@@ -215,7 +215,7 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
     s, engine, runner = ctx.settings, ctx.engine, ctx.runner
     branch = s.branch
     if branch is None:
-        raise UsageError(f"{mode} writes to the branch that was evaluated, but GITHUB_REF is "
+        raise UsageError(f"{mode} writes to the branch that was evaluated, but this run's ref is "
                          f"{s.ref or 'unset'!r}, not refs/heads/<branch>")
     api = ctx.api()
     if results is None:

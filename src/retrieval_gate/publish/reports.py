@@ -55,7 +55,7 @@ def links_for(ctx: FlowContext, *, baseline_ref: str | None, baseline_path: str 
     s = ctx.settings
     links: dict[str, str] = {}
     if s.run_url:
-        links["run"] = s.run_url
+        links[ctx.forge.words.run_link] = s.run_url
     if baseline_ref and s.repository:
         links["baseline"] = ctx.forge.blob_url(s.place, ref=baseline_ref, path=baseline_path or s.baseline_path)
     return links

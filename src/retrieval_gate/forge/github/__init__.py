@@ -13,7 +13,7 @@ class GitHub(Forge):
     name = "github"
     title = "GitHub"
     words = Words(change="pull request", comment="comment", sigil="#", summary="the job summary",
-                  fork="a pull request from a fork gets a read-only token",
+                  fork="a pull request from a fork gets a read-only token", run_link="run",
                   no_comment="the comment is in the job summary and in {file} (output comment_file); the "
                              "workflow_run pattern in docs/action.md posts it")
     # 65,536 characters in one issue / PR comment; a job summary "supports content up to a size of 1024k"

@@ -158,7 +158,7 @@ def test_fork_pr_403_on_comment_does_not_fail_the_job(world, github, engine, gat
     assert run.outputs["comment_url"] == ""
     body = (world.workspace / run.outputs["comment_file"]).read_text(encoding="utf-8")
     assert body.startswith(MARKER) and "hit@5: 0.6000" in body
-    assert "The PR comment could not be posted" in run.summary and body in run.summary
+    assert "The comment could not be posted** on pull request #7" in run.summary and body in run.summary
     assert github.comments.get(7, []) == []
 
 

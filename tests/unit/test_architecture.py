@@ -49,7 +49,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     ("compare", "retrieve"),
     ("audit", "history"),
     ("render", "settings", "artifacts"),
-    ("evaluation",),
+    ("evaluation", "forge"),
     ("publish", "sweep"),
     ("cli",),
     ("__main__",),
@@ -562,7 +562,7 @@ def test_each_rule_has_one_definition(trees) -> None:
         "mode names": ["publish/modes.py"],
         "'missing from the run'": ["models.py"],
         "YAML parsing": ["load/yamltext.py"],
-        "INPUT_GITHUB_TOKEN": ["publish/action_settings.py"],
+        "INPUT_GITHUB_TOKEN": ["forge/github/settings.py"],
         "REDACTED used": ["publish/untrusted.py"],  # the one scrubber, scrub_text
         "lazy proxies": ["lazy.py"],  # LazyObject / LazyModule / lazy_exports
         "def shown": ["render/escape.py"],  # the one escaper of text for a terminal or a CI log
@@ -756,11 +756,13 @@ def test_only_main_reports_errors_and_picks_the_exit_code(trees) -> None:
 
 
 def test_the_token_is_read_by_the_entry_point_only(trees) -> None:
-    """``github_token`` (the one reader of the input) is called by ``cli/action.py`` alone; the settings
-    take the token it read as a required argument."""
+    """``read_tokens`` (each forge's one reader of its tokens) is called by ``cli/action.py`` alone
+    outside ``forge/`` (where each forge's class hands it to its settings module); the settings take
+    the tokens it read as a required argument."""
     callers = sorted(rel for rel, tree in trees.items() for node in ast.walk(tree)
                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
-                     and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "github_token")
+                     and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "read_tokens"
+                     and not rel.startswith("forge/"))
     assert callers == ["cli/action.py"]
 
 
@@ -911,11 +913,11 @@ def test_the_settings_finder_sees_a_second_home() -> None:
 
 def test_adapters_are_handed_in() -> None:
     """The orchestrators take their adapters as keyword arguments: tests hand in fakes of our
-    interfaces (``Embedder``, ``VectorStore``, ``Engine``, ``GitHubPort``) instead of patching."""
+    interfaces (``Embedder``, ``VectorStore``, ``Engine``, ``ForgeApi``) instead of patching."""
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.publish.flows import run_action
 
     for function, adapters in ((run_evals, ("embedder", "store", "progress")),
-                               (run_action, ("engine", "github", "runner"))):
+                               (run_action, ("engine", "forge_api", "runner"))):
         parameters = inspect.signature(function).parameters
         assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in adapters), function

@@ -3,12 +3,12 @@ history site (``retrieval-gate history``, docs/history.md) published to GitLab P
 baseline refresh. Pure.
 
 The refresh pushes the baseline with ``[skip ci]``, so the site is built in the same pipeline,
-after the ``retrieval`` job: with the whole history (``GIT_DEPTH: 0``; a shallow clone is exit 2)
+after the ``retrieval-refresh`` job: with the whole history (``GIT_DEPTH: 0``; a shallow clone is exit 2)
 and the branch's tip fetched, which holds the commit that job just pushed. GitLab publishes the
 job's ``public/`` artifact. The job runs in the same image, pinned by digest; it needs no token
 beyond the job's own (a read of the project's repository).
 
-To be wired into ``scaffold/gitlab_ci.py``'s ``gitlab_ci`` (appended after the ``retrieval`` job)."""
+To be wired into ``scaffold/gitlab_ci.py``'s ``gitlab_ci`` (appended after the ``retrieval-refresh`` job)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ pages:
   image:
     name: {image_q}
     entrypoint: [""]
-  needs: [retrieval]
+  needs: [retrieval-refresh]
   variables:
     GIT_DEPTH: "0"
   script:

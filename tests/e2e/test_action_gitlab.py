@@ -142,6 +142,7 @@ def test_merge_request_note_is_judged_by_the_base_and_updated_not_duplicated(job
     junit = JUnitXml.fromfile(str(job.out_file("junit.xml")))
     cases = {c.name: c for c in next(iter(junit))}
     assert isinstance(cases["gate"].result[0], Failure) and "hit@5" in cases["gate"].result[0].message
+    assert cases["gate"]._elem.get("file") == "retrieval-gate.yml"  # the file that sets the gate, not the cases file
     assert len(cases) == 11
     everything = _everything(job, *first[1:], *second[1:])
     assert TOKEN not in everything and JOB_TOKEN not in everything

@@ -30,7 +30,8 @@ def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison 
     html = ctx.engine.render_html(results=results, comparison=comparison, baseline=baseline)
     ctx.write_text(out / "report.html", html)
     junit = junit_comparison if junit_comparison is not None else comparison
-    ctx.write_text(out / "junit.xml", ctx.engine.render_junit(results=results, comparison=junit))
+    ctx.write_text(out / "junit.xml", ctx.engine.render_junit(results=results, comparison=junit,
+                                                             config_file=ctx.settings.config_repo_path))
     return paths
 
 

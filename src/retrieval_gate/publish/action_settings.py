@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import ReadRefused, decode_text
-from retrieval_gate.forge.base import Forge, ForgeSettings, Tokens
+from retrieval_gate.forge.base import Forge, ForgeSettings, Tokens, http_url
 from retrieval_gate.forge.github.settings import TOKEN_INPUT as GITHUB_TOKEN_INPUT
 from retrieval_gate.overrides import GateOverrides, StoreOverrides, SuiteOverrides
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
@@ -80,6 +80,7 @@ class ActionInputs(_Frozen):
     results_file: str | None = None  # comment / write-baseline: results.json of another job's run
     comparison_file: str | None = None  # comment: comparison.json of the fork's run
     out_dir: str = DEFAULT_OUT_DIR
+    history_url: str | None = None  # the published history site: the comment links to <url>/<suite>.html
 
 
 # The input names, in action.yml's order; tests check action.yml declares exactly these.
@@ -261,6 +262,8 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
     data["fail_on_regression"] = _bool("fail_on_regression", get("fail_on_regression"), None)
     data["comment"] = _bool("comment", get("comment"), True)
     data["audit"] = _bool("audit", get("audit"), True)
+    if (url := get("history_url")) is not None:
+        data["history_url"] = http_url("input history_url", value=url)
     pr = get("pr_number")
     if pr is not None:
         if not re.fullmatch(r"[0-9]{1,10}", pr.lstrip("#")):  # ASCII digits only; no 5,000-digit int()

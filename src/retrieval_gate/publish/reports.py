@@ -59,6 +59,8 @@ def links_for(ctx: FlowContext, *, baseline_ref: str | None, baseline_path: str 
         links[ctx.forge.words.run_link] = s.run_url
     if baseline_ref and s.repository:
         links["baseline"] = ctx.forge.blob_url(s.place, ref=baseline_ref, path=baseline_path or s.baseline_path)
+    if s.inputs.history_url:  # the suite's page of the published history site (docs/history.md)
+        links["history"] = f"{s.inputs.history_url.rstrip('/')}/{s.inputs.suite}.html"
     return links
 
 

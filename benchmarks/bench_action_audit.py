@@ -24,7 +24,8 @@ from tests.e2e.fake_github import serve_fake_github  # noqa: E402
 
 from retrieval_gate.artifacts.results import audit_text  # noqa: E402
 from retrieval_gate.evaluation.audit_suite import audit_suite  # noqa: E402
-from retrieval_gate.publish.github import GitHubRepo  # noqa: E402
+from retrieval_gate.forge.github.api import GitHubRepo  # noqa: E402
+from retrieval_gate.publish.untrusted import scrub_text  # noqa: E402
 from retrieval_gate.settings import load_config, resolve_suite  # noqa: E402
 
 REPEATS = 5
@@ -46,7 +47,8 @@ def audit_times() -> tuple[list[float], list[float], str]:
 
 def write_time(files: dict[str, str]) -> tuple[float, dict[str, int]]:
     with serve_fake_github(token=TOKEN) as fake:
-        repo = GitHubRepo(token=TOKEN, repository=fake.repository, api_url=fake.api_url)  # production spacing
+        repo = GitHubRepo(token=TOKEN, scrub=masking(TOKEN.get_secret_value()),
+                      repository=fake.repository, api_url=fake.api_url)  # production spacing
         start = time.perf_counter()
         head = repo.branch_head(branch="main")
         for path in files:
@@ -77,3 +79,9 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def masking(*secrets: object) -> object:
+    """The adapter's scrubber: the one scrubber (``scrub_text``) over these secrets."""
+    values = [s.get_secret_value() if hasattr(s, "get_secret_value") else str(s) for s in secrets]
+    return lambda text: scrub_text(text, secrets=values)

@@ -45,6 +45,19 @@ class Page:
 
     def __init__(self, ws: Any, session: str) -> None:
         self._ws, self._session, self._ids = ws, session, itertools.count(1)
+        self.events: list[dict[str, Any]] = []  # the protocol's events seen while waiting for replies
+
+    def requests(self) -> list[str]:
+        """The URLs the page asked for since ``Network.enable`` (read the events waiting first)."""
+        self.js("1")
+        return [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
+
+    def script_errors(self) -> list[str]:
+        """Uncaught exceptions in the page's scripts (``Runtime.enable`` is on for every page)."""
+        self.js("1")
+        return [str(e["params"]["exceptionDetails"].get("exception", {}).get("description")
+                    or e["params"]["exceptionDetails"].get("text"))
+                for e in self.events if e.get("method") == "Runtime.exceptionThrown"]
 
     def call(self, method: str, session: bool = True, **params: Any) -> dict[str, Any]:
         ident = next(self._ids)
@@ -55,6 +68,8 @@ class Page:
         deadline = time.monotonic() + CALL_TIMEOUT_S
         while time.monotonic() < deadline:
             reply = json.loads(self._ws.recv())
+            if "method" in reply:
+                self.events.append(reply)
             if reply.get("id") == ident:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")

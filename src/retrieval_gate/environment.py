@@ -1,7 +1,8 @@
 """The process environment (shell): the one place in the package that reads ``os.environ``.
 
 Read once per entry point: ``cli.main`` (``RETRIEVAL_GATE_DEBUG``), the action's settings
-(``GITHUB_*``, ``INPUT_*``: ``publish.action_settings``), ``eval`` (the variables its
+(the forge's variables — ``GITHUB_*``, ``CI_*``, ``BUILD_*`` — and ``INPUT_*``:
+``publish.action_settings``, which hands them to the forge in use, ``forge/``), ``eval`` (the variables its
 ``http_headers`` name as ``${NAME}``) and every command that embeds (``eval``, ``embed``, ``init``,
 the action: the folder of ONNX exports, ``onnx_export_root``, handed to the embedder's settings).
 Everything else receives settings, never the environment.

@@ -80,16 +80,23 @@ class BaselineError(RetrievalGateError):
     """A baseline file that cannot be read, migrated or written."""
 
 
-class GitHubError(RetrievalGateError):
-    """The GitHub API refused or failed. Messages never contain the token."""
+class HistoryError(RetrievalGateError):
+    """The repository's history of a baseline cannot be read: not a git repository, a shallow
+    clone, git missing or past its deadline (``retrieval-gate history``)."""
 
 
-class ConflictError(GitHubError):
-    """A write was rejected because the branch or file changed since it was read (HTTP 409/422)."""
+class ForgeError(RetrievalGateError):
+    """A forge's API (GitHub, GitLab, Azure DevOps: ``forge/``) refused or failed. Messages never contain the token."""
 
 
-class PermissionDenied(GitHubError):
-    """The token may not do this (HTTP 403 that is not a rate limit), e.g. a fork PR's read-only token."""
+class ConflictError(ForgeError):
+    """A write was rejected because the branch or file changed since it was read (HTTP 409/422;
+    Azure DevOps: a stale old object id)."""
+
+
+class PermissionDenied(ForgeError):
+    """The token may not do this (HTTP 403 that is not a rate limit), e.g. a fork PR's read-only
+    token, or no token at all."""
 
 
 class InternalError(Exception):

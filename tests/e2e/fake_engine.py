@@ -138,10 +138,10 @@ class FakeEngine:
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
         return f"<html><body>{results.suite}</body></html>\n"
 
-    def render_junit(self, *, results: Results, comparison: Comparison | None) -> str:
+    def render_junit(self, *, results: Results, comparison: Comparison | None, config_file: str | None = None) -> str:
         from retrieval_gate.render.junit import render_junit  # pure: the real one
 
-        return render_junit(results=results, comparison=comparison)
+        return render_junit(results=results, comparison=comparison, config_file=config_file)
 
 
 def baseline_text(engine: FakeEngine, *, scores: dict[str, float], sha: str, history: int = 1) -> str:

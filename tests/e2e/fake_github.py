@@ -1,6 +1,6 @@
 """A fake GitHub REST API served over real HTTP on 127.0.0.1, for end-to-end tests of the action.
 
-It implements just the endpoints PyGithub calls for us (see publish/github.py), with GitHub's
+It implements just the endpoints PyGithub calls for us (see forge/github/api.py), with GitHub's
 semantics where they matter: contents reads at a branch or a commit sha; the Git Data API —
 blobs, trees on a base tree (entries by blob sha or inline content), commits with parents, and a
 ref update refused with 422 "Update is not a fast forward" unless the ref's commit is an ancestor

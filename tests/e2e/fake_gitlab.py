@@ -1,13 +1,15 @@
 """A fake GitLab REST API v4 served over real HTTP on 127.0.0.1, for end-to-end tests of the action
 in a GitLab pipeline.
 
-It implements the endpoints python-gitlab calls for us (publish/gitlab.py), with GitLab's semantics
+It implements the endpoints python-gitlab calls for us (forge/gitlab/api.py), with GitLab's semantics
 where they matter: a project addressed by its URL-encoded path or its numeric id; repository files
 read at a branch or a commit sha (base64, with ``blob_id`` and ``last_commit_id``); a commit of
 several file actions on a branch's *current* head (as GitLab does), refused with 400 when an
 ``update`` names a ``last_commit_id`` that is not the file's last commit any more, or a ``create``
 names a file that exists; merge-request notes paginated with ``Link`` headers; ``GET /user`` for a
-token. Reads need no token (a public project); writes need ``PRIVATE-TOKEN`` (401 otherwise).
+token; a merge request with its ``diff_refs``. Reads need no token (a public project); writes need
+``PRIVATE-TOKEN`` (401 otherwise), and two tokens are told apart by role, as GitLab does: the note
+token (Reporter) may write notes and gets 403 on a commit; the write token (Developer) may commit.
 
 ``before(method, path_regex, hook)`` runs a hook before a matching request is handled (e.g. another
 writer pushes). Every request is logged.
@@ -29,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 BOT = {"id": 77, "username": "project_12_bot", "name": "retrieval-gate"}
+WRITER = {"id": 78, "username": "project_12_bot_writer", "name": "retrieval-gate refresh"}
 HUMAN = {"id": 1, "username": "alice", "name": "Alice"}
 
 
@@ -44,7 +47,8 @@ class Logged:
 
 @dataclass
 class FakeGitLab:
-    token: str
+    token: str  # the note token (Reporter)
+    write_token: str = ""  # the refresh's token (Developer)
     project_path: str = "acme/rag"
     project_id: int = 12
     default_branch: str = "main"
@@ -55,6 +59,7 @@ class FakeGitLab:
     messages: dict[str, str] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
     notes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    merge_requests: dict[int, dict[str, Any]] = field(default_factory=dict)
     log: list[Logged] = field(default_factory=list)
     hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = field(default_factory=list)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
@@ -92,6 +97,14 @@ class FakeGitLab:
         entry = self.commits.get(sha, {}).get(path)
         return entry[0].decode("utf-8") if entry else None
 
+    def add_merge_request(self, iid: int, *, base_sha: str, head_sha: str = "f" * 40,
+                          source_project_id: int | None = None) -> None:
+        self.merge_requests[iid] = {
+            "id": 5000 + iid, "iid": iid, "project_id": self.project_id, "target_branch": self.default_branch,
+            "source_branch": "feature", "sha": head_sha, "source_project_id": source_project_id or self.project_id,
+            "target_project_id": self.project_id, "state": "opened",
+            "diff_refs": {"base_sha": base_sha, "head_sha": head_sha, "start_sha": base_sha}}
+
     def add_note(self, iid: int, body: str, *, author: dict[str, Any]) -> dict[str, Any]:
         note = {"id": next(self._ids), "body": body, "author": dict(author), "system": False}
         self.notes.setdefault(iid, []).append(note)
@@ -115,7 +128,7 @@ class FakeGitLab:
             if hook_method == method and pattern.search(unquote(path)):
                 self.hooks.remove((hook_method, pattern, hook))
                 hook()
-        if token is not None and token != self.token:
+        if token is not None and token not in (self.token, self.write_token):
             return 401, {"message": "401 Unauthorized"}, {}
         status, data, headers = self._route(method, path, query, body, token)
         entry.status = status
@@ -124,7 +137,8 @@ class FakeGitLab:
     def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any,
                token: str | None) -> tuple[int, Any, dict[str, str]]:
         if path == "/api/v4/user":
-            return (200, BOT, {}) if token else (401, {"message": "401 Unauthorized"}, {})
+            user = BOT if token == self.token else WRITER
+            return (200, user, {}) if token else (401, {"message": "401 Unauthorized"}, {})
         m = re.fullmatch(r"/api/v4/projects/([^/]+)(/.*)?", path)
         if not m or unquote(m.group(1)) not in (self.project_path, str(self.project_id)):
             return 404, {"message": "404 Project Not Found"}, {}
@@ -144,9 +158,14 @@ class FakeGitLab:
                     return 404, {"message": "404 Branch Not Found"}, {}
                 return 200, {"name": unquote(b.group(1)), "commit": {"id": head}}, {}
             if rest == "/repository/commits" and method == "POST":
+                if token != self.write_token:  # a Reporter may not push
+                    return 403, {"message": "403 Forbidden - You are not allowed to push into this branch"}, {}
                 return self._post_commit(body)
+            if (mr := re.fullmatch(r"/merge_requests/(\d+)", rest)) and method == "GET":
+                found = self.merge_requests.get(int(mr.group(1)))
+                return (200, found, {}) if found is not None else (404, {"message": "404 Not found"}, {})
             if n := re.fullmatch(r"/merge_requests/(\d+)/notes", rest):
-                return self._notes(method, int(n.group(1)), query, body, path)
+                return self._notes(method, int(n.group(1)), query, body, path, token)
             if n := re.fullmatch(r"/merge_requests/(\d+)/notes/(\d+)", rest):
                 return self._edit_note(method, int(n.group(1)), int(n.group(2)), body)
         return 404, {"message": f"404 no route {method} {rest}"}, {}
@@ -185,10 +204,10 @@ class FakeGitLab:
         return 201, {"id": sha, "short_id": sha[:8], "message": body.get("commit_message", "")}, {}
 
     def _notes(self, method: str, iid: int, query: dict[str, list[str]], body: Any,
-               path: str) -> tuple[int, Any, dict[str, str]]:
+               path: str, token: str | None) -> tuple[int, Any, dict[str, str]]:
         notes = self.notes.setdefault(iid, [])
         if method == "POST":
-            return 201, self.add_note(iid, body["body"], author=BOT), {}
+            return 201, self.add_note(iid, body["body"], author=BOT if token == self.token else WRITER), {}
         page = int((query.get("page") or ["1"])[0])
         per_page = min(int((query.get("per_page") or [str(self.per_page)])[0]), self.per_page)
         chunk = notes[(page - 1) * per_page: page * per_page]
@@ -212,8 +231,8 @@ class FakeGitLab:
 
 
 @contextmanager
-def serve_fake_gitlab(*, token: str, **kwargs: Any) -> Iterator[FakeGitLab]:
-    fake = FakeGitLab(token=token, **kwargs)
+def serve_fake_gitlab(*, token: str, write_token: str = "", **kwargs: Any) -> Iterator[FakeGitLab]:
+    fake = FakeGitLab(token=token, write_token=write_token, **kwargs)
 
     class Handler(BaseHTTPRequestHandler):
         def _serve(self) -> None:

@@ -9,8 +9,9 @@ import threading
 import pytest
 from pydantic import SecretStr
 
-from retrieval_gate.errors import GitHubError
-from retrieval_gate.publish.github import GitHubRepo
+from retrieval_gate.errors import ForgeError
+from retrieval_gate.forge.github.api import GitHubRepo
+from retrieval_gate.publish.untrusted import scrub_text
 from tests.e2e.action_harness import TOKEN, ActionRun, ActionWorld
 from tests.e2e.fake_engine import FakeEngine, baseline_text
 from tests.e2e.fake_github import FakeGitHub
@@ -94,18 +95,20 @@ def test_a_429_asking_for_an_hour_makes_the_action_give_up_at_once(world, github
 @pytest.mark.parametrize("status", [429, 503])
 def test_the_adapter_never_waits_past_the_bound(github, status):
     github.fail("GET", "/contents/", status=status, headers={"Retry-After": "301"}, times=5)
-    repo = GitHubRepo(token=SecretStr(TOKEN), repository=github.repository, api_url=github.api_url,
+    repo = GitHubRepo(token=SecretStr(TOKEN), scrub=masking(TOKEN),
+                      repository=github.repository, api_url=github.api_url,
                       seconds_between_writes=None)
-    with pytest.raises(GitHubError, match=r"giving up: Retry-After 301 s > 300 s"):
+    with pytest.raises(ForgeError, match=r"giving up: Retry-After 301 s > 300 s"):
         _bounded(lambda: repo.get_file(path="x.json", ref="main"))
 
 
 @pytest.mark.parametrize("body", [b"<html><body>Unicorn! 500</body></html>", b'{"name": "x.json", "sha": ', b"[1, 2]"])
 def test_a_malformed_api_answer_is_a_github_error(github, body):
     github.fail("GET", "/contents/", status=200, body=body)
-    repo = GitHubRepo(token=SecretStr(TOKEN), repository=github.repository, api_url=github.api_url,
+    repo = GitHubRepo(token=SecretStr(TOKEN), scrub=masking(TOKEN),
+                      repository=github.repository, api_url=github.api_url,
                       seconds_between_writes=None)
-    with pytest.raises(GitHubError, match="not the JSON expected") as caught:
+    with pytest.raises(ForgeError, match="not the JSON expected") as caught:
         repo.get_file(path="x.json", ref="main")
     assert TOKEN not in str(caught.value)
 
@@ -133,3 +136,9 @@ def test_a_bug_in_the_action_is_one_scrubbed_line_and_exit_3(world, github, engi
     assert "internal error: RuntimeError: simulated bug near ***" in run.stderr and "please report" in run.stderr
     assert ("Traceback" in run.stderr) is debug
     assert TOKEN not in run.everything()
+
+
+def masking(*secrets: object) -> object:
+    """The adapter's scrubber: the one scrubber (``scrub_text``) over these secrets."""
+    values = [s.get_secret_value() if hasattr(s, "get_secret_value") else str(s) for s in secrets]
+    return lambda text: scrub_text(text, secrets=values)

@@ -182,7 +182,7 @@ def test_reusable_workflow_restores_the_store_before_the_action_and_the_writer_r
     wf = _yaml(WORKFLOWS / "gate.yml")
     for name, job in wf["jobs"].items():
         names = [str(step.get("uses", "")).split("@")[0] for step in job["steps"]]
-        if name in ("baseline", "sweep-plan", "sweep-merge"):  # they evaluate nothing: no store to restore
+        if name in ("baseline", "sweep-plan", "sweep-merge", "pages-build", "pages"):  # they evaluate nothing: no store
             assert "actions/cache" not in names
             continue
         if name == "sweep":  # no action step: checked in test_the_sweep_mode_is_read_only_and_takes_no_input_as_code

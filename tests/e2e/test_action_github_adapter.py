@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from pydantic import SecretStr
 
-from retrieval_gate.errors import ConflictError, GitHubError, PermissionDenied
-from retrieval_gate.publish.github import GitHubRepo
+from retrieval_gate.errors import ConflictError, ForgeError, PermissionDenied
+from retrieval_gate.forge.github.api import GitHubRepo
 from retrieval_gate.publish.untrusted import scrub_text
 from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, FakeGitHub, serve_fake_github
 
@@ -25,14 +25,15 @@ def github() -> Iterator[FakeGitHub]:
 
 
 def _repo(github: FakeGitHub, token: str = PAT) -> GitHubRepo:
-    return GitHubRepo(token=SecretStr(token), repository=github.repository, api_url=github.api_url,
+    return GitHubRepo(token=SecretStr(token), scrub=masking(token),
+                      repository=github.repository, api_url=github.api_url,
                       seconds_between_writes=None)
 
 
 def test_with_a_personal_token_ours_means_the_tokens_user(github):
     github.add_comment(5, f"{MARKER}\nby the Actions bot", user=ACTIONS_BOT)
     mine = github.add_comment(5, f"{MARKER}\nby me", user=ME)
-    posted = _repo(github).upsert_comment(issue_number=5, marker=MARKER, body=f"{MARKER}\nnew")
+    posted = _repo(github).upsert_comment(number=5, marker=MARKER, body=f"{MARKER}\nnew")
     assert (posted.id, posted.created) == (mine["id"], False)
     assert [c["body"] for c in github.comments[5]] == [f"{MARKER}\nby the Actions bot", f"{MARKER}\nnew"]
     assert len(github.requests("GET", "^/user$")) == 1
@@ -42,19 +43,19 @@ def test_where_get_user_is_refused_ours_means_the_actions_bot(github):
     github.user = None  # GET /user → 403, as for installation tokens that do not look like one
     github.add_comment(5, f"{MARKER}\nby a human", user=HUMAN)
     bot = github.add_comment(5, f"{MARKER}\nby the Actions bot", user=ACTIONS_BOT)
-    posted = _repo(github).upsert_comment(issue_number=5, marker=MARKER, body=f"{MARKER}\nnew")
+    posted = _repo(github).upsert_comment(number=5, marker=MARKER, body=f"{MARKER}\nnew")
     assert posted.id == bot["id"] and github.comments[5][0]["body"] == f"{MARKER}\nby a human"
 
 
 def test_installation_tokens_do_not_ask_get_user(github):
     github.token = "ghs_installationTOKEN"
-    _repo(github, "ghs_installationTOKEN").upsert_comment(issue_number=5, marker=MARKER, body=f"{MARKER}\nx")
+    _repo(github, "ghs_installationTOKEN").upsert_comment(number=5, marker=MARKER, body=f"{MARKER}\nx")
     assert github.requests("GET", "^/user$") == []
 
 
 def test_a_body_without_its_marker_is_refused(github):
     with pytest.raises(ValueError):
-        _repo(github).upsert_comment(issue_number=5, marker=MARKER, body="no marker")
+        _repo(github).upsert_comment(number=5, marker=MARKER, body="no marker")
 
 
 @pytest.mark.parametrize(
@@ -76,9 +77,10 @@ def test_rate_limits_and_server_errors_are_retried(github, status, body, headers
 
 def test_server_errors_that_persist_become_a_github_error(github):
     github.fail("GET", "/contents/", status=503, times=20)
-    repo = GitHubRepo(token=SecretStr(PAT), repository=github.repository, api_url=github.api_url,
+    repo = GitHubRepo(token=SecretStr(PAT), scrub=masking(PAT),
+                      repository=github.repository, api_url=github.api_url,
                       retries=2, backoff_factor=0, seconds_between_writes=None)
-    with pytest.raises(GitHubError, match=r"kept failing after retries \(too many 503 error responses\)") as caught:
+    with pytest.raises(ForgeError, match=r"kept failing after retries \(too many 503 error responses\)") as caught:
         repo.get_file(path="x.json", ref="main")
     assert not isinstance(caught.value, PermissionDenied | ConflictError)
     assert len(github.requests("GET", "/contents/")) == 3  # the request and 2 retries
@@ -87,7 +89,7 @@ def test_server_errors_that_persist_become_a_github_error(github):
 def test_a_permission_403_is_permission_denied_not_retried(github):
     github.fail("POST", "/comments", status=403, body={"message": "Resource not accessible by integration"})
     with pytest.raises(PermissionDenied, match="Resource not accessible by integration"):
-        _repo(github).upsert_comment(issue_number=5, marker=MARKER, body=MARKER)
+        _repo(github).upsert_comment(number=5, marker=MARKER, body=MARKER)
     assert len(github.requests("POST")) == 1
 
 
@@ -124,16 +126,17 @@ def test_a_branch_that_moves_during_the_commit_is_a_conflict_422(github):
 
 
 def test_unreachable_api_is_a_github_error_without_the_token():
-    repo = GitHubRepo(token=SecretStr(PAT), repository="acme/rag", api_url="http://127.0.0.1:9", retries=1,
+    repo = GitHubRepo(token=SecretStr(PAT), scrub=masking(PAT),
+                      repository="acme/rag", api_url="http://127.0.0.1:9", retries=1,
                       backoff_factor=0, timeout=2, seconds_between_writes=None)
-    with pytest.raises(GitHubError) as caught:
+    with pytest.raises(ForgeError) as caught:
         repo.get_file(path="x", ref="main")
     assert "cannot reach the GitHub API" in str(caught.value) and PAT not in str(caught.value)
 
 
 def test_error_messages_are_scrubbed(github):
     github.fail("GET", "/pulls/", status=404, body={"message": f"no PR for {PAT}"})
-    with pytest.raises(GitHubError) as caught:
+    with pytest.raises(ForgeError) as caught:
         _repo(github).get_pull(number=1)
     assert PAT not in str(caught.value) and "***" in str(caught.value)
 
@@ -141,3 +144,9 @@ def test_error_messages_are_scrubbed(github):
 def test_the_adapter_scrubs_with_the_one_scrubber_the_secret_and_its_base64_form():
     assert scrub_text("token abc and YWJj", secrets=["abc"]) == "token *** and ***"
     assert scrub_text("nothing", secrets=[""]) == "nothing"
+
+
+def masking(*secrets: object) -> object:
+    """The adapter's scrubber: the one scrubber (``scrub_text``) over these secrets."""
+    values = [s.get_secret_value() if hasattr(s, "get_secret_value") else str(s) for s in secrets]
+    return lambda text: scrub_text(text, secrets=values)

@@ -1,7 +1,8 @@
 """``retrieval-gate action`` in a GitLab pipeline (GITLAB_CI=true), end to end against a fake
-GitLab API over real HTTP on 127.0.0.1: the merge-request note judged by the base, the baseline
-refresh in one commit under a concurrent push, a fork's pipeline without a token, the JUnit file.
-The engine is a fake of our interface (fast), as in the GitHub tests."""
+GitLab API over real HTTP on 127.0.0.1, through the forge interface (``forge.gitlab``): the
+merge-request note judged by the base from the API's ``diff_refs``, the refresh as a job of its own
+(no evaluation, the write token) committing once under a concurrent push, a fork's pipeline without
+a token, the JUnit file. The engine is a fake of our interface (fast), as in the GitHub tests."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from retrieval_gate.publish import engine as engine_module
 from tests.e2e.fake_engine import FakeEngine, baseline_text
 from tests.e2e.fake_gitlab import HUMAN, FakeGitLab, serve_fake_gitlab
 
-TOKEN = "glpat-FAKEtoken0123456789SECRETvalue"
+TOKEN = "glpat-FAKEtoken0123456789SECRETvalue"  # the note token (Reporter)
+WRITE_TOKEN = "glpat-WRITEtoken0123456789SECRETvalue"  # the refresh's token (Developer)
 JOB_TOKEN = "glcbt-JOBtoken0123456789SECRET"
 MARKER = "<!-- retrieval-gate:default -->"
 BASELINE = "baselines/default.json"
@@ -28,7 +30,7 @@ SIX_HITS = {f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}
 
 @pytest.fixture
 def gitlab() -> Iterator[FakeGitLab]:
-    with serve_fake_gitlab(token=TOKEN) as fake:
+    with serve_fake_gitlab(token=TOKEN, write_token=WRITE_TOKEN) as fake:
         yield fake
 
 
@@ -41,7 +43,7 @@ class GitLabJob:
         self.runs = 0
 
     def run(self, *, source: str, extra: dict[str, str] | None = None, token: str | None = TOKEN,
-            inputs: dict[str, str] | None = None) -> tuple[int, str, str]:
+            write_token: str | None = None, inputs: dict[str, str] | None = None) -> tuple[int, str, str]:
         self.runs += 1
         env = {
             "GITLAB_CI": "true", "CI": "true", "CI_PIPELINE_SOURCE": source,
@@ -54,6 +56,8 @@ class GitLabJob:
         }
         if token is not None:
             env["RETRIEVAL_GATE_GITLAB_TOKEN"] = token
+        if write_token is not None:
+            env["RETRIEVAL_GATE_GITLAB_WRITE_TOKEN"] = write_token
         env.update({f"INPUT_{k.upper()}": v for k, v in (inputs or {}).items()})
         env.update(extra or {})
         for key in list(os.environ):
@@ -70,13 +74,30 @@ class GitLabJob:
         return int(exited.value.code or 0), out.out, out.err
 
     def merge_request(self, iid: int, *, base_sha: str, fork: bool = False, token: str | None = TOKEN,
-                      inputs: dict[str, str] | None = None) -> tuple[int, str, str]:
+                      inputs: dict[str, str] | None = None, claimed_base: str | None = None) -> tuple[int, str, str]:
+        if iid not in self.gitlab.merge_requests:
+            self.gitlab.add_merge_request(iid, base_sha=base_sha, source_project_id=99 if fork else None)
+        base_sha = claimed_base or base_sha  # what CI_MERGE_REQUEST_DIFF_BASE_SHA says
         return self.run(source="merge_request_event", token=token, inputs=inputs, extra={
             "CI_MERGE_REQUEST_IID": str(iid), "CI_MERGE_REQUEST_DIFF_BASE_SHA": base_sha,
             "CI_MERGE_REQUEST_PROJECT_PATH": self.gitlab.project_path,
             "CI_MERGE_REQUEST_PROJECT_ID": str(self.gitlab.project_id),
             "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH": "someone/rag" if fork else self.gitlab.project_path,
         })
+
+    def refresh(self, *, write_token: str | None = WRITE_TOKEN, sha: str = "c" * 40) -> tuple[int, str, str]:
+        """The default branch's two jobs, as the generated .gitlab-ci.yml runs them: ``retrieval``
+        evaluates (mode report, no write token), ``retrieval-refresh`` takes its results.json and
+        commits (mode write-baseline, the write token, no evaluation)."""
+        main_push = {"CI_COMMIT_BRANCH": "main", "CI_COMMIT_SHA": sha}
+        code, out, err = self.run(source="push", token=None, extra=main_push, inputs={"mode": "report"})
+        assert code == 0, err
+        calls = getattr(self.engine, "calls", [])  # the fake engine's record (the real one keeps none)
+        evaluations = calls.count(("evaluate", "default"))
+        result = self.run(source="push", token=None, write_token=write_token, extra=main_push,
+                          inputs={"mode": "write-baseline", "results_file": "retrieval-gate-out/results.json"})
+        assert calls.count(("evaluate", "default")) == evaluations  # the refresh evaluates nothing
+        return result[0], out + result[1], err + result[2]
 
     def out_file(self, name: str) -> Path:
         return self.workspace / "retrieval-gate-out" / name
@@ -121,6 +142,7 @@ def test_merge_request_note_is_judged_by_the_base_and_updated_not_duplicated(job
     junit = JUnitXml.fromfile(str(job.out_file("junit.xml")))
     cases = {c.name: c for c in next(iter(junit))}
     assert isinstance(cases["gate"].result[0], Failure) and "hit@5" in cases["gate"].result[0].message
+    assert cases["gate"]._elem.get("file") == "retrieval-gate.yml"  # the file that sets the gate, not the cases file
     assert len(cases) == 11
     everything = _everything(job, *first[1:], *second[1:])
     assert TOKEN not in everything and JOB_TOKEN not in everything
@@ -133,7 +155,7 @@ def test_default_branch_refresh_commits_once_under_a_concurrent_push(job: GitLab
     # Another pipeline's refresh lands between our read and our commit: ours is refused and merged again.
     gitlab.before("POST", r"/repository/commits$", lambda: gitlab.commit("main", {BASELINE: other},
                                                                          message="other refresh"))
-    code, out, err = job.run(source="push", extra={"CI_COMMIT_BRANCH": "main"})
+    code, out, err = job.refresh()
 
     assert code == 0, err
     posts = gitlab.requests("POST", r"/repository/commits$")
@@ -143,13 +165,21 @@ def test_default_branch_refresh_commits_once_under_a_concurrent_push(job: GitLab
     history = [h["sha"] for h in json.loads(gitlab.file("main", BASELINE))["history"]]
     assert "e" * 40 in history and history[-1] == "c" * 40  # the other run's entry survived; ours last
     assert "conflicted" in out + err
-    assert TOKEN not in _everything(job, out, err)
+    assert {p.token for p in posts} == {WRITE_TOKEN}
+    assert WRITE_TOKEN not in _everything(job, out, err)
+    # The refresh's JUnit file is against the baseline it just accepted: no failure left for the widget.
+    junit = JUnitXml.fromfile(str(job.out_file("junit.xml")))
+    assert not [c for c in next(iter(junit)) if c.result]
+
+    again, _, err = job.refresh()  # a retried refresh of the same commit
+    assert again == 0, err
+    assert len(gitlab.requests("POST", r"/repository/commits$")) == 2  # no timestamp-only commit
 
 
 def test_refresh_with_an_unrelated_concurrent_push_lands_on_top_in_one_commit(job: GitLabJob,
                                                                                gitlab: FakeGitLab) -> None:
     gitlab.before("POST", r"/repository/commits$", lambda: gitlab.commit("main", {"src/app.py": "x = 1\n"}))
-    code, _, err = job.run(source="push", extra={"CI_COMMIT_BRANCH": "main"})
+    code, _, err = job.refresh()
     assert code == 0, err
     assert [p.status for p in gitlab.requests("POST", r"/repository/commits$")] == [201]
     assert gitlab.file("main", "src/app.py") == "x = 1\n"  # nothing of the other push lost
@@ -162,7 +192,10 @@ def test_fork_pipeline_without_a_token_posts_nothing_and_says_so(job: GitLabJob,
     assert code == 0, err
     assert gitlab.notes.get(8, []) == []
     assert [r for r in gitlab.log if r.method != "GET"] == []
-    assert "RETRIEVAL_GATE_GITLAB_TOKEN" in out + err  # the job log says why nothing was posted
+    assert "RETRIEVAL_GATE_GITLAB_TOKEN" in out + err  # the job log says why nothing was posted …
+    assert "a merge request from a fork" in out + err
+    assert "withheld from a merge request whose source branch is not protected" in out + err  # … in GitLab's words
+    assert "workflow_run" not in out + err and "job summary" not in out + err and "#8" not in out + err
     assert job.out_file("comment.md").read_text(encoding="utf-8").startswith(MARKER)
     assert job.out_file("junit.xml").exists()
 
@@ -175,3 +208,35 @@ def test_branch_push_that_is_not_the_default_branch_reports_without_the_api(job:
     assert job.out_file("results.json").exists() and job.out_file("junit.xml").exists()
 
 
+
+
+def test_a_base_sha_the_pipeline_states_but_the_merge_request_does_not_have_is_refused(job: GitLabJob,
+                                                                                      gitlab: FakeGitLab) -> None:
+    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    own = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=SIX_HITS, sha="d" * 40)})
+    code, _, err = job.merge_request(6, base_sha=base, claimed_base=own)  # the MR's .gitlab-ci.yml set it
+    assert code == 2
+    assert "diff_refs" in err and base[:12] in err and own[:12] in err
+    assert gitlab.notes.get(6, []) == [] and ("evaluate", "default") not in job.engine.calls
+
+
+def test_a_job_holding_the_write_token_refuses_to_evaluate_or_load_python_code(job: GitLabJob,
+                                                                              gitlab: FakeGitLab) -> None:
+    code, _, err = job.run(source="push", token=None, write_token=WRITE_TOKEN, extra={"CI_COMMIT_BRANCH": "main"})
+    assert code == 2 and "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN" in err and "runs no evaluation" in err
+    (job.workspace / "retrieval-gate.yml").write_text(
+        "suites:\n  default:\n    retriever: python:evil:search\n", encoding="utf-8")
+    code, _, err = job.run(source="push", token=None, write_token=WRITE_TOKEN, extra={"CI_COMMIT_BRANCH": "main"},
+                           inputs={"mode": "update-baseline"})
+    assert code == 2 and "python: retriever is refused" in err
+    assert job.engine.calls == [] and [r for r in gitlab.log if r.method != "GET"] == []
+    assert WRITE_TOKEN not in err
+
+
+def test_the_note_token_cannot_commit_and_a_wrong_token_is_named(job: GitLabJob, gitlab: FakeGitLab) -> None:
+    code, _, err = job.refresh(write_token=TOKEN)  # the Reporter's token in the write variable
+    assert code == 2 and "HTTP 403" in err and "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN" in err
+    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    code, out, err = job.merge_request(9, base_sha=base, token="glpat-WRONGtoken0123456789")
+    assert "RETRIEVAL_GATE_GITLAB_TOKEN" in out + err and "refused" in out + err
+    assert "glpat-WRONGtoken0123456789" not in out + err

@@ -158,7 +158,7 @@ def test_fork_pr_403_on_comment_does_not_fail_the_job(world, github, engine, gat
     assert run.outputs["comment_url"] == ""
     body = (world.workspace / run.outputs["comment_file"]).read_text(encoding="utf-8")
     assert body.startswith(MARKER) and "hit@5: 0.6000" in body
-    assert "The PR comment could not be posted" in run.summary and body in run.summary
+    assert "The comment could not be posted** on pull request #7" in run.summary and body in run.summary
     assert github.comments.get(7, []) == []
 
 
@@ -304,3 +304,19 @@ def test_summary_over_one_mib_goes_to_a_file_and_the_summary_keeps_the_comment(
     assert MARKER in run.summary and "- hit@5: 0.6000" in run.summary  # the bounded comment, not a bare pointer
     full = next(tmp_path.rglob("summary.md"))
     assert len(full.read_bytes()) > 1024 * 1024 and full.read_text().startswith("## summary\n")
+
+
+def test_the_comment_links_to_the_suites_page_of_the_published_history_site(world, github, engine):
+    base = _base_with_baseline(github, engine)
+    run = _pr(world, base, inputs={"history_url": "https://acme.github.io/rag/"})
+
+    assert run.exit_code == 0
+    body = github.comments[7][-1]["body"]
+    assert "[history](https://acme.github.io/rag/default.html)" in body
+
+
+def test_a_history_url_that_is_not_an_http_url_is_refused_naming_the_input(world, github, engine):
+    run = _pr(world, _base_with_baseline(github, engine), inputs={"history_url": "javascript:alert(1)"})
+
+    assert run.exit_code == 2
+    assert "input history_url" in run.stderr and github.requests("POST") == []

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from retrieval_gate.errors import GitHubError, RetrieverError
-from retrieval_gate.publish.github import GitHubRepo
+from retrieval_gate.errors import ForgeError, RetrieverError
+from retrieval_gate.forge.github.api import GitHubRepo
+from retrieval_gate.publish.untrusted import scrub_text
 from retrieval_gate.retrieve.custom import HttpRetriever
 from retrieval_gate.retrieve.settings import HttpSettings
 from tests.e2e.fake_github import FakeGitHub, serve_fake_github
@@ -38,7 +39,8 @@ def github() -> Iterator[FakeGitHub]:
 
 def repo_of(github: FakeGitHub, logs: list[str], **kw: Any) -> GitHubRepo:
     options = {"retries": 1, **kw}
-    return GitHubRepo(token=SecretStr(TOKEN), repository=github.repository, api_url=github.api_url, backoff_factor=0.0,
+    return GitHubRepo(token=SecretStr(TOKEN), scrub=masking(TOKEN),
+                      repository=github.repository, api_url=github.api_url, backoff_factor=0.0,
                       seconds_between_writes=None, log=logs.append, **options)
 
 
@@ -46,7 +48,7 @@ def test_a_dripped_github_answer_ends_at_the_call_deadline(github: FakeGitHub) -
     github.deliver("GET", "/contents/", "drip", times=10, pace_s=0.2)
     logs: list[str] = []
     repo = repo_of(github, logs, deadline_s=2.0)
-    with pytest.raises(GitHubError, match=r"no complete answer from the GitHub API within 2 s") as caught:
+    with pytest.raises(ForgeError, match=r"no complete answer from the GitHub API within 2 s") as caught:
         repo.get_file(path="baselines/default.json", ref="main")
     assert TOKEN not in str(caught.value)
 
@@ -63,7 +65,7 @@ def test_a_lost_get_answer_is_asked_again(github: FakeGitHub, how: str) -> None:
 
 def test_a_get_lost_every_time_gives_up_in_one_line(github: FakeGitHub) -> None:
     github.deliver("GET", "/git/ref", "reset", times=10)
-    with pytest.raises(GitHubError, match="giving up after 3 attempts") as caught:
+    with pytest.raises(ForgeError, match="giving up after 3 attempts") as caught:
         repo_of(github, []).branch_head(branch="main")
     assert "\n" not in str(caught.value)
 
@@ -83,7 +85,7 @@ def test_a_comment_whose_answer_was_lost_is_not_posted_twice(github: FakeGitHub)
     logs: list[str] = []
     repo = repo_of(github, logs, retries=0)
     github.deliver("POST", "/issues/7/comments", "reset", times=1)
-    posted = repo.upsert_comment(issue_number=7, marker="<!-- rg -->", body="<!-- rg --> hello")
+    posted = repo.upsert_comment(number=7, marker="<!-- rg -->", body="<!-- rg --> hello")
     bodies = [r.body for r in github.requests("POST", "/issues/7/comments")]
     assert len(bodies) == 1 and posted.id > 0
 
@@ -184,3 +186,9 @@ def test_an_eval_against_a_dead_endpoint_exits_2_in_one_line(warm: Warm, tmp_pat
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "5 cases in a row failed" in errors[0], done.stderr
     assert not out.exists() and "Traceback" not in done.stderr
+
+
+def masking(*secrets: object) -> object:
+    """The adapter's scrubber: the one scrubber (``scrub_text``) over these secrets."""
+    values = [s.get_secret_value() if hasattr(s, "get_secret_value") else str(s) for s in secrets]
+    return lambda text: scrub_text(text, secrets=values)

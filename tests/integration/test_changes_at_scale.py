@@ -10,11 +10,13 @@ from retrieval_gate.baseline.codec import dumps_baseline
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
+from retrieval_gate.forge.github import GitHub
 from retrieval_gate.metrics import metric_grid
 from retrieval_gate.models import Case, CaseSet, RankedList
-from retrieval_gate.render.limits import GITHUB_COMMENT_LIMIT
 from retrieval_gate.render.markdown import render_comment
 from retrieval_gate.score.assemble import assemble_results
+
+GITHUB_COMMENT_LIMIT = GitHub.limits.comment_chars
 
 N = 10_000
 KS = (1, 3, 5, 10)
@@ -50,7 +52,7 @@ def test_ten_thousand_cases_fit_the_baseline_budget_and_the_comment_limit():
     lost = [c for c in comparison.changed_cases if c.movement == "lost-hit"]
     assert len(lost) > 1_000  # thousands of lines could not all fit
     comment = render_comment(results=after, comparison=comparison, baseline=baseline)
-    assert len(comment) <= GITHUB_COMMENT_LIMIT
+    assert len(comment) <= GitHub.limits.comment_chars
     assert "<details open><summary>🔎 What changed" in comment
     assert f"{len(lost):,} lost hits" in comment
     assert "more in the HTML report and comparison.json" in comment

@@ -184,10 +184,12 @@ IMAGE = "ghcr.io/acme/retrieval-gate:0.2.0@sha256:" + "ab" * 32
 def test_init_ci_gitlab_writes_the_pipeline_and_no_github_workflow(repo, capsys):
     code, out, err = cli(capsys, "init", "--no-baseline", "--ci", "gitlab", "--image", IMAGE)
     assert code == 0, err
-    job = yaml.safe_load((repo / ".gitlab-ci.yml").read_text(encoding="utf-8"))["retrieval"]
+    jobs = yaml.safe_load((repo / ".gitlab-ci.yml").read_text(encoding="utf-8"))
+    job = jobs["retrieval"]
+    assert jobs["pages"]["needs"] == ["retrieval"] and jobs["pages"]["artifacts"]["paths"] == ["public"]
     assert job["image"]["name"] == IMAGE and job["script"] == ["retrieval-gate action"]
     assert job["artifacts"]["reports"]["junit"] == "retrieval-gate-out/junit.xml"
-    assert job["cache"]["key"]["files"] == ["retrieval-gate.yml"]  # a folder KB: the config alone keys it
+    assert job["cache"]["key"] == "retrieval-gate-store"  # a folder KB: one key; the store syncs what changed
     assert not (repo / ".github").exists()
     assert "git add retrieval-gate.yml .gitlab-ci.yml .gitignore" in out
     again = cli(capsys, "init", "--no-baseline", "--ci", "gitlab", "--image", IMAGE)
@@ -202,6 +204,7 @@ def test_init_ci_gitlab_without_an_image_writes_no_pipeline_and_says_why(repo, c
 
 
 @pytest.mark.parametrize("args", [["--ci", "jenkins"], ["--ci", "gitlab", "--image", "ghcr.io/acme/rg:latest"],
+                                  ["--ci", "gitlab", "--image", "retrieval-gate@sha256:" + "ab" * 32],
                                   ["--image", IMAGE], ["--ci", "gitlab", "--image", IMAGE, "--action-ref", REF]])
 def test_init_ci_mistakes_are_exit_2_and_write_nothing(repo, capsys, args):
     code, _, err = cli(capsys, "init", "--no-baseline", *args)

@@ -5,7 +5,7 @@ that broke it; beside each finder, a self-test on a made-up package shows it see
 The rules: every import points down the layers (so no cycle), the functional core touches no disk,
 network or environment, ``load/`` reads user inputs only, one module reads the environment and only
 the entry points ask it, the orchestrators take their adapters as keyword arguments, the token is
-read in one place, the tool's own files are read and written in ``artifacts/``, only ``main`` reports
+read in one place per forge, the tool's own files are read and written in ``artifacts/``, only ``main`` reports
 errors and picks the exit code, each part's settings model lives with the part, measures come from
 one registry, no test patches a library, and every function has a caller in the package. Rules of
 spelling (which file may hold a string, line counts, argument styles) are left to review."""
@@ -28,7 +28,7 @@ import retrieval_gate
 
 PACKAGE = Path(retrieval_gate.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]  # the repository: pyproject.toml
-CORE = ("metrics", "stats", "score", "baseline", "compare", "audit")
+CORE = ("metrics", "stats", "score", "baseline", "compare", "audit", "history")
 # What the core may import from the package: itself, and the leaf modules of plain data.
 CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "bounds", "defaults", ""})
 # Standard-library and third-party modules that mean disk, network, environment, processes or presentation.
@@ -51,9 +51,9 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     ("score", "store"),
     ("baseline",),
     ("compare", "retrieve"),
-    ("audit",),
+    ("audit", "history"),
     ("render", "settings", "artifacts"),
-    ("evaluation",),
+    ("evaluation", "forge"),
     ("publish", "sweep"),
     ("cli",),
     ("__main__",),
@@ -359,46 +359,87 @@ def test_the_adapter_check_sees_a_positional_or_missing_adapter() -> None:
 
 @pytest.mark.parametrize(("module", "function", "adapters"), [
     ("retrieval_gate.evaluation.run", "run_evals", ("embedder", "store", "progress")),
-    ("retrieval_gate.publish.flows", "run_action", ("engine", "github", "runner")),
+    ("retrieval_gate.publish.flows", "run_action", ("engine", "forge_api", "runner")),
 ])
 def test_adapters_are_handed_in(module: str, function: str, adapters: tuple[str, ...]) -> None:
     """The orchestrators take their adapters as keyword arguments: tests hand in fakes of our
-    interfaces (``Embedder``, ``VectorStore``, ``Engine``, ``GitHubPort``) instead of patching."""
+    interfaces (``Embedder``, ``VectorStore``, ``Engine``, ``ForgeApi``) instead of patching."""
     assert adapters_not_keyword_only(getattr(import_module(module), function), adapters) == []
 
 
-# --- The token --------------------------------------------------------------------------------------
+# --- The tokens -------------------------------------------------------------------------------------
 
-# The runner's variable that holds the token, the one function that reads it and where it lives, and
-# the one entry point that calls it (then hands the token to the settings as an argument).
-TOKEN_VARIABLE = "INPUT_GITHUB_TOKEN"
-TOKEN_READER = ("publish/action_settings.py", "github_token")
+# Each forge's token variables and the one module that reads them (``read_tokens`` in its settings);
+# outside ``forge/``, only the action's entry point calls ``read_tokens`` and hands the tokens on, to
+# the settings and to the scrubbing, as a required argument.
+TOKEN_VARIABLES = {
+    "INPUT_GITHUB_TOKEN": "forge/github/settings.py",
+    "RETRIEVAL_GATE_GITLAB_TOKEN": "forge/gitlab/settings.py",
+    "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN": "forge/gitlab/settings.py",
+    "SYSTEM_ACCESSTOKEN": "forge/azure/settings.py",
+    "RETRIEVAL_GATE_AZURE_WRITE_TOKEN": "forge/azure/settings.py",
+}
+TOKEN_READER = "read_tokens"
 TOKEN_ASKERS = ["cli/action.py"]
 
 
 def token_reads(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
-    """Which modules name the token's variable, and which call its reader."""
-    named = sorted({rel for rel, tree in trees.items() for node in ast.walk(tree)
-                    if isinstance(node, ast.Constant) and node.value == TOKEN_VARIABLE})
-    callers = sorted({rel for rel, tree in trees.items() for node in ast.walk(tree) if isinstance(node, ast.Call)
-                      and TOKEN_READER[1] in (getattr(node.func, "id", None), getattr(node.func, "attr", None))})
-    return {"variable": named, "reader called": callers}
+    """``{variable: [modules that read it]}`` — a ``.get(…)`` / ``.pop(…)`` or a subscript whose key is
+    the variable's name, written out or through a constant holding it — and ``{"reader called":
+    [modules outside forge/ that call read_tokens]}``."""
+    constants = {module_name(rel): {target.id: node.value.value for node in tree.body
+                                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                                    and node.value.value in TOKEN_VARIABLES
+                                    for target in node.targets if isinstance(target, ast.Name)}
+                 for rel, tree in trees.items()}
+
+    def held_in(rel: str, tree: ast.Module) -> dict[str, str]:
+        """The names bound to a token variable in this module: its own constants and those it imports."""
+        held = dict(constants[module_name(rel)])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = constants.get(next(imports_of(rel, ast.Module(body=[node], type_ignores=[]))).target, {})
+                held.update({alias.asname or alias.name: source[alias.name] for alias in node.names
+                             if alias.name in source})
+        return held
+
+    found: dict[str, list[str]] = {name: [] for name in TOKEN_VARIABLES}
+    found["reader called"] = []
+    for rel, tree in sorted(trees.items()):
+        held = held_in(rel, tree)
+        for node in ast.walk(tree):
+            key = node.args[0] if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("get", "pop") and node.args else \
+                node.slice if isinstance(node, ast.Subscript) else None
+            read = key.value if isinstance(key, ast.Constant) and key.value in TOKEN_VARIABLES else \
+                held.get(key.id) if isinstance(key, ast.Name) else None
+            if read is not None and rel not in found[read]:
+                found[read].append(rel)
+            if isinstance(node, ast.Call) and not rel.startswith("forge/") and rel not in found["reader called"] \
+                    and TOKEN_READER in (getattr(node.func, "id", None), getattr(node.func, "attr", None)):
+                found["reader called"].append(rel)
+    return found
 
 
 def test_the_token_finder_sees_a_second_reader() -> None:
-    made_up = parsed({"publish/action_settings.py": f"def github_token(env):\n    return env['{TOKEN_VARIABLE}']\n",
-                      "publish/flows.py": f"t = env.get('{TOKEN_VARIABLE}')\nu = settings.github_token(env)\n",
-                      "cli/action.py": "token = github_token(env)\n"})
-    assert token_reads(made_up) == {"variable": ["publish/action_settings.py", "publish/flows.py"],
-                                    "reader called": ["cli/action.py", "publish/flows.py"]}
+    made_up = parsed({"forge/github/settings.py": "def read_tokens(env):\n    return env['INPUT_GITHUB_TOKEN']\n",
+                      "forge/gitlab/settings.py": "NOTE = 'RETRIEVAL_GATE_GITLAB_TOKEN'\nt = env.get(NOTE)\n",
+                      "forge/github/__init__.py": "t = settings.read_tokens(env)\n",
+                      "publish/flows.py": "from retrieval_gate.forge.gitlab.settings import NOTE\n"
+                                          "t = env.pop(NOTE)\nu = forge.read_tokens(env)\n",
+                      "scaffold/texts.py": "HELP = 'set RETRIEVAL_GATE_GITLAB_TOKEN'\n",
+                      "cli/action.py": "tokens = forge.read_tokens(env)\n"})
+    found = token_reads(made_up)
+    assert found["INPUT_GITHUB_TOKEN"] == ["forge/github/settings.py"]
+    assert found["RETRIEVAL_GATE_GITLAB_TOKEN"] == ["forge/gitlab/settings.py", "publish/flows.py"]
+    assert found["reader called"] == ["cli/action.py", "publish/flows.py"]
 
 
-def test_the_token_is_read_in_one_place_and_asked_for_by_the_entry_point_only(trees) -> None:
-    """The token's variable is named by its one reader's module alone; the action's entry point calls
-    the reader and hands the token to the settings and to the scrubbing as a required argument."""
-    assert token_reads(trees) == {"variable": [TOKEN_READER[0]], "reader called": TOKEN_ASKERS}
-    assert any(isinstance(node, ast.FunctionDef) and node.name == TOKEN_READER[1]
-               for node in trees[TOKEN_READER[0]].body)
+def test_the_tokens_are_read_in_one_place_per_forge_and_asked_for_by_the_entry_point_only(trees) -> None:
+    """Each token variable is read by its forge's settings module alone; outside ``forge/``, the
+    action's entry point alone calls ``read_tokens``."""
+    assert token_reads(trees) == {**{name: [home] for name, home in TOKEN_VARIABLES.items()},
+                                  "reader called": TOKEN_ASKERS}
 
 
 # --- The tool's own files ---------------------------------------------------------------------------

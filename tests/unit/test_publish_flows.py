@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from retrieval_gate.compare.model import ComparisonRow
+from retrieval_gate.forge.github import GitHub
 from retrieval_gate.publish.modes import resolve_mode
 from retrieval_gate.publish.outputs import row_message
-from retrieval_gate.render.limits import GITHUB_COMMENT_LIMIT as COMMENT_LIMIT
 from retrieval_gate.render.limits import sticky_body
 
 MARKER = "<!-- retrieval-gate:default -->"
+
+COMMENT_LIMIT = GitHub.limits.comment_chars
 
 
 @pytest.mark.parametrize(
@@ -33,13 +35,13 @@ def test_resolve_mode(requested, event, branch, default, mode):
 
 
 def test_sticky_body_puts_the_marker_first_when_missing():
-    assert sticky_body("hello", marker=MARKER) == f"{MARKER}\nhello"
-    assert sticky_body(f"x\n{MARKER}\ny", marker=MARKER) == f"x\n{MARKER}\ny"
+    assert sticky_body("hello", marker=MARKER, max_chars=COMMENT_LIMIT) == f"{MARKER}\nhello"
+    assert sticky_body(f"x\n{MARKER}\ny", marker=MARKER, max_chars=COMMENT_LIMIT) == f"x\n{MARKER}\ny"
 
 
 def test_sticky_body_is_cut_to_githubs_limit_at_a_line_end_and_keeps_the_marker():
     text = MARKER + "\n" + "".join(f"row {i:06d} | 0.500 |\n" for i in range(5000))
-    body = sticky_body(text, marker=MARKER)
+    body = sticky_body(text, marker=MARKER, max_chars=COMMENT_LIMIT)
     assert len(body) <= COMMENT_LIMIT and body.startswith(MARKER)
     assert body.endswith("the full report is in the job summary.\n")
     kept = body.split("\n\n> ✂️")[0]

@@ -6,6 +6,7 @@ import io
 
 import pytest
 
+from retrieval_gate.forge.github import GitHub
 from retrieval_gate.publish.runner import Runner, escape_data, escape_property, format_output, workflow_command
 
 
@@ -69,7 +70,7 @@ def test_outputs_and_summary_are_appended_not_overwritten(tmp_path):
 
 def test_summary_over_one_mebibyte_is_refused(tmp_path):
     summary = tmp_path / "summary"
-    runner = Runner(summary_file=summary, stream=io.StringIO())
+    runner = Runner(summary_file=summary, stream=io.StringIO(), summary_limit_bytes=GitHub.limits.summary_bytes)
     assert not runner.append_summary("x" * (1024 * 1024 + 1))
     assert not summary.exists()
 

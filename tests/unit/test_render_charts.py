@@ -116,8 +116,14 @@ def test_ci_n_change_and_sparkline() -> None:
     assert fmt.change(1.0, 0.0) == "1 → 0"
     assert fmt.change(0.631, 0.0) == "0.631 → 0.000"
     # height = round((v − min) / (max − min) × 7): 0 → ▁, 0.5 → round(3.5) = 4 → ▅, 1 → █
-    assert fmt.sparkline([0.0, 0.5, 1.0]) == "▁▅█"
+    assert fmt.sparkline([0.0, 0.5, 1.0]) == "▁▄█"
     assert fmt.sparkline([0.3, 0.3]) == "▄▄"
+    # the series: three refreshes that print as 0.927 are flat, not "██▁"
+    assert fmt.sparkline([0.927273, 0.927273, 0.927]) == "▄▄▄"
+    # 0.90 → 0.91 → 0.92 spans the 0.02 floor exactly; 0.90 → 0.905, within it, moves one block
+    assert fmt.sparkline([0.90, 0.91, 0.92]) == "▁▄█"
+    # span 0.02 centred on 0.9025: 0.375 × 7 = 2.6 → 3 (▄), 0.625 × 7 = 4.4 → 4 (▅)
+    assert fmt.sparkline([0.900, 0.905]) == "▄▅"
     assert fmt.safe_url("javascript:alert(1)") is None
     assert fmt.safe_url("https://x.example/a b") == "https://x.example/a%20b"
 

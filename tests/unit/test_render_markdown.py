@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.errors import InputError
+from retrieval_gate.forge.github import GitHub
 from retrieval_gate.models import Case, RankedList
-from retrieval_gate.render.markdown import GITHUB_COMMENT_LIMIT, comment_marker, render_comment, render_summary
+from retrieval_gate.render.markdown import comment_marker, render_comment, render_summary
 from tests.golden import scenarios as sc
 from tests.golden.readers import BARE_URL, ISSUE_REF, MENTION, parse_markdown, visible
 from tests.golden.regenerate import golden_path, render
@@ -168,7 +169,7 @@ def test_slice_rows_carry_their_own_n_and_small_ones_are_indicative(rendered) ->
 
 def test_huge_input_fits_under_githubs_limit_and_says_what_was_cut(rendered) -> None:
     _, text = rendered["huge"]
-    assert len(text) < GITHUB_COMMENT_LIMIT
+    assert len(text) < GitHub.limits.comment_chars
     cases = sc.make_cases(sc.HUGE_CASES, tag_values=sc.HUGE_TAGS)
     before = hits_at_5(cases, sc.make_rankings(cases, quality=0.75, seed=9))
     after = hits_at_5(cases, sc.make_rankings(cases, quality=0.7, seed=10))

@@ -1,12 +1,11 @@
-"""The GitLab pipeline ``init --ci gitlab`` writes, and GitLab's variables read as the action's
-settings (both pure)."""
+"""The GitLab pipeline ``init --ci gitlab`` writes (pure; GitLab's variables read as settings:
+tests/unit/test_forge.py)."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from retrieval_gate.publish.gitlab_settings import github_shaped
 from retrieval_gate.scaffold.gitlab_ci import gitlab_ci, valid_image
 
 IMAGE = "ghcr.io/acme/retrieval-gate:0.2.0@sha256:" + "a" * 64
@@ -18,57 +17,41 @@ def test_the_job_runs_the_action_in_the_pinned_image_with_the_junit_report() -> 
     assert job["script"] == ["retrieval-gate action"]
     assert job["artifacts"]["reports"]["junit"] == "retrieval-gate-out/junit.xml"
     assert job["artifacts"]["when"] == "always"
-    assert job["cache"]["key"]["files"] == ["retrieval-gate.yml", "kb.jsonl"]
+    assert job["cache"]["key"]["files"] == ["kb.jsonl"]  # not the config: a gate-only edit keeps the store warm
     assert job["cache"]["paths"] == [".retrieval-gate/"]
     rules = [r["if"] for r in job["rules"]]
     assert rules == ['$CI_PIPELINE_SOURCE == "merge_request_event"',
                      '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $CI_PIPELINE_SOURCE == "push"']
-    assert "INPUT_SUITE" not in job["variables"]
+    assert job["rules"][1]["variables"] == {"INPUT_MODE": "report"}  # on main it evaluates and writes nothing
+    assert "INPUT_SUITE" not in job["variables"] and "environment" not in job
+
+
+def test_the_refresh_is_a_job_of_its_own_that_runs_no_evaluation_in_the_write_tokens_environment() -> None:
+    jobs = yaml.safe_load(gitlab_ci(image=IMAGE, suite="default", kb="kb", kb_is_file=False))
+    refresh = jobs["retrieval-refresh"]
+    assert refresh["environment"]["name"] == "retrieval-gate-baseline"  # the write token's scope
+    assert refresh["variables"]["INPUT_MODE"] == "write-baseline"
+    assert refresh["variables"]["INPUT_RESULTS_FILE"] == "retrieval-gate-out/results.json"
+    assert refresh["needs"] == [{"job": "retrieval", "artifacts": True}]
+    assert [r["if"] for r in refresh["rules"]] == [
+        '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $CI_PIPELINE_SOURCE == "push"']
+    assert jobs["retrieval"]["cache"]["key"] == "retrieval-gate-store"
 
 
 def test_a_hostile_suite_name_stays_one_quoted_value() -> None:
     suite = 'x"\n      mode: write-baseline'
-    job = yaml.safe_load(gitlab_ci(image=IMAGE, suite=suite, kb="kb", kb_is_file=False))["retrieval"]
-    assert job["variables"]["INPUT_SUITE"] == suite
-    assert set(job) == {"image", "variables", "script", "cache", "artifacts", "rules"}
+    jobs = yaml.safe_load(gitlab_ci(image=IMAGE, suite=suite, kb="kb", kb_is_file=False))
+    assert set(jobs) == {"retrieval", "retrieval-refresh"}
+    for job in jobs.values():
+        assert job["variables"]["INPUT_SUITE"] == suite
+    assert set(jobs["retrieval"]) == {"image", "variables", "script", "cache", "artifacts", "rules"}
 
 
-@pytest.mark.parametrize(("image", "ok"), [(IMAGE, True), ("ghcr.io/acme/retrieval-gate:0.2.0", False),
-                                           ("ghcr.io/acme/rg@sha256:" + "a" * 63, False), ("", False)])
+@pytest.mark.parametrize(("image", "ok"), [
+    (IMAGE, True), ("acme/retrieval-gate@sha256:" + "b" * 64, True),  # Docker Hub's RepoDigests form
+    ("ghcr.io/acme/retrieval-gate:0.2.0", False), ("ghcr.io/acme/rg@sha256:" + "a" * 63, False), ("", False),
+    ("retrieval-gate@sha256:" + "c" * 64, False), ("retrieval-gate:dev@sha256:" + "c" * 64, False),  # a local build
+    ("sha256:" + "c" * 64, False)])  # an image id
 def test_only_an_image_pinned_by_digest_is_accepted(image: str, ok: bool) -> None:
     assert valid_image(image) is ok
 
-
-def _mr_env(**extra: str) -> dict[str, str]:
-    return {"GITLAB_CI": "true", "CI_PIPELINE_SOURCE": "merge_request_event", "CI_MERGE_REQUEST_IID": "42",
-            "CI_MERGE_REQUEST_DIFF_BASE_SHA": "b" * 40, "CI_PROJECT_PATH": "someone/rag",
-            "CI_MERGE_REQUEST_PROJECT_PATH": "acme/rag", "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH": "someone/rag",
-            "CI_DEFAULT_BRANCH": "main", "CI_COMMIT_SHA": "c" * 40, "CI_API_V4_URL": "https://gl.example/api/v4",
-            "CI_PROJECT_DIR": "/builds/acme/rag", "CI_JOB_TOKEN": "job-token-secret", "GITHUB_TOKEN": "stale",
-            **extra}
-
-
-def test_a_merge_request_pipeline_reads_as_a_pull_request_against_the_target_project() -> None:
-    env, event = github_shaped(_mr_env())
-    assert env["GITHUB_EVENT_NAME"] == "pull_request"
-    assert env["GITHUB_REPOSITORY"] == "acme/rag"  # the target project: its base judges
-    assert env["GITHUB_WORKSPACE"] == "/builds/acme/rag"
-    assert event["pull_request"] == {"number": 42, "base": {"sha": "b" * 40},
-                                     "head": {"repo": {"full_name": "someone/rag"}}}
-    assert event["repository"]["default_branch"] == "main"
-    assert env["ACTIONS_GITLAB_CI_JOB_TOKEN"] == "job-token-secret"  # scrubbed like ACTIONS_* values
-    assert "CI_JOB_TOKEN" not in env and "GITHUB_TOKEN" not in env
-
-
-@pytest.mark.parametrize(("source", "event"), [("push", "push"), ("web", "workflow_dispatch"),
-                                               ("api", "workflow_dispatch"), ("schedule", "schedule")])
-def test_other_pipeline_sources(source: str, event: str) -> None:
-    env, payload = github_shaped(_mr_env(CI_PIPELINE_SOURCE=source, CI_COMMIT_BRANCH="main"))
-    assert env["GITHUB_EVENT_NAME"] == event
-    assert env["GITHUB_REF"] == "refs/heads/main"
-    assert "pull_request" not in payload
-
-
-def test_a_merge_request_iid_that_is_not_a_number_is_no_pull_request() -> None:
-    _, event = github_shaped(_mr_env(CI_MERGE_REQUEST_IID="1" * 5000))
-    assert "pull_request" not in event

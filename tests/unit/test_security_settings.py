@@ -12,11 +12,12 @@ from pathlib import Path
 from threading import Thread
 
 import pytest
-from pydantic import SecretStr
 
 from retrieval_gate.cli import main
 from retrieval_gate.errors import InputError, UsageError
-from retrieval_gate.publish.action_settings import github_token, runner_secrets
+from retrieval_gate.forge.base import ForgeSettings
+from retrieval_gate.forge.github import GitHub
+from retrieval_gate.publish.action_settings import runner_secrets
 from retrieval_gate.publish.modes import write_refusal
 from retrieval_gate.publish.untrusted import read_confined, scrub_text
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -236,7 +237,7 @@ def test_scrub_masks_raw_json_escaped_and_base64_forms():
 def test_runner_secrets_are_the_token_and_actions_values_not_short_flags():
     env = {"INPUT_GITHUB_TOKEN": "ghs_abcdefgh12345", "ACTIONS_RUNTIME_TOKEN": "eyJ-runtime-0123",
            "ACTIONS_STEP_DEBUG": "true", "ACTIONS_CACHE_URL": "https://cache.example/abc/", "GITHUB_SHA": "a" * 40}
-    assert runner_secrets(env, token=github_token(env)) == ["ghs_abcdefgh12345", "https://cache.example/abc/",
+    assert runner_secrets(env, forge=GitHub(), tokens=GitHub().read_tokens(env)) == ["ghs_abcdefgh12345", "https://cache.example/abc/",
                                                             "eyJ-runtime-0123"]
 
 
@@ -247,10 +248,11 @@ def _settings(pr: str, *, fail_on_regression: str = ""):
     """ActionSettings as build_action_settings makes them: the PR's file with the inputs on top."""
     from retrieval_gate.publish.action_settings import ActionSettings, parse_inputs, suite_overrides
 
-    inputs = parse_inputs({"INPUT_FAIL_ON_REGRESSION": fail_on_regression}, token=SecretStr(""))
+    inputs = parse_inputs({"INPUT_FAIL_ON_REGRESSION": fail_on_regression})
     suite = resolve_suite(parse_config(pr, source=Path("rg.yml")), suite="default", overrides=suite_overrides(inputs),
                           config_path=Path("retrieval-gate.yml"), env={})
-    return ActionSettings(event_name="pull_request", inputs=inputs, suite_config=suite,
+    return ActionSettings(place=ForgeSettings(forge="github", event_name="pull_request"), inputs=inputs,
+                          suite_config=suite,
                           baseline_path=suite.baseline or "baselines/default.json", out_dir=Path("out"))
 
 

@@ -38,6 +38,7 @@ COMMAND_MODULES = {
     "label": "label",
     "subset": "subset",
     "sweep": "sweep",
+    "history": "history",
 }
 ROOT_FLAGS = frozenset({"--debug", "--version"})  # the root callback's options (none takes a value)
 

@@ -25,7 +25,7 @@ from retrieval_gate.files import write_text_atomic
 from retrieval_gate.scaffold import plan as planning
 from retrieval_gate.scaffold.detect import Found, choose, detect
 from retrieval_gate.scaffold.gitlab_ci import valid_image
-from retrieval_gate.scaffold.plan import CI_SYSTEMS, KEEP, SAME, parse_action_ref
+from retrieval_gate.scaffold.plan import CI_SYSTEMS, IMAGE_CI, KEEP, SAME, parse_action_ref
 
 if TYPE_CHECKING:
     from retrieval_gate.scaffold.plan import ActionPin
@@ -110,11 +110,11 @@ def init_command(
     directory: Path = typer.Option(Path("."), "--dir", help="The repository's root (default: the working folder)."),
     baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Run the first eval and write baselines/<suite>.json and its audit."),
     force: bool = typer.Option(False, "--force", help="Replace files that exist with other content (never done without it)."),
-    ci: str = typer.Option("github", "--ci", help="github: the two workflows; gitlab: a .gitlab-ci.yml job (docs/ci.md)."),
-    image: str | None = typer.Option(None, "--image", help="--ci gitlab: the retrieval-gate image pinned by digest, REGISTRY/NAME[:TAG]@sha256:<64 hex>."),
+    ci: str = typer.Option("github", "--ci", help="github: the two workflows; gitlab: a .gitlab-ci.yml; azure: an azure-pipelines.yml (docs/ci.md)."),
+    image: str | None = typer.Option(None, "--image", help="--ci gitlab|azure: the retrieval-gate image pinned by its registry's digest, REGISTRY/NAME[:TAG]@sha256:<64 hex>."),
 ) -> None:
     """Set up this repository: retrieval-gate.yml, .github/workflows/retrieval.yml (+ the fork
-    comment workflow; with --ci gitlab a .gitlab-ci.yml job instead), .gitignore lines, and the
+    comment workflow; with --ci gitlab a .gitlab-ci.yml, with --ci azure an azure-pipelines.yml instead), .gitignore lines, and the
     first baseline. Idempotent: a file that exists with
     other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
     or do not validate (nothing is written then)."""
@@ -127,8 +127,8 @@ def init_command(
     if (why := suite_name_problem(suite)) is not None:  # the action's own rule
         raise UsageError(f"--suite {suite!r} {why}")
     ks = _parse_k(k)
-    gitlab = _gitlab_choice(ci=ci, image=image, action_ref=action_ref)
-    pin = _pin(action_ref) if not gitlab else None
+    pipeline = _pipeline_choice(ci=ci, image=image, action_ref=action_ref)
+    pin = _pin(action_ref) if not pipeline else None
     config_path = root / planning.CONFIG
     existing_config = _read(config_path)
     configured = None
@@ -150,7 +150,7 @@ def init_command(
     console.print(f"found: {kb_found.path} ({kb_found.kind}, {len(loaded_kb.card_ids)} cards) and "
                   f"{cases_found.path} ({cases_found.kind}, {len(case_set.cases)} cases, {n_gold} with gold); "
                   "every gold id resolves to a card", markup=False, highlight=False, soft_wrap=True)
-    paths = [planning.CONFIG, planning.CALLER, planning.COMMENT, planning.GITLAB_CI, planning.GITIGNORE]
+    paths = [planning.CONFIG, planning.CALLER, planning.COMMENT, *planning.IMAGE_CI.values(), planning.GITIGNORE]
     steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
                           cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch or current_branch(root),
                           existing={p: _read(root / p) for p in paths}, force=force, ci=ci, gitlab_image=image,
@@ -160,10 +160,10 @@ def init_command(
     for rel in [step.path for step in steps] + (list(_baseline_paths(suite)) if baseline else []):
         inside(root, rel)  # every path checked before anything is written
     written = _apply(root, steps, force=force)
-    if gitlab and image is None:
-        err_console.print("gitlab pipeline: not written - pass --image REGISTRY/retrieval-gate:X.Y.Z@sha256:<digest> "
+    if pipeline and image is None:
+        err_console.print(f"{ci} pipeline: not written - pass --image REGISTRY/retrieval-gate:X.Y.Z@sha256:<digest> "
                           "(the image pinned by its digest; docs/ci.md)", markup=False, highlight=False, soft_wrap=True)
-    elif not gitlab and pin is None:
+    elif not pipeline and pin is None:
         err_console.print("workflows: not written - this build of retrieval-gate carries no release pin; rerun "
                           "with --action-ref OWNER/retrieval-gate@<commit sha> (docs/action.md, \"Using a commit\")",
                           markup=False, highlight=False, soft_wrap=True)
@@ -204,18 +204,20 @@ def _uncommitted(root: Path, paths: list[str]) -> list[str] | None:
     return [p for p in paths if p in listed]
 
 
-def _gitlab_choice(*, ci: str, image: str | None, action_ref: str | None) -> bool:
-    """Whether init writes GitLab's pipeline (``--ci gitlab``) rather than GitHub's workflows."""
+def _pipeline_choice(*, ci: str, image: str | None, action_ref: str | None) -> bool:
+    """Whether init writes a pipeline that pins the image (``--ci gitlab`` / ``azure``) rather
+    than GitHub's workflows."""
     if ci not in CI_SYSTEMS:
         raise UsageError(f"--ci {ci!r}: expected one of {', '.join(CI_SYSTEMS)}")
     if ci == "github" and image is not None:
-        raise UsageError("--image applies to --ci gitlab (GitHub's workflows pin the action by --action-ref)")
-    if ci == "gitlab" and action_ref is not None:
-        raise UsageError("--action-ref applies to --ci github (GitLab's pipeline pins the image: --image)")
+        raise UsageError("--image applies to --ci gitlab or azure (GitHub's workflows pin the action by --action-ref)")
+    if ci != "github" and action_ref is not None:
+        raise UsageError(f"--action-ref applies to --ci github (the {ci} pipeline pins the image: --image)")
     if image is not None and not valid_image(image):
-        raise UsageError(f"--image {image[:200]!r}: expected an image pinned by its digest, "
-                         "REGISTRY/NAME[:TAG]@sha256:<64 hex> (a tag can be moved)")
-    return ci == "gitlab"
+        raise UsageError(f"--image {image[:200]!r}: expected an image pinned by the digest its registry gave, "
+                         "REGISTRY/NAME[:TAG]@sha256:<64 hex>, as docker inspect's RepoDigests shows after a push "
+                         "(a tag can be moved; a local image id or name no runner can pull)")
+    return ci in IMAGE_CI
 
 
 def _parse_k(text: str | None) -> list[int] | None:

@@ -15,7 +15,7 @@ from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.render.escape import shown
-from retrieval_gate.render.limits import COMMENT_MAX_CHARS
+from retrieval_gate.render.limits import DEFAULT_COMMENT_CHARS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -79,7 +79,7 @@ def report_command(
     template: Path | None = typer.Option(None, "--template", help="Custom Jinja template for markdown; may {% extends \"comment.md.j2\" %} and must keep {{ marker }}."),
     out: Path | None = typer.Option(None, "--out", help="Write here instead of standard output."),
     link: list[str] = typer.Option([], "--link", help="NAME=URL shown in the comment (run, artifact, summary, report or any name). Repeatable."),
-    max_chars: int = typer.Option(COMMENT_MAX_CHARS, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
+    max_chars: int = typer.Option(DEFAULT_COMMENT_CHARS, "--max-chars", min=0, help="Markdown size limit (GitHub refuses comments over 65,536); 0 = no limit (job summary)."),
     config: Path | None = typer.Option(None, "--config", help="Config file whose gate settings judge a --baseline comparison (default ./retrieval-gate.yml when present)."),
     suite: str | None = typer.Option(None, "--suite", help="Suite of the config file (default: the results' suite)."),
     audit: Path | None = typer.Option(None, "--audit", help="This run's audit.json: markdown (with --audit-base) gets a collapsed section of the findings it introduced; html gets the coverage matrix."),

@@ -1,2 +1,2 @@
-"""GitHub side: the PyGithub adapter, the action's settings and its flows (PR, baseline refresh,
-report, comment)."""
+"""The action: its settings and its flows (PR, baseline refresh, report, comment), written once
+against the forge interface (``forge/``: GitHub, GitLab, Azure DevOps)."""

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 
 from retrieval_gate.artifacts.results import audit_text, parse_audit
 from retrieval_gate.audit import introduced, resolved
-from retrieval_gate.errors import GitHubError, RetrievalGateError, one_line
-from retrieval_gate.publish.flow_context import FlowContext, GitHubPort
+from retrieval_gate.errors import ForgeError, RetrievalGateError, one_line
+from retrieval_gate.forge.base import ForgeApi
+from retrieval_gate.publish.flow_context import FlowContext
 
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditReport
@@ -99,7 +100,7 @@ class PullAudit:
     local: str  # out_dir/audit.json ("" when the audit did not run)
 
 
-def pull_request_audit(ctx: FlowContext, *, gh: GitHubPort, suite_config: SuiteConfig, baseline_path: str,
+def pull_request_audit(ctx: FlowContext, *, api: ForgeApi, suite_config: SuiteConfig, baseline_path: str,
                        ref: str, ref_label: str) -> PullAudit:
     """Audit the PR's data with ``suite_config`` (the base's ``audit:`` and gate settings), read
     the base's audit at ``ref`` through the API, and render what the PR introduced."""
@@ -116,8 +117,8 @@ def pull_request_audit(ctx: FlowContext, *, gh: GitHubPort, suite_config: SuiteC
     total = len(report.findings)
     mine = f"this PR's audit has {total} finding{'s' if total != 1 else ''} (the action's audit_file output)"
     try:
-        remote = gh.get_file(path=path, ref=ref)
-    except GitHubError as exc:
+        remote = api.get_file(path=path, ref=ref)
+    except ForgeError as exc:
         why = ctx.scrub(one_line(exc))
         ctx.runner.log(f"cannot read the base audit {path} at {ref_label}: {why}")
         return PullAudit(section=render_audit_note(f"the base audit {path} could not be read at {ref_label} "

@@ -1,5 +1,6 @@
 """Writing the refreshed baseline — and the suite's audit beside it — back to a branch in one
-commit, safely under concurrent merges (the Git Data API: ``GitHubRepo.commit_files``)."""
+commit, safely under concurrent merges (the forge's ``commit_files``: GitHub's Git Data API,
+GitLab's Commits API, Azure DevOps' pushes)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from retrieval_gate.errors import ConflictError
-from retrieval_gate.publish.flow_context import FlowContext, GitHubPort
+from retrieval_gate.forge.base import ForgeApi
+from retrieval_gate.publish.flow_context import FlowContext
 
 if TYPE_CHECKING:
     from retrieval_gate.baseline.model import Baseline
-    from retrieval_gate.publish.github import RemoteFile
+    from retrieval_gate.forge.base import RemoteFile
     from retrieval_gate.score.results import Results
 
 
@@ -26,7 +28,7 @@ class FilesCommit:
     changed: tuple[str, ...]  # the paths the commit wrote
 
 
-def commit_files(ctx: FlowContext, *, gh: GitHubPort, branch: str, paths: Sequence[str],
+def commit_files(ctx: FlowContext, *, api: ForgeApi, branch: str, paths: Sequence[str],
                  render: Callable[[Mapping[str, RemoteFile | None]], Mapping[str, str]]) -> FilesCommit:
     """Read the branch's head and ``paths`` at that commit, make their new texts with ``render``
     (path → current file or None), and commit the ones that changed, in one commit whose parent
@@ -43,10 +45,10 @@ def commit_files(ctx: FlowContext, *, gh: GitHubPort, branch: str, paths: Sequen
     attempt = 0
     while True:
         attempt += 1
-        head = gh.branch_head(branch=branch)
+        head = api.branch_head(branch=branch)
         if attempt > 1 and head == failed_head:
             not_a_race += 1
-        current = {path: gh.get_file(path=path, ref=head) for path in paths}
+        current = {path: api.get_file(path=path, ref=head) for path in paths}
         texts = {path: ctx.scrub(text) for path, text in render(current).items()}
         changed = {path: text for path, text in texts.items()
                    if current.get(path) is None or current[path].text != text}  # type: ignore[union-attr]
@@ -54,7 +56,7 @@ def commit_files(ctx: FlowContext, *, gh: GitHubPort, branch: str, paths: Sequen
             return FilesCommit(commit="", attempts=attempt, texts=texts, changed=())
         message = f"retrieval-gate: update {' and '.join(changed)} for {s.sha[:12] or branch} [skip ci]"
         try:
-            commit = gh.commit_files(branch=branch, parent=head, files=changed, message=message)
+            commit = api.commit_files(branch=branch, parent=head, files=changed, message=message)
             return FilesCommit(commit=commit, attempts=attempt, texts=texts, changed=tuple(changed))
         except ConflictError as exc:
             if attempt >= ctx.max_attempts or not_a_race >= 1:
@@ -80,7 +82,7 @@ class BaselineCommit:
     changed: tuple[str, ...]  # the paths the commit wrote (the baseline, its audit)
 
 
-def commit_baseline(ctx: FlowContext, *, gh: GitHubPort, results: Results, branch: str,
+def commit_baseline(ctx: FlowContext, *, api: ForgeApi, results: Results, branch: str,
                     beside: Mapping[str, str] | None = None) -> BaselineCommit:
     """Merge the results into the branch's baseline and write it back (``commit_files``), with
     ``beside`` (path → text: the suite's audit) in the same commit, each replaced whole."""
@@ -91,11 +93,18 @@ def commit_baseline(ctx: FlowContext, *, gh: GitHubPort, results: Results, branc
     def render(current: Mapping[str, RemoteFile | None]) -> dict[str, str]:
         remote = current[s.baseline_path]
         source = f"{s.repository}@{branch}:{s.baseline_path}"
-        previous[0] = engine.parse_baseline(text=remote.text, source=source) if remote is not None else None
-        updated = engine.update_baseline(baseline=previous[0], results=results, sha=s.sha or None,
+        previous[0] = old = engine.parse_baseline(text=remote.text, source=source) if remote is not None else None
+        if remote is not None and old is not None and s.sha and old.sha == s.sha:
+            # a retried refresh of the same commit: the same numbers with the old timestamps are the
+            # file unchanged, so no commit whose only change would be a timestamp
+            again = engine.update_baseline(baseline=old, results=results, sha=s.sha, ref=s.ref or None,
+                                           timestamp=old.updated_at)
+            if engine.dumps_baseline(baseline=again) == remote.text:
+                return {s.baseline_path: remote.text, **(beside or {})}
+        updated = engine.update_baseline(baseline=old, results=results, sha=s.sha or None,
                                          ref=s.ref or None, timestamp=timestamp)
         return {s.baseline_path: engine.dumps_baseline(baseline=updated), **(beside or {})}
 
-    write = commit_files(ctx, gh=gh, branch=branch, paths=[s.baseline_path, *(beside or {})], render=render)
+    write = commit_files(ctx, api=api, branch=branch, paths=[s.baseline_path, *(beside or {})], render=render)
     return BaselineCommit(commit=write.commit, attempts=write.attempts, previous=previous[0],
                           text=write.texts[s.baseline_path], changed=write.changed)

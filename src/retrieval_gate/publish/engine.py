@@ -75,8 +75,8 @@ class Engine(Protocol):
     def render_html(self, *, results: Results, comparison: Comparison | None, baseline: Baseline | None) -> str:
         ...
 
-    def render_junit(self, *, results: Results, comparison: Comparison | None) -> str:
-        """JUnit XML: a lost hit is a failure (``render.junit``)."""
+    def render_junit(self, *, results: Results, comparison: Comparison | None, config_file: str | None = None) -> str:
+        """JUnit XML: a lost hit is a failure (``render.junit``); ``config_file``: the gate testcase's ``file``."""
         ...
 
 
@@ -157,8 +157,8 @@ class RealEngine:
         return render_html(results=results, comparison=comparison, baseline=baseline,
                            queue=report_queue(results=results, comparison=comparison))
 
-    def render_junit(self, *, results: Results, comparison: Comparison | None) -> str:
-        return render_junit(results=results, comparison=comparison)
+    def render_junit(self, *, results: Results, comparison: Comparison | None, config_file: str | None = None) -> str:
+        return render_junit(results=results, comparison=comparison, config_file=config_file)
 
 
 def real_engine() -> Engine:

@@ -28,8 +28,8 @@ so the job holding ``contents: write`` runs no evaluation) write only under ``pu
 default branch or ``workflow_dispatch`` on it (``modes.write_refusal``): exit 2 otherwise.
 
 Everything the flows touch comes in as arguments: the settings, an :class:`Engine` (eval,
-baseline, compare, render), a factory for the GitHub adapter, the :class:`Runner` (outputs,
-summary, annotations), a clock and a sleep. Exit codes: 0 ok, 1 a gate failed (``pr`` only), 2
+baseline, compare, render), a factory of the forge's API adapter (``forge.base.ForgeApi``), the
+:class:`Runner` (outputs, summary, annotations), a clock and a sleep. Exit codes: 0 ok, 1 a gate failed (``pr`` only), 2
 errors (raised as named errors for ``cli.main`` to report).
 """
 
@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING
 from retrieval_gate.artifacts.baseline import kb_manifest_text, manifest_from_text
 from retrieval_gate.artifacts.results import parse_results
 from retrieval_gate.baseline.kb_diff import manifest_path
-from retrieval_gate.errors import BaselineError, GitHubError, PermissionDenied, UsageError
+from retrieval_gate.errors import BaselineError, ForgeError, PermissionDenied, UsageError
+from retrieval_gate.forge.base import ForgeApi
 from retrieval_gate.publish.action_settings import ActionSettings
 from retrieval_gate.publish.audit_step import pull_request_audit, refresh_audit_file, refresh_note
 from retrieval_gate.publish.base_gate import (
@@ -57,14 +58,14 @@ from retrieval_gate.publish.base_gate import (
 )
 from retrieval_gate.publish.baseline_commit import commit_baseline
 from retrieval_gate.publish.engine import Engine
-from retrieval_gate.publish.flow_context import MAX_WRITE_ATTEMPTS, FlowContext, GitHubPort, Outcome
+from retrieval_gate.publish.flow_context import MAX_WRITE_ATTEMPTS, FlowContext, Outcome
 from retrieval_gate.publish.fork_comment import comment_flow, insert_after_marker
 from retrieval_gate.publish.modes import Mode, may_ask_default_branch, resolve_mode, write_refusal
 from retrieval_gate.publish.outputs import annotate, annotate_lost_cases, step_outputs
 from retrieval_gate.publish.reports import fallback_section, links_for, write_reports, write_summary
 from retrieval_gate.publish.runner import Runner
 from retrieval_gate.publish.untrusted import RESULTS_MAX_BYTES, read_confined
-from retrieval_gate.render.limits import COMMENT_MAX_CHARS, sticky_body
+from retrieval_gate.render.limits import sticky_body
 
 if TYPE_CHECKING:
     from retrieval_gate.score.kb_manifest import KbCard
@@ -75,22 +76,22 @@ def run_action(
     *,
     settings: ActionSettings,
     engine: Engine,
-    github: Callable[[], GitHubPort],
+    forge_api: Callable[[], ForgeApi],
     runner: Runner,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], str] | None = None,
     jitter: Callable[[], float] = random.random,
     max_attempts: int = MAX_WRITE_ATTEMPTS,
 ) -> Outcome:
-    ctx = FlowContext(settings=settings, engine=engine, github=github, runner=runner, sleep=sleep,
-                  jitter=jitter, max_attempts=max_attempts)
+    ctx = FlowContext(settings=settings, engine=engine, forge_api=forge_api, runner=runner, sleep=sleep,
+                      jitter=jitter, max_attempts=max_attempts)
     if clock is not None:
         ctx.clock = clock
     default_branch = settings.default_branch
     needs_default = may_ask_default_branch(requested=settings.inputs.mode, event_name=settings.event_name)
     if needs_default and default_branch is None \
             and settings.branch is not None and settings.event_name in ("push", "workflow_dispatch"):
-        default_branch = ctx.gh().default_branch()
+        default_branch = ctx.api().default_branch()
     plan = resolve_mode(requested=settings.inputs.mode, event_name=settings.event_name,
                         branch=settings.branch, default_branch=default_branch)
     refusal = write_refusal(mode=plan.mode, event_name=settings.event_name, branch=settings.branch,
@@ -108,15 +109,15 @@ def run_action(
 
 def _pr_flow(ctx: FlowContext) -> Outcome:
     s, engine, runner = ctx.settings, ctx.engine, ctx.runner
-    gh = ctx.gh()
-    ref, ref_label, pr_number = _comparison_ref(ctx, gh)
-    judged = _judged_by(ctx, gh, ref=ref)
+    api = ctx.api()
+    ref, ref_label, pr_number = _comparison_ref(ctx, api)
+    judged = _judged_by(ctx, api, ref=ref)
     results = engine.evaluate(suite_config=judged.suite_config, suite=s.inputs.suite)
     _log_completeness(ctx, results)
     baseline_path, gate = judged.baseline_path, judged.suite_config.gate
     try:
-        remote = gh.get_file(path=baseline_path, ref=ref)
-    except GitHubError as exc:
+        remote = api.get_file(path=baseline_path, ref=ref)
+    except ForgeError as exc:
         consequence = ("the gate is on, so this run fails rather than report a first run" if _gate_on(judged)
                        else "nothing to compare with")
         error = type(exc)(f"cannot read the baseline {baseline_path} at {ref_label}: {exc} ({consequence})")
@@ -128,13 +129,13 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     else:
         source = f"{s.repository}@{ref[:12]}:{baseline_path}"
         baseline = engine.parse_baseline(text=remote.text, source=source)
-        kb_before = _base_manifest(ctx, gh, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
+        kb_before = _base_manifest(ctx, api, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
         comparison = engine.compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
-    links = links_for(s, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
+    links = links_for(ctx, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
     audit = None
     if s.inputs.audit:
-        audit = pull_request_audit(ctx, gh=gh, suite_config=judged.suite_config, baseline_path=baseline_path,
+        audit = pull_request_audit(ctx, api=api, suite_config=judged.suite_config, baseline_path=baseline_path,
                                    ref=ref, ref_label=ref_label)
     else:
         runner.log("audit: off (input audit=false)")
@@ -142,35 +143,39 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     marker = engine.marker(suite=s.inputs.suite)
     note = change_note(judged, suite=s.inputs.suite)
     rendered = engine.render_comment(results=results, comparison=comparison, baseline=baseline,
-                                     links=links, max_chars=COMMENT_MAX_CHARS - len(note), audit_section=section)
-    body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=note), marker=marker))
+                                     links=links, max_chars=ctx.forge.limits.comment_aim - len(note),
+                                     audit_section=section)
+    body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=note), marker=marker,
+                                 max_chars=ctx.forge.limits.comment_chars))
     comment_file = s.out_dir / "comment.md"
     ctx.write_text(comment_file, body)
     paths["comment_file"] = comment_file.as_posix()
 
     comment_url, fallback, failure = "", False, None
+    words = ctx.forge.words
     if not s.inputs.comment:
         runner.log("comment: off (input comment=false); the comment is in " + paths["comment_file"])
     elif pr_number is None:
-        runner.log("no pull request to comment on (set pr_number to comment from workflow_dispatch)")
+        runner.log(f"no {words.change} to {words.comment} on (set pr_number to comment from a manual run)")
     else:
         try:
-            posted = gh.upsert_comment(issue_number=pr_number, marker=marker, body=body)
+            posted = api.upsert_comment(number=pr_number, marker=marker, body=body)
             comment_url = posted.url
-            runner.log(f"{'created' if posted.created else 'updated'} the sticky comment on #{pr_number}: {posted.url}")
+            runner.log(f"{'created' if posted.created else 'updated'} the {words.comment} on {words.change} "
+                       f"{words.ref(pr_number)}: {posted.url}")
         except PermissionDenied as exc:
             fallback = True
-            why = "a pull request from a fork gets a read-only token" if s.is_fork else "the token may not comment"
-            runner.annotate("warning", f"Could not comment on #{pr_number} ({why}: {exc}). The comment is in the "
-                            f"job summary and in {paths['comment_file']} (output comment_file); see the "
-                            "workflow_run pattern in docs/action.md to post it.")
-        except GitHubError as exc:
+            instead = words.no_comment.format(file=paths["comment_file"])
+            why = f"{words.fork}: {exc}" if s.is_fork else str(exc)
+            runner.annotate("warning", f"Could not post the {words.comment} on {words.ref(pr_number)} ({why}). "
+                            f"The job passes; {instead}.")
+        except ForgeError as exc:
             failure = exc
 
     summary = note + engine.render_summary(results=results, comparison=comparison, baseline=baseline, links=links,
                                            audit_section=section)
     if fallback:
-        summary += fallback_section(body=body, pr_number=pr_number, comment_file=paths["comment_file"])
+        summary += fallback_section(body=body, words=words, pr_number=pr_number, comment_file=paths["comment_file"])
     write_summary(ctx, markdown=summary, shorter=body)
     outputs = step_outputs(results=results, comparison=comparison, mode=Mode.PR,
                            verdict=None if remote is not None else "no-baseline")
@@ -210,19 +215,23 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
     s, engine, runner = ctx.settings, ctx.engine, ctx.runner
     branch = s.branch
     if branch is None:
-        raise UsageError(f"{mode} writes to the branch that was evaluated, but GITHUB_REF is "
+        raise UsageError(f"{mode} writes to the branch that was evaluated, but this run's ref is "
                          f"{s.ref or 'unset'!r}, not refs/heads/<branch>")
-    gh = ctx.gh()
+    api = ctx.api()
     if results is None:
         results = _evaluate(ctx)
     audit = refresh_audit_file(ctx) if s.inputs.audit else None
     beside = {audit.path: audit.text} if audit is not None else {}
     if results.kb_cards is not None:  # the KB's card manifest, in the same commit as the baseline
         beside[manifest_path(s.baseline_path)] = kb_manifest_text(results.kb_cards, suite=results.suite)
-    write = commit_baseline(ctx, gh=gh, results=results, branch=branch, beside=beside or None)
+    write = commit_baseline(ctx, api=api, results=results, branch=branch, beside=beside or None)
     old = write.previous
     comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
-    paths = write_reports(ctx, results=results, comparison=comparison, baseline=old)
+    # The JUnit file against the baseline this refresh just accepted: no accepted loss stays a failure
+    # that a later merge request's widget would call "fixed".
+    accepted = engine.parse_baseline(text=write.text, source=f"{s.repository}@{branch}:{s.baseline_path}")
+    paths = write_reports(ctx, results=results, comparison=comparison, baseline=old,
+                          junit_comparison=engine.compare(results=results, baseline=accepted, gate=s.suite_config.gate))
     baseline_file = s.out_dir / "baseline.json"
     ctx.write_text(baseline_file, write.text)
     if write.commit and s.baseline_path not in write.changed:
@@ -235,7 +244,7 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
     if s.inputs.audit:
         note += " " + refresh_note(audit, commit=write.commit, changed=write.changed, baseline_path=s.baseline_path)
     runner.log(note.replace("`", ""))
-    links = links_for(s, baseline_ref=branch)
+    links = links_for(ctx, baseline_ref=branch)
     summary = engine.render_summary(results=results, comparison=comparison, baseline=old, links=links)
     write_summary(ctx, markdown=f"> {note}\n\n{summary}")
     outputs = step_outputs(results=results, comparison=comparison, mode=mode,
@@ -251,10 +260,10 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
 
 
 def _report_flow(ctx: FlowContext) -> Outcome:
-    s, engine = ctx.settings, ctx.engine
+    engine = ctx.engine
     results = _evaluate(ctx)
     paths = write_reports(ctx, results=results, comparison=None, baseline=None)
-    links = links_for(s, baseline_ref=None)
+    links = links_for(ctx, baseline_ref=None)
     write_summary(ctx, markdown=engine.render_summary(results=results, comparison=None, baseline=None, links=links))
     outputs = step_outputs(results=results, comparison=None, mode=Mode.REPORT, verdict="none")
     outputs.update(paths)
@@ -277,11 +286,11 @@ def _log_completeness(ctx: FlowContext, results: Results) -> None:
     ctx.runner.log(f"eval: {c.expected} cases ({c.scored} scored, {c.no_gold} no-gold, {c.failed} failed)")
 
 
-def _judged_by(ctx: FlowContext, gh: GitHubPort, *, ref: str) -> JudgedBy:
+def _judged_by(ctx: FlowContext, api: ForgeApi, *, ref: str) -> JudgedBy:
     """The PR's eval settings with the gate of the config file at ``ref`` (read through the API)."""
     s = ctx.settings
     config_path = config_path_of(s)
-    remote = gh.get_file(path=config_path, ref=ref)
+    remote = api.get_file(path=config_path, ref=ref)
     base = base_suite(remote.text if remote is not None else None, settings=s, ref=ref)
     judged = judged_by(settings=s, base=base, base_has_config=remote is not None)
     where = f"{config_path} at {ref[:12]}" if remote is not None else f"defaults ({config_path} absent at {ref[:12]})"
@@ -289,20 +298,20 @@ def _judged_by(ctx: FlowContext, gh: GitHubPort, *, ref: str) -> JudgedBy:
     return judged
 
 
-def _base_manifest(ctx: FlowContext, gh: GitHubPort, *, baseline_path: str, ref: str,
+def _base_manifest(ctx: FlowContext, api: ForgeApi, *, baseline_path: str, ref: str,
                    ref_label: str) -> dict[str, KbCard] | None:
     """The KB manifest beside the baseline at the base (never the checkout's copy), or None —
     then the comparison cannot say which cards the PR added, removed or edited."""
     path = manifest_path(baseline_path)
     try:
-        remote = gh.get_file(path=path, ref=ref)
+        remote = api.get_file(path=path, ref=ref)
         if remote is None:
             ctx.runner.log(f"no KB manifest at {path} on {ref_label}: which cards the PR changed is unknown "
                            "until the baseline is refreshed")
             return None
         source = f"{ctx.settings.repository}@{ref[:12]}:{path}"
         return manifest_from_text(remote.text, source=source)  # outside the limits: a note
-    except (GitHubError, BaselineError) as exc:
+    except (ForgeError, BaselineError) as exc:
         ctx.runner.annotate("warning", f"KB manifest not used: {exc}", title="retrieval-gate: KB manifest")
         return None
 
@@ -312,15 +321,24 @@ def _gate_on(judged: JudgedBy) -> bool:
     return gate.fail_on_regression or bool(gate.floors)
 
 
-def _comparison_ref(ctx: FlowContext, gh: GitHubPort) -> tuple[str, str, int | None]:
+def _comparison_ref(ctx: FlowContext, api: ForgeApi) -> tuple[str, str, int | None]:
     """(ref to read the baseline at, a label for messages, the PR to comment on)."""
     s = ctx.settings
+    words = ctx.forge.words
+    if s.base_sha and s.place.verify_base and s.pr_number is not None:
+        # the environment's base is a variable the change's own pipeline file can set: the API decides
+        pull = api.get_pull(number=s.pr_number)
+        if pull.base_sha != s.base_sha:
+            raise UsageError(f"the base commit of {words.change} {words.ref(s.pr_number)} is {pull.base_sha[:12]} "
+                             f"(its diff_refs, through the API), but this job's environment says {s.base_sha[:12]}: "
+                             "refused (the pipeline file may not choose what the change is judged against)")
+        return pull.base_sha, f"the base {pull.base_sha[:12]}", s.pr_number
     if s.base_sha:
         return s.base_sha, f"the base {s.base_sha[:12]}", s.pr_number
     if s.inputs.base_ref:
         return s.inputs.base_ref, s.inputs.base_ref, s.inputs.pr_number
-    if s.inputs.pr_number is not None:
-        pull = gh.get_pull(number=s.inputs.pr_number)
-        return pull.base_sha, f"the base {pull.base_sha[:12]} of #{s.inputs.pr_number}", s.inputs.pr_number
-    branch = s.default_branch or gh.default_branch()
+    if s.pr_number is not None:
+        pull = api.get_pull(number=s.pr_number)
+        return pull.base_sha, f"the base {pull.base_sha[:12]} of {words.ref(s.pr_number)}", s.pr_number
+    branch = s.default_branch or api.default_branch()
     return branch, f"the default branch {branch}", None

@@ -29,7 +29,7 @@ from retrieval_gate.publish.modes import Mode
 from retrieval_gate.publish.reports import write_summary
 from retrieval_gate.publish.untrusted import COMPARISON_MAX_BYTES, RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.escape import md_text
-from retrieval_gate.render.limits import COMMENT_MAX_CHARS, sticky_body
+from retrieval_gate.render.limits import sticky_body
 from retrieval_gate.settings import SuiteConfig
 
 # The fork's audit is not relayed: its findings would be the fork's words, computed by the fork's
@@ -45,7 +45,7 @@ def comment_flow(ctx: FlowContext) -> Outcome:
         raise UsageError("mode comment needs the pr_number input")
     if s.inputs.results_file is None:
         raise UsageError("mode comment needs the results_file input (results.json of the pull request's run)")
-    head_sha, head_repo = s.workflow_run_head_sha, s.workflow_run_head_repo
+    head_sha, head_repo = s.place.relayed_head_sha, s.place.relayed_head_repo
     if head_sha is None or head_repo is None:
         raise UsageError("mode comment runs on a workflow_run event whose payload names the run's head_sha and "
                          "head_repository; this event lacks them, so nothing is posted")
@@ -63,8 +63,8 @@ def comment_flow(ctx: FlowContext) -> Outcome:
     if comparison is not None and comparison.suite != results.suite:
         raise InputError(Problem(s.inputs.comparison_file or "", None, f"a comparison of suite {comparison.suite!r} "
                                  f"with results of suite {results.suite!r}"))
-    gh = ctx.gh()
-    pull = gh.get_pull(number=number)
+    api = ctx.api()
+    pull = api.get_pull(number=number)
     if pull.head_sha != head_sha:
         raise UsageError(f"pull request #{number}'s head is {pull.head_sha[:12]} but the workflow run was for "
                          f"{head_sha[:12]}: refusing to post (stale or mismatched pr_number)")
@@ -85,14 +85,17 @@ def comment_flow(ctx: FlowContext) -> Outcome:
 
         section = render_audit_note(FORK_AUDIT_NOTE)
     rendered = ctx.engine.render_comment(results=results, comparison=comparison, baseline=None, links=links,
-                                         max_chars=COMMENT_MAX_CHARS - len(preface) - len(note),
+                                         max_chars=ctx.forge.limits.comment_aim - len(preface) - len(note),
                                          audit_section=section)
-    body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=preface + note), marker=marker))
+    body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=preface + note), marker=marker,
+                                 max_chars=ctx.forge.limits.comment_chars))
     comment_file = s.out_dir / "comment.md"
     ctx.write_text(comment_file, body)
-    posted = gh.upsert_comment(issue_number=number, marker=marker, body=body)
-    runner.log(f"{'created' if posted.created else 'updated'} the sticky comment on #{number}: {posted.url}")
-    write_summary(ctx, markdown=f"Posted the retrieval-gate comment to #{number}: {posted.url}\n")
+    posted = api.upsert_comment(number=number, marker=marker, body=body)
+    words = ctx.forge.words
+    runner.log(f"{'created' if posted.created else 'updated'} the {words.comment} on {words.change} "
+               f"{words.ref(number)}: {posted.url}")
+    write_summary(ctx, markdown=f"Posted the retrieval-gate {words.comment} to {words.ref(number)}: {posted.url}\n")
     outputs = {"mode": Mode.COMMENT.value, "comment_url": posted.url, "comment_file": comment_file.as_posix()}
     runner.set_outputs(outputs)
     return Outcome(mode=Mode.COMMENT, exit_code=0, outputs=outputs)
@@ -116,13 +119,13 @@ def _gate_note(ctx: FlowContext, *, base_sha: str, head_sha: str) -> str:
     commits (read through the API, parsed, never run). Without the file at the head commit the
     note is left out rather than guessed: the API may not resolve a fork's commit."""
     s = ctx.settings
-    gh = ctx.gh()
+    api = ctx.api()
     config_path = config_path_of(s)
-    head = gh.get_file(path=config_path, ref=head_sha)
+    head = api.get_file(path=config_path, ref=head_sha)
     if head is None:
         ctx.runner.log(f"{config_path} not readable at the PR's head {head_sha[:12]}: no gate-change notice")
         return ""
-    base = gh.get_file(path=config_path, ref=base_sha)
+    base = api.get_file(path=config_path, ref=base_sha)
     proposed = base_suite(head.text, settings=s, ref=head_sha) or SuiteConfig()
     judged = judged_by(settings=s, base=base_suite(base.text if base is not None else None, settings=s, ref=base_sha),
                        base_has_config=base is not None, proposed=proposed)
@@ -130,9 +133,5 @@ def _gate_note(ctx: FlowContext, *, base_sha: str, head_sha: str) -> str:
 
 
 def _run_url(ctx: FlowContext) -> str | None:
-    """The fork run's page, built from the run id (digits only) and our server and repository."""
-    s = ctx.settings
-    run_id = s.workflow_run.get("id")
-    if isinstance(run_id, bool) or not isinstance(run_id, int) or not s.repository:
-        return None
-    return f"{s.server_url.rstrip('/')}/{s.repository}/actions/runs/{run_id}"
+    """The fork run's page (the forge builds it from the run's id alone, and our server and repository)."""
+    return ctx.settings.place.relayed_run_url

@@ -17,7 +17,6 @@ from typing import TextIO
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.publish.untrusted import scrub_text
 from retrieval_gate.render.escape import shown, visible
-from retrieval_gate.render.limits import SUMMARY_LIMIT_BYTES
 
 MAX_ANNOTATIONS = 10  # GitHub shows at most 10 warning and 10 error annotations per step
 
@@ -80,7 +79,8 @@ class Runner:
     stream: TextIO = field(default_factory=lambda: sys.stdout)
     annotations: list[str] = field(default_factory=list)
     secrets: tuple[str, ...] = ()
-    commands: bool = True  # False outside GitHub (GitLab): annotations are plain log lines, no ``::`` commands
+    commands: bool = True  # the forge's ``workflow_commands``: elsewhere annotations are plain log lines
+    summary_limit_bytes: int | None = None  # the forge's job summary limit (GitHub: 1 MiB)
 
     def scrub(self, text: str) -> str:
         return scrub_text(text, secrets=self.secrets)
@@ -91,13 +91,13 @@ class Runner:
         self._append(self.output_file, "".join(format_output(k, self.scrub(v)) for k, v in outputs.items()))
 
     def append_summary(self, markdown: str) -> bool:
-        """Append to the job summary; False (nothing written) when it would exceed GitHub's
-        1 MiB limit, so the caller can write a shorter one."""
+        """Append to the job summary; False (nothing written) when it would exceed the forge's
+        limit (GitHub: 1 MiB), so the caller can write a shorter one."""
         if self.summary_file is None:
             return True
         markdown = self.scrub(markdown)
         existing = self.summary_file.stat().st_size if self.summary_file.exists() else 0
-        if existing + len(markdown.encode("utf-8")) > SUMMARY_LIMIT_BYTES:
+        if self.summary_limit_bytes is not None and existing + len(markdown.encode("utf-8")) > self.summary_limit_bytes:
             return False
         self._append(self.summary_file, markdown if markdown.endswith("\n") else markdown + "\n")
         return True
@@ -112,7 +112,7 @@ class Runner:
         where = {"file": file} if file else {}
         if file and line:
             where["line"] = str(line)
-        if issued >= MAX_ANNOTATIONS or not self.commands:  # past GitHub's limit, or no runner commands (GitLab)
+        if issued >= MAX_ANNOTATIONS or not self.commands:  # past GitHub's limit, or a forge without runner commands
             text = f"{level}: {file}:{line}: {message}" if file and line else f"{level}: {message}"
             self.annotations.append(text)
             self.log(text)

@@ -11,8 +11,8 @@ what its run wrote) or from the workspace, so it is read only when it is
   so a symlinked folder cannot lead out of it either;
 - **at most a size cap** (below): read up to the cap plus one byte, refused beyond.
 
-Caps (bytes): results 32 MiB, comparison 16 MiB, the event payload 25 MiB (GitHub's own webhook
-payload limit), the base's config file 1 MiB.
+Caps (bytes): results 32 MiB, comparison 16 MiB, the base's config file 1 MiB (GitHub's event
+payload: 25 MiB, its own webhook payload limit, ``forge.github.settings``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from retrieval_gate.files import ReadRefused, read_bounded
 MIB = 1024 * 1024
 RESULTS_MAX_BYTES = 32 * MIB
 COMPARISON_MAX_BYTES = 16 * MIB
-EVENT_MAX_BYTES = 25 * MIB
 CONFIG_MAX_BYTES = 1 * MIB
 
 REDACTED = "***"

@@ -19,25 +19,12 @@ from markupsafe import Markup, escape
 from retrieval_gate.render.cells import Cell
 from retrieval_gate.render.escape import clean_text
 from retrieval_gate.render.trend import Trend
+from retrieval_gate.stats.proportion import wilson
 
 # Okabe–Ito: blue (better), vermillion (worse), orange (inconclusive), sky blue (the rest) stay apart under
 # protanopia, deuteranopia and tritanopia, and read on a light or a dark page.
 COLOURS = {"improved": "#0072B2", "regressed": "#D55E00", "below_floor": "#D55E00", "inconclusive": "#E69F00",
            "ok": "#56B4E9", "new": "#56B4E9", "missing": "#8c959f", "current": "#56B4E9"}
-Z95 = 1.959963984540054
-
-
-def wilson(p: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion ``p`` observed over ``n`` trials:
-    centre = (p + z²/2n) / (1 + z²/n), half = z·√(p(1−p)/n + z²/4n²) / (1 + z²/n)."""
-    if n <= 0:
-        return (0.0, 1.0)
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 @dataclass(frozen=True)
 class ChartRow:
     label: str
@@ -119,7 +106,7 @@ def slice_chart(rows: Sequence[ChartRow], *, title: str, proportion: bool, compa
                        f'fill="{colour}" opacity="0.75"><title>{escape(label)}: {cell.current:.3f} '
                        f"(n={cell.n_current})</title></rect>")
             if proportion and cell.n_current > 0:
-                lo, hi = wilson(cell.current, cell.n_current)
+                lo, hi = wilson(cell.current, n=cell.n_current)
                 out.append(_whisker(vx(lo), vx(hi), mid, "whisker"))
         if cell.baseline is not None:
             bx = vx(cell.baseline)

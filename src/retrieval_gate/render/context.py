@@ -75,7 +75,7 @@ class Link:
 
 
 LINK_LABELS = {"report": "HTML report", "artifact": "HTML report (artifact)", "run": "workflow run",
-               "summary": "job summary", "baseline": "baseline file"}
+               "pipeline": "pipeline", "summary": "job summary", "baseline": "baseline file"}
 
 
 def value_text(value: Any, *, max_len: int = 80) -> str:

@@ -12,10 +12,12 @@ heading, inside ``<details>`` — because:
   treats as literal text, never as syntax: ``& < > | ` * ~ [ ] \\ $``, and ``_`` unless it sits alone between two
   letters or digits (``q_001``) (and a leading
   ``# + - =`` or the ``.``/``)`` after leading digits, which would start a block);
-- GitHub's text filters run after Markdown and see decoded text, so entities cannot stop them:
-  ``@name`` (a mention that pings), ``#123`` / ``GH-123`` (issue links that post a back-reference)
-  and bare URLs (``https://…``, ``www.…``) get a zero-width character inserted, which breaks the
-  pattern and reads the same.
+- the forges' reference filters run after Markdown and see decoded text, so entities cannot stop
+  them: ``@name`` (a mention that pings; GitLab's usernames may start with ``_`` or ``.``, and
+  Azure DevOps mentions ``@<id>``), ``#123`` / ``GH-123`` (issue and work-item links that post a
+  back-reference), GitLab's ``!12`` (merge requests), ``&7`` (epics), ``~label``, ``%milestone``
+  and ``$12`` (snippets), and bare URLs (``https://…``, ``www.…``) get a zero-width character
+  inserted after the sigil, which breaks the pattern and reads the same.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ _ENTITY_RE = re.compile("[" + re.escape("".join(_ENTITIES)) + "]")
 _UNDERSCORE_RE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 # C0/C1 controls, DEL, line/paragraph separators, bidi embeddings/overrides/isolates, BOM.
 _SPACE_RE = re.compile("[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\\s]+")
-_MENTION_RE = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")  # GitHub: ASCII \W before, alnum after
+# A mention: ASCII \W before; a letter or digit after (GitHub), ``_`` or ``.`` (GitLab), ``<`` (Azure DevOps).
+_MENTION_RE = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9_.<])")
 _ISSUE_RE = re.compile(r"#(?=\d)")
+# GitLab's references: !12 merge request, &7 epic, ~label / ~"two words", %milestone, $12 snippet.
+_GITLAB_REF_RE = re.compile(r"([!&$])(?=\d)|([~%])(?=[\w\"])")
 _GH_RE = re.compile(r"(?i)\b(GH)(?=-\d)")
 _URL_RE = re.compile(r"(?i)(:)(//)|\b(www)(\.)")
 _LEADING_BLOCK_RE = re.compile(r"^([#+\-=])|^(\d+)([.)])(?=\s|$)")
@@ -69,6 +74,7 @@ def md_text(text: object, *, max_len: int | None = None) -> Markup:
     # GitHub's filters first, on plain text (an entity such as &#124; must not be touched).
     out = _MENTION_RE.sub("@" + ZWJ, out)
     out = _ISSUE_RE.sub("#" + ZWJ, out)
+    out = _GITLAB_REF_RE.sub(lambda m: (m.group(1) or m.group(2)) + ZWJ, out)
     out = _GH_RE.sub(lambda m: m.group(1) + ZWJ, out)
     out = _URL_RE.sub(_break_url, out)
     out = _ENTITY_RE.sub(lambda m: _ENTITIES[m.group(0)], out)
@@ -113,14 +119,16 @@ def marker_suite(suite: object) -> str:
 # obey (ESC starts colour, clear-screen, OSC-8 hyperlinks, title changes; bidi overrides reorder
 # what is read), and a GitHub runner parses every line of stdout and stderr for workflow commands:
 # a line starting (after spaces) with ``::`` (``::error file=…::``, ``::add-mask::``,
-# ``::stop-commands::``) or holding ``##[`` anywhere (the runner's older command form). So:
+# ``::stop-commands::``) or holding ``##[`` anywhere (the runner's older command form); an Azure
+# DevOps agent obeys ``##vso[`` (logging commands: set a variable, upload a file) and ``##[``
+# (formatting: ``##[error]``) anywhere in a line, in any case. So:
 #
 # - control characters (C0 but tab, DEL, C1), bidi embeddings/overrides/isolates and marks, line
 #   and paragraph separators, the BOM and lone surrogates (a file name that is not UTF-8) are
 #   written visibly, as ``\x1b``, ``\u202e``, ``\udce9`` — never emitted; a line feed too unless
 #   the caller keeps line structure (``keep_newlines``: text this tool laid out);
 # - a line that would start with ``::`` gets its first colon written ``%3A`` (GitHub's own escape),
-#   and ``##[`` becomes ``##%5B``: only the commands the tool itself issues
+#   ``##[`` becomes ``##%5B`` and ``##vso[`` becomes ``##vso%5B``: only the commands the tool itself issues
 #   (``publish/runner.workflow_command``) start a line with ``::``.
 
 _SHOWN_RE = re.compile("[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029"
@@ -129,7 +137,7 @@ _SHOWN_KEEP_NL_RE = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u
                                "\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 # A line start, past spaces and the colour codes (SGR) rich writes on a terminal.
 _COMMAND_START_RE = re.compile(r"^((?:\s|\x1b\[[0-9;]*m)*):(?=:)", re.MULTILINE)
-_OLD_COMMAND_RE = re.compile(r"##\[")
+_OLD_COMMAND_RE = re.compile(r"##(vso)?\[", re.IGNORECASE)
 _BIDI_RE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -152,7 +160,7 @@ def visible(text: object, *, keep_newlines: bool = False) -> str:
 
 def no_commands(text: str) -> str:
     """Only the second half of ``shown``: no line of ``text`` starts a workflow command."""
-    return _COMMAND_START_RE.sub(r"\1%3A", _OLD_COMMAND_RE.sub("##%5B", text))
+    return _COMMAND_START_RE.sub(r"\1%3A", _OLD_COMMAND_RE.sub(lambda m: f"##{m.group(1) or ''}%5B", text))
 
 
 def no_bidi(text: object) -> str:

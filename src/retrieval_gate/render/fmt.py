@@ -149,15 +149,23 @@ def change(baseline: float, current: float) -> Markup:
     return Markup(f"{num(baseline)} → {num(current)}")
 
 
+SPARK_FLOOR = 0.02  # the smallest range a sparkline spans: 0.927 vs 0.9273 is not a cliff
+
+
 def sparkline(values: Sequence[float]) -> Markup:
-    """One block per value, height ``round((v − min) / (max − min) × 7)`` of ``▁…█``; a flat series
-    is drawn at mid height (``▄``)."""
+    """One block of ``▁…█`` per value, the values taken as printed (3 decimals), on a scale that
+    spans their range but at least ``SPARK_FLOOR``, centred on them: height ``round((v − base) /
+    span × 7)`` (halves down) with ``span = max(max − min, SPARK_FLOOR)`` and ``base = (min + max −
+    span) / 2``. Equal values are a flat line at mid height (``▄``); values within the floor of
+    each other move a block or two, not from the bottom to the top."""
     if not values:
         return Markup("")
+    values = [round(v, 3) for v in values]
     lo, hi = min(values), max(values)
-    if hi - lo < 1e-12:
-        return Markup(SPARK[3] * len(values))
-    return Markup("".join(SPARK[round((v - lo) / (hi - lo) * (len(SPARK) - 1))] for v in values))
+    span = max(hi - lo, SPARK_FLOOR)
+    base = (lo + hi - span) / 2
+    top = len(SPARK) - 1
+    return Markup("".join(SPARK[min(top, max(0, math.floor((v - base) / span * top + 0.5 - 1e-9)))] for v in values))
 
 
 def clamp01(value: float) -> float:

@@ -4,13 +4,12 @@ user template extending it) in a sandboxed Jinja environment.
 Every ``{{ … }}`` is escaped with ``escape.md_text`` unless the value is marked safe (the number
 filters return safe text), so user data cannot break tables, inject HTML or ping people.
 
-Size: GitHub refuses comments over 65,536 characters. ``render_comment`` renders with everything,
-and while the text is longer than ``max_chars`` re-renders with fewer per-case entries (lost /
-gained hits, added / removed / failed ids: 100, 50, 20, 10, 0 each), then fewer slice rows (40,
-20, 10, 0; the regressed and most-changed are kept), saying what was cut and where the full report
-is. If even that is too long (a custom template, a huge config diff) it cuts at a line end and
-appends a notice; the marker is kept.
-"""
+Size: each forge has a limit (GitHub refuses comments over 65,536 characters: ``forge/*``).
+``render_comment`` renders with everything, and while the text is longer than ``max_chars`` re-
+renders with fewer per-case entries (lost / gained hits, added / removed / failed ids: 100, 50, 20,
+10, 0 each), then fewer slice rows (40, 20, 10, 0; the regressed and most-changed are kept), saying
+what was cut and where the full report is. If even that is too long (a custom template, a huge
+config diff) it cuts at a line end and appends a notice; the marker is kept. """
 
 from __future__ import annotations
 
@@ -37,10 +36,10 @@ from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.render import fmt
 from retrieval_gate.render.context import LINK_LABELS, Limits, build_context
 from retrieval_gate.render.escape import chart_label, marker_suite, md_text
-from retrieval_gate.render.limits import COMMENT_MAX_CHARS, GITHUB_COMMENT_LIMIT, cut_to_fit
+from retrieval_gate.render.limits import DEFAULT_COMMENT_CHARS, cut_to_fit
 from retrieval_gate.score.results import Results
 
-__all__ = ["GITHUB_COMMENT_LIMIT", "comment_marker", "render_comment", "render_summary"]
+__all__ = ["comment_marker", "render_comment", "render_summary"]
 
 COMMENT_TEMPLATE = "comment.md.j2"
 CASE_STEPS = (None, 100, 50, 20, 10, 0)
@@ -171,7 +170,7 @@ def render_summary(
 ) -> str:
     """The job summary: the comment's template with nothing cut. ``max_bytes`` (UTF-8), when
     given, applies the same trimming as the comment (GitHub rejects a step summary over
-    ``render.limits.SUMMARY_LIMIT_BYTES``)."""
+    1 MiB, ``forge.github``)."""
     tpl, where = _load_template(template)
     marker = comment_marker(results.suite)
     steps = [Limits()] if max_bytes is None else [Limits(cases=c) for c in SUMMARY_CASE_STEPS] + _steps()[1:]
@@ -193,7 +192,7 @@ def render_comment(
     baseline: Baseline | None = None,
     links: dict[str, str] | None = None,
     template: Path | None = None,
-    max_chars: int = COMMENT_MAX_CHARS,
+    max_chars: int = DEFAULT_COMMENT_CHARS,
     audit_section: str = "",
 ) -> str:
     """The sticky PR comment, at most ``max_chars`` characters (see the module docstring)."""

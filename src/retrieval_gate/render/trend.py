@@ -32,15 +32,16 @@ class Trend:
 
 def trend(*, results: Results, baseline: Baseline | None, metric: str) -> Trend | None:
     """The headline metric over the baseline history (oldest first), then this run. None when
-    there is nothing to draw a line through (fewer than two points)."""
+    there is nothing to draw a line through (fewer than two points). Each point is labelled by its
+    short commit sha, else its date (never the ref: ``refs/heads/main`` cut to a label says nothing)."""
     points: list[TrendPoint] = []
     if baseline is not None:
         for i, entry in enumerate(baseline.history):
             if metric in entry.headline:
-                label = entry.sha[:7] if entry.sha else (entry.ref or (entry.timestamp or "")[:10] or f"#{i + 1}")
+                label = entry.sha[:7] if entry.sha else ((entry.timestamp or "")[:10] or f"#{i + 1}")
                 points.append(TrendPoint(label=label, value=entry.headline[metric]))
         if not points and metric in baseline.aggregates.get(OVERALL, {}):
-            label = baseline.sha[:7] if baseline.sha else "baseline"
+            label = baseline.sha[:7] if baseline.sha else ((baseline.updated_at or "")[:10] or "baseline")
             points.append(TrendPoint(label=label, value=baseline.aggregates[OVERALL][metric].value))
     current = results.aggregates.get(OVERALL, {}).get(metric)
     if current is not None:

@@ -1,16 +1,23 @@
-"""The ``.gitlab-ci.yml`` job ``retrieval-gate init --ci gitlab`` writes. Pure.
+"""The ``.gitlab-ci.yml`` ``retrieval-gate init --ci gitlab`` writes. Pure.
 
-One job, ``retrieval``, in the retrieval-gate image pinned by digest, running the same entry point
-as the GitHub Action (``retrieval-gate action``, which reads GitLab's predefined variables):
+Two jobs in the retrieval-gate image pinned by its registry digest, both running the same entry
+point as the GitHub Action (``retrieval-gate action``, which reads GitLab's predefined variables):
 
-- on a merge-request pipeline: eval, judged by the baseline, KB manifest and gate settings read at
-  the merge request's base through the API, one note on the merge request, the JUnit report for
-  the merge-request widget;
-- on a push to the default branch: the baseline, manifest and audit refreshed in one commit
-  (``[skip ci]``, so that commit starts no pipeline);
-- the store (``.retrieval-gate/``) cached, keyed by the config file (the settings) and, where the
-  KB is one file, by the KB too; the embedding cache inside it is keyed by each chunk's text, so a
-  changed KB re-embeds only the chunks that changed.
+- ``retrieval`` evaluates, and holds no token that can write:
+  on a merge-request pipeline it is judged by the baseline, KB manifest and gate settings read at
+  the merge request's base (its ``diff_refs``, through the API), posts one note with
+  ``RETRIEVAL_GATE_GITLAB_TOKEN`` (Reporter: notes only; absent → the note is in the artifacts) and
+  gives the merge-request widget its JUnit report; on a push to the default branch it evaluates
+  (mode ``report``) and keeps ``results.json`` as an artifact;
+- ``retrieval-refresh`` (default branch only) runs no evaluation: it takes that job's artifacts,
+  checks them (mode ``write-baseline``) and commits the baseline, manifest and audit in one
+  commit (``[skip ci]``) with ``RETRIEVAL_GATE_GITLAB_WRITE_TOKEN``, a protected variable scoped to
+  the environment only this job declares (``ENVIRONMENT``).
+
+The store (``.retrieval-gate/``) is cached keyed by the KB when it is one file, never by the config
+file: a gate-only edit keeps the store warm, and what the index depends on (model, chunking) is
+checked by the store itself; the embedding cache inside it is keyed by each chunk's text, so a
+changed KB re-embeds only the chunks that changed.
 """
 
 from __future__ import annotations
@@ -20,13 +27,21 @@ import re
 
 from retrieval_gate.scaffold.texts import MARKER
 
-DIGEST_RE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$")
-TOKEN_HELP = ("Settings → CI/CD → Variables: RETRIEVAL_GATE_GITLAB_TOKEN, a project access token with the api "
-              "scope (Reporter may comment, Developer may push the baseline), masked")
+# REGISTRY/NAME[:TAG]@sha256:<64 hex> or NAMESPACE/NAME…: the digest a registry gave (docker inspect's
+# RepoDigests after a push). A bare local name (``retrieval-gate@sha256:…``, an image id) no runner can pull.
+DIGEST_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]*(/[a-z0-9][a-z0-9._-]*)+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+                       r"@sha256:[0-9a-f]{64}$")
+ENVIRONMENT = "retrieval-gate-baseline"
+TOKEN_HELP = f"""\
+# Tokens (Settings → CI/CD → Variables; docs/ci.md says what each can reach):
+# - RETRIEVAL_GATE_GITLAB_TOKEN: masked; a project access token, role Reporter, scope api (it may
+#   post the merge-request note, not push);
+# - RETRIEVAL_GATE_GITLAB_WRITE_TOKEN: masked, protected, environment scope {ENVIRONMENT}
+#   (declared by retrieval-refresh alone; protect that environment too); role Developer, scope api."""
 
 
 def valid_image(image: str) -> bool:
-    """``registry/name[:tag]@sha256:<64 hex>``: an image pinned by its digest."""
+    """An image pinned by the digest of a registry: ``registry/name[:tag]@sha256:<64 hex>``."""
     return bool(DIGEST_RE.match(image))
 
 
@@ -36,13 +51,17 @@ def _q(text: str) -> str:
 
 
 def gitlab_ci(*, image: str, suite: str, kb: str, kb_is_file: bool) -> str:
-    key_files = ["retrieval-gate.yml", kb] if kb_is_file else ["retrieval-gate.yml"]
+    key = (f"key:\n      files: [{_q(kb)}]\n      prefix: retrieval-gate-store" if kb_is_file
+           else "key: retrieval-gate-store")
     suite_line = f"    INPUT_SUITE: {_q(suite)}\n" if suite != "default" else ""
     return f"""\
 {MARKER}: the merge-request check (one note, the JUnit
-# report in the merge-request widget) and the baseline refresh on a push to the default branch.
-# The token: {TOKEN_HELP}.
-# A fork's merge-request pipeline gets no token: it posts nothing and says so in the job log.
+# report in the merge-request widget) and, on a push to the default branch, the baseline refresh
+# in a job of its own that runs no evaluation.
+{TOKEN_HELP}
+# A fork's merge request gets no token (and a protected one is withheld from a merge request whose
+# source branch is unprotected): the job passes, posts nothing, says so in its log, and the note
+# is in its artifacts (retrieval-gate-out/comment.md). docs/ci.md says what each token can reach.
 retrieval:
   image:
     name: {_q(image)}
@@ -52,9 +71,7 @@ retrieval:
 {suite_line}  script:
     - retrieval-gate action
   cache:
-    key:
-      files: [{", ".join(_q(f) for f in key_files)}]
-      prefix: retrieval-gate-store
+    {key}
     paths: [.retrieval-gate/]
   artifacts:
     when: always
@@ -64,5 +81,33 @@ retrieval:
       junit: retrieval-gate-out/junit.xml
   rules:
     - if: $CI_PIPELINE_SOURCE == "merge_request_event"
+    - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $CI_PIPELINE_SOURCE == "push"
+      variables:
+        INPUT_MODE: report
+
+retrieval-refresh:
+  image:
+    name: {_q(image)}
+    entrypoint: [""]
+  needs:
+    - job: retrieval
+      artifacts: true
+  environment:
+    name: {ENVIRONMENT}
+  variables:
+    INPUT_MODE: write-baseline
+    INPUT_RESULTS_FILE: retrieval-gate-out/results.json
+    INPUT_AUDIT: "true"
+    GIT_DEPTH: "1"
+{suite_line}  script:
+    - retrieval-gate action
+  resource_group: {ENVIRONMENT}
+  artifacts:
+    when: always
+    expire_in: 30 days
+    paths: [retrieval-gate-out/]
+    reports:
+      junit: retrieval-gate-out/junit.xml
+  rules:
     - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $CI_PIPELINE_SOURCE == "push"
 """

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from retrieval_gate.errors import UsageError
 from retrieval_gate.scaffold import texts
+from retrieval_gate.scaffold.azure_ci import azure_ci
 from retrieval_gate.scaffold.gitlab_ci import gitlab_ci
+from retrieval_gate.scaffold.gitlab_pages import gitlab_pages_job
 
 CREATE, SAME, KEEP, REPLACE, APPEND = "create", "unchanged", "kept", "replace", "append"
 CONFIG = "retrieval-gate.yml"
@@ -21,7 +23,9 @@ CALLER = ".github/workflows/retrieval.yml"
 COMMENT = ".github/workflows/retrieval-comment.yml"
 GITIGNORE = ".gitignore"
 GITLAB_CI = ".gitlab-ci.yml"
-CI_SYSTEMS = ("github", "gitlab")
+AZURE_CI = "azure-pipelines.yml"
+CI_SYSTEMS = ("github", "gitlab", "azure")
+IMAGE_CI = {"gitlab": GITLAB_CI, "azure": AZURE_CI}  # the systems whose pipeline pins the image (--image)
 
 _ACTION_REF = re.compile(r"(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@(?P<sha>[0-9a-f]{40})")
 
@@ -79,12 +83,17 @@ def plan(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: l
          gitlab_image: str | None = None, kb_is_file: bool = False) -> list[FileStep]:
     """Every file init writes, in the order it reports them. ``existing[path]`` is the file's text
     (None: absent). ``ci="github"``: the two workflows, not planned without a ``pin``;
-    ``ci="gitlab"``: ``.gitlab-ci.yml``, not planned without an image pinned by digest (the shell
-    says why either way)."""
+    ``ci="gitlab"`` / ``ci="azure"``: ``.gitlab-ci.yml`` / ``azure-pipelines.yml``, not planned
+    without an image pinned by digest (the shell says why either way)."""
     wanted = {CONFIG: texts.config_text(suite=suite, kb=kb, kb_kind=kb_kind, cases=cases, cases_kind=cases_kind, k=k)}
     if ci == "gitlab":
         if gitlab_image is not None:
-            wanted[GITLAB_CI] = gitlab_ci(image=gitlab_image, suite=suite, kb=kb, kb_is_file=kb_is_file)
+            # the history site's pages job after the refresh job (docs/history.md, "Publishing")
+            wanted[GITLAB_CI] = (gitlab_ci(image=gitlab_image, suite=suite, kb=kb, kb_is_file=kb_is_file)
+                                 + gitlab_pages_job(image=gitlab_image))
+    elif ci == "azure":
+        if gitlab_image is not None:
+            wanted[AZURE_CI] = azure_ci(image=gitlab_image, suite=suite, branch=branch)
     elif pin is not None:
         wanted[CALLER] = texts.caller_workflow(repo=pin.repo, sha=pin.sha, version=pin.version, branch=branch,
                                                suite=suite)

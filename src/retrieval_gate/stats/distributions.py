@@ -83,8 +83,10 @@ def _t_central(theta: float, df: int) -> float:
     return 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
 
 
+@lru_cache(maxsize=4096)
 def t_quantile(p: float, df: int) -> float:
-    """The p-quantile of Student's t with ``df`` (a positive integer) degrees of freedom."""
+    """The p-quantile of Student's t with ``df`` (a positive integer) degrees of freedom (kept:
+    a history asks for the same few, refresh after refresh)."""
     if df < 1 or int(df) != df:
         raise ValueError("df must be a positive integer")
     if not 0 < p < 1:

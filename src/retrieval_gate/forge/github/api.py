@@ -22,12 +22,12 @@ Retries: 5xx, 429 and rate-limit 403 answers are retried by PyGithub's ``GithubR
 first retry immediate), honouring ``Retry-After`` and ``X-RateLimit-Reset`` up to
 ``max_rate_limit_wait`` (5 minutes): a longer wait asked for (``Retry-After: 3600`` on a 429 or
 a 5xx, which urllib3 alone would honour for up to 6 hours) gives up at once with one
-``GitHubError`` line. An answer whose body is not the JSON expected (an HTML error page, a cut-off
-body) is a ``GitHubError`` too, never a traceback. A POST that got a 5xx is *not* retried by the
+``ForgeError`` line. An answer whose body is not the JSON expected (an HTML error page, a cut-off
+body) is a ``ForgeError`` too, never a traceback. A POST that got a 5xx is *not* retried by the
 transport (the comment may have been created); :meth:`GitHubRepo.upsert_comment` looks for it
 again instead.
 
-Deadlines (``publish/github_wait.py``): a total deadline of 120 s per call (connect + headers +
+Deadlines (``forge/wait.py``): a total deadline of 120 s per call (connect + headers +
 body; the retry policy's waits not counted). A GET whose answer was lost (reset, cut body) is
 asked again (3 attempts); after a write whose answer was lost (comment POST, ref PATCH) the
 adapter re-reads, and reports the write as landed when it did.
@@ -41,7 +41,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import requests
@@ -50,49 +49,23 @@ from github.Requester import Requester
 from pydantic import SecretStr
 from urllib3.exceptions import HTTPError as Urllib3Error
 
-from retrieval_gate.errors import ConflictError, GitHubError, PermissionDenied
-from retrieval_gate.publish.github_wait import (
+from retrieval_gate.errors import ConflictError, ForgeError, PermissionDenied
+from retrieval_gate.forge.base import PostedComment, PullInfo, RemoteFile
+from retrieval_gate.forge.github.retry import WaitTooLong, default_retry
+from retrieval_gate.forge.wait import (
     CALL_DEADLINE_S,
     GET_ATTEMPTS,
     LOST_ANSWER_WAIT_S,
     DeadlinePassed,
     LostAnswer,
-    WaitTooLong,
     answer_was_lost,
     call_deadline,
-    default_retry,
 )
-from retrieval_gate.publish.untrusted import scrub_text
 from retrieval_gate.render.escape import shown
 
 T = TypeVar("T")
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    path: str
-    text: str
-    sha: str  # the blob sha, needed to update the file
-
-
-@dataclass(frozen=True)
-class PullInfo:
-    number: int
-    head_sha: str
-    base_sha: str
-    base_ref: str
-    head_repo: str  # owner/name of the head repository (differs from ours for a fork)
-
-
-@dataclass(frozen=True)
-class PostedComment:
-    id: int
-    url: str  # html_url, for the ``comment_url`` output
-    created: bool  # False when an existing sticky comment was edited
-
-
 
 
 class GitHubRepo:
@@ -103,6 +76,7 @@ class GitHubRepo:
         *,
         token: SecretStr,
         repository: str,
+        scrub: Callable[[str], str],
         api_url: str = "https://api.github.com",
         retries: int = 5,
         backoff_factor: float = 1.0,
@@ -112,8 +86,9 @@ class GitHubRepo:
         log: Callable[[str], None] | None = None,
     ) -> None:
         if not token.get_secret_value():
-            raise GitHubError("no GitHub token: set the action's github_token input")
+            raise ForgeError("no GitHub token: set the action's github_token input")
         self._token = token
+        self._scrub = scrub
         self._api_url = api_url.rstrip("/")
         self._gh = Github(
             auth=Auth.Token(token.get_secret_value()),
@@ -133,7 +108,7 @@ class GitHubRepo:
     # -- errors ---------------------------------------------------------------------------------
 
     def _message(self, text: str) -> str:
-        return scrub_text(text, secrets=[self._token.get_secret_value()])
+        return self._scrub(text)
 
     @contextmanager
     def _translate(self, action: str, *, conflict: bool = False) -> Iterator[None]:
@@ -142,35 +117,35 @@ class GitHubRepo:
             with call_deadline(self._deadline_s):
                 yield
         except DeadlinePassed:
-            raise GitHubError(self._message(f"{action}: no complete answer from the GitHub API within "
+            raise ForgeError(self._message(f"{action}: no complete answer from the GitHub API within "
                                             f"{self._deadline_s:g} s (total deadline per call): giving up")) from None
         except LostAnswer:
             raise
         except GithubException as exc:
             raise self._error(exc, action, conflict=conflict) from None
         except WaitTooLong as exc:
-            raise GitHubError(self._message(f"{action}: {exc}")) from None
+            raise ForgeError(self._message(f"{action}: {exc}")) from None
         except requests.exceptions.RetryError as exc:  # retries exhausted on 5xx / 429 answers
             reason = getattr(getattr(exc.args[0] if exc.args else None, "reason", None), "args", ("",))[0] or exc
             msg = self._message(f"{action}: the GitHub API kept failing after retries ({reason})")
-            raise GitHubError(msg) from None
+            raise ForgeError(msg) from None
         except (requests.exceptions.ChunkedEncodingError, http.client.IncompleteRead) as exc:
             raise LostAnswer(self._message(f"{action}: the answer was cut off ({type(exc).__name__})")) from None
         except requests.exceptions.ConnectionError as exc:
             if answer_was_lost(exc):
                 raise LostAnswer(self._message(f"{action}: the connection was reset before the answer came")) from None
             msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
-            raise GitHubError(msg) from None
+            raise ForgeError(msg) from None
         except (requests.RequestException, Urllib3Error) as exc:
             msg = self._message(f"{action}: cannot reach the GitHub API at {self._api_url}: {exc}")
-            raise GitHubError(msg) from None
+            raise ForgeError(msg) from None
         except (ValueError, KeyError, TypeError, AttributeError, AssertionError) as exc:  # not the JSON expected
             detail = str(exc).splitlines()[0][:120] if str(exc).strip() else ""
             msg = self._message(f"{action}: the GitHub API answered with a body that is not the JSON expected "
                                 f"({type(exc).__name__}{': ' + detail if detail else ''})")
-            raise GitHubError(msg) from None
+            raise ForgeError(msg) from None
 
-    def _error(self, exc: GithubException, action: str, *, conflict: bool = False) -> GitHubError:
+    def _error(self, exc: GithubException, action: str, *, conflict: bool = False) -> ForgeError:
         status = exc.status
         detail = _detail(exc.data)
         text = self._message(f"{action}: HTTP {status}{': ' + detail if detail else ''}")
@@ -178,7 +153,7 @@ class GitHubRepo:
             return PermissionDenied(text)
         if conflict and status in (409, 422):
             return ConflictError(text)
-        error = GitHubError(text)
+        error = ForgeError(text)
         error.status = status  # type: ignore[attr-defined]
         return error
 
@@ -192,7 +167,7 @@ class GitHubRepo:
                     return call()
             except LostAnswer as exc:
                 if attempt == GET_ATTEMPTS:
-                    raise GitHubError(f"{exc}; giving up after {GET_ATTEMPTS} attempts") from None
+                    raise ForgeError(f"{exc}; giving up after {GET_ATTEMPTS} attempts") from None
                 wait = LOST_ANSWER_WAIT_S * 2 ** (attempt - 1)
                 self._log(f"{exc}; asking again in {wait:g} s (attempt {attempt + 1} of {GET_ATTEMPTS})")
                 time.sleep(wait)
@@ -206,12 +181,12 @@ class GitHubRepo:
         action = f"read {path} at {ref}"
         try:
             content = self._get(action, lambda: self._repo.get_contents(path, ref=ref))
-        except GitHubError as exc:
+        except ForgeError as exc:
             if getattr(exc, "status", None) == 404:
                 return None
             raise
         if isinstance(content, list):
-            raise GitHubError(self._message(f"{action}: is a folder, not a file"))
+            raise ForgeError(self._message(f"{action}: is a folder, not a file"))
         if content.encoding == "base64" and content.content is not None:
             with self._translate(action):
                 raw = base64.b64decode(content.content)
@@ -222,7 +197,7 @@ class GitHubRepo:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise GitHubError(self._message(f"{action}: not UTF-8 text")) from None
+            raise ForgeError(self._message(f"{action}: not UTF-8 text")) from None
         return RemoteFile(path=path, text=text, sha=str(content.sha))
 
     def branch_head(self, *, branch: str) -> str:
@@ -251,12 +226,12 @@ class GitHubRepo:
                 ref.edit(commit.sha, force=False)
         except ConflictError:
             raise
-        except GitHubError as exc:
+        except ForgeError as exc:
             if not isinstance(exc, LostAnswer) and getattr(exc, "status", 0) < 500:
                 raise
             now = self.branch_head(branch=branch)
             if now != str(commit.sha):
-                raise (ConflictError if now != parent else GitHubError)(self._message(
+                raise (ConflictError if now != parent else ForgeError)(self._message(
                     f"{action}: {exc}; re-read: {branch} is at {now[:12]}, the write did not land")) from None
             self._log(f"{exc}; re-read: {branch} is at the new commit {str(commit.sha)[:12]}: the write landed")
         return str(commit.sha)
@@ -281,7 +256,7 @@ class GitHubRepo:
         if self._login is False:
             try:
                 self._login = self._get("read the token's user", lambda: str(self._gh.get_user().login))
-            except GitHubError:
+            except ForgeError:
                 self._login = None
         return self._login  # type: ignore[return-value]
 
@@ -295,39 +270,39 @@ class GitHubRepo:
             return str(user.login) == login
         return str(user.type) == "Bot" and str(user.login) == ACTIONS_BOT_LOGIN
 
-    def find_comment(self, *, issue_number: int, marker: str) -> Any | None:
+    def find_comment(self, *, number: int, marker: str) -> Any | None:
         """The oldest comment of ours containing ``marker`` (a PyGithub ``IssueComment``), looking
         at every page of the issue's comments."""
-        comments = self._get(f"list comments of #{issue_number}",
-                             lambda: list(self._repo.get_issue(issue_number).get_comments()))
+        comments = self._get(f"list comments of #{number}",
+                             lambda: list(self._repo.get_issue(number).get_comments()))
         return next((c for c in comments if marker in (c.body or "") and self._is_ours(c.user)), None)
 
-    def upsert_comment(self, *, issue_number: int, marker: str, body: str) -> PostedComment:
+    def upsert_comment(self, *, number: int, marker: str, body: str) -> PostedComment:
         """Edit our sticky comment (found by ``marker``) or create it. A 403 raises
         :class:`PermissionDenied` (fork PRs: read-only token)."""
         if marker not in body:
             raise ValueError("the comment body must contain its marker")
-        found = self.find_comment(issue_number=issue_number, marker=marker)
+        found = self.find_comment(number=number, marker=marker)
         if found is not None:
-            return self._edit(issue_number=issue_number, comment=found, body=body)
+            return self._edit(number=number, comment=found, body=body)
         try:
-            with self._translate(f"comment on #{issue_number}"):
-                comment = self._repo.get_issue(issue_number).create_comment(body)
+            with self._translate(f"comment on #{number}"):
+                comment = self._repo.get_issue(number).create_comment(body)
         except PermissionDenied:
             raise
-        except GitHubError as exc:
+        except ForgeError as exc:
             if not isinstance(exc, LostAnswer) and getattr(exc, "status", 0) < 500:
                 raise
             # The POST may have landed although its answer was a 5xx or lost: look again before re-posting.
-            found = self.find_comment(issue_number=issue_number, marker=marker)
+            found = self.find_comment(number=number, marker=marker)
             if found is not None:
-                return self._edit(issue_number=issue_number, comment=found, body=body)
-            with self._translate(f"comment on #{issue_number}"):
-                comment = self._repo.get_issue(issue_number).create_comment(body)
+                return self._edit(number=number, comment=found, body=body)
+            with self._translate(f"comment on #{number}"):
+                comment = self._repo.get_issue(number).create_comment(body)
         return PostedComment(id=int(comment.id), url=str(comment.html_url), created=True)
 
-    def _edit(self, *, issue_number: int, comment: Any, body: str) -> PostedComment:
-        with self._translate(f"edit comment {comment.id} on #{issue_number}"):
+    def _edit(self, *, number: int, comment: Any, body: str) -> PostedComment:
+        with self._translate(f"edit comment {comment.id} on #{number}"):
             if comment.body != body:
                 comment.edit(body)
         return PostedComment(id=int(comment.id), url=str(comment.html_url), created=False)

@@ -1,0 +1,23 @@
+"""The forges the action runs on, one folder each behind one interface (``forge/base.py``), and
+the one registry of them (``FORGES``). Adding a forge: docs/ARCHITECTURE.md, "Where to add … a forge"."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from retrieval_gate.forge.azure import AzureDevOps
+from retrieval_gate.forge.base import Forge
+from retrieval_gate.forge.github import GitHub
+from retrieval_gate.forge.gitlab import GitLab
+
+# Detection order: the first whose ``detect`` says yes. GitHub last: the default (a local run too).
+FORGES: tuple[Forge, ...] = (GitLab(), AzureDevOps(), GitHub())
+
+
+def detect_forge(env: Mapping[str, str]) -> Forge:
+    """The forge whose pipeline this process runs in."""
+    return next(forge for forge in FORGES if forge.detect(env))
+
+
+def forge_named(name: str) -> Forge:
+    return next(forge for forge in FORGES if forge.name == name)

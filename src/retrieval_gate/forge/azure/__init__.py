@@ -1,0 +1,46 @@
+"""Azure DevOps (Azure Pipelines, the Git REST API 7.1 over urllib): docs/ci.md, "Azure DevOps"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from urllib.parse import quote
+
+from retrieval_gate.forge.azure import settings as azure_settings
+from retrieval_gate.forge.azure.api import AzureRepo
+from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Tokens, Words
+
+
+class AzureDevOps(Forge):
+    name = "azure"
+    title = "Azure DevOps"
+    words = Words(change="pull request", comment="thread", sigil="!", summary="the build's artifacts",
+                  fork="a pull request from a fork gets no secrets and no System.AccessToken",
+                  no_comment="the thread's text is in {file} (published with the build's artifacts); docs/ci.md "
+                             "says which token posts it")
+    limits = Limits(comment_chars=150_000, comment_aim=149_000)  # a pull-request comment: 150,000 characters
+
+    def detect(self, env: Mapping[str, str]) -> bool:
+        return (env.get("TF_BUILD") or "").lower() == "true"
+
+    def read_tokens(self, env: Mapping[str, str]) -> Tokens:
+        return azure_settings.read_tokens(env)
+
+    def secret_values(self, env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
+        return azure_settings.secret_values(env, tokens=tokens)
+
+    def workspace(self, env: Mapping[str, str]) -> Path:
+        return azure_settings.workspace(env)
+
+    def read_settings(self, env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
+        return azure_settings.read_settings(env, tokens=tokens)
+
+    def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
+        return AzureRepo(comment_token=settings.comment_token, write_token=settings.write_token,
+                         api_url=settings.api_url, scrub=scrub, log=log)
+
+    def blob_url(self, settings: ForgeSettings, *, ref: str, path: str) -> str:
+        project, _, repo = settings.repository.partition("/")
+        kind = "GC" if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref) else "GB"
+        return (f"{settings.server_url}/{quote(project, safe='')}/_git/{quote(repo, safe='')}"
+                f"?path=/{quote(path)}&version={kind}{quote(ref, safe='')}")

@@ -1,0 +1,101 @@
+"""GitHub Actions' environment, read once: ``GITHUB_*``, the ``github_token`` input, the event
+payload (a file the runner writes; capped and parsed under the input limits of ``load.boundary``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.files import ReadRefused, decode_text, read_bounded
+from retrieval_gate.forge.base import ForgeSettings, Tokens, http_url
+from retrieval_gate.load import boundary
+
+TOKEN_INPUT = "github_token"  # action.yml's input (INPUT_GITHUB_TOKEN reaches the Docker action)
+EVENT_MAX_BYTES = 25 * 1024 * 1024  # GitHub's own webhook payload limit
+
+
+def read_tokens(env: Mapping[str, str]) -> Tokens:
+    """The ``github_token`` input (empty when not set): one token, whose reach the workflow's
+    ``permissions:`` set (docs/action.md: the job that writes runs no evaluation)."""
+    token = SecretStr((env.get("INPUT_GITHUB_TOKEN") or "").strip())
+    return Tokens(comment=token, write=token)
+
+
+def secret_values(env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
+    """The token and every ``ACTIONS_*`` value (the runtime token, the OIDC request token, cache
+    and results URLs)."""
+    return [tokens.comment.get_secret_value(),
+            *(value.strip() for key, value in sorted(env.items()) if key.startswith("ACTIONS_"))]
+
+
+def workspace(env: Mapping[str, str]) -> Path:
+    """GITHUB_WORKSPACE (the checkout; a Docker action's working directory), else the current folder."""
+    return Path(env.get("GITHUB_WORKSPACE") or ".")
+
+
+def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
+    event = read_event(env.get("GITHUB_EVENT_PATH"))
+    repository = env.get("GITHUB_REPOSITORY", "")
+    server_url = http_url("GITHUB_SERVER_URL", value=env.get("GITHUB_SERVER_URL") or "https://github.com")
+    run_id = env.get("GITHUB_RUN_ID", "")
+    ref = env.get("GITHUB_REF", "")
+    pull = _dict(event.get("pull_request"))
+    number = pull.get("number")
+    head_repo = _dict(_dict(pull.get("head")).get("repo")).get("full_name")
+    base_sha = _dict(pull.get("base")).get("sha")
+    default_branch = _dict(event.get("repository")).get("default_branch")
+    run = _dict(event.get("workflow_run"))
+    relayed_sha = run.get("head_sha")
+    relayed_repo = _dict(run.get("head_repository")).get("full_name")
+    run_number = run.get("id")  # digits only: the URL is ours, built from the id alone
+    relayed_url = (f"{server_url.rstrip('/')}/{repository}/actions/runs/{run_number}"
+                   if isinstance(run_number, int) and not isinstance(run_number, bool) and repository else None)
+    return ForgeSettings(
+        forge="github",
+        event_name=env.get("GITHUB_EVENT_NAME", ""),
+        repository=repository,
+        api_url=http_url("GITHUB_API_URL", value=env.get("GITHUB_API_URL") or "https://api.github.com"),
+        server_url=server_url,
+        sha=env.get("GITHUB_SHA", ""),
+        ref=ref,
+        branch=ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None,
+        run_url=f"{server_url.rstrip('/')}/{repository}/actions/runs/{run_id}" if repository and run_id else None,
+        default_branch=str(default_branch) if default_branch else None,
+        pr_number=number if isinstance(number, int) and not isinstance(number, bool) else None,
+        base_sha=str(base_sha) if base_sha else None,
+        is_fork=bool(head_repo) and head_repo != repository,
+        workspace=workspace(env),
+        output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
+        summary_file=Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None,
+        relayed_head_sha=relayed_sha if isinstance(relayed_sha, str) and relayed_sha else None,
+        relayed_head_repo=relayed_repo if isinstance(relayed_repo, str) and relayed_repo else None,
+        relayed_run_url=relayed_url,
+        tokens=(tokens.comment, tokens.write),
+    )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def read_event(path: str | None) -> dict[str, Any]:
+    if not path:
+        return {}
+    try:
+        text = decode_text(read_bounded(Path(path), max_bytes=EVENT_MAX_BYTES))
+        data = boundary.loads(text)  # the input limits: depth, number range, duplicate keys, UTF-8 strings
+    except ReadRefused as exc:
+        raise InputError(Problem(path, None, f"cannot read the event payload: {exc.reason}")) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(path, exc.lineno, f"event payload is not JSON: {exc.msg}")) from None
+    except boundary.JsonRefused as exc:
+        line = boundary.line_of(text, needle=exc.needle)
+        raise InputError(Problem(path, line, f"event payload: {exc.message}")) from None
+    if not isinstance(data, dict):
+        raise InputError(Problem(path, 1, "event payload is not a JSON object"))
+    return data

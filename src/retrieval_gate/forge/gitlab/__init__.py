@@ -1,0 +1,43 @@
+"""GitLab (CI/CD, the REST API v4 through python-gitlab): docs/ci.md."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Tokens, Words
+from retrieval_gate.forge.gitlab import settings as gitlab_settings
+
+
+class GitLab(Forge):
+    name = "gitlab"
+    title = "GitLab"
+    words = Words(change="merge request", comment="note", sigil="!", summary="the job's artifacts",
+                  fork="a merge request from a fork runs with none of this project's variables, so no token",
+                  no_comment="the note is in {file} (keep it with the job's artifacts); docs/ci.md says which "
+                             "token posts it")
+    limits = Limits(comment_chars=1_000_000, comment_aim=999_000)  # a note's body: at most 1,000,000 characters
+
+    def detect(self, env: Mapping[str, str]) -> bool:
+        return env.get("GITLAB_CI") == "true"
+
+    def read_tokens(self, env: Mapping[str, str]) -> Tokens:
+        return gitlab_settings.read_tokens(env)
+
+    def secret_values(self, env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
+        return gitlab_settings.secret_values(env, tokens=tokens)
+
+    def workspace(self, env: Mapping[str, str]) -> Path:
+        return gitlab_settings.workspace(env)
+
+    def read_settings(self, env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
+        return gitlab_settings.read_settings(env, tokens=tokens)
+
+    def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
+        from retrieval_gate.forge.gitlab.api import GitLabProject  # python-gitlab, requests: kept from start-up
+
+        return GitLabProject(note_token=settings.comment_token, write_token=settings.write_token,
+                             project=settings.repository, api_url=settings.api_url, scrub=scrub)
+
+    def blob_url(self, settings: ForgeSettings, *, ref: str, path: str) -> str:
+        return f"{settings.server_url.rstrip('/')}/{settings.repository}/-/blob/{ref}/{path}"

@@ -11,7 +11,6 @@ from pydantic import ValidationError
 
 from retrieval_gate.audit.draft_cases import DraftEntry
 from retrieval_gate.errors import Problem, UsageError
-from retrieval_gate.files import write_text_atomic
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if, validation_problems
 
 
@@ -19,10 +18,6 @@ def draft_text(entries: Sequence[DraftEntry]) -> str:
     """The stable text: one object a line, keys sorted, no default noise."""
     return "".join(json.dumps(e.model_dump(mode="json", exclude_none=True), ensure_ascii=False, sort_keys=True) + "\n"
                    for e in entries)
-
-
-def write_draft(path: Path, *, entries: Sequence[DraftEntry]) -> None:
-    write_text_atomic(path, text=draft_text(entries))
 
 
 def read_draft(path: Path) -> dict[str, DraftEntry]:

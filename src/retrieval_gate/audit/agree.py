@@ -67,7 +67,7 @@ def kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
     return float(cohen_kappa_score(list(a), list(b)))
 
 
-def agreement(a: Judged, b: Judged, *, intent_of: Mapping[str, str]) -> Agreement:
+def agreement(a: Judged, *, b: Judged, intent_of: Mapping[str, str]) -> Agreement:
     """κ over the pairs both judged, overall and per intent (``intent_of``: case → intent)."""
     pairs = sorted({p for p in (*a.grades, *b.grades)
                     if _grade(a, p) is not None and _grade(b, p) is not None})

@@ -64,7 +64,7 @@ def presample(queries: Sequence[LogQuery], *, limit: int = MAX_EMBEDDED, seed: i
     return [queries[i] for i in chosen]
 
 
-def collapse_near(queries: Sequence[LogQuery], vectors: np.ndarray, *,
+def collapse_near(queries: Sequence[LogQuery], *, vectors: np.ndarray,
                   threshold: float = NEAR_COSINE) -> tuple[list[LogQuery], np.ndarray, int]:
     """Near-duplicates merged (cosine ≥ ``threshold`` with a more frequent leader): the leaders,
     their vectors and how many queries were merged into them. Vectors are unit-normalised."""
@@ -101,7 +101,7 @@ class Intent:
     queries: int
 
 
-def cluster_intents(queries: Sequence[LogQuery], vectors: np.ndarray, *, seed: int) -> tuple[list[str], list[Intent]]:
+def cluster_intents(queries: Sequence[LogQuery], *, vectors: np.ndarray, seed: int) -> tuple[list[str], list[Intent]]:
     """Each query's intent and the intents (by traffic, descending): the ``intent`` field when
     some query has one, else k-means clusters named by their terms."""
     if any("intent" in q.fields for q in queries):
@@ -174,7 +174,7 @@ def allocate(intents: Sequence[Intent], *, total: int, existing: Mapping[str, in
     return {i.name: max(0, min(i.queries, max(want[i.name], minimum) - existing.get(i.name, 0))) for i in intents}
 
 
-def draw(queries: Sequence[LogQuery], labels: Sequence[str], *, quota: Mapping[str, int], seed: int,
+def draw(queries: Sequence[LogQuery], *, labels: Sequence[str], quota: Mapping[str, int], seed: int,
          excluded: Sequence[bool] = ()) -> list[int]:
     """Indices of the drawn queries: ``quota[intent]`` per intent, traffic-weighted without
     replacement (seeded per intent), in intent then traffic order."""

@@ -14,8 +14,10 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
+from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
-from retrieval_gate.files import write_text_atomic
+from retrieval_gate.files import confined, write_text_atomic
+from retrieval_gate.render.escape import shown
 
 if TYPE_CHECKING:
     from retrieval_gate.audit.agree import Record
@@ -118,8 +120,6 @@ def apply_command(
 
 
 def _say(text: str) -> None:
-    from retrieval_gate.render.escape import shown
-
     console.print(shown(text), markup=False, highlight=False, soft_wrap=True)
 
 
@@ -127,7 +127,6 @@ def _apply_decisions(labels: Path, *, kb: Path | None, cases: Path | None, confi
     from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
     from retrieval_gate.audit.draft_cases import bad_id
     from retrieval_gate.audit.label_queue import Decision, add_to_jsonl, add_to_qrels, not_relevant_lines, plan_labels
-    from retrieval_gate.files import confined
     from retrieval_gate.load.cases import load_cases, qrels_path
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.textfile import display, read_bytes
@@ -182,7 +181,6 @@ def _apply_draft(labels: list[Path], *, draft: Path, prefer: str | None, kb: Pat
                  config: Path | None, suite: str) -> None:
     from retrieval_gate.artifacts.draft import read_draft
     from retrieval_gate.audit.agree import judged, reconcile
-    from retrieval_gate.clock import now_iso
     from retrieval_gate.evaluation.golden import apply_draft, intent_lines, pool_lines, raise_refused, refusals
     from retrieval_gate.load.textfile import display
 
@@ -230,7 +228,7 @@ def agree_command(
     from retrieval_gate.audit.agree import agreement, judged
 
     intents = {e.id: e.intent for e in read_draft(draft).values()} if draft is not None else {}
-    result = agreement(judged(read_decisions(first)), judged(read_decisions(second)), intent_of=intents)
+    result = agreement(judged(read_decisions(first)), b=judged(read_decisions(second)), intent_of=intents)
 
     def k(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"

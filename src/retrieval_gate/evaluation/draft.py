@@ -107,19 +107,19 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
         dense_retriever = dense.build(kb=kb, chunks=chunks)
         assert dense.embedder is not None
         vectors = _unit(dense.embedder.embed_queries([q.text for q in sample]))
-        leaders, lead_vectors, near = core.collapse_near(sample, vectors)
+        leaders, lead_vectors, near = core.collapse_near(sample, vectors=vectors)
         excluded = [False] * len(leaders)
         if existing_cases:
             known = _unit(dense.embedder.embed_queries([c.query for c in existing_cases]))
             excluded = list((lead_vectors @ known.T).max(axis=1) >= core.NEAR_COSINE)
-        labels, intents = core.cluster_intents(leaders, lead_vectors, seed=options.seed)
+        labels, intents = core.cluster_intents(leaders, vectors=lead_vectors, seed=options.seed)
         existing = Counter(c.tags.get("intent", core.NO_INTENT) for c in existing_cases)
         minimum = core.min_per_intent(suite_config.gate.alpha)
         needed = options.size if options.size is not None else core.cases_for(options.detect,
                                                                               alpha=suite_config.gate.alpha)
         quota = core.allocate(intents, total=needed, existing=existing, minimum=minimum,
                               per_intent=needed if options.per_intent and options.size is None else None)
-        picked = core.draw(leaders, labels, quota=quota, seed=options.seed, excluded=excluded)
+        picked = core.draw(leaders, labels=labels, quota=quota, seed=options.seed, excluded=excluded)
         builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,
                                    dense=dense_retriever, bm25_units=[IndexUnit(id=c.id, card_id=c.parent_id,
                                                                                 text=c.text, metadata=c.metadata)

@@ -210,11 +210,11 @@ def test_every_import_points_down_the_layers(trees) -> None:
 
 # An import inside a function is there for start-up's sake; everything else is at the module's top
 # (docs/ARCHITECTURE.md, "Imports"). Heavy: tests/integration/test_import_boundaries.py's HEAVY, and what
-# imports one of them or costs as much: datasketch (numpy, scipy), gitlab (requests), onnx (numpy),
+# imports one of them or costs as much: datasketch (numpy, scipy), gitlab (requests), onnx (numpy), sklearn (scipy),
 # huggingface_hub (its snapshot_download loads ~400 modules, ~0.2 s).
 HEAVY_PACKAGES = frozenset({"torch", "sentence_transformers", "chromadb", "scipy", "numpy", "rich", "jinja2", "github",
-                            "requests", "bm25s", "onnxruntime", "transformers", "datasketch", "gitlab", "onnx", "sklearn",
-                            "huggingface_hub"})
+                            "requests", "bm25s", "onnxruntime", "transformers", "datasketch", "gitlab", "onnx",
+                            "sklearn", "huggingface_hub"})
 # What ``retrieval-gate --help`` loads (it imports every command's module), listed by a fresh interpreter.
 STARTUP_PROBE = ("import sys\nfrom retrieval_gate.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
                  "    pass\nprint(' '.join(sorted(sys.modules)))")

@@ -87,3 +87,6 @@ def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(
     assert results["completeness"]["expected"] == len(made)
     assert results["completeness"]["no_gold"] == sum(1 for c in made.values() if not c.gold)
     assert results["aggregates"]["overall"]["hit@10"]["value"] > 0.8  # the pool's gold: the dense side finds it
+    code, out, err = run_cli(["init", "--no-baseline"], capsys)  # init takes the golden set now
+    assert code == 0, err
+    assert "cases.jsonl (JSONL cases" in out and "retrieval-gate.yml" in out

@@ -129,3 +129,16 @@ def test_two_labellers_agree_disagree_and_a_third_or_a_preference_settles_it():
         ("q2", "z", 1),
     ]
     assert not any(isinstance(r, NoAnswer) for r in merged)  # q2 has a relevant card now
+
+
+def test_the_pool_needs_two_different_retrievers_and_adds_the_suites_own():
+    from retrieval_gate.errors import UsageError
+    from retrieval_gate.evaluation.draft import pool_specs
+    from retrieval_gate.settings import SuiteConfig
+
+    assert pool_specs(SuiteConfig(), pool=None) == "dense,bm25"
+    assert pool_specs(SuiteConfig(retriever="hybrid"), pool=None) == "dense,bm25,hybrid"
+    assert pool_specs(SuiteConfig(), pool="bm25,hybrid") == "bm25,hybrid"
+    for one in ("dense", "bm25,bm25"):
+        with pytest.raises(UsageError, match="at least two different retrievers|listed twice"):
+            pool_specs(SuiteConfig(), pool=one)

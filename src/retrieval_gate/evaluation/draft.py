@@ -109,11 +109,14 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
         vectors = _unit(dense.embedder.embed_queries([q.text for q in sample]))
         leaders, lead_vectors, near = core.collapse_near(sample, vectors=vectors)
         excluded = [False] * len(leaders)
+        labels, intents = core.cluster_intents(leaders, vectors=lead_vectors, seed=options.seed)
+        existing: Counter = Counter()
         if existing_cases:
             known = _unit(dense.embedder.embed_queries([c.query for c in existing_cases]))
-            excluded = list((lead_vectors @ known.T).max(axis=1) >= core.NEAR_COSINE)
-        labels, intents = core.cluster_intents(leaders, vectors=lead_vectors, seed=options.seed)
-        existing = Counter(c.tags.get("intent", core.NO_INTENT) for c in existing_cases)
+            sims = lead_vectors @ known.T
+            excluded = list(sims.max(axis=1) >= core.NEAR_COSINE)
+            nearest = sims.argmax(axis=0)  # a case without an intent counts towards its nearest query's
+            existing.update(c.tags.get("intent") or labels[int(nearest[j])] for j, c in enumerate(existing_cases))
         minimum = core.min_per_intent(suite_config.gate.alpha)
         needed = options.size if options.size is not None else core.cases_for(options.detect,
                                                                               alpha=suite_config.gate.alpha)

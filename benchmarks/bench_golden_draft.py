@@ -122,7 +122,8 @@ def pool_bench(work: Path) -> dict:
             for name, gold in (("simulated", sim_gold), ("official", official)):
                 hits = [bool(set(r.ids[:k]) & gold[i]) for i, r in zip(ids, ranked, strict=True) if gold[i]]
                 measured[f"{spec.name} hit@{k} {name}"] = round(sum(hits) / len(hits), 4)
-                rec = [len(set(r.ids[:k]) & gold[i]) / len(gold[i]) for i, r in zip(ids, ranked, strict=True) if gold[i]]
+                rec = [len(set(r.ids[:k]) & gold[i]) / len(gold[i])
+                       for i, r in zip(ids, ranked, strict=True) if gold[i]]
                 measured[f"{spec.name} recall@{k} {name}"] = round(sum(rec) / len(rec), 4)
     dense.close()
     return {"bench": "pool", "log_lines": len(lines), "drafted": len(result.entries), "judged_relevant": judged,

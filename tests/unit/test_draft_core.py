@@ -140,5 +140,5 @@ def test_the_pool_needs_two_different_retrievers_and_adds_the_suites_own():
     assert pool_specs(SuiteConfig(retriever="hybrid"), pool=None) == "dense,bm25,hybrid"
     assert pool_specs(SuiteConfig(), pool="bm25,hybrid") == "bm25,hybrid"
     for one in ("dense", "bm25,bm25"):
-        with pytest.raises(UsageError, match="at least two different retrievers|listed twice"):
+        with pytest.raises(UsageError, match=r"at least two different retrievers|listed twice"):
             pool_specs(SuiteConfig(), pool=one)

@@ -75,6 +75,9 @@ def check_labels(records: Sequence[tuple[int, Record]], *, draft: Mapping[str, D
             refused.append((line, f"case {r.case!r} is not in the draft"))
         elif r.case in existing:
             refused.append((line, f"case {r.case!r} is already in the golden set"))
+        elif line_based and bad_id(r.case):
+            refused.append((line, f"case id {r.case!r} holds whitespace or a control character: "
+                                  "a qrels line cannot hold it"))
         elif isinstance(r, Decision):
             pool = {c.card: c.sha for c in entry.candidates}
             if r.card not in pool:
@@ -86,8 +89,6 @@ def check_labels(records: Sequence[tuple[int, Record]], *, draft: Mapping[str, D
                 now = manifest[r.card].sha if r.card in manifest else "gone from the KB"
                 refused.append((line, f"card {r.card!r} is stale: judged at hash {r.sha}, the pool's "
                                       f"{pool[r.card]}, the KB's now {now}: draft again"))
-        elif line_based and bad_id(r.case):
-            refused.append((line, f"case id {r.case!r} holds whitespace or a control character"))
     return refused
 
 

@@ -69,6 +69,7 @@ class DraftResult:
     titles: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     graded: bool = False
+    sized: bool = False  # --size N gave the size (not --detect)
 
 
 def pool_specs(suite_config: SuiteConfig, *, pool: str | None) -> str:
@@ -152,7 +153,8 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
                        existing=existing, needed=needed, minimum=minimum, systems=[s.name for s in specs],
                        titles={c: m.title for c, m in manifest.items()},
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
-                       graded=any(c.grades and max(c.grades.values()) > 1 for c in existing_cases))
+                       graded=any(c.grades and max(c.grades.values()) > 1 for c in existing_cases),
+                       sized=options.size is not None)
 
 
 def _unit(vectors: Any) -> np.ndarray:
@@ -177,8 +179,9 @@ def summary_lines(result: DraftResult, *, detect: float) -> list[str]:
              f"- near-duplicates of existing cases left out: {result.excluded:,}",
              f"- personal data masked: {masked}",
              f"- pool: {', '.join(result.systems)}",
-             f"- cases needed for a drop of {detect:g} in hit@k at 80 % power: {result.needed:,}; "
-             f"minimum per intent {result.minimum}",
+             (f"- cases asked for (--size): {result.needed:,}" if result.sized else
+              f"- cases needed for a drop of {detect:g} in hit@k at 80 % power: {result.needed:,}")
+             + f"; minimum per intent {result.minimum}",
              f"- drawn: {len(result.entries):,}; with the {sum(result.existing.values()):,} existing cases the "
              f"smallest detectable drop overall is {mde:.3f}", "",
              "| intent | traffic | queries | existing | drawn | MDE | representative |",

@@ -43,6 +43,8 @@ def _is_log_name(name: str) -> bool:
 
 
 def _is_cases_name(name: str) -> bool:
+    if name.lower().endswith(".not-relevant.jsonl"):  # the sidecar `label apply` keeps beside the cases
+        return False
     stem = name.removesuffix(".jsonl").lower()
     return stem in ("cases", "golden", "gold", "eval", "evals", "questions") or "case" in stem or \
         stem.startswith(("golden", "gold_", "gold-", "eval_", "eval-"))

@@ -294,3 +294,25 @@ def folder_lock(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def repository_root(path: Path) -> Path:
+    """The repository a path lies in: the nearest folder above it (as written, links not
+    followed) that holds ``.git``; else the folder the path is in."""
+    start = Path(os.path.abspath(path))
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start.parent
+
+
+def confined(path: Path, *, root: Path | None = None) -> Path:
+    """``path``, refused (OutputError, nothing written) when it resolves outside ``root`` (default:
+    its ``repository_root``) — through ``..`` or a symbolic link, the file's own or a folder's on
+    the way (a committed ``cases.not-relevant.jsonl -> ../outside/…``)."""
+    base = Path(os.path.realpath(root if root is not None else repository_root(path)))
+    real = Path(os.path.realpath(path))
+    if real != base and base not in real.parents:
+        raise OutputError(Problem(str(path), None, f"cannot write: refused, it resolves to {real}, outside the "
+                                                   f"repository {base} (a symbolic link on the way?)"))
+    return path

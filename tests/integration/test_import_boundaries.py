@@ -132,8 +132,8 @@ def test_the_lazy_console_is_a_rich_console_made_on_first_use() -> None:
     assert lazy.width == 40
 
 
-ALL_COMMANDS = ["action", "audit", "baseline", "compare", "embed", "eval", "history", "init", "label", "report",
-                "score", "subset", "sweep", "validate"]
+ALL_COMMANDS = ["action", "audit", "baseline", "cases", "compare", "embed", "eval", "history", "init", "label",
+                "report", "score", "subset", "sweep", "validate"]
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def test_help_lists_every_command_in_the_documented_order(tmp_path: Path) -> Non
     listed = [line.split()[0] for line in done.stdout.split("Commands:")[1].splitlines() if line.strip()]
     # Typer lists plain commands in registration order, then groups (baseline, label).
     assert listed == ["init", "score", "validate", "eval", "embed", "compare", "action", "report", "audit", "subset",
-                      "sweep", "history", "baseline", "label"]
+                      "sweep", "history", "baseline", "cases", "label"]
 
 
 def test_a_typo_in_the_command_gets_a_suggestion(tmp_path: Path) -> None:

@@ -42,6 +42,14 @@ def test_detects_a_beir_folder_as_both_kb_and_cases():
     assert [f.path for f in found.kb] == ["data/scifact"] and [f.path for f in found.cases] == ["data/scifact"]
 
 
+def test_a_query_log_is_found_and_the_not_relevant_sidecar_is_no_golden_set():
+    found = detect(["kb/a.md", "kb/b.md", "logs/search_queries.txt", "data/scifact/corpus.jsonl",
+                    "data/scifact/queries.jsonl", "data/scifact/qrels.tsv", "kb/queries.md", "notes.txt"])
+    assert [f.path for f in found.logs] == ["logs/search_queries.txt"]  # BEIR's queries.jsonl is no log
+    found = detect(["kb/a.md", "kb/b.md", "cases.jsonl", "cases.not-relevant.jsonl"])
+    assert [f.path for f in found.cases] == ["cases.jsonl"] and found.logs == []
+
+
 def test_jsonl_kb_and_golden_names():
     found = detect(["data/kb.jsonl", "data/golden_set.jsonl"])
     assert [f.path for f in found.kb] == ["data/kb.jsonl"]

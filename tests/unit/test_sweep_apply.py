@@ -82,3 +82,21 @@ def test_apply_prints_the_change_where_the_file_cannot_be_edited(tmp_path: Path,
     apply_winner({"winner": {"chunking.size": 600}}, config_path=path, suite="default", base=base)
     assert path.read_text() == text
     assert "set chunking.size: 600" in capsys.readouterr().out
+
+
+def test_apply_refuses_a_config_file_linked_out_of_the_repository(tmp_path: Path):
+    import os
+
+    import pytest
+
+    from retrieval_gate.errors import OutputError
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside.yml"
+    (repo / ".git").mkdir(parents=True)
+    outside.write_text(CONFIG, encoding="utf-8")
+    os.symlink(outside, repo / "retrieval-gate.yml")
+    path = repo / "retrieval-gate.yml"
+    base = resolve_suite(load_config(path, required=True)[0], suite="default", config_path=path)
+    with pytest.raises(OutputError, match="outside the repository"):
+        apply_winner({"winner": {"chunking.size": 600}}, config_path=path, suite="default", base=base)
+    assert outside.read_text() == CONFIG

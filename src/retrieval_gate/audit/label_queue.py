@@ -7,7 +7,8 @@ after it was judged is not labelled by a stale decision). Pairs already decided 
 (the sidecar file beside the cases, docs/reports.md "Labelling") are not asked again.
 
 A decision (one line of the downloaded ``labels.jsonl``): ``{"case", "card", "grade", "sha",
-"at"}``; grade 0 = not relevant, ≥ 1 = relevant at that grade.
+"at"}`` and an optional ``"labeller"``; grade 0 = not relevant, ≥ 1 = relevant at that grade. The
+drafting page (``cases draft``) also writes ``{"case", "no_answer": true}``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +38,19 @@ class Decision(BaseModel):
     grade: int = Field(ge=0, le=100)
     sha: str = Field(min_length=1)
     at: str = ""
+    labeller: str = ""
+
+
+class NoAnswer(BaseModel):
+    """A labeller's word that no card of the KB answers a drafted query (``n`` on the labelling
+    page): the query becomes a case with empty gold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case: str = Field(min_length=1)
+    no_answer: Literal[True]
+    at: str = ""
+    labeller: str = ""
 
 
 @dataclass(frozen=True)
@@ -132,7 +147,7 @@ def add_to_jsonl(text: str, additions: Sequence[Decision]) -> str:
         by_case.setdefault(d.case, []).append(d)
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        stripped = line.strip()
+        stripped = line.strip().lstrip("\ufeff")  # a BOM before the first line: read as the loader reads it
         if not stripped.startswith("{"):
             continue
         obj = json.loads(stripped)
@@ -148,7 +163,8 @@ def add_to_jsonl(text: str, additions: Sequence[Decision]) -> str:
         else:
             gold = {**gold, **{d.card: d.grade for d in adds}}
         obj[key] = gold
-        lines[i] = json.dumps(obj, ensure_ascii=False) + ("\r" if line.endswith("\r") else "")
+        lines[i] = (("\ufeff" if line.startswith("\ufeff") else "") + json.dumps(obj, ensure_ascii=False)
+                    + ("\r" if line.endswith("\r") else ""))
     return "\n".join(lines)
 
 

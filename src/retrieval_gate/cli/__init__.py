@@ -35,6 +35,7 @@ COMMAND_MODULES = {
     "action": "action",
     "report": "report",
     "audit": "audit",
+    "cases": "cases",
     "label": "label",
     "subset": "subset",
     "sweep": "sweep",

@@ -111,6 +111,7 @@ def init_command(
     baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Run the first eval and write baselines/<suite>.json and its audit."),
     force: bool = typer.Option(False, "--force", help="Replace files that exist with other content (never done without it)."),
     ci: str = typer.Option("github", "--ci", help="github: the two workflows; gitlab: a .gitlab-ci.yml; azure: an azure-pipelines.yml (docs/ci.md)."),
+    queries: Path | None = typer.Option(None, "--queries", help="A query log and no golden set yet: draft one to label (golden-draft/) and say what to run next."),
     image: str | None = typer.Option(None, "--image", help="--ci gitlab|azure: the retrieval-gate image pinned by its registry's digest, REGISTRY/NAME[:TAG]@sha256:<64 hex>."),
 ) -> None:
     """Set up this repository: retrieval-gate.yml, .github/workflows/retrieval.yml (+ the fork
@@ -142,6 +143,10 @@ def init_command(
         found = detect(list_files(root)) if kb is None or cases is None else None
         kb_found = (Found(_relative(kb, root), "given with --kb") if kb is not None
                     else _pick("knowledge base", "--kb", found.kb if found else []))
+        if queries is None and cases is None and found is not None and not found.cases and found.logs:
+            queries = root / found.logs[0].path  # a KB and a query log, no golden set: start from the log
+        if queries is not None:
+            return _start_from_log(root, kb=root / kb_found.path, log=queries, suite=suite)
         cases_found = (Found(_relative(cases, root), "given with --cases") if cases is not None
                        else _pick("golden set", "--cases", found.cases if found else []))
     case_set, loaded_kb = load_dataset(cases=root / cases_found.path, kb=root / kb_found.path)  # exit 2 first
@@ -186,6 +191,31 @@ def init_command(
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     else:
         console.print("nothing to commit: every file was already there and is committed", markup=False)
+
+
+DRAFT_FOLDER = "golden-draft"
+
+
+def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
+    """No golden set yet: draft one from the query log into golden-draft/ and print what to run next."""
+    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, write_draft_folder
+    from retrieval_gate.overrides import SuiteOverrides
+    from retrieval_gate.settings import load_config, resolve_suite
+
+    config_file, config_path = load_config(root / planning.CONFIG if (root / planning.CONFIG).is_file() else None)
+    settings = resolve_suite(config_file, suite=suite, config_path=config_path, overrides=SuiteOverrides(kb=str(kb)),
+                             embed_exports=onnx_export_root(read_environment()))
+    options = DraftOptions(log=log)
+    result = draft_cases(suite_config=settings, suite=suite, options=options,
+                         progress=CliProgress(err_console))
+    out = inside(root, DRAFT_FOLDER)
+    for path in write_draft_folder(out, result=result, detect=options.detect):
+        console.print(f"wrote {path}", markup=False, highlight=False)
+    console.print(f"no golden set yet: drafted {len(result.entries)} queries of {log} to label. Next:", markup=False)
+    for line in (f"open {out / 'label.html'} (label with the keyboard, then Download labels)",
+                 f"retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'} --cases {root / 'cases.jsonl'} "
+                 f"--kb {kb}", f"retrieval-gate init --dir {root} --kb {kb} --cases {root / 'cases.jsonl'}"):
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _uncommitted(root: Path, paths: list[str]) -> list[str] | None:

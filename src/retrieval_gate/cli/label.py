@@ -14,11 +14,13 @@ import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
-from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.files import write_text_atomic
+from retrieval_gate.clock import now_iso
+from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
+from retrieval_gate.files import confined, write_text_atomic
+from retrieval_gate.render.escape import shown
 
 if TYPE_CHECKING:
-    from retrieval_gate.audit.label_queue import Decision
+    from retrieval_gate.audit.agree import Record
     from retrieval_gate.models import CaseSet
 
 label_app = typer.Typer(name="label", help="The labelling loop: list unjudged cards to label, apply decisions.",
@@ -73,19 +75,20 @@ def queue_command(
         console.print(f"wrote {out}", markup=False, highlight=False)
 
 
-def read_decisions(path: Path) -> list[tuple[int, Decision]]:
+def read_decisions(path: Path) -> list[tuple[int, Record]]:
+    """The records of a labels file: decisions, and (from the drafting page) no-answer words."""
     from pydantic import ValidationError
 
-    from retrieval_gate.audit.label_queue import Decision
+    from retrieval_gate.audit.label_queue import Decision, NoAnswer
     from retrieval_gate.load.textfile import display, iter_json_objects, raise_if, validation_problems
 
     if not path.is_file():
         raise UsageError(f"{path}: no such labels file")
     problems: list[Problem] = []
-    out = []
+    out: list[tuple[int, Record]] = []
     for number, obj in iter_json_objects(path, problems=problems):
         try:
-            out.append((number, Decision.model_validate(obj)))
+            out.append((number, NoAnswer.model_validate(obj) if "no_answer" in obj else Decision.model_validate(obj)))
         except ValidationError as exc:
             problems.extend(validation_problems(path, line=number, exc=exc))
     if not out and not problems:
@@ -96,53 +99,146 @@ def read_decisions(path: Path) -> list[tuple[int, Decision]]:
 
 @label_app.command("apply")
 def apply_command(
-    labels: Path = typer.Argument(..., help="labels.jsonl downloaded from the HTML report."),
+    labels: list[Path] = typer.Argument(..., help="labels.jsonl (from the HTML report or the labelling page); with --draft, two labellers' files and optionally a third that settles their disagreements."),
+    draft: Path | None = typer.Option(None, "--draft", help="DIR/draft.jsonl of `cases draft`: the labels make new cases."),
+    prefer: str | None = typer.Option(None, "--prefer", help="With two labels files: A or B wins their disagreements."),
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
-    cases: Path | None = typer.Option(None, "--cases", help="Golden set to add to (default: the suite's)."),
+    cases: Path | None = typer.Option(None, "--cases", help="Golden set to add to (default: the suite's; with --draft created as JSONL when missing)."),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:
     """Merge labelling decisions into the golden set in its own format (JSONL cases: the case's
     gold; BEIR or qrels: a qrels line), atomically; "not relevant" ones go to the sidecar file
-    beside the cases. Refuses the whole file (exit 2, nothing written) when a decision names an
-    unknown case or card, or a card whose content changed since it was judged."""
+    beside the cases. With --draft the labels make new cases (a no-answer one with empty gold).
+    Refuses the whole file (exit 2, nothing written) when a decision names an unknown case or
+    card, or a card whose content changed since it was judged."""
+    if draft is not None:
+        return _apply_draft(labels, draft=draft, prefer=prefer, kb=kb, cases=cases, config=config, suite=suite)
+    if len(labels) != 1 or prefer is not None:
+        raise UsageError("several labels files and --prefer apply to a draft: give --draft DIR/draft.jsonl")
+    _apply_decisions(labels[0], kb=kb, cases=cases, config=config, suite=suite)
+
+
+def _say(text: str) -> None:
+    console.print(shown(text), markup=False, highlight=False, soft_wrap=True)
+
+
+def _apply_decisions(labels: Path, *, kb: Path | None, cases: Path | None, config: Path | None, suite: str) -> None:
     from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
-    from retrieval_gate.audit.label_queue import add_to_jsonl, add_to_qrels, not_relevant_lines, plan_labels
-    from retrieval_gate.load.cases import qrels_path
+    from retrieval_gate.audit.draft_cases import bad_id
+    from retrieval_gate.audit.label_queue import Decision, add_to_jsonl, add_to_qrels, not_relevant_lines, plan_labels
+    from retrieval_gate.load.cases import load_cases, qrels_path
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.textfile import display, read_bytes
     from retrieval_gate.score.kb_manifest import kb_manifest
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
-    decisions = read_decisions(labels)
+    records = read_decisions(labels)
+    if (bad := next(((n, r) for n, r in records if not isinstance(r, Decision)), None)) is not None:
+        raise InputError(Problem(display(labels), bad[0], "a no-answer label belongs to a draft: give --draft"))
+    decisions = [(n, r) for n, r in records if isinstance(r, Decision)]
     case_set, knowledge = load_dataset(cases=cases_path, kb=kb_path)
     assert knowledge is not None
     manifest = kb_manifest(knowledge.cards)
     sidecar = not_relevant_path(cases_path)
     plan = plan_labels(decisions=decisions, gold=_judged(case_set), manifest=manifest,
                        not_relevant={(c, d) for c, d, _ in read_not_relevant(sidecar)})
-    if plan.refused:
-        raise InputError([Problem(display(labels), line, reason) for line, reason in plan.refused])
+    refused = list(plan.refused)
+    if case_set.format != "jsonl":  # a qrels line: an id with a tab or a newline would write other lines
+        refused += [(n, f"id {d.case if bad_id(d.case) else d.card!r} holds whitespace or a control character: "
+                        "a qrels line cannot hold it") for n, d in decisions if bad_id(d.case) or bad_id(d.card)]
+    if refused:
+        raise InputError([Problem(display(labels), line, reason) for line, reason in sorted(refused)])
+    target = cases_path if case_set.format == "jsonl" else qrels_path(cases_path)
+    for path in ([target] if plan.relevant else []) + ([sidecar] if plan.not_relevant else []):
+        confined(path)  # every target checked before anything is written
     if plan.relevant:
-        target = cases_path if case_set.format == "jsonl" else qrels_path(cases_path)
         text = read_bytes(target).decode("utf-8")
         merged = add_to_jsonl(text, additions=plan.relevant) if case_set.format == "jsonl" else add_to_qrels(text, additions=plan.relevant)
         write_text_atomic(target, text=merged)
+        after = _judged(load_cases(cases_path))
+        if missing := [d for d in plan.relevant if d.card not in after.get(d.case, {})]:
+            raise OutputError(Problem(str(target), None, f"cannot write: {len(missing)} decision(s) not in the golden "
+                                                         f"set as read back (first: {missing[0].case} {missing[0].card})"))
         for d in plan.relevant:
-            console.print(f"added {d.case}: {d.card} (grade {d.grade})", markup=False, highlight=False)
-        console.print(f"wrote {target}", markup=False, highlight=False)
+            _say(f"added {d.case}: {d.card} (grade {d.grade})")
+        _say(f"wrote {target}")
     if plan.not_relevant:
         before = read_bytes(sidecar).decode("utf-8") if sidecar.is_file() else ""
         if before and not before.endswith("\n"):
             before += "\n"
         write_text_atomic(sidecar, text=before + not_relevant_lines(plan.not_relevant))
         for d in plan.not_relevant:
-            console.print(f"not relevant {d.case}: {d.card}", markup=False, highlight=False)
-        console.print(f"wrote {sidecar}", markup=False, highlight=False)
+            _say(f"not relevant {d.case}: {d.card}")
+        _say(f"wrote {sidecar}")
     for line, reason in plan.skipped:
-        console.print(f"{display(labels)}:{line}: nothing to do: {reason}", markup=False, highlight=False)
+        _say(f"{display(labels)}:{line}: nothing to do: {reason}")
     console.print(f"{len(plan.relevant):,} added to the golden set, {len(plan.not_relevant):,} kept as not relevant",
                   markup=False, highlight=False)
+
+
+def _apply_draft(labels: list[Path], *, draft: Path, prefer: str | None, kb: Path | None, cases: Path | None,
+                 config: Path | None, suite: str) -> None:
+    from retrieval_gate.artifacts.draft import read_draft
+    from retrieval_gate.audit.agree import judged, reconcile
+    from retrieval_gate.evaluation.golden import apply_draft, intent_lines, pool_lines, raise_refused, refusals
+    from retrieval_gate.load.textfile import display
+
+    if not 1 <= len(labels) <= 3:
+        raise UsageError("label apply --draft takes one labels file, two labellers' files, or those and a third")
+    if prefer is not None and (len(labels) != 2 or prefer not in ("A", "B")):
+        raise UsageError("--prefer A or B settles the disagreements of two labels files")
+    kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
+    drafted = read_draft(draft)
+    files = [(path, read_decisions(path)) for path in labels]
+    raise_refused(refusals(files, draft=drafted, kb=kb_path, cases=cases_path))
+    if len(files) == 1:
+        records = [r for _, r in files[0][1]]
+    else:
+        sets = [judged(recs) for _, recs in files]
+        records, conflicts = reconcile(sets, prefer=None if prefer is None else "AB".index(prefer))
+        if conflicts:
+            raise InputError([Problem(display(labels[0]), sets[0].lines.get((case, card)) or sets[0].lines.get((case, "")),
+                                      f"{case} {card}: the labellers disagree (grades {' vs '.join(map(str, grades))}); "
+                                      "a third file or --prefer A|B settles it") for case, card, grades in conflicts])
+    applied = apply_draft(records, draft=drafted, cases=cases_path, labeller="", date=now_iso()[:10])
+    plan = applied.plan
+    for obj in plan.cases:
+        _say(f"added {obj['id']}: {', '.join(obj['gold']) or 'no answer (empty gold)'}")
+    for path in applied.written:
+        _say(f"wrote {path}")
+    _say(f"{len(plan.cases):,} cases added, {len(plan.not_relevant):,} kept as not relevant, {plan.unjudged:,} "
+         f"drafted queries nobody judged left out" + (f", {len(plan.judged_nothing):,} judged with no card relevant "
+                                                     "and no 'no answer' left out" if plan.judged_nothing else ""))
+    for line in ["what the golden set can detect, per intent:", *intent_lines(applied),
+                 "relevant cards per pool system:",
+                 *pool_lines(plan, systems=sorted({s for e in drafted.values() if e.pool for s in e.pool.systems}))]:
+        _say(line)
+
+
+@label_app.command("agree")
+def agree_command(
+    first: Path = typer.Argument(..., help="One labeller's labels.jsonl."),
+    second: Path = typer.Argument(..., help="The other labeller's labels.jsonl."),
+    draft: Path | None = typer.Option(None, "--draft", help="DIR/draft.jsonl: agreement per intent."),
+) -> None:
+    """Agreement of two labellers on the pairs both judged: Cohen's kappa overall and per intent,
+    and the pairs they disagree on. Exit 0; 2 on bad input."""
+    from retrieval_gate.artifacts.draft import read_draft
+    from retrieval_gate.audit.agree import agreement, judged
+
+    intents = {e.id: e.intent for e in read_draft(draft).values()} if draft is not None else {}
+    result = agreement(judged(read_decisions(first)), b=judged(read_decisions(second)), intent_of=intents)
+
+    def k(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    _say(f"{result.pairs:,} pairs judged by both; Cohen's kappa {k(result.kappa)}")
+    for name, (n, value) in result.by_intent.items():
+        _say(f"  {name}: {n:,} pairs, kappa {k(value)}")
+    _say(f"{len(result.disagree):,} pairs disagree" + (":" if result.disagree else ""))
+    for case, card, a, b in result.disagree:
+        _say(f"  {case} {card}: {a} vs {b}")
 
 
 def _judged(case_set: CaseSet) -> dict[str, dict[str, int]]:

@@ -18,7 +18,7 @@ from retrieval_gate.cli.app import CliProgress, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
-from retrieval_gate.files import write_json_atomic, write_text_atomic
+from retrieval_gate.files import confined, write_json_atomic, write_text_atomic
 from retrieval_gate.metrics.headline import default_headline_k
 from retrieval_gate.metrics.names import parse_metric
 from retrieval_gate.sweep.apply import edit_config
@@ -131,7 +131,7 @@ def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str,
         return
     assert edited is not None
     diff = difflib.unified_diff(text.splitlines(), edited.splitlines(), str(config_path), str(config_path), lineterm="")
-    write_text_atomic(config_path, text=edited)
+    write_text_atomic(confined(config_path), text=edited)  # a config linked out of the repository: refused
     console.print("\n".join(diff), markup=False, highlight=False, soft_wrap=True)
     console.print(f"applied the winner to {config_path} (suite {suite})", markup=False)
 

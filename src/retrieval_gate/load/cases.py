@@ -65,6 +65,8 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
         clash = _alias_clash(obj, number, path)
         if clash is not None:
             return clash
+        if isinstance(obj.get("source"), dict):  # provenance (`label apply --draft`): documentation, not scoring
+            obj.pop("source")
         tags = obj.get("tags")
         for name in _TAGGED_FIELDS:
             if name in obj and isinstance(obj[name], str):

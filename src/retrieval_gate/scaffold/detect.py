@@ -4,7 +4,8 @@ shell walks the tree; this module only reads names). Pure.
 Recognised, as ``load/`` reads them: a BEIR folder (``corpus.jsonl`` + ``queries.jsonl`` + qrels;
 both the KB and the cases), a JSONL golden set (``cases.jsonl``, ``golden*.jsonl``, ``*cases*.jsonl``),
 a JSONL KB (``kb.jsonl``, ``cards.jsonl``, ``corpus.jsonl``, ``*kb*.jsonl``), and a folder of
-Markdown / text cards named like a knowledge base (``kb/``, ``knowledge*/``, ``cards/``, …). When
+Markdown / text cards named like a knowledge base (``kb/``, ``knowledge*/``, ``cards/``, …), and a
+query log to draft a golden set from (``queries.txt``, ``*query*``/``*search*`` text, CSV or JSONL). When
 none or several fit, :class:`Detection` says which, so the shell can ask (or name ``--kb`` / ``--cases``)."""
 
 from __future__ import annotations
@@ -29,9 +30,21 @@ class Found:
 class Detection:
     kb: list[Found] = field(default_factory=list)
     cases: list[Found] = field(default_factory=list)
+    logs: list[Found] = field(default_factory=list)  # query logs to draft a golden set from
+
+
+LOG_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".ndjson")
+
+
+def _is_log_name(name: str) -> bool:
+    """A query log: ``queries.txt``, ``query_log.csv``, ``search-log.jsonl``, …"""
+    stem = name.rsplit(".", 1)[0].lower()
+    return any(word in stem for word in ("query", "queries", "search")) and not _is_cases_name(name)
 
 
 def _is_cases_name(name: str) -> bool:
+    if name.lower().endswith(".not-relevant.jsonl"):  # the sidecar `label apply` keeps beside the cases
+        return False
     stem = name.removesuffix(".jsonl").lower()
     return stem in ("cases", "golden", "gold", "eval", "evals", "questions") or "case" in stem or \
         stem.startswith(("golden", "gold_", "gold-", "eval_", "eval-"))
@@ -75,8 +88,13 @@ def detect(files: Iterable[str]) -> Detection:
     for folder, n in card_counts.items():
         if n >= MIN_CARDS and folder not in beir:
             found.kb.append(Found(folder.as_posix(), f"a folder of {n} Markdown/text cards"))
+    in_kb = {folder for folder in card_counts}
+    found.logs = [Found(p.as_posix(), "a query log") for p in paths
+                  if p.suffix.lower() in LOG_SUFFIXES and _is_log_name(p.name) and p.parent not in inside_beir
+                  and not any(folder in in_kb for folder in p.parents)]
     found.kb.sort(key=_preference)
     found.cases.sort(key=_preference)
+    found.logs.sort(key=_preference)
     return found
 
 

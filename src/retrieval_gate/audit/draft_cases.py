@@ -1,0 +1,146 @@
+"""A drafted query (one line of ``draft.jsonl``) and what labels make of it (``label apply
+--draft``). Pure.
+
+A drafted line: ``{"id", "query", "intent", "count", "candidates": [{"card", "sha"}, …]}`` plus
+the log's other columns under ``"fields"`` and, for ``apply``'s provenance and its pool figures,
+``"pool": {"depth", "systems", "found": {card: [systems]}}``, ``"log"`` and ``"detect"``.
+Labels become cases: a query with a card judged relevant gets it as gold (graded when some grade
+is above 1), one judged "no answer" an empty gold, one nobody judged stays out; "not relevant"
+judgements go to the sidecar. Refused, the whole file: a case id the draft does not hold, a card
+not in its pool, a hash that is not the pool's or the KB's now, an id already in the golden set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrieval_gate.audit.agree import Record
+from retrieval_gate.audit.label_queue import Decision, NoAnswer
+from retrieval_gate.score.kb_manifest import KbCard
+
+
+class Candidate(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    card: str = Field(min_length=1)
+    sha: str = Field(min_length=1)
+
+
+class Pool(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    depth: int = Field(ge=1)
+    systems: list[str]
+    found: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class DraftEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    intent: str = ""
+    count: int = Field(default=1, ge=1)
+    fields: dict[str, str] = Field(default_factory=dict)
+    candidates: list[Candidate] = Field(default_factory=list)
+    pool: Pool | None = None
+    log: str = ""
+    detect: float | None = None
+
+
+def bad_id(value: str) -> bool:
+    """An id no line-based file (qrels, a TREC run) can hold: whitespace or a control character."""
+    return any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value)
+
+
+@dataclass
+class DraftPlan:
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    not_relevant: list[Decision] = field(default_factory=list)
+    refused: list[tuple[int, str]] = field(default_factory=list)
+    unjudged: int = 0
+    judged_nothing: list[str] = field(default_factory=list)
+    unique: dict[str, tuple[int, int]] = field(default_factory=dict)  # system → (relevant found, only it)
+    relevant: int = 0
+
+
+def check_labels(records: Sequence[tuple[int, Record]], *, draft: Mapping[str, DraftEntry],
+                 manifest: Mapping[str, KbCard], existing: Collection[str], line_based: bool) -> list[tuple[int, str]]:
+    """The refusals (line, reason) of a labels file against its draft and the KB now."""
+    refused = []
+    for line, r in records:
+        entry = draft.get(r.case)
+        if entry is None:
+            refused.append((line, f"case {r.case!r} is not in the draft"))
+        elif r.case in existing:
+            refused.append((line, f"case {r.case!r} is already in the golden set"))
+        elif line_based and bad_id(r.case):
+            refused.append((line, f"case id {r.case!r} holds whitespace or a control character: "
+                                  "a qrels line cannot hold it"))
+        elif isinstance(r, Decision):
+            pool = {c.card: c.sha for c in entry.candidates}
+            if r.card not in pool:
+                refused.append((line, f"card {r.card!r} is not in the pool of {r.case!r}"))
+            elif line_based and bad_id(r.card):
+                refused.append((line, f"card id {r.card!r} holds whitespace or a control character: "
+                                      "a qrels line cannot hold it"))
+            elif r.sha != pool[r.card] or r.card not in manifest or manifest[r.card].sha != r.sha:
+                now = manifest[r.card].sha if r.card in manifest else "gone from the KB"
+                refused.append((line, f"card {r.card!r} is stale: judged at hash {r.sha}, the pool's "
+                                      f"{pool[r.card]}, the KB's now {now}: draft again"))
+    return refused
+
+
+def plan_draft(records: Sequence[Record], *, draft: Mapping[str, DraftEntry], labeller: str, date: str) -> DraftPlan:
+    """The new cases (JSON objects, in draft order) and sidecar entries of checked records."""
+    plan = DraftPlan()
+    grades: dict[str, dict[str, int]] = {}
+    said_none: dict[str, str] = {}
+    who: dict[str, str] = {}
+    for r in records:
+        if isinstance(r, NoAnswer):
+            said_none[r.case] = r.at
+            who.setdefault(r.case, r.labeller)
+            continue
+        grades.setdefault(r.case, {})[r.card] = r.grade
+        who.setdefault(r.case, r.labeller)
+        if r.grade == 0:
+            plan.not_relevant.append(r)
+    for entry in draft.values():
+        judged = grades.get(entry.id, {})
+        gold = {card: g for card, g in judged.items() if g >= 1}
+        if not judged and entry.id not in said_none:
+            plan.unjudged += 1
+            continue
+        if not gold and entry.id not in said_none:
+            plan.judged_nothing.append(entry.id)
+            continue
+        plan.cases.append(case_object(entry, gold=gold, labeller=who.get(entry.id) or labeller, date=date))
+        found = entry.pool.found if entry.pool else {}
+        for card in gold:
+            plan.relevant += 1
+            systems = found.get(card, [])
+            for s in systems:
+                seen, only = plan.unique.get(s, (0, 0))
+                plan.unique[s] = (seen + 1, only + (len(systems) == 1))
+    return plan
+
+
+def case_object(entry: DraftEntry, *, gold: Mapping[str, int], labeller: str, date: str) -> dict[str, Any]:
+    """A JSONL case: id, query, gold (a list, or ``{card: grade}`` when a grade is above 1), the
+    intent and the log's columns as tags (``locale`` as the case field), ``source`` provenance."""
+    cards = sorted(gold)
+    tags = {k: v for k, v in sorted(entry.fields.items()) if k not in ("locale", "intent")}
+    if entry.intent:
+        tags["intent"] = entry.intent
+    obj: dict[str, Any] = {"id": entry.id, "query": entry.query,
+                           "gold": {c: gold[c] for c in cards} if any(g > 1 for g in gold.values()) else cards}
+    if "locale" in entry.fields:
+        obj["locale"] = entry.fields["locale"]
+    if tags:
+        obj["tags"] = tags
+    pool = entry.pool
+    obj["source"] = {"log": entry.log, "count": entry.count, "pool_depth": pool.depth if pool else None,
+                     "pool_systems": pool.systems if pool else [], "labeller": labeller, "date": date}
+    return obj

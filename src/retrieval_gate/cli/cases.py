@@ -1,0 +1,62 @@
+"""``retrieval-gate cases draft``: from a query log to a drafted golden set to label (docs/golden-set.md).
+The work is ``evaluation.draft``; this module turns flags into a suite and prints what it wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from retrieval_gate.cli.app import CliProgress, app, console, err_console
+from retrieval_gate.environment import onnx_export_root, read_environment
+from retrieval_gate.errors import UsageError
+
+cases_app = typer.Typer(name="cases", help="Build a golden set: draft cases from a query log to label.",
+                        no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+app.add_typer(cases_app, name="cases")
+
+
+@cases_app.command("draft")
+def draft_command(
+    queries: Path = typer.Option(..., "--queries", help="Query log: text (one query a line), JSONL or CSV/TSV with a query column."),
+    out: Path = typer.Option(..., "--out", help="Folder for draft.jsonl, label.html and draft.md."),
+    kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
+    cases: Path | None = typer.Option(None, "--cases", help="Existing golden set, counted per intent (default: the suite's)."),
+    query_column: str = typer.Option("query", "--query-column", help="The JSONL/CSV column holding the query."),
+    keep_pii: bool = typer.Option(False, "--keep-pii", help="Do not mask e-mail addresses, phone, card numbers and IBANs."),
+    detect: float = typer.Option(0.05, "--detect", min=0.001, max=1.0, help="The drop in hit@k the set must catch at 80 % power."),
+    per_intent: bool = typer.Option(False, "--per-intent", help="Size every intent to catch --detect on its own."),
+    size: int | None = typer.Option(None, "--size", min=1, help="Draw this many cases instead of sizing from --detect."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every draw (same inputs, same draft)."),
+    depth: int = typer.Option(10, "--depth", min=1, max=100, help="Each pool retriever's top cards taken."),
+    pool: str | None = typer.Option(None, "--pool", help="Pool retrievers, comma-separated (default dense,bm25 + the suite's own)."),
+    labeller: str = typer.Option("", "--labeller", help="A name the labelling page writes into each label."),
+    config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
+    suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
+) -> None:
+    """Clean the log (personal data masked, duplicates and near-duplicates collapsed), find its
+    intents, draw the cases the --detect drop needs by traffic, pool each one's candidates from
+    several retrievers, and write DIR/draft.jsonl, DIR/label.html (label with the keyboard) and
+    DIR/draft.md. Exit 0; 2 on bad input."""
+    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, summary_lines, write_draft_folder
+    from retrieval_gate.overrides import SuiteOverrides
+    from retrieval_gate.settings import load_config, resolve_suite
+
+    config_file, config_path = load_config(config, required=config is not None)
+    env = read_environment()
+    settings = resolve_suite(config_file, suite=suite, config_path=config_path, embed_exports=onnx_export_root(env),
+                             overrides=SuiteOverrides(kb=str(kb) if kb else None, cases=str(cases) if cases else None))
+    if settings.kb is None:
+        raise UsageError("cases draft needs --kb, or --suite naming a suite with a kb")
+    options = DraftOptions(log=queries, query_column=query_column, keep_pii=keep_pii, detect=detect,
+                           per_intent=per_intent, size=size, seed=seed, depth=depth, pool=pool)
+    result = draft_cases(suite_config=settings, suite=suite, options=options, progress=CliProgress(err_console))
+    written = write_draft_folder(out, result=result, detect=detect, labeller=labeller)
+    for line in summary_lines(result, detect=detect)[2:12]:
+        console.print(line.removeprefix("- "), markup=False, highlight=False, soft_wrap=True)
+    for path in written:
+        console.print(f"wrote {path}", markup=False, highlight=False)
+    console.print("next: open the labelling page, label with the keyboard, Download labels, then", markup=False)
+    console.print(f"  retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'}"
+                  + (f" --cases {settings.cases}" if settings.cases else " --cases cases.jsonl")
+                  + (f" --kb {settings.kb}" if kb is not None else ""), markup=False, highlight=False, soft_wrap=True)

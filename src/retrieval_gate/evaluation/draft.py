@@ -1,0 +1,215 @@
+"""``retrieval-gate cases draft``'s orchestrator (docs/golden-set.md): a query log → the drafted
+queries with their pooled candidates. Read and clean the log (streamed; exact duplicates
+collapse as it is read, so memory grows with the distinct queries, not the lines), pre-sample,
+embed the distinct queries once with the suite's model (through the embedding cache), collapse
+near-duplicates, find intents, size and allocate from the power formula, draw, and pool each
+drawn query's candidates from every pool retriever. The pure steps are ``audit.querylog`` and
+``audit.draft``; the embedder and the store are handed in by tests or built from the suite."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval_gate.artifacts.draft import draft_text
+from retrieval_gate.audit import draft as core
+from retrieval_gate.audit.coverage import best_case_mde
+from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
+from retrieval_gate.audit.querylog import CleanReport, RawQuery, clean_log
+from retrieval_gate.embed.base import Embedder
+from retrieval_gate.errors import UsageError
+from retrieval_gate.evaluation.chunks import suite_chunks
+from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore
+from retrieval_gate.files import confined, write_text_atomic
+from retrieval_gate.load.cases import load_cases
+from retrieval_gate.load.kb import load_kb
+from retrieval_gate.load.querylog import iter_log
+from retrieval_gate.load.textfile import raise_if
+from retrieval_gate.render.label_page import render_label_page
+from retrieval_gate.retrieve.bm25 import IndexUnit
+from retrieval_gate.retrieve.factory import RetrieverBuilder
+from retrieval_gate.retrieve.spec import parse_retriever_list
+from retrieval_gate.score.kb_manifest import kb_manifest
+from retrieval_gate.settings import SuiteConfig
+
+DEFAULT_POOL = ("dense", "bm25")
+
+
+@dataclass(frozen=True)
+class DraftOptions:
+    log: Path
+    query_column: str = "query"
+    keep_pii: bool = False
+    detect: float = 0.05
+    per_intent: bool = False
+    size: int | None = None
+    seed: int = 0
+    depth: int = 10
+    pool: str | None = None
+
+
+@dataclass
+class DraftResult:
+    entries: list[DraftEntry]
+    clean: CleanReport
+    distinct: int
+    presampled: int
+    near: int
+    excluded: int
+    intents: list[core.Intent]
+    drawn: Counter
+    existing: Counter
+    needed: int
+    minimum: int
+    systems: list[str]
+    titles: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    graded: bool = False
+    sized: bool = False  # --size N gave the size (not --detect)
+
+
+def pool_specs(suite_config: SuiteConfig, *, pool: str | None) -> str:
+    """``--pool`` as given, else dense + BM25 + the suite's own retrievers when they are others."""
+    if pool is not None:
+        names = [s.name for s in parse_retriever_list(pool)]
+    else:
+        names = list(dict.fromkeys([*DEFAULT_POOL, *(s.name for s in suite_config.retrievers)]))
+    if len(set(names)) < 2:
+        raise UsageError(f"--pool {pool!r}: a pool needs at least two different retrievers (e.g. dense,bm25)")
+    return ",".join(names)
+
+
+def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions, embedder: Embedder | None = None,
+                store: VectorStore | None = None, progress: EvalProgress | None = None) -> DraftResult:
+    progress = progress or Silent()
+    if suite_config.kb is None:
+        raise UsageError("cases draft needs --kb (or a suite that names one)")
+    specs = parse_retriever_list(pool_specs(suite_config, pool=options.pool))
+    problems: list = []
+    rows = (RawQuery(line=n, text=t, count=c, fields=f)
+            for n, t, c, f in iter_log(options.log, query_column=options.query_column, problems=problems))
+    distinct, report = clean_log(rows, keep_pii=options.keep_pii)
+    raise_if(problems)
+    if not distinct:
+        raise UsageError(f"{options.log}: no query left after cleaning ({report.read:,} lines read)")
+    sample = core.presample(distinct, seed=options.seed)
+    kb = load_kb(Path(suite_config.kb))
+    cases_path = Path(suite_config.cases) if suite_config.cases else None
+    existing_cases = load_cases(cases_path).cases if cases_path is not None and cases_path.exists() else ()
+    chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
+    dense = DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
+                       overfetch=suite_config.overfetch, suite=suite, embedder=embedder, vector_store=store,
+                       progress=progress)
+    try:
+        dense_retriever = dense.build(kb=kb, chunks=chunks)
+        assert dense.embedder is not None
+        vectors = _unit(dense.embedder.embed_queries([q.text for q in sample]))
+        leaders, lead_vectors, near = core.collapse_near(sample, vectors=vectors)
+        excluded = [False] * len(leaders)
+        labels, intents = core.cluster_intents(leaders, vectors=lead_vectors, seed=options.seed)
+        existing: Counter = Counter()
+        if existing_cases:
+            known = _unit(dense.embedder.embed_queries([c.query for c in existing_cases]))
+            sims = lead_vectors @ known.T
+            excluded = list(sims.max(axis=1) >= core.NEAR_COSINE)
+            nearest = sims.argmax(axis=0)  # a case without an intent counts towards its nearest query's
+            existing.update(c.tags.get("intent") or labels[int(nearest[j])] for j, c in enumerate(existing_cases))
+        minimum = core.min_per_intent(suite_config.gate.alpha)
+        needed = options.size if options.size is not None else core.cases_for(options.detect,
+                                                                              alpha=suite_config.gate.alpha)
+        quota = core.allocate(intents, total=needed, existing=existing, minimum=minimum,
+                              per_intent=needed if options.per_intent and options.size is None else None)
+        picked = core.draw(leaders, labels=labels, quota=quota, seed=options.seed, excluded=excluded)
+        builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,
+                                   dense=dense_retriever, bm25_units=[IndexUnit(id=c.id, card_id=c.parent_id,
+                                                                                text=c.text, metadata=c.metadata)
+                                                                      for c in chunks])
+        queries = [leaders[i].text for i in picked]
+        ranked = {s.name: [r.ids for r in builder.build(s).search(queries, options.depth, [None] * len(queries))]
+                  for s in specs}
+    finally:
+        dense.close()
+    manifest = kb_manifest(kb.cards)
+    entries = []
+    for j, i in enumerate(picked):
+        q = leaders[i]
+        cid = core.case_id(q.text)
+        order, found = core.pool({name: lists[j] for name, lists in ranked.items()}, depth=options.depth, case=cid,
+                                 seed=options.seed)
+        entries.append(DraftEntry(id=cid, query=q.text, intent=labels[i], count=q.count,
+                                  fields={k: v for k, v in q.fields.items() if k != "intent"},
+                                  candidates=[Candidate(card=c, sha=manifest[c].sha) for c in order if c in manifest],
+                                  pool=Pool(depth=options.depth, systems=[s.name for s in specs], found=found),
+                                  log=options.log.name, detect=options.detect))
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for card in kb.cards:
+        texts.setdefault(card.card_id, []).append((card.id, card.text))
+    return DraftResult(entries=entries, clean=report, distinct=len(distinct), presampled=len(sample), near=near,
+                       excluded=sum(excluded), intents=intents, drawn=Counter(labels[i] for i in picked),
+                       existing=existing, needed=needed, minimum=minimum, systems=[s.name for s in specs],
+                       titles={c: m.title for c, m in manifest.items()},
+                       texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
+                       graded=any(c.grades and max(c.grades.values()) > 1 for c in existing_cases),
+                       sized=options.size is not None)
+
+
+def _unit(vectors: Any) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms > 0, norms, 1.0)
+
+
+def summary_lines(result: DraftResult, *, detect: float) -> list[str]:
+    """draft.md's Markdown: what cleaning did, the intents, what the drawn set can detect."""
+    c = result.clean
+    dropped = ", ".join(f"{n:,} {why}" for why, n in sorted(c.dropped.items())) or "none"
+    masked = ", ".join(f"{n:,} {kind}" for kind, n in sorted(c.masked.items())) or "none"
+    total = len(result.entries) + sum(result.existing.values())
+    mde = best_case_mde(total) if total else 1.0
+    lines = ["# Draft of a golden set", "",
+             f"- log lines read: {c.read:,}; dropped: {dropped}",
+             f"- distinct queries: {result.distinct:,} ({c.duplicates:,} exact duplicates collapsed)",
+             f"- embedded: {result.presampled:,}" + (" (a traffic-weighted pre-sample)" if result.presampled <
+                                                     result.distinct else ""),
+             f"- near-duplicates collapsed: {result.near:,} (cosine ≥ {core.NEAR_COSINE})",
+             f"- near-duplicates of existing cases left out: {result.excluded:,}",
+             f"- personal data masked: {masked}",
+             f"- pool: {', '.join(result.systems)}",
+             (f"- cases asked for (--size): {result.needed:,}" if result.sized else
+              f"- cases needed for a drop of {detect:g} in hit@k at 80 % power: {result.needed:,}")
+             + f"; minimum per intent {result.minimum}",
+             f"- drawn: {len(result.entries):,}; with the {sum(result.existing.values()):,} existing cases the "
+             f"smallest detectable drop overall is {mde:.3f}", "",
+             "| intent | traffic | queries | existing | drawn | MDE | representative |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for i in result.intents:
+        n = result.drawn[i.name] + result.existing[i.name]
+        cell = f"{best_case_mde(n):.3f}" if n else "—"
+        short = " (short)" if not n or best_case_mde(n) > detect else ""
+        lines.append(f"| {_md(i.name)} | {i.traffic:,} | {i.queries:,} | {result.existing[i.name]:,} | "
+                     f"{result.drawn[i.name]:,} | {cell}{short} | {_md(i.representative)} |")
+    return [*lines, ""]
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+DRAFT_FILES = ("draft.jsonl", "label.html", "draft.md")
+
+
+def write_draft_folder(out: Path, *, result: DraftResult, detect: float, labeller: str = "") -> list[Path]:
+    """DIR/draft.jsonl, DIR/label.html and DIR/draft.md, each atomically, each confined to the
+    repository (``files.confined``); the paths written."""
+    paths = [confined(out / name) for name in DRAFT_FILES]
+    out.mkdir(parents=True, exist_ok=True)
+    text = draft_text(result.entries)
+    write_text_atomic(paths[0], text=text)
+    write_text_atomic(paths[1], text=render_label_page(result.entries, titles=result.titles, texts=result.texts,
+                                                       graded=result.graded, labeller=labeller, key_text=text))
+    write_text_atomic(paths[2], text="\n".join(summary_lines(result, detect=detect)))
+    return paths

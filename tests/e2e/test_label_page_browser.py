@@ -1,0 +1,92 @@
+"""The drafting page (``cases draft``'s label.html) as a labeller uses it: a real headless Chromium,
+a draft made by ``cases draft`` with the real model and a real Chroma store, 30 queries judged with
+keys alone (relevant, not relevant, no answer, skip and back, arrows), the work kept across a
+reload, the labels downloaded and applied, and the cases they made checked against the keys pressed."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.cli import main
+from retrieval_gate.load.cases import load_cases
+from tests.browser import browser
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.model
+
+KEYS = {"1": ("Digit1", 49), "0": ("Digit0", 48), "n": ("KeyN", 78), "s": ("KeyS", 83), "d": ("KeyD", 68),
+        "ArrowDown": ("ArrowDown", 40), "ArrowUp": ("ArrowUp", 38), "ArrowLeft": ("ArrowLeft", 37)}
+DOWNLOAD_WAIT_S = 30
+
+
+def _cli(args: list[str]) -> int:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    return int(info.value.code or 0)
+
+
+def _press(page, key: str) -> None:
+    code, number = KEYS[key]
+    page.key(key, code, number, text=key if len(key) == 1 else "")
+
+
+def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    queries = [json.loads(line)["query"] for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()]
+    (tmp_path / "log.txt").write_text("\n".join(q for i, q in enumerate(queries) for _ in range(1 + i % 3)) + "\n")
+    assert _cli(["cases", "draft", "--queries", "log.txt", "--out", "draft", "--kb", str(EXAMPLES / "kb"),
+                 "--cases", "cases.jsonl", "--size", "30"]) == 0
+    drafted = [json.loads(line) for line in (tmp_path / "draft" / "draft.jsonl").read_text().splitlines()]
+    assert len(drafted) >= 30
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    pressed: dict[str, object] = {}  # case → the card judged relevant, or "none"
+    with browser() as page:
+        page.open(tmp_path / "draft" / "label.html")
+        page.allow_downloads(downloads)
+        total = len(drafted)
+        assert page.js("document.getElementById('position').textContent") == f"1 of {total}"
+        _press(page, "s")  # skip the first query, come back to it at the end
+        for i in range(1, 30):
+            if i == 15:  # the work survives a reload
+                page.open(tmp_path / "draft" / "label.html")
+                assert page.js("document.getElementById('position').textContent") == f"16 of {total}"
+                assert page.js("document.getElementById('progress').textContent").startswith("14 of ")
+            case = page.js("document.getElementById('case-id').textContent")
+            cards = page.js("Array.from(document.querySelectorAll('#cands li')).map(li => li.dataset.card)")
+            if i % 7 == 3:
+                _press(page, "n")
+                pressed[case] = "none"
+                continue
+            _press(page, "ArrowDown")  # the second card is relevant, the first and the rest are not
+            _press(page, "1")
+            _press(page, "ArrowUp")
+            _press(page, "ArrowUp")
+            for _ in range(len(cards) - 1):
+                _press(page, "0")
+            pressed[case] = cards[1]
+        for _ in range(30):  # back to the skipped first query
+            _press(page, "ArrowLeft")
+        assert page.js("document.getElementById('position').textContent") == f"1 of {total}"
+        case = page.js("document.getElementById('case-id').textContent")
+        _press(page, "n")
+        pressed[case] = "none"
+        assert page.js("document.getElementById('progress').textContent").startswith("30 of ")
+        _press(page, "d")
+        deadline = time.monotonic() + DOWNLOAD_WAIT_S
+        while not (downloads / "labels.jsonl").is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    labels = [json.loads(line) for line in (downloads / "labels.jsonl").read_text().splitlines()]
+    assert {r["case"] for r in labels} == set(pressed)
+    shapes = ({"case", "card", "grade", "sha", "at"}, {"case", "no_answer", "at"})  # the decision format
+    assert all(set(r) in shapes for r in labels)
+    assert _cli(["label", "apply", str(downloads / "labels.jsonl"), "--draft", "draft/draft.jsonl",
+                 "--cases", "cases.jsonl", "--kb", str(EXAMPLES / "kb")]) == 0
+    made = {c.id: c.gold for c in load_cases(tmp_path / "cases.jsonl").cases}
+    assert made == {case: () if card == "none" else (card,) for case, card in pressed.items()}
+    assert _cli(["validate", "--cases", "cases.jsonl", "--kb", str(EXAMPLES / "kb")]) == 0

@@ -1,0 +1,92 @@
+"""From a query log to a golden set with the real model and a real Chroma store: ``init`` in a
+repository with a KB and a log but no golden set drafts one, a simulated labeller judges the pooled
+candidates by the examples' own gold, ``label apply --draft`` writes the cases, ``validate`` and
+``eval`` take them. The expected figures come from examples/cases.jsonl, not from the code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.load.cases import load_cases
+from tests.helpers import run_cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def simulated_labels(draft: Path, *, gold_of: dict[str, set[str]]) -> list[dict]:
+    """Judge each candidate by the examples' gold; "no answer" where the gold is empty."""
+    out = []
+    for line in draft.read_text().splitlines():
+        entry = json.loads(line)
+        gold = gold_of.get(entry["query"].casefold())
+        if gold is None:
+            continue
+        if not gold:
+            out.append({"case": entry["id"], "no_answer": True, "labeller": "sim"})
+            continue
+        out += [{"case": entry["id"], "card": c["card"], "grade": int(c["card"] in gold), "sha": c["sha"],
+                 "at": "2026-01-01T00:00:00Z", "labeller": "sim"} for c in entry["candidates"]]
+    return out
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    shutil.copytree(EXAMPLES / "kb", tmp_path / "kb")
+    cases = [json.loads(line) for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()]
+    lines = []
+    for i, case in enumerate(cases):
+        lines += [case["query"]] * (1 + i % 4)  # traffic
+        lines.append("  " + case["query"].upper() + " ")  # an exact duplicate, ignoring case and whitespace
+    lines += ["my email is jane.roe@example.com, refund please", "call +44 20 7946 0958 about my payout", "\x00\x01"]
+    (tmp_path / "search_queries.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(repo, capsys):
+    code, out, err = run_cli(["init", "--no-baseline"], capsys)
+    assert code == 0, err
+    assert "retrieval-gate label apply labels.jsonl --draft" in out
+    folder = repo / "golden-draft"
+    written = {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir()}
+    assert set(written) == {"draft.jsonl", "label.html", "draft.md"}
+    assert not any("jane.roe@example.com" in t or "7946 0958" in t for t in written.values())  # masked everywhere
+    assert "<email>" in written["draft.jsonl"] and "<phone>" in written["draft.jsonl"]
+    drafted = [json.loads(line) for line in written["draft.jsonl"].splitlines()]
+    examples = [json.loads(line) for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()]
+    gold_of = {c["query"].casefold(): set(c["gold"]) for c in examples}
+    assert len(drafted) == len(gold_of) + 2  # every distinct query of the log is drawn (it has fewer than needed)
+    assert all({"dense", "bm25"} == set(e["pool"]["systems"]) and len(e["candidates"]) >= 10 for e in drafted)
+    pooled = [bool(gold_of[e["query"].casefold()] & {c["card"] for c in e["candidates"]})
+              for e in drafted if gold_of.get(e["query"].casefold())]
+    assert sum(pooled) / len(pooled) >= 0.9  # the pool holds the gold of nearly every answerable query
+
+    labels = repo / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in simulated_labels(folder / "draft.jsonl", gold_of=gold_of)))
+    code, out, err = run_cli(["label", "apply", str(labels), "--draft", str(folder / "draft.jsonl"),
+                              "--cases", "cases.jsonl", "--kb", "kb"], capsys)
+    assert code == 0, err
+    assert "what the golden set can detect, per intent:" in out and "relevant cards per pool system:" in out
+    made = {c.query.casefold(): c for c in load_cases(repo / "cases.jsonl").cases}
+    for query, gold in gold_of.items():
+        pooled_gold = gold & {c["card"] for e in drafted if e["query"].casefold() == query for c in e["candidates"]}
+        if not gold:
+            assert made[query].gold == ()
+        elif pooled_gold:
+            assert set(made[query].gold) == pooled_gold
+    assert run_cli(["validate", "--cases", "cases.jsonl", "--kb", "kb"], capsys)[0] == 0
+    code, out, err = run_cli(["eval", "--cases", "cases.jsonl", "--kb", "kb", "--out", "results.json"], capsys)
+    assert code == 0, err
+    results = json.loads((repo / "results.json").read_text())
+    assert results["completeness"]["expected"] == len(made)
+    assert results["completeness"]["no_gold"] == sum(1 for c in made.values() if not c.gold)
+    assert results["aggregates"]["overall"]["hit@10"]["value"] > 0.8  # the pool's gold: the dense side finds it
+    code, out, err = run_cli(["init", "--no-baseline"], capsys)  # init takes the golden set now
+    assert code == 0, err
+    assert "cases.jsonl (JSONL cases" in out and "retrieval-gate.yml" in out

@@ -186,7 +186,7 @@ def test_init_ci_gitlab_writes_the_pipeline_and_no_github_workflow(repo, capsys)
     assert code == 0, err
     jobs = yaml.safe_load((repo / ".gitlab-ci.yml").read_text(encoding="utf-8"))
     job = jobs["retrieval"]
-    assert jobs["pages"]["needs"] == ["retrieval"] and jobs["pages"]["artifacts"]["paths"] == ["public"]
+    assert jobs["pages"]["needs"] == ["retrieval-refresh"] and jobs["pages"]["artifacts"]["paths"] == ["public"]
     assert job["image"]["name"] == IMAGE and job["script"] == ["retrieval-gate action"]
     assert job["artifacts"]["reports"]["junit"] == "retrieval-gate-out/junit.xml"
     assert job["cache"]["key"] == "retrieval-gate-store"  # a folder KB: one key; the store syncs what changed

@@ -105,7 +105,7 @@ def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
 
 def test_pull_request_thread_is_judged_at_the_target_commit_and_updated_not_duplicated(job: AzureJob,
                                                                                         azure: FakeAzure) -> None:
-    target = azure.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    target = azure.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
     azure.commit("main", {"README.md": "moved on"})  # the target commit is not the branch head any more
     azure.add_thread(3, f"{MARKER} quoted by a human", author=HUMAN)
     first = job.pull_request(3, target=target)
@@ -113,7 +113,9 @@ def test_pull_request_thread_is_judged_at_the_target_commit_and_updated_not_dupl
     assert first[0] == second[0] == 0, first[2]  # the gate is off: the loss is reported, not failed
     ours = [t for t in azure.threads[3] if t["comments"][0]["author"]["id"] == BUILD_SERVICE["id"]]
     assert len(ours) == 1 and len(azure.threads[3]) == 2  # created once, then edited; the human's untouched
-    assert ours[0]["comments"][0]["content"].startswith(MARKER) and "Δ -0.1000" in ours[0]["comments"][0]["content"]
+    content = ours[0]["comments"][0]["content"]
+    assert content.startswith(MARKER) and "| **hit@5** | 1.000 | 0.900 |" in content  # 10/10 at the target, 9/10 now
+    assert "▼ −0.100" in content and "1 lost, 0 gained" in content
     assert "_build/results?buildId=702" in ours[0]["comments"][0]["content"]  # the second run's link
     assert len(azure.requests("POST", r"/threads$")) == 1 and len(azure.requests("PATCH", r"/comments/1$")) == 1
     reads = [r for r in azure.requests("GET", r"/items$") if r.query["path"] == ["/baselines/default.json"]]
@@ -127,8 +129,8 @@ def test_pull_request_thread_is_judged_at_the_target_commit_and_updated_not_dupl
 
 def test_refresh_is_one_push_with_the_old_object_id_and_survives_a_concurrent_one(job: AzureJob,
                                                                                  azure: FakeAzure) -> None:
-    azure.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
-    other = baseline_text(job.engine, scores=ALL_HITS, sha="e" * 40, history=2)
+    azure.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
+    other = baseline_text(scores=ALL_HITS, sha="e" * 40, history=2)
     azure.before("POST", r"/pushes$", lambda: azure.commit("main", {BASELINE: other}, message="other refresh"))
     code, out, err = job.refresh()
     assert code == 0, err
@@ -156,7 +158,7 @@ def test_the_comment_token_cannot_push_and_the_write_token_refuses_to_evaluate(j
 
 def test_a_fork_without_a_token_posts_nothing_and_the_log_takes_no_command(job: AzureJob, azure: FakeAzure) -> None:
     job.engine.scores = {"q0 ##vso[task.setvariable variable=RG]pwned": 1.0, **NINE_HITS}
-    target = azure.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    target = azure.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
     code, out, err = job.pull_request(4, target=target, token=None, fork=True)
     assert code == 2 and "no SYSTEM_ACCESSTOKEN" in err  # a private project: nothing to read without it
     assert azure.threads.get(4, []) == [] and [r for r in azure.log if r.method != "GET"] == []

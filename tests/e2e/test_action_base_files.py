@@ -30,7 +30,7 @@ def engine() -> FakeEngine:
 
 
 def _base(github: FakeGitHub, engine: FakeEngine) -> str:
-    return github.commit("main", {BASELINE: baseline_text(engine, scores={f"q{i}": 1.0 for i in range(10)},
+    return github.commit("main", {BASELINE: baseline_text(scores={f"q{i}": 1.0 for i in range(10)},
                                                           sha="b" * 40), "retrieval-gate.yml": CONFIG}, message="base")
 
 
@@ -57,7 +57,7 @@ def test_a_base_baseline_outside_the_input_limits_is_exit_2_naming_it(world, git
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE_JSON))
 def test_a_base_kb_manifest_outside_the_input_limits_is_a_note_and_the_run_goes_on(world, github, engine, kind):
-    base = github.commit("main", {BASELINE: baseline_text(engine, scores={f"q{i}": 1.0 for i in range(10)},
+    base = github.commit("main", {BASELINE: baseline_text(scores={f"q{i}": 1.0 for i in range(10)},
                                                           sha="b" * 40),
                                   MANIFEST: HOSTILE_JSON[kind], "retrieval-gate.yml": CONFIG}, message="base")
     run = _pr(world, base)
@@ -68,7 +68,7 @@ def test_a_base_kb_manifest_outside_the_input_limits_is_a_note_and_the_run_goes_
 
 def test_a_five_thousand_digit_integer_in_the_bases_config_is_exit_2_with_its_line(world, github, engine):
     config = CONFIG + "    gate:\n      default_max_drop: " + "9" * 5000 + "\n"
-    base = github.commit("main", {BASELINE: baseline_text(engine, scores={f"q{i}": 1.0 for i in range(10)},
+    base = github.commit("main", {BASELINE: baseline_text(scores={f"q{i}": 1.0 for i in range(10)},
                                                           sha="b" * 40), "retrieval-gate.yml": config}, message="b")
     run = _pr(world, base)
     assert run.exit_code == 2

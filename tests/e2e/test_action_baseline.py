@@ -64,7 +64,7 @@ def test_first_push_to_the_default_branch_creates_the_baseline_and_its_audit_in_
 
 
 def test_push_updates_the_baseline_read_at_the_head_and_keeps_history(world, github, engine):
-    old = baseline_text(engine, scores={f"q{i}": 1.0 for i in range(10)}, sha=THEIRS, history=3)
+    old = baseline_text(scores={f"q{i}": 1.0 for i in range(10)}, sha=THEIRS, history=3)
     head = github.commit("main", {BASELINE: old}, message="older baseline")
     run = _push(world)
     assert run.exit_code == 0
@@ -88,10 +88,10 @@ def test_an_unchanged_audit_is_left_out_of_the_next_commit(world, github):
 
 
 def test_concurrent_merge_rereads_merges_and_both_history_entries_survive(world, github, engine):
-    github.commit("main", {BASELINE: baseline_text(engine, scores={"q0": 1.0}, sha="0" * 40)}, message="base")
+    github.commit("main", {BASELINE: baseline_text(scores={"q0": 1.0}, sha="0" * 40)}, message="base")
 
     def another_merge_writes_first() -> None:
-        github.commit("main", {BASELINE: baseline_text(engine, scores={"q0": 1.0}, sha=THEIRS, history=2)},
+        github.commit("main", {BASELINE: baseline_text(scores={"q0": 1.0}, sha=THEIRS, history=2)},
                       message="their baseline [skip ci]")
 
     github.before("PATCH", "/git/refs/heads/main$", another_merge_writes_first)
@@ -108,7 +108,7 @@ def test_concurrent_merge_rereads_merges_and_both_history_entries_survive(world,
 
 def test_two_first_merges_racing_to_create_the_baseline(world, github, engine):
     def another_merge_creates_it_first() -> None:
-        github.commit("main", {BASELINE: baseline_text(engine, scores={"q0": 1.0}, sha=THEIRS)}, message="theirs")
+        github.commit("main", {BASELINE: baseline_text(scores={"q0": 1.0}, sha=THEIRS)}, message="theirs")
 
     github.before("PATCH", "/git/refs/heads/main$", another_merge_creates_it_first)
     run = _push(world)
@@ -133,7 +133,7 @@ def test_push_to_another_branch_is_eval_and_summary_only(world, github):
     assert run.exit_code == 0 and run.outputs["mode"] == "report"
     assert github.log == []  # no API call at all
     assert run.outputs["verdict"] == "none" and run.outputs["hit_at_k"] == "1.0000"
-    assert run.summary.startswith("## summary")
+    assert run.summary.startswith("<!-- retrieval-gate:default -->") and "| **hit@5** | 1.000 | 10 |" in run.summary
     assert (world.workspace / run.outputs["results_path"]).is_file()
 
 
@@ -160,7 +160,7 @@ def test_update_baseline_on_a_tag_is_a_usage_error(world, github):
 
 
 def test_large_baseline_is_read_through_the_blob_api(world, github, engine):
-    old = baseline_text(engine, scores={f"q{i}": 1.0 for i in range(10)}, sha=THEIRS)
+    old = baseline_text(scores={f"q{i}": 1.0 for i in range(10)}, sha=THEIRS)
     github.large_file_threshold = 100  # the contents API omits content over the limit (1 MB on GitHub)
     github.commit("main", {BASELINE: old}, message="big")
     run = _push(world)

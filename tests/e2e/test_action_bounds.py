@@ -26,7 +26,7 @@ def engine() -> FakeEngine:
 
 
 def _pr(world: ActionWorld, github: FakeGitHub, engine: FakeEngine, inputs: dict[str, str] | None = None) -> ActionRun:
-    base = github.commit("main", {BASELINE: baseline_text(engine, scores=HITS, sha="b" * 40)}, message="baseline")
+    base = github.commit("main", {BASELINE: baseline_text(scores=HITS, sha="b" * 40)}, message="baseline")
     return world.run(event_name="pull_request", event=world.pr_event(7, base_sha=base), inputs=inputs,
                      ref="refs/pull/7/merge", sha="c" * 40)
 

@@ -24,8 +24,9 @@ WRITE_TOKEN = "glpat-WRITEtoken0123456789SECRETvalue"  # the refresh's token (De
 JOB_TOKEN = "glcbt-JOBtoken0123456789SECRET"
 MARKER = "<!-- retrieval-gate:default -->"
 BASELINE = "baselines/default.json"
-ALL_HITS = {f"q{i}": 1.0 for i in range(10)}
-SIX_HITS = {f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}
+ALL_HITS = {f"q{i}": 1.0 for i in range(20)}
+HITS_60 = {f"q{i}": (1.0 if i < 12 else 0.0) for i in range(20)}  # hit@5 1.0 → 0.6: 8 of 20 lost, none gained
+# (the exact one-sided sign test: p = 0.5⁸ ≈ 0.004 < alpha 0.05, so a gate that is on fails)
 
 
 @pytest.fixture
@@ -107,7 +108,7 @@ class GitLabJob:
 def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         gitlab: FakeGitLab) -> GitLabJob:
     return GitLabJob(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, gitlab=gitlab,
-                     engine=FakeEngine(scores=dict(SIX_HITS)))
+                     engine=FakeEngine(scores=dict(HITS_60)))
 
 
 def _everything(job: GitLabJob, *texts: str) -> str:
@@ -118,11 +119,11 @@ def _everything(job: GitLabJob, *texts: str) -> str:
 def test_merge_request_note_is_judged_by_the_base_and_updated_not_duplicated(job: GitLabJob,
                                                                                gitlab: FakeGitLab) -> None:
     gate_on = "suites:\n  default:\n    gate:\n      fail_on_regression: true\n"
-    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40),
+    base = gitlab.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40),
                                   "retrieval-gate.yml": gate_on})
     # The merge request edits baselines/ and the gate in its own checkout: neither may judge it.
     (job.workspace / "baselines").mkdir()
-    (job.workspace / BASELINE).write_text(baseline_text(job.engine, scores=SIX_HITS, sha="d" * 40), encoding="utf-8")
+    (job.workspace / BASELINE).write_text(baseline_text(scores=HITS_60, sha="d" * 40), encoding="utf-8")
     (job.workspace / "retrieval-gate.yml").write_text(gate_on.replace("true", "false"), encoding="utf-8")
     gitlab.commit("main", {"README.md": "moved on"})  # the base sha is not the branch head any more
     gitlab.add_note(5, f"{MARKER} quoted by a human", author=HUMAN)
@@ -133,7 +134,7 @@ def test_merge_request_note_is_judged_by_the_base_and_updated_not_duplicated(job
     assert first[0] == second[0] == 1, first[2]  # the base's gate is on, and hit@5 dropped 1.0 → 0.6
     ours = [n for n in gitlab.notes[5] if n["author"]["username"] == "project_12_bot"]
     assert len(ours) == 1 and len(gitlab.notes[5]) == 2  # created once, then edited; the human's note untouched
-    assert ours[0]["body"].startswith(MARKER) and "Δ -0.4000" in ours[0]["body"]
+    assert ours[0]["body"].startswith(MARKER) and "| **hit@5** | 1.000 | 0.600 | 🔴 ▼ −0.400 |" in ours[0]["body"]
     assert "pipelines/902" in ours[0]["body"]  # the second run's link
     assert len(gitlab.requests("POST", r"/notes$")) == 1 and len(gitlab.requests("PUT", r"/notes/\d+$")) == 1
     reads = [r for r in gitlab.requests("GET", r"/repository/files/") if "baselines/default.json" in r.path]
@@ -143,15 +144,15 @@ def test_merge_request_note_is_judged_by_the_base_and_updated_not_duplicated(job
     cases = {c.name: c for c in next(iter(junit))}
     assert isinstance(cases["gate"].result[0], Failure) and "hit@5" in cases["gate"].result[0].message
     assert cases["gate"]._elem.get("file") == "retrieval-gate.yml"  # the file that sets the gate, not the cases file
-    assert len(cases) == 11
+    assert len(cases) == 21  # the gate, and a testcase per case (20)
     everything = _everything(job, *first[1:], *second[1:])
     assert TOKEN not in everything and JOB_TOKEN not in everything
     assert "::warning" not in everything and "::error" not in everything  # no GitHub workflow commands on GitLab
 
 
 def test_default_branch_refresh_commits_once_under_a_concurrent_push(job: GitLabJob, gitlab: FakeGitLab) -> None:
-    gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
-    other = baseline_text(job.engine, scores=ALL_HITS, sha="e" * 40, history=2)
+    gitlab.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
+    other = baseline_text(scores=ALL_HITS, sha="e" * 40, history=2)
     # Another pipeline's refresh lands between our read and our commit: ours is refused and merged again.
     gitlab.before("POST", r"/repository/commits$", lambda: gitlab.commit("main", {BASELINE: other},
                                                                          message="other refresh"))
@@ -187,7 +188,7 @@ def test_refresh_with_an_unrelated_concurrent_push_lands_on_top_in_one_commit(jo
 
 
 def test_fork_pipeline_without_a_token_posts_nothing_and_says_so(job: GitLabJob, gitlab: FakeGitLab) -> None:
-    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    base = gitlab.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
     code, out, err = job.merge_request(8, base_sha=base, fork=True, token=None)
     assert code == 0, err
     assert gitlab.notes.get(8, []) == []
@@ -212,8 +213,8 @@ def test_branch_push_that_is_not_the_default_branch_reports_without_the_api(job:
 
 def test_a_base_sha_the_pipeline_states_but_the_merge_request_does_not_have_is_refused(job: GitLabJob,
                                                                                       gitlab: FakeGitLab) -> None:
-    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
-    own = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=SIX_HITS, sha="d" * 40)})
+    base = gitlab.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
+    own = gitlab.commit("main", {BASELINE: baseline_text(scores=HITS_60, sha="d" * 40)})
     code, _, err = job.merge_request(6, base_sha=base, claimed_base=own)  # the MR's .gitlab-ci.yml set it
     assert code == 2
     assert "diff_refs" in err and base[:12] in err and own[:12] in err
@@ -236,7 +237,7 @@ def test_a_job_holding_the_write_token_refuses_to_evaluate_or_load_python_code(j
 def test_the_note_token_cannot_commit_and_a_wrong_token_is_named(job: GitLabJob, gitlab: FakeGitLab) -> None:
     code, _, err = job.refresh(write_token=TOKEN)  # the Reporter's token in the write variable
     assert code == 2 and "HTTP 403" in err and "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN" in err
-    base = gitlab.commit("main", {BASELINE: baseline_text(job.engine, scores=ALL_HITS, sha="b" * 40)})
+    base = gitlab.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
     code, out, err = job.merge_request(9, base_sha=base, token="glpat-WRONGtoken0123456789")
     assert "RETRIEVAL_GATE_GITLAB_TOKEN" in out + err and "refused" in out + err
     assert "glpat-WRONGtoken0123456789" not in out + err

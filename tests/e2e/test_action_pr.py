@@ -1,14 +1,18 @@
 """The action on pull_request events (and dispatch / workflow_run comment runs), end to end:
 environment + event payload → ``retrieval-gate action`` → a fake GitHub API over real HTTP.
-The engine is a fake of our interface (fast); test_action_real_engine.py runs the real one."""
+The engine fakes only the eval and the audit (fast); the comparison, with its significance test,
+and the comment are the product's own. test_action_real_engine.py runs the real eval."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from retrieval_gate.artifacts.baseline import baseline_from_text
+from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.settings import SuiteConfig
 from tests.e2e.action_harness import TOKEN, ActionWorld, action_yml
@@ -17,17 +21,19 @@ from tests.e2e.fake_github import ACTIONS_BOT, HUMAN, OTHER_BOT, FakeGitHub
 
 MARKER = "<!-- retrieval-gate:default -->"
 BASELINE = "baselines/default.json"
-ALL_HITS = {f"q{i}": 1.0 for i in range(10)}
-SIX_HITS = {f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)}  # hit@5 1.0 → 0.6
+ALL_HITS = {f"q{i}": 1.0 for i in range(20)}
+HITS_60 = {f"q{i}": (1.0 if i < 12 else 0.0) for i in range(20)}  # hit@5 1.0 → 0.6: 8 of 20 lost, none gained
+# (the exact one-sided sign test: p = 0.5⁸ ≈ 0.004 < alpha 0.05, so a gate that is on fails)
+HIT_ROW = "| **hit@5** | 1.000 | 0.600 |"  # the comment's row: 20/20 at the base, 12/20 now
 
 
 @pytest.fixture
 def engine() -> FakeEngine:
-    return FakeEngine(scores=dict(SIX_HITS))
+    return FakeEngine(scores=dict(HITS_60))
 
 
 def _base_with_baseline(github: FakeGitHub, engine: FakeEngine, scores: dict[str, float] = ALL_HITS) -> str:
-    return github.commit("main", {BASELINE: baseline_text(engine, scores=scores, sha="b" * 40)},
+    return github.commit("main", {BASELINE: baseline_text(scores=scores, sha="b" * 40)},
                          message="baseline [skip ci]")
 
 
@@ -56,7 +62,7 @@ def test_sticky_comment_on_page_two_is_edited_and_never_duplicated(world, github
     pages = [r.query.get("page", ["1"])[0] for r in github.requests("GET", r"/issues/7/comments$")]
     assert pages == ["1", "2", "1", "2"]
     edited = next(c for c in github.comments[7] if c["id"] == sticky["id"])
-    assert edited["body"].startswith(MARKER) and "hit@5: 0.6000" in edited["body"]
+    assert edited["body"].startswith(MARKER) and HIT_ROW in edited["body"]
     assert "actions/runs/4202" in edited["body"]  # the second run's link: the last edit wins
     others = [c for c in github.comments[7] if c["id"] != sticky["id"]]
     assert others == [c for c in before if c["id"] != sticky["id"]]  # nobody else's comment touched
@@ -70,7 +76,7 @@ def test_first_pr_without_a_baseline_on_the_base_says_so_and_passes(world, githu
     assert run.outputs["verdict"] == "no-baseline"
     assert run.outputs["comparison_path"] == "" and run.outputs["delta_hit_at_k"] == ""
     (post,) = github.requests("POST", r"/issues/7/comments$")
-    assert "First run: no baseline yet." in post.body["body"]
+    assert "**First run: there is no baseline for this suite yet**" in post.body["body"]
     assert run.outputs["comment_url"] == github.comments[7][0]["html_url"]
     assert f"no baseline at {BASELINE}" in run.stdout
     assert "::error" not in run.stdout and "::warning" not in run.stdout
@@ -80,16 +86,17 @@ def test_baseline_is_read_at_the_base_sha_never_from_the_checkout(world, github,
     base = _base_with_baseline(github, engine, scores=ALL_HITS)
     # Later commits on main change the baseline; the PR's own checkout carries a tampered copy that
     # would make its regression look like an improvement.
-    github.commit("main", {BASELINE: baseline_text(engine, scores=SIX_HITS, sha="d" * 40)}, message="newer")
+    github.commit("main", {BASELINE: baseline_text(scores=HITS_60, sha="d" * 40)}, message="newer")
     tampered = world.workspace / BASELINE
     tampered.parent.mkdir(parents=True)
-    tampered.write_text(baseline_text(engine, scores={k: 0.0 for k in ALL_HITS}, sha="e" * 40), encoding="utf-8")
+    tampered.write_text(baseline_text(scores={k: 0.0 for k in ALL_HITS}, sha="e" * 40), encoding="utf-8")
 
     run = _pr(world, base)
 
     (read,) = github.requests("GET", "/contents/baselines/default.json")
     assert read.query["ref"] == [base]
-    assert ("compare", "b" * 40) in engine.calls  # the base's baseline, not d… (newer) nor e… (tampered)
+    compared = json.loads((world.workspace / run.outputs["comparison_path"]).read_text(encoding="utf-8"))
+    assert compared["baseline_sha"] == "b" * 40  # the base's baseline, not d… (newer) nor e… (tampered)
     assert run.outputs["delta_hit_at_k"] == "-0.4000"  # 0.6 now vs 1.0 at the base
     assert run.outputs["regressed"] == "true" and run.outputs["verdict"] == "pass"  # no gate on: passes
     assert run.exit_code == 0
@@ -98,9 +105,9 @@ def test_baseline_is_read_at_the_base_sha_never_from_the_checkout(world, github,
 @pytest.mark.parametrize(
     ("gate", "scores", "exit_code", "verdict"),
     [
-        ("", SIX_HITS, 0, "pass"),  # regressed, gate off (the default): report only
-        ("false", SIX_HITS, 0, "pass"),
-        ("true", SIX_HITS, 1, "fail"),
+        ("", HITS_60, 0, "pass"),  # regressed, gate off (the default): report only
+        ("false", HITS_60, 0, "pass"),
+        ("true", HITS_60, 1, "fail"),
         ("true", ALL_HITS, 0, "pass"),  # gate on, nothing regressed
     ],
 )
@@ -108,10 +115,11 @@ def test_exit_code_is_1_only_when_a_gate_is_on_and_fails(world, github, engine, 
     engine.scores = dict(scores)
     run = _pr(world, _base_with_baseline(github, engine), inputs={"fail_on_regression": gate})
     assert (run.exit_code, run.outputs["verdict"]) == (exit_code, verdict)
-    regressed = scores is SIX_HITS
+    regressed = scores is HITS_60
     assert ("::warning title=retrieval-gate%3A hit@5 regressed::hit@5 on overall: 1.0000 → 0.6000" in run.stdout) \
         == regressed
-    assert ("::error title=retrieval-gate%3A gate failed::hit@5 overall dropped -0.4000 (n=10)" in run.stdout) \
+    assert ("::error title=retrieval-gate%3A gate failed::hit@5 on overall: dropped by 0.400 (8 lost, 0 gained of "
+            "20 paired; one-sided p = 0.004), more than the max drop 0.02" in run.stdout) \
         == (exit_code == 1)
 
 
@@ -122,20 +130,20 @@ def test_outputs_files_and_summary(world, github, engine):
     assert set(o) <= set(action_yml()["outputs"])  # every output written is declared
     assert {k: o[k] for k in ("mode", "verdict", "regressed", "n", "headline_k", "hit_at_k", "recall_at_k",
                               "ndcg_at_k", "delta_hit_at_k", "delta_recall_at_k", "delta_ndcg_at_k")} == {
-        "mode": "pr", "verdict": "pass", "regressed": "true", "n": "10", "headline_k": "5",
-        "hit_at_k": "0.6000", "recall_at_k": "0.6000", "ndcg_at_k": "0.4500",  # (6 × 0.75) / 10
+        "mode": "pr", "verdict": "pass", "regressed": "true", "n": "20", "headline_k": "5",
+        "hit_at_k": "0.6000", "recall_at_k": "0.6000", "ndcg_at_k": "0.4500",  # (12 × 0.75) / 20
         "delta_hit_at_k": "-0.4000", "delta_recall_at_k": "-0.4000", "delta_ndcg_at_k": "-0.3000"}
     assert (o["baseline_path"], o["baseline_ref"]) == (BASELINE, base)
     for key in ("results_path", "comparison_path", "html_path", "comment_file"):
         assert not Path(o[key]).is_absolute() and (world.workspace / o[key]).is_file()
     assert (world.workspace / o["comment_file"]).read_text(encoding="utf-8") == github.comments[7][0]["body"]
     metrics = json.loads(o["metrics_json"])
-    assert metrics["hit@5"] == {"value": 0.6, "n": 10, "baseline": 1.0, "delta": pytest.approx(-0.4),
-                                "status": "regressed", "n_paired": 10}
+    assert metrics["hit@5"] == {"value": 0.6, "n": 20, "baseline": 1.0, "delta": pytest.approx(-0.4),
+                                "status": "regressed", "n_paired": 20}
     # the summary: the full (untruncated) render, appended to the runner's file
-    assert run.summary.startswith("## summary\n" + MARKER)
-    assert "[run](https://github.example/acme/rag/actions/runs/4201)" in run.summary
-    assert "[baseline](https://github.example/acme/rag/blob/" in run.summary
+    assert run.summary.startswith(MARKER) and HIT_ROW in run.summary
+    assert "[workflow run](https://github.example/acme/rag/actions/runs/4201)" in run.summary
+    assert "[baseline file](https://github.example/acme/rag/blob/" in run.summary
 
 
 def test_multiline_outputs_use_heredoc_delimiters(world, github, engine):
@@ -157,7 +165,7 @@ def test_fork_pr_403_on_comment_does_not_fail_the_job(world, github, engine, gat
     assert len(warnings) == 1 and "fork" in warnings[0]
     assert run.outputs["comment_url"] == ""
     body = (world.workspace / run.outputs["comment_file"]).read_text(encoding="utf-8")
-    assert body.startswith(MARKER) and "hit@5: 0.6000" in body
+    assert body.startswith(MARKER) and HIT_ROW in body
     assert "The comment could not be posted** on pull request #7" in run.summary and body in run.summary
     assert github.comments.get(7, []) == []
 
@@ -173,7 +181,7 @@ def test_server_errors_are_retried_then_succeed(world, github, engine):
     assert [r.status for r in github.requests("GET", "/contents/baselines/default.json$")] == [502, 200]
     assert [r.status for r in github.requests("GET", r"/issues/7/comments$")] == [503, 200]
     assert [r.status for r in github.requests("PATCH")] == [500, 200]
-    assert len(github.comments[7]) == 1 and "hit@5: 0.6000" in github.comments[7][0]["body"]
+    assert len(github.comments[7]) == 1 and HIT_ROW in github.comments[7][0]["body"]
 
 
 def test_a_5xx_on_create_does_not_post_twice(world, github, engine):
@@ -187,7 +195,7 @@ def test_a_5xx_on_create_does_not_post_twice(world, github, engine):
     github.fail("POST", r"/issues/7/comments$", status=500)
     run = _pr(world, base)
     assert run.exit_code == 0
-    assert len(github.comments[7]) == 1 and "hit@5: 0.6000" in github.comments[7][0]["body"]
+    assert len(github.comments[7]) == 1 and HIT_ROW in github.comments[7][0]["body"]
 
 
 def test_token_never_appears_in_output_even_when_an_error_echoes_it(world, github, engine):
@@ -212,7 +220,7 @@ def test_comment_off_posts_nothing_but_writes_the_comment_file(world, github, en
 
 def test_dispatch_with_pr_number_compares_with_that_prs_base_and_comments(world, github, engine):
     base = _base_with_baseline(github, engine)
-    github.commit("main", {BASELINE: baseline_text(engine, scores=SIX_HITS, sha="d" * 40)}, message="newer")
+    github.commit("main", {BASELINE: baseline_text(scores=HITS_60, sha="d" * 40)}, message="newer")
     github.add_pull(9, head_sha="9" * 40, base_sha=base)
     run = world.run(event_name="workflow_dispatch", event=world.push_event(ref="refs/heads/feature"),
                     inputs={"pr_number": "9"}, ref="refs/heads/feature")
@@ -231,8 +239,8 @@ def test_dispatch_without_inputs_compares_with_the_default_branch(world, github,
 def _fork_run_data(world: ActionWorld, engine: FakeEngine) -> None:
     """What the fork's read-only run uploads: results.json and comparison.json (data, not Markdown)."""
     results = engine.evaluate(suite_config=SuiteConfig(), suite="default")
-    baseline = engine.parse_baseline(text=baseline_text(engine, scores=ALL_HITS, sha="b" * 40), source="test")
-    comparison = engine.compare(results=results, baseline=baseline, gate=GateSettings())
+    baseline = baseline_from_text(baseline_text(scores=ALL_HITS, sha="b" * 40), source="test")
+    comparison = compare(results=results, baseline=baseline, gate=GateSettings())
     folder = world.workspace / "pr-artifact"
     folder.mkdir(exist_ok=True)
     (folder / "results.json").write_text(json.dumps(results.to_json_data()), encoding="utf-8")
@@ -265,7 +273,7 @@ def test_workflow_run_renders_the_fork_comment_from_its_data_and_posts_it_to_the
     (comment,) = github.comments[7]
     assert comment["body"].startswith(MARKER + "\n> ℹ️ Rendered by this repository's workflow from the data of a "
                                       "fork's run")
-    assert "- hit@5: 0.6000 (Δ -0.4000)" in comment["body"]  # rendered here from the validated data
+    assert HIT_ROW + " 🔴 ▼ −0.400 |" in comment["body"]  # rendered here from the validated data
     assert "(https://github.example/acme/rag/actions/runs/99)" in comment["body"]
     assert ("evaluate", "default") not in engine.calls[1:]  # nothing evaluated in the privileged job
     # the fork's audit is not relayed: one line says so, and nothing was audited here
@@ -284,26 +292,26 @@ def test_workflow_run_refuses_a_pr_whose_head_is_not_the_runs_head(world, github
     assert github.requests(path_regex="/comments") == []
 
 
-class _HugeSummaryEngine(FakeEngine):
-    """Renders a job summary over GitHub's 1 MiB limit (thousands of cases would)."""
-
-    def render_summary(self, **kwargs):  # type: ignore[override]
-        return super().render_summary(**kwargs) + "x" * (1024 * 1024 + 1) + "\n"
-
-
-def test_summary_over_one_mib_goes_to_a_file_and_the_summary_keeps_the_comment(
-    tmp_path, monkeypatch, capsys, github
+def test_summary_over_the_forges_limit_goes_to_a_file_and_the_summary_keeps_the_comment(
+    world, github, engine, monkeypatch
 ):
-    huge = _HugeSummaryEngine(scores=dict(SIX_HITS))
-    world = ActionWorld(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, github=github, engine=huge)
-    base = _base_with_baseline(github, huge)
+    """Thousands of cases lost: the summary (a thousand lost cases listed, ~160 kB) is over the
+    forge's limit — GitHub's 1 MiB, set to 128 KiB here (our own constant) —, the comment is bounded
+    (65,000 characters)."""
+    from retrieval_gate.forge.github import GitHub
+
+    limit = 128 * 1024
+    monkeypatch.setattr(GitHub, "limits", dataclasses.replace(GitHub.limits, summary_bytes=limit))
+    many = {f"q{i}": 1.0 for i in range(8000)}
+    base = _base_with_baseline(github, engine, scores=many)
+    engine.scores = dict.fromkeys(many, 0.0)
     run = _pr(world, base)
     assert run.exit_code == 0
-    assert len(run.summary.encode()) < 1024 * 1024  # what GitHub accepts
-    assert "over GitHub's 1 MiB limit" in run.summary
-    assert MARKER in run.summary and "- hit@5: 0.6000" in run.summary  # the bounded comment, not a bare pointer
-    full = next(tmp_path.rglob("summary.md"))
-    assert len(full.read_bytes()) > 1024 * 1024 and full.read_text().startswith("## summary\n")
+    assert len(run.summary.encode()) < limit  # what the forge accepts
+    assert "over GitHub's 0.125 MiB limit" in run.summary
+    assert MARKER in run.summary and "| **hit@5** | 1.000 | 0.000 |" in run.summary  # the bounded comment
+    full = world.workspace / run.outputs["html_path"].replace("report.html", "summary.md")
+    assert len(full.read_bytes()) > limit and full.read_text().startswith(MARKER)
 
 
 def test_the_comment_links_to_the_suites_page_of_the_published_history_site(world, github, engine):

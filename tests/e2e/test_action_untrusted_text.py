@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
 from retrieval_gate.score.results import InputInfo
 from tests.e2e.action_harness import ActionRun, ActionWorld
 from tests.e2e.fake_engine import FakeEngine, baseline_text
@@ -25,9 +24,10 @@ def engine() -> FakeEngine:
     return FakeEngine(scores=scores)
 
 
-def _pr(world: ActionWorld, github: FakeGitHub, engine: FakeEngine) -> ActionRun:
-    base = github.commit("main", {BASELINE: baseline_text(engine, scores={f"q{i}": 1.0 for i in range(10)},
-                                                          sha="b" * 40),
+def _pr(world: ActionWorld, github: FakeGitHub, engine: FakeEngine,
+        baseline_scores: dict[str, float] | None = None) -> ActionRun:
+    scores = baseline_scores if baseline_scores is not None else {f"q{i}": 1.0 for i in range(10)}
+    base = github.commit("main", {BASELINE: baseline_text(scores=scores, sha="b" * 40),
                                   "retrieval-gate.yml": BASE_CONFIG}, message="base")
     return world.run(event_name="pull_request", event=world.pr_event(7, base_sha=base, fork=True),
                      ref="refs/pull/7/merge", sha="c" * 40)
@@ -50,30 +50,28 @@ def test_thirteen_hostile_gate_keys_are_escaped_past_the_tenth_annotation(world,
     assert "INJECTED" in run.stdout + run.stderr  # shown, as text
 
 
+HOSTILE_IDS = [f"{CARD_ATTACK}-{i}" for i in range(14)]
+
+
 class _HostileIdsEngine(FakeEngine):
-    """Lost hits whose case ids, card ids and titles carry commands, as a fork's KB and cases can,
-    at lines of a golden set named through ``..``."""
+    """Lost hits whose case ids, queries and card ids carry commands, as a fork's KB and cases can,
+    at lines of a golden set named through ``..``: the real comparison finds the 12 lost ones."""
 
     def evaluate(self, *, suite_config, suite):
         results = super().evaluate(suite_config=suite_config, suite=suite)
-        results.inputs["cases"] = InputInfo(path="ci/../cases.jsonl", sha256="0" * 64, format="jsonl", count=10)
+        results.inputs["cases"] = InputInfo(path="ci/../cases.jsonl", sha256="0" * 64, format="jsonl", count=14)
+        for line, case in enumerate(results.cases, start=1):
+            case.line = line
+            case.query = f"q\n::add-mask::ghs_{line}"
+            case.gold = [CARD_ATTACK]
+            case.retrieved = [CARD_ATTACK] if case.scores["hit@5"] else [f"{CARD_ATTACK}\x1b[2J"]
         return results
-
-    def compare(self, *, results, baseline, gate, kb_before=None):
-        comparison = super().compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
-        lost = [ChangedCase(id=f"{CARD_ATTACK}-{i}", query=f"q\n::add-mask::ghs_{i}", line=i + 1, movement="lost-hit",
-                            metric="ndcg@5", metric_before=1.0, metric_after=0.0, cause="displacer-added",
-                            gold=[GoldRank(card=CARD_ATTACK, rank_before=1, rank_after=None)],
-                            displaced_by=[Displacer(card=f"{CARD_ATTACK}\x1b[2J", title="t\n::stop-commands::pwn",
-                                                    rank=1)])
-                for i in range(12)]
-        return comparison.model_copy(update={"changed_cases": lost})
 
 
 def test_hostile_case_and_card_ids_are_escaped_in_every_annotation_and_log_line(world, github):
-    engine = _HostileIdsEngine(scores={f"q{i}": (1.0 if i < 6 else 0.0) for i in range(10)})
+    engine = _HostileIdsEngine(scores={cid: (0.0 if i < 12 else 1.0) for i, cid in enumerate(HOSTILE_IDS)})
     world.engine = engine
-    run = _pr(world, github, engine)
+    run = _pr(world, github, engine, baseline_scores=dict.fromkeys(HOSTILE_IDS, 1.0))
     assert_no_command_from_text(run.stdout, run.stderr)
     lost = [line for line in run.stdout.split("\n") if "lost its hit" in line]
     assert len(lost) == 12

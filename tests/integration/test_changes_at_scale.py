@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from retrieval_gate.baseline.codec import dumps_baseline
+from retrieval_gate.artifacts.baseline import baseline_text
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
@@ -45,7 +45,7 @@ def test_ten_thousand_cases_fit_the_baseline_budget_and_the_comment_limit():
              for i in range(N)]
     before, after = _results(cases, seed=1), _results(cases, seed=2)
     baseline = update_baseline(baseline=None, results=before, sha="a" * 40, ref="main", timestamp=None)
-    text = dumps_baseline(baseline)
+    text = baseline_text(baseline)
     assert len(text.encode("utf-8")) < 5_000_000
     assert all(len(c.ranked) == 10 and len(c.ranked_scores) == 10 for c in baseline.cases.values())
     comparison = compare(results=after, baseline=baseline, gate=GateSettings(), resamples=2_000)

@@ -112,7 +112,7 @@ def test_several_retrievers_share_one_sync_and_get_one_results_each(tmp_path: Pa
     assert list(out) == ["dense", "bm25", "hybrid"]
     assert sorted(emb.queries) == sorted(c["query"] for c in CASES)  # queries embedded once
     assert out["hybrid"].config["model"] == "fake-bow" and "details" in out["hybrid"].config
-    with pytest.raises(UsageError, match="run_evals"):
+    with pytest.raises(UsageError, match=r"names 2 retrievers \(dense, bm25\); a gate judges one retriever"):
         run_eval(suite_config=config_for(tmp_path, retriever="dense,bm25"), suite="t", embedder=emb)
 
 

@@ -138,3 +138,51 @@ def test_an_unknown_model_stops_the_sweep_before_any_point_runs(suite, capsys, m
                                "model=no-such-org/no-such-model", "--out", str(suite.parent / "s.json")], capsys)
     assert code == 2 and "error: unknown model 'no-such-org/no-such-model'" in err
     assert "point 1/" not in err and not (suite.parent / "s.json").exists()
+
+
+@pytest.mark.parametrize(("where", "settings"), [
+    ("run", {"gate.fail_on_regression": False}),
+    ("run", {"fail_on_regression": False}),
+    ("run", {"baseline": "elsewhere.json"}),
+    ("run", {"cases": "other.jsonl"}),
+    ("run", {"store.path": "/tmp/elsewhere"}),
+    ("axes", {"gate.fail_on_regression": [False]}),
+    ("reference", {"baseline": "elsewhere.json"}),
+])
+def test_merge_refuses_a_crafted_part_whose_points_touch_keys_a_sweep_may_not(suite, capsys, where, settings):
+    """Part files travel as CI artifacts: a point naming the gate, the baseline, the cases or the
+    store's path is refused at merge (exit 2), and the config file is left as it was."""
+    root = suite.parent
+    part_path = root / "part.json"
+    args = ["sweep", "--config", str(suite), "--axis", "chunking.size=200,300", "--shard", "1/1"]
+    assert run_cli([*args, "--out", str(part_path)], capsys)[0] == 0
+    part = json.loads(part_path.read_text())
+    if where == "run":
+        part["runs"][-1]["settings"].update(settings)
+    else:
+        part[where].update(settings)
+    part_path.write_text(json.dumps(part), encoding="utf-8")
+    before = suite.read_text()
+    code, _out, err = run_cli(["sweep", "merge", str(part_path), "--out", str(root / "m.json"), "--apply",
+                               "--config", str(suite)], capsys)
+    key = next(iter(settings))
+    assert code == 2 and f"{part_path}" in err and repr(key) in err, err
+    assert "cannot be swept" in err or "is not a key of a suite's retrieval settings" in err
+    assert suite.read_text() == before and not (root / "m.json").exists()
+
+
+def test_apply_of_merged_parts_refuses_a_winner_that_names_user_code(suite):
+    """``--apply`` of a winner from part files: a retriever that runs code is written only when it
+    is the suite's own already (the one check of a part's winner, ``check_part_winner``)."""
+    from retrieval_gate.errors import InputError
+    from retrieval_gate.settings import load_config, resolve_suite
+    from retrieval_gate.sweep.plan import check_part_winner
+
+    config_file, path = load_config(suite, required=True)
+    base = resolve_suite(config_file, suite="default", config_path=path)
+    for evil in ("python:evil.py:search", "http://127.0.0.1:9/search", "run:run.trec", "bm25,python:evil.py:f"):
+        with pytest.raises(InputError, match="from a sweep part is not written"):
+            check_part_winner({"retriever": evil}, where="x", current=base)
+    with pytest.raises(InputError, match="cannot be swept"):
+        check_part_winner({"chunking.size": 200, "gate.fail_on_regression": False}, where="x", current=base)
+    check_part_winner({"retriever": "bm25", "chunking.size": 200}, where="x", current=base)  # built-in: fine

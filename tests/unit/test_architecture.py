@@ -446,7 +446,7 @@ def test_the_tokens_are_read_in_one_place_per_forge_and_asked_for_by_the_entry_p
 
 # The text forms of the tool's own files (the core's codecs, the models' validation) and their
 # callers: only the file's reader and writer in artifacts/ (the action commits ``*_text`` through the API).
-TEXT_FORMS = ("parse_baseline", "dumps_baseline", "parse_manifest", "dumps_manifest")
+TEXT_FORMS = ("parse_baseline", "baseline_data", "parse_manifest", "dumps_manifest")
 VALIDATED_FILES = ("Results", "Comparison", "AuditReport", "Baseline")
 
 
@@ -481,7 +481,7 @@ def test_the_tools_files_are_read_and_written_in_artifacts(trees) -> None:
     the CLI and the action alike; the codecs live in the core (``baseline/``) beside the models."""
     assert text_form_callers(trees) == {
         "parse_baseline": ["artifacts/baseline.py"],
-        "dumps_baseline": ["artifacts/baseline.py"],
+        "baseline_data": ["artifacts/baseline.py"],
         "parse_manifest": ["artifacts/baseline.py"],
         "dumps_manifest": ["artifacts/baseline.py"],
         "Results.model_validate": ["artifacts/results.py"],

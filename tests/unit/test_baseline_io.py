@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
-from retrieval_gate.baseline.codec import dumps_baseline, parse_baseline
+from retrieval_gate.artifacts.baseline import baseline_text, read_baseline, write_baseline
+from retrieval_gate.baseline.codec import parse_baseline
 from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION, Baseline
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.errors import BaselineError, OutputError
@@ -34,7 +34,7 @@ def sample_baseline() -> Baseline:
 
 def test_dumps_is_stable_sorted_small_and_round_trips():
     baseline = sample_baseline()
-    text = dumps_baseline(baseline)
+    text = baseline_text(baseline)
     data = json.loads(text)
     assert list(data) == sorted(data)
     assert data["schema_version"] == BASELINE_SCHEMA_VERSION
@@ -48,7 +48,7 @@ def test_dumps_is_stable_sorted_small_and_round_trips():
     assert len(case_lines) == 3  # one line per case: small, line-wise git diffs
     assert text.endswith("}\n")
     again = parse_baseline(text, source="b.json")
-    assert dumps_baseline(again) == text
+    assert baseline_text(again) == text
     assert again.cases["q3"].status == "no_gold"
 
 
@@ -84,7 +84,7 @@ def test_a_failed_write_keeps_the_old_file_intact(tmp_path):
 
 def v1_document() -> dict:
     """A schema_version 1 (pre-release) baseline: no headline_k, no history."""
-    data = json.loads(dumps_baseline(sample_baseline()))
+    data = json.loads(baseline_text(sample_baseline()))
     del data["headline_k"], data["history"]
     data["schema_version"] = 1
     data["k"] = [1, 3, 5, 10]
@@ -127,7 +127,7 @@ def test_bad_documents_are_refused_naming_the_file(text, message):
 
 
 def test_unknown_fields_are_refused():
-    data = json.loads(dumps_baseline(sample_baseline()))
+    data = json.loads(baseline_text(sample_baseline()))
     data["surprise"] = True
     with pytest.raises(BaselineError, match="surprise: unknown field"):
         parse_baseline(json.dumps(data), source="b.json")
@@ -155,7 +155,7 @@ def test_reading_never_writes(tmp_path):
 
 
 def test_version_2_is_migrated_with_the_scoring_every_earlier_file_used():
-    data = json.loads(dumps_baseline(sample_baseline()))
+    data = json.loads(baseline_text(sample_baseline()))
     data["schema_version"] = 2
     data["fingerprint"] = {"config": {"retriever": "dense"}, "k": [5], "inputs": {}}
     migrated = parse_baseline(json.dumps(data), source="old.json")
@@ -179,7 +179,7 @@ def test_an_older_baseline_loads_without_rankings_and_keeps_every_score(version)
     assert {cid: case.scores for cid, case in loaded.cases.items()} == \
         {cid: case.get("scores", {}) for cid, case in raw["cases"].items()}
     assert all(case.ranked == [] for case in loaded.cases.values())
-    again = parse_baseline(dumps_baseline(loaded), source="b.json")
+    again = parse_baseline(baseline_text(loaded), source="b.json")
     assert again == loaded  # written as schema 4, read back the same
 
 
@@ -188,7 +188,7 @@ def test_rankings_round_trip_with_their_scores():
     results.cases[0].retrieved[:] = ["a", "b", "c"]
     results.cases[0].retrieved_scores[:] = [0.912345, 0.5, 0.25]
     baseline = update_baseline(baseline=None, results=results, sha=None, ref=None, timestamp=None)
-    text = dumps_baseline(baseline)
+    text = baseline_text(baseline)
     again = parse_baseline(text, source="b.json")
     assert again.rankings is True
     assert again.cases["q1"].ranked == ["a", "b", "c"]

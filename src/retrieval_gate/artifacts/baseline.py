@@ -1,13 +1,14 @@
 """The baseline file and its KB manifest (adapter): read as bytes → text →
-``baseline.codec.parse_baseline``; written as ``dumps_baseline``'s stable text, atomically."""
+``baseline.codec.parse_baseline``; written as ``baseline_text``'s stable text, atomically."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from retrieval_gate.baseline.codec import dumps_baseline, parse_baseline
+from retrieval_gate.baseline.codec import baseline_data, parse_baseline
 from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path, parse_manifest
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.errors import BaselineError
@@ -64,10 +65,32 @@ def check_json_limits(text: str, *, source: str, what: str) -> None:
         pass
 
 
+def _json(value: Any, **kwargs: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, **kwargs)
+
+
 def baseline_text(baseline: Baseline) -> str:
-    """A baseline's stable text form (``baseline.codec.dumps_baseline``): what ``write_baseline``
-    writes and what the action commits through the API."""
-    return dumps_baseline(baseline)
+    """A baseline's one text form — what ``write_baseline`` writes and what the action commits
+    through the API. Stable: sorted keys, two-space indent, one line per case (small, line-wise diffs in
+    git), per-case scores rounded to 6 decimals as a list aligned with ``score_keys``, the
+    case's ranking after them, trailing newline."""
+    data = baseline_data(baseline)
+    lines = ["{"]
+    items = sorted(data.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if key == "cases" and value:
+            lines.append('  "cases": {')
+            cases = sorted(value.items())
+            for j, (case_id, case) in enumerate(cases):
+                sep = "," if j < len(cases) - 1 else ""
+                lines.append(f"    {_json(case_id)}: {_json(case, separators=(', ', ': '))}{sep}")
+            lines.append("  }" + comma)
+        else:
+            body = _json(value, indent=2).replace("\n", "\n  ")
+            lines.append(f"  {_json(key)}: {body}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:

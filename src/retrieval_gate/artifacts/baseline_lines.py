@@ -1,5 +1,5 @@
 """Many versions of one baseline, read through the codec without parsing the same case twice
-(adapter). A baseline's text has one line per case (``baseline.codec.dumps_baseline``); two
+(adapter). A baseline's text has one line per case (``artifacts.baseline.baseline_text``); two
 refreshes a day apart share almost every line. ``VersionReader`` reads a version as
 
 - the codec's own text with the case lines it has not seen replaced by nothing but those lines:

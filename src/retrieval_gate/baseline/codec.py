@@ -119,30 +119,3 @@ def baseline_data(baseline: Baseline) -> dict[str, Any]:
     data["cases"] = cases
     data["score_keys"] = keys
     return data
-
-
-def _json(value: Any, **kwargs: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, **kwargs)
-
-
-def dumps_baseline(baseline: Baseline) -> str:
-    """Stable text: sorted keys, two-space indent, one line per case (small, line-wise diffs in
-    git), per-case scores rounded to 6 decimals as a list aligned with ``score_keys``, the
-    case's ranking after them, trailing newline."""
-    data = baseline_data(baseline)
-    lines = ["{"]
-    items = sorted(data.items())
-    for i, (key, value) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        if key == "cases" and value:
-            lines.append('  "cases": {')
-            cases = sorted(value.items())
-            for j, (case_id, case) in enumerate(cases):
-                sep = "," if j < len(cases) - 1 else ""
-                lines.append(f"    {_json(case_id)}: {_json(case, separators=(', ', ': '))}{sep}")
-            lines.append("  }" + comma)
-        else:
-            body = _json(value, indent=2).replace("\n", "\n  ")
-            lines.append(f"  {_json(key)}: {body}{comma}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"

@@ -63,7 +63,7 @@ def compare_command(
     from retrieval_gate.artifacts.baseline import read_baseline, read_kb_manifest
     from retrieval_gate.artifacts.results import read_results, write_comparison
     from retrieval_gate.compare.comparison import compare
-    from retrieval_gate.compare.gate_slices import check_gate_slices, check_headline_k
+    from retrieval_gate.compare.gate_slices import check_comparable
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_comparison
     from retrieval_gate.settings import default_baseline_path, suite_for_results
@@ -83,9 +83,7 @@ def compare_command(
                          f"{results} --baseline {baseline_path})")
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--baseline": baseline_path})
     base = read_baseline(baseline_path)
-    check_gate_slices(gate=suite_config.gate, slices=[*loaded.aggregates, *base.aggregates])
-    check_headline_k(results_k=loaded.headline_k, baseline_k=base.headline_k, configured=suite_config.headline_k,
-                     ks=loaded.k)
+    check_comparable(results=loaded, baseline=base, gate=suite_config.gate, headline_k=suite_config.headline_k)
     comparison = compare(results=loaded, baseline=base, gate=suite_config.gate, seed=seed, resamples=resamples,
                          kb_before=read_kb_manifest(baseline_path))
     if out is not None:

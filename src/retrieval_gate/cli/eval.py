@@ -17,7 +17,7 @@ from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, CliProgress, app, 
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.environment import onnx_export_root, read_environment
-from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_json_atomic
 from retrieval_gate.metrics import METRICS_HELP
 
@@ -121,7 +121,6 @@ def eval_command(
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
     from retrieval_gate.artifacts.results import write_results
     from retrieval_gate.evaluation.run import run_evals
-    from retrieval_gate.models import MISSING_FROM_RUN
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -154,12 +153,6 @@ def eval_command(
                                 cache_from=cache_from or ())
     finally:
         progress.close()
-    for spec in specs:  # a run file that matches no case measured nothing: exit 2, as `score` does
-        run_results = all_results[spec.name]
-        if spec.kind == "run" and run_results.cases and all(c.error == MISSING_FROM_RUN
-                                                            for c in run_results.cases):
-            raise InputError(Problem(str(spec.target), None, f"none of the {len(run_results.cases)} cases is in the "
-                                     "run: its ids do not match the cases' ids"))
     for spec in specs:
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)

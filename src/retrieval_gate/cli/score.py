@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import typer
@@ -8,8 +7,6 @@ import typer
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
-from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.load.boundary import quote
 from retrieval_gate.metrics import DEFAULT_MEASURES, METRICS_HELP, metric_grid
 
 
@@ -33,7 +30,7 @@ def score(
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
     from retrieval_gate.artifacts.results import write_results
     from retrieval_gate.load.dataset import load_dataset
-    from retrieval_gate.load.runs import load_run
+    from retrieval_gate.load.runs import check_run_matches, load_run
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.score.assemble import assemble_results
@@ -46,8 +43,10 @@ def score(
                                                           rel_level=rel_level, mean=mean))
     case_set, loaded_kb = load_dataset(cases=cases, kb=kb)
     loaded_run = load_run(run)
-    check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
-                      run_path=loaded_run.path, cases_path=case_set.path)
+    warning = check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
+                                run_path=loaded_run.path, cases_path=case_set.path)
+    if warning is not None:
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     grid = metric_grid(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
     results = assemble_results(
         case_set=case_set,
@@ -68,21 +67,3 @@ def score(
     write_results(out, results=results)
     print_results(results, console=console)
     console.print(f"wrote {out}", markup=False, highlight=False)
-
-
-def check_run_matches(*, run_ids: Iterable[str], case_ids: list[str], run_path: str, cases_path: str) -> None:
-    """No case in the run → exit 2 (a run of other queries would score 0 with exit 0); some cases
-    missing → a warning line (they count as failed)."""
-    present = set(run_ids)
-    missing = [cid for cid in case_ids if cid not in present]
-    if not missing:
-        return
-    if len(missing) == len(case_ids):
-        run_example = ", ".join(quote(i, limit=40) for i in sorted(present)[:2]) or "none"
-        case_example = ", ".join(quote(i, limit=40) for i in case_ids[:2])
-        raise InputError(Problem(run_path, None, f"none of the {len(case_ids)} cases of {cases_path} is in the run: "
-                                 f"its ids ({run_example}) do not match the cases' ids ({case_example}); "
-                                 "is it the run of this golden set (and not an empty pipe)?"))
-    err_console.print(f"warning: {run_path}: {len(missing)} of {len(case_ids)} cases are not in the run "
-                      f"(e.g. {quote(missing[0], limit=40)}); they count as failed", markup=False, highlight=False,
-                      soft_wrap=True)

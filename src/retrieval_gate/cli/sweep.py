@@ -69,9 +69,19 @@ def _read_part(path: Path) -> dict[str, Any]:
 
 def merge_parts(paths: list[Path]) -> dict[str, Any]:
     """Parts of one plan (every shard once) → the ``sweep.json`` mapping a single run writes."""
+    from retrieval_gate.sweep.plan import check_point
     from retrieval_gate.sweep.stats import finalize
 
     parts = [(path, _read_part(path)) for path in paths]
+    for path, part in parts:  # a part is an artifact of another job: its points are checked as a plan's are
+        try:
+            check_point(part["axes"], where=f"{path} (axes)")
+            check_point(part["reference"], where=f"{path} (reference)")
+            for run in part["runs"]:
+                check_point(run["settings"], where=f"{path} (a run's settings)")
+        except (KeyError, TypeError):
+            raise InputError(Problem(str(path), None, "not a sweep part: axes, reference or runs' settings "
+                                     "missing or not mappings")) from None
     first_path, first = parts[0]
     count = first["shard"][1]
     seen: dict[int, Path] = {}
@@ -102,7 +112,7 @@ def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str,
     """Write the winner into the suite's block of the config file (comments kept), checked by
     reading it back; where the file cannot be edited line by line, print the change instead."""
     from retrieval_gate.settings import parse_config, resolve_suite
-    from retrieval_gate.sweep.plan import Override
+    from retrieval_gate.sweep.plan import Override, check_point
 
     if sweep["winner"] is None:
         console.print("--apply: no confirmed winner, so nothing to apply; the config file is unchanged", markup=False)
@@ -114,6 +124,7 @@ def apply_winner(sweep: dict[str, Any], *, config_path: Path | None, suite: str,
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(Problem(str(config_path), None, f"cannot read: {exc}")) from None
     winner = sweep["winner"]
+    check_point(winner, where="--apply (the winner)")  # never a key a sweep may not touch, whatever made it
     edited = edit_config(text, suite=suite, settings=winner)
     wanted = Override(values=winner).apply(base).model_dump()
     ok = False
@@ -172,6 +183,10 @@ def sweep_command(
         if apply:
             config_file, config_path = load_config(config, required=config is not None)
             base = resolve_suite(config_file, suite=merged["suite"], config_path=config_path)
+            if merged["winner"] is not None:
+                from retrieval_gate.sweep.plan import check_part_winner
+
+                check_part_winner(merged["winner"], where="sweep merge --apply (the winner)", current=base)
             apply_winner(merged, config_path=config_path, suite=merged["suite"], base=base)
         return
     from retrieval_gate.sweep.plan import make_plan, parse_axis, parse_shard

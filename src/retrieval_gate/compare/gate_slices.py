@@ -1,16 +1,32 @@
-"""The gate's keys name slices that exist: a floor or max drop on ``hit@5:tag.area=acount`` (a
-typo) is a usage error naming the unknown slice and the known ones — never a gate that fails on a
-row that cannot exist, nor one that silently judges nothing. Pure."""
+"""The checks that guard a comparison, in one place for the CLI's ``compare`` and the action's
+``pr`` flow alike (``check_comparable``): the gate's keys name slices that exist — a floor or max
+drop on ``hit@5:tag.area=acount`` (a typo) is a usage error naming the unknown slice and the known
+ones, never a gate that fails on a row that cannot exist, nor one that silently judges nothing —
+and the headline k did not move by default. Pure."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from retrieval_gate.compare.gate import GateSettings, parse_key
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import headline_k_problem
 
+if TYPE_CHECKING:
+    from retrieval_gate.baseline.model import Baseline
+    from retrieval_gate.score.results import Results
+
 MAX_LISTED = 40
+
+
+def check_comparable(*, results: Results, baseline: Baseline, gate: GateSettings, headline_k: int | None) -> None:
+    """Every check a comparison passes before it is judged (a ``UsageError``: exit 2, the same words
+    from ``retrieval-gate compare`` and from the action): the gate's slices exist, the headline k
+    did not move by default. ``headline_k``: the suite's configured one (None = the default)."""
+    check_gate_slices(gate=gate, slices=[*results.aggregates, *baseline.aggregates])
+    check_headline_k(results_k=results.headline_k, baseline_k=baseline.headline_k, configured=headline_k,
+                     ks=results.k)
 
 
 def check_gate_slices(*, gate: GateSettings, slices: Iterable[str]) -> None:

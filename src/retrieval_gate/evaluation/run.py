@@ -31,6 +31,7 @@ from retrieval_gate.evaluation.ann_check import ann_check
 from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
 from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore, dense_extras
 from retrieval_gate.load.dataset import load_dataset
+from retrieval_gate.load.runs import check_run_matches
 from retrieval_gate.metrics import DEFAULT_MEASURES, metric_grid
 from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.retrieve.base import Retriever
@@ -84,13 +85,25 @@ class Prepared:
 def run_eval(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
              store: VectorStore | None = None, progress: EvalProgress | None = None,
              created_at: str | None = None) -> Results:
-    """Measure the one retriever ``suite_config.retriever`` names (see ``run_evals`` for several)."""
-    specs = suite_config.retrievers
-    if len(specs) != 1:
-        raise UsageError(f"run_eval measures one retriever, got {len(specs)} ({suite_config.retriever}); "
-                         "use run_evals")
+    """Measure the one retriever ``suite_config.retriever`` names: what a gate judges (the action,
+    one baseline and one comment per suite). Several are refused (``one_retriever_problem``)."""
+    problem = one_retriever_problem(suite_config=suite_config, suite=suite)
+    if problem is not None:
+        raise UsageError(problem)
     return next(iter(run_evals(suite_config=suite_config, suite=suite, embedder=embedder, store=store,
                                progress=progress, created_at=created_at).values()))
+
+
+def one_retriever_problem(*, suite_config: SuiteConfig, suite: str) -> str | None:
+    """Why a suite that names several retrievers cannot be gated (None when it names one): a gate
+    judges one retriever against one baseline; `retrieval-gate eval` measures several side by side."""
+    specs = suite_config.retrievers
+    if len(specs) == 1:
+        return None
+    names = ", ".join(spec.name for spec in specs)
+    return (f"suite {suite!r} names {len(specs)} retrievers ({names}); a gate judges one retriever against "
+            f"one baseline: give each retriever its own suite in the config file (suites.<name>.retriever) "
+            f"and gate each suite, or compare them side by side with `retrieval-gate eval --suite {suite}`")
 
 
 def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
@@ -141,6 +154,11 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
         for spec in specs:
             spec_began = time.perf_counter()
             retriever = builder.build(spec)
+            if isinstance(retriever, RunRetriever):  # a run that matches no case measured nothing: exit 2
+                warning = check_run_matches(run_ids=retriever.run.rankings, case_ids=[c.id for c in case_set.cases],
+                                            run_path=retriever.run.path, cases_path=case_set.path)
+                if warning is not None:
+                    progress.note(warning)
             built_s = time.perf_counter() - spec_began
             if spec.needs_embedder:  # the dense side's build counts once, for the first spec using it
                 built_s, dense_s = built_s + dense_s, 0.0

@@ -4,6 +4,7 @@ as trec_eval ignores them) or JSONL
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,25 @@ class Run:
     path: str
     sha256: str
     format: str  # "trec" | "jsonl"
+
+
+def check_run_matches(*, run_ids: Iterable[str], case_ids: Sequence[str], run_path: str,
+                      cases_path: str) -> str | None:
+    """The one check of a run file against the golden set (``score``, and ``eval`` / the action
+    with a ``run:`` retriever): no case in the run is an ``InputError`` (a run of other queries
+    would score 0 with exit 0); some cases missing → the warning to show (they count as failed)."""
+    present = set(run_ids)
+    missing = [cid for cid in case_ids if cid not in present]
+    if not missing:
+        return None
+    if len(missing) == len(case_ids):
+        run_example = ", ".join(quote(i, limit=40) for i in sorted(present)[:2]) or "none"
+        case_example = ", ".join(quote(i, limit=40) for i in case_ids[:2])
+        raise InputError(Problem(run_path, None, f"none of the {len(case_ids)} cases of {cases_path} is in the run: "
+                                 f"its ids ({run_example}) do not match the cases' ids ({case_example}); "
+                                 "is it the run of this golden set (and not an empty pipe)?"))
+    return (f"{run_path}: {len(missing)} of {len(case_ids)} cases are not in the run "
+            f"(e.g. {quote(missing[0], limit=40)}); they count as failed")
 
 
 def load_run(path: Path) -> Run:

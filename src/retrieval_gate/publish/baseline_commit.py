@@ -1,5 +1,6 @@
 """Writing the refreshed baseline — and the suite's audit beside it — back to a branch in one
-commit, safely under concurrent merges (the forge's ``commit_files``: GitHub's Git Data API,
+commit, safely under concurrent merges (``commit_rendered_files``, over the forge's one-commit
+``ForgeApi.commit_files``: GitHub's Git Data API,
 GitLab's Commits API, Azure DevOps' pushes)."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from retrieval_gate.artifacts.baseline import baseline_from_text, baseline_text
+from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.errors import ConflictError
 from retrieval_gate.forge.base import ForgeApi
 from retrieval_gate.publish.flow_context import FlowContext
@@ -28,7 +31,7 @@ class FilesCommit:
     changed: tuple[str, ...]  # the paths the commit wrote
 
 
-def commit_files(ctx: FlowContext, *, api: ForgeApi, branch: str, paths: Sequence[str],
+def commit_rendered_files(ctx: FlowContext, *, api: ForgeApi, branch: str, paths: Sequence[str],
                  render: Callable[[Mapping[str, RemoteFile | None]], Mapping[str, str]]) -> FilesCommit:
     """Read the branch's head and ``paths`` at that commit, make their new texts with ``render``
     (path → current file or None), and commit the ones that changed, in one commit whose parent
@@ -84,27 +87,27 @@ class BaselineCommit:
 
 def commit_baseline(ctx: FlowContext, *, api: ForgeApi, results: Results, branch: str,
                     beside: Mapping[str, str] | None = None) -> BaselineCommit:
-    """Merge the results into the branch's baseline and write it back (``commit_files``), with
+    """Merge the results into the branch's baseline and write it back (``commit_rendered_files``), with
     ``beside`` (path → text: the suite's audit) in the same commit, each replaced whole."""
-    s, engine = ctx.settings, ctx.engine
+    s = ctx.settings
     timestamp = ctx.clock()
     previous: list[Baseline | None] = [None]
 
     def render(current: Mapping[str, RemoteFile | None]) -> dict[str, str]:
         remote = current[s.baseline_path]
         source = f"{s.repository}@{branch}:{s.baseline_path}"
-        previous[0] = old = engine.parse_baseline(text=remote.text, source=source) if remote is not None else None
+        previous[0] = old = baseline_from_text(remote.text, source=source) if remote is not None else None
         if remote is not None and old is not None and s.sha and old.sha == s.sha:
             # a retried refresh of the same commit: the same numbers with the old timestamps are the
             # file unchanged, so no commit whose only change would be a timestamp
-            again = engine.update_baseline(baseline=old, results=results, sha=s.sha, ref=s.ref or None,
-                                           timestamp=old.updated_at)
-            if engine.dumps_baseline(baseline=again) == remote.text:
+            again = update_baseline(baseline=old, results=results, sha=s.sha, ref=s.ref or None,
+                                    timestamp=old.updated_at)
+            if baseline_text(again) == remote.text:
                 return {s.baseline_path: remote.text, **(beside or {})}
-        updated = engine.update_baseline(baseline=old, results=results, sha=s.sha or None,
-                                         ref=s.ref or None, timestamp=timestamp)
-        return {s.baseline_path: engine.dumps_baseline(baseline=updated), **(beside or {})}
+        updated = update_baseline(baseline=old, results=results, sha=s.sha or None,
+                                  ref=s.ref or None, timestamp=timestamp)
+        return {s.baseline_path: baseline_text(updated), **(beside or {})}
 
-    write = commit_files(ctx, api=api, branch=branch, paths=[s.baseline_path, *(beside or {})], render=render)
+    write = commit_rendered_files(ctx, api=api, branch=branch, paths=[s.baseline_path, *(beside or {})], render=render)
     return BaselineCommit(commit=write.commit, attempts=write.attempts, previous=previous[0],
                           text=write.texts[s.baseline_path], changed=write.changed)

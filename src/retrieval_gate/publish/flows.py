@@ -27,8 +27,9 @@ workflow_run           ``comment``: render and post the comment of a fork PR's r
 so the job holding ``contents: write`` runs no evaluation) write only under ``push`` to the
 default branch or ``workflow_dispatch`` on it (``modes.write_refusal``): exit 2 otherwise.
 
-Everything the flows touch comes in as arguments: the settings, an :class:`Engine` (eval,
-baseline, compare, render), a factory of the forge's API adapter (``forge.base.ForgeApi``), the
+Everything the flows touch comes in as arguments: the settings, an :class:`Engine` (the eval
+and the audit: what needs a model, a store or the checkout's data), a factory of the forge's
+API adapter (``forge.base.ForgeApi``), the
 :class:`Runner` (outputs, summary, annotations), a clock and a sleep. Exit codes: 0 ok, 1 a gate failed (``pr`` only), 2
 errors (raised as named errors for ``cli.main`` to report).
 """
@@ -41,9 +42,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.baseline import kb_manifest_text, manifest_from_text
+from retrieval_gate.artifacts.baseline import baseline_from_text, kb_manifest_text, manifest_from_text
 from retrieval_gate.artifacts.results import parse_results
 from retrieval_gate.baseline.kb_diff import manifest_path
+from retrieval_gate.compare.comparison import compare
+from retrieval_gate.compare.gate_slices import check_comparable
 from retrieval_gate.errors import BaselineError, ForgeError, PermissionDenied, UsageError
 from retrieval_gate.forge.base import ForgeApi
 from retrieval_gate.publish.action_settings import ActionSettings
@@ -66,6 +69,7 @@ from retrieval_gate.publish.reports import fallback_section, links_for, write_re
 from retrieval_gate.publish.runner import Runner
 from retrieval_gate.publish.untrusted import RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.limits import sticky_body
+from retrieval_gate.render.markdown import comment_marker, render_comment, render_summary
 
 if TYPE_CHECKING:
     from retrieval_gate.score.kb_manifest import KbCard
@@ -128,9 +132,10 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         runner.log(f"no baseline at {baseline_path} on {ref_label}: first run, nothing to compare")
     else:
         source = f"{s.repository}@{ref[:12]}:{baseline_path}"
-        baseline = engine.parse_baseline(text=remote.text, source=source)
+        baseline = baseline_from_text(remote.text, source=source)
+        check_comparable(results=results, baseline=baseline, gate=gate, headline_k=judged.suite_config.headline_k)
         kb_before = _base_manifest(ctx, api, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
-        comparison = engine.compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
+        comparison = compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
     links = links_for(ctx, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
     audit = None
@@ -140,11 +145,11 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     else:
         runner.log("audit: off (input audit=false)")
     section = audit.section if audit is not None else ""
-    marker = engine.marker(suite=s.inputs.suite)
+    marker = comment_marker(s.inputs.suite)
     note = change_note(judged, suite=s.inputs.suite)
-    rendered = engine.render_comment(results=results, comparison=comparison, baseline=baseline,
-                                     links=links, max_chars=ctx.forge.limits.comment_aim - len(note),
-                                     audit_section=section)
+    rendered = render_comment(results=results, comparison=comparison, baseline=baseline,
+                              links=links, max_chars=ctx.forge.limits.comment_aim - len(note),
+                              audit_section=section)
     body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=note), marker=marker,
                                  max_chars=ctx.forge.limits.comment_chars))
     comment_file = s.out_dir / "comment.md"
@@ -172,8 +177,8 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         except ForgeError as exc:
             failure = exc
 
-    summary = note + engine.render_summary(results=results, comparison=comparison, baseline=baseline, links=links,
-                                           audit_section=section)
+    summary = note + render_summary(results=results, comparison=comparison, baseline=baseline, links=links,
+                                    audit_section=section)
     if fallback:
         summary += fallback_section(body=body, words=words, pr_number=pr_number, comment_file=paths["comment_file"])
     write_summary(ctx, markdown=summary, shorter=body)
@@ -212,7 +217,7 @@ def _write_flow(ctx: FlowContext) -> Outcome:
 
 
 def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode = Mode.UPDATE_BASELINE) -> Outcome:
-    s, engine, runner = ctx.settings, ctx.engine, ctx.runner
+    s, runner = ctx.settings, ctx.runner
     branch = s.branch
     if branch is None:
         raise UsageError(f"{mode} writes to the branch that was evaluated, but this run's ref is "
@@ -226,12 +231,12 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
         beside[manifest_path(s.baseline_path)] = kb_manifest_text(results.kb_cards, suite=results.suite)
     write = commit_baseline(ctx, api=api, results=results, branch=branch, beside=beside or None)
     old = write.previous
-    comparison = engine.compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
+    comparison = compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
     # The JUnit file against the baseline this refresh just accepted: no accepted loss stays a failure
     # that a later merge request's widget would call "fixed".
-    accepted = engine.parse_baseline(text=write.text, source=f"{s.repository}@{branch}:{s.baseline_path}")
+    accepted = baseline_from_text(write.text, source=f"{s.repository}@{branch}:{s.baseline_path}")
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=old,
-                          junit_comparison=engine.compare(results=results, baseline=accepted, gate=s.suite_config.gate))
+                          junit_comparison=compare(results=results, baseline=accepted, gate=s.suite_config.gate))
     baseline_file = s.out_dir / "baseline.json"
     ctx.write_text(baseline_file, write.text)
     if write.commit and s.baseline_path not in write.changed:
@@ -245,7 +250,7 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
         note += " " + refresh_note(audit, commit=write.commit, changed=write.changed, baseline_path=s.baseline_path)
     runner.log(note.replace("`", ""))
     links = links_for(ctx, baseline_ref=branch)
-    summary = engine.render_summary(results=results, comparison=comparison, baseline=old, links=links)
+    summary = render_summary(results=results, comparison=comparison, baseline=old, links=links)
     write_summary(ctx, markdown=f"> {note}\n\n{summary}")
     outputs = step_outputs(results=results, comparison=comparison, mode=mode,
                            verdict=None if old is not None else "no-baseline")
@@ -260,11 +265,10 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
 
 
 def _report_flow(ctx: FlowContext) -> Outcome:
-    engine = ctx.engine
     results = _evaluate(ctx)
     paths = write_reports(ctx, results=results, comparison=None, baseline=None)
     links = links_for(ctx, baseline_ref=None)
-    write_summary(ctx, markdown=engine.render_summary(results=results, comparison=None, baseline=None, links=links))
+    write_summary(ctx, markdown=render_summary(results=results, comparison=None, baseline=None, links=links))
     outputs = step_outputs(results=results, comparison=None, mode=Mode.REPORT, verdict="none")
     outputs.update(paths)
     ctx.runner.set_outputs(outputs)

@@ -30,6 +30,7 @@ from retrieval_gate.publish.reports import write_summary
 from retrieval_gate.publish.untrusted import COMPARISON_MAX_BYTES, RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.escape import md_text
 from retrieval_gate.render.limits import sticky_body
+from retrieval_gate.render.markdown import comment_marker, render_comment
 from retrieval_gate.settings import SuiteConfig
 
 # The fork's audit is not relayed: its findings would be the fork's words, computed by the fork's
@@ -78,15 +79,15 @@ def comment_flow(ctx: FlowContext) -> Outcome:
                f"({'[' + md_text('pull request run') + '](' + run_url + ')' if run_url else 'pull request run'}, "
                f"head {md_text(head_sha[:12])} of {md_text(head_repo)}). The numbers were computed by the pull "
                "request's own code and checked here only for their form.\n\n")
-    marker = ctx.engine.marker(suite=s.inputs.suite)
+    marker = comment_marker(s.inputs.suite)
     section = ""
     if s.inputs.audit:
         from retrieval_gate.render.audit import render_audit_note  # rich and the audit's model: on use only
 
         section = render_audit_note(FORK_AUDIT_NOTE)
-    rendered = ctx.engine.render_comment(results=results, comparison=comparison, baseline=None, links=links,
-                                         max_chars=ctx.forge.limits.comment_aim - len(preface) - len(note),
-                                         audit_section=section)
+    rendered = render_comment(results=results, comparison=comparison, baseline=None, links=links,
+                              max_chars=ctx.forge.limits.comment_aim - len(preface) - len(note),
+                              audit_section=section)
     body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=preface + note), marker=marker,
                                  max_chars=ctx.forge.limits.comment_chars))
     comment_file = s.out_dir / "comment.md"

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrieval_gate.artifacts.labels import report_queue
 from retrieval_gate.artifacts.results import comparison_text, results_text
 from retrieval_gate.forge.base import Words
 from retrieval_gate.publish.flow_context import FlowContext
+from retrieval_gate.render.html import render_html
+from retrieval_gate.render.junit import render_junit
 
 if TYPE_CHECKING:
     from retrieval_gate.baseline.model import Baseline
@@ -27,11 +30,12 @@ def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison 
     if comparison is not None:
         ctx.write_text(out / "comparison.json", comparison_text(comparison))
         paths["comparison_path"] = (out / "comparison.json").as_posix()
-    html = ctx.engine.render_html(results=results, comparison=comparison, baseline=baseline)
+    html = render_html(results=results, comparison=comparison, baseline=baseline,
+                       queue=report_queue(results=results, comparison=comparison))
     ctx.write_text(out / "report.html", html)
     junit = junit_comparison if junit_comparison is not None else comparison
-    ctx.write_text(out / "junit.xml", ctx.engine.render_junit(results=results, comparison=junit,
-                                                             config_file=ctx.settings.config_repo_path))
+    ctx.write_text(out / "junit.xml", render_junit(results=results, comparison=junit,
+                                                  config_file=ctx.settings.config_repo_path))
     return paths
 
 

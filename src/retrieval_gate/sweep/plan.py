@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from retrieval_gate.bounds import MIN_CHUNK_SIZE
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.overrides import SuiteOverrides
+from retrieval_gate.retrieve.spec import parse_retrievers
 from retrieval_gate.settings import SuiteConfig, override_suite
 
 # What a point may change. Not the cases, k, measures or means (the points would not be measured
@@ -56,6 +57,12 @@ class Override(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     values: dict[str, Any]
+
+    @field_validator("values")
+    @classmethod
+    def _sweepable(cls, values: dict[str, Any]) -> dict[str, Any]:
+        check_point(values, where="<sweep>")
+        return values
 
     def apply(self, base: SuiteConfig) -> SuiteConfig:
         """The suite with these values laid on top (nothing else changes)."""
@@ -103,6 +110,39 @@ def check_key(key: str, *, where: str) -> str:
             and key not in ("abstain_threshold", "store.exact"):
         raise InputError(Problem(where, None, f"{key!r} is not a key of the suite's schema"))
     return key
+
+
+def check_point(values: Mapping[str, Any], *, where: str) -> None:
+    """Every key of a point (an axis, a run's settings, a winner) is one a sweep may touch
+    (``check_key``): the one check on every path that reads a point — a plan, a part file of
+    ``sweep merge`` (they travel as CI artifacts), ``--apply`` — so no point writes the gate, the
+    cases, the baseline, the store's path or anything outside the retrieval settings."""
+    if not isinstance(values, Mapping):
+        raise InputError(Problem(where, None, f"a point is a mapping of settings, not {type(values).__name__}"))
+    for key in values:
+        if not isinstance(key, str) or check_key(key, where=where) != key:
+            raise InputError(Problem(where, None, f"a point's key {key!r} is not a settings key"))
+
+
+USER_CODE_KINDS = ("python", "http", "run")
+
+
+def check_part_winner(values: Mapping[str, Any], *, where: str, current: SuiteConfig) -> None:
+    """A winner read from part files (``sweep merge … --apply``): ``check_point``, and a retriever
+    that runs code or calls an endpoint (``python:``, ``http(s)://``, ``run:``) only when it is the
+    suite's own already — a part file travels as a CI artifact, so it may not choose the code
+    that later gates run."""
+    check_point(values, where=where)
+    if "retriever" not in values or values["retriever"] == current.retriever:
+        return
+    try:
+        specs = parse_retrievers(str(values["retriever"]))
+    except (InputError, UsageError, ValueError):
+        specs = []
+    if not specs or any(spec.kind in USER_CODE_KINDS for spec in specs):
+        raise InputError(Problem(where, None, f"retriever {values['retriever']!r} from a sweep part is not written: "
+                                 "--apply writes a python:, http(s):// or run: retriever only when it is the suite's "
+                                 "own; set it by hand if you mean it"))
 
 
 def parse_axis(text: str) -> tuple[str, list[Any]]:

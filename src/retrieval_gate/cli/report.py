@@ -14,7 +14,7 @@ from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_text_atomic
-from retrieval_gate.render.escape import shown
+from retrieval_gate.render.escape import escape_terminal
 from retrieval_gate.render.limits import DEFAULT_COMMENT_CHARS
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def report_command(
                       target=SafeConsole(file=buffer, width=120, no_color=True, highlight=False))
         text = buffer.getvalue()
     if out is None:
-        sys.stdout.write(shown(text, keep_newlines=True))  # a CI log: no line of PR text starts a command
+        sys.stdout.write(escape_terminal(text, keep_newlines=True))  # a CI log: no line of PR text starts a command
         sys.stdout.flush()
     else:
         write_text_atomic(out, text=text)

@@ -805,6 +805,6 @@ def test_every_function_has_a_caller_in_the_package(trees) -> None:
     """Code nothing in ``src/`` calls is deleted (tests do not count as callers), or — a reference the
     tests check against — lives in tests/reference.py."""
     templates = set().union(*(template_names(p.read_text(encoding="utf-8"))
-                              for p in (PACKAGE / "templates").rglob("*.j2")))
+                              for p in (PACKAGE / "render" / "templates").rglob("*.j2")))
     assert uncalled_functions(trees, templates=templates, outside=console_scripts(),
                               overrides=overrides_a_library_method) == []

@@ -133,7 +133,7 @@ def render_audit_note(text: str) -> str:
 
 
 def _html_env() -> ImmutableSandboxedEnvironment:
-    return ImmutableSandboxedEnvironment(loader=PackageLoader("retrieval_gate", "templates"),
+    return ImmutableSandboxedEnvironment(loader=PackageLoader("retrieval_gate.render", "templates"),
                                          autoescape=select_autoescape(default=True, default_for_string=True),
                                          undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 

@@ -8,7 +8,7 @@ from retrieval_gate.metrics.measures import DEFAULT_MEASURES, MEASURES, METRICS_
 from retrieval_gate.metrics.names import (
     MetricSpec,
     headline_k_problem,
-    metric_grid,
+    metric_specs,
     parse_k_list,
     parse_metric,
 )
@@ -23,7 +23,7 @@ __all__ = [
     "MetricSpec",
     "dedupe_first",
     "headline_k_problem",
-    "metric_grid",
+    "metric_specs",
     "parse_k_list",
     "parse_metric",
     "to_cards",

@@ -88,7 +88,7 @@ def headline_k_problem(*, headline_k: int | None, k: Iterable[int]) -> str | Non
     return None
 
 
-def metric_grid(ks: tuple[int, ...], measures: tuple[str, ...] = DEFAULT_MEASURES) -> tuple[MetricSpec, ...]:
+def metric_specs(ks: tuple[int, ...], measures: tuple[str, ...] = DEFAULT_MEASURES) -> tuple[MetricSpec, ...]:
     """Every measure (default: the default set) at every cutoff, in a stable order (measure
     order, then k)."""
     return tuple(MetricSpec(m, k) for m in measures for k in ks)

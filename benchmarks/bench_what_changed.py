@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from retrieval_gate.artifacts.results import read_results
+from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.baseline.codec import dumps_baseline
 from retrieval_gate.baseline.numbers import DECIMALS
 from retrieval_gate.baseline.update import update_baseline

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from retrieval_gate.artifacts.results import read_results
+from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results

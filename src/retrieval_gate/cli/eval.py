@@ -119,7 +119,7 @@ def eval_command(
 ) -> None:
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
-    from retrieval_gate.artifacts.results import write_results
+    from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite

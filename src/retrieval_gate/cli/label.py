@@ -55,7 +55,7 @@ def queue_command(
     """List the unjudged cards that outrank the gold of the changed cases (cause unjudged), with
     their title, a snippet and the content hash a decision carries. Exit 0; 2 on bad input."""
     from retrieval_gate.artifacts.labels import queue_for
-    from retrieval_gate.artifacts.results import read_comparison
+    from retrieval_gate.artifacts.run_files import read_comparison
     from retrieval_gate.load.dataset import load_dataset
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)

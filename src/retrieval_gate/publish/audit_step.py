@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.results import audit_text, parse_audit
+from retrieval_gate.artifacts.run_files import audit_text, parse_audit
 from retrieval_gate.audit import introduced, resolved
 from retrieval_gate.errors import ForgeError, RetrievalGateError, one_line
 from retrieval_gate.forge.base import ForgeApi

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval_gate.artifacts.baseline import baseline_from_text, kb_manifest_text, manifest_from_text
-from retrieval_gate.artifacts.results import parse_results
+from retrieval_gate.artifacts.run_files import parse_results
 from retrieval_gate.baseline.kb_diff import manifest_path
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate_slices import check_comparable

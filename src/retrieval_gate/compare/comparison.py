@@ -74,7 +74,7 @@ def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
 ) -> Comparison:
-    """``kb_before``: the baseline's KB manifest (``baseline.kb_diff``), for what changed and why."""
+    """``kb_before``: the baseline's KB manifest (``score.kb_manifest``), for what changed and why."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.baseline.codec import dumps_baseline
-from retrieval_gate.baseline.numbers import DECIMALS
+from retrieval_gate.baseline.model import DECIMALS
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.comparison import compare

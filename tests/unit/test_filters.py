@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from retrieval_gate.errors import MeasurementError
-from retrieval_gate.filters import filter_problems, matches
+from retrieval_gate.filters import filter_problems, matches, to_chroma_where
 from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Card, Case, CaseSet, KnowledgeBase
 from retrieval_gate.retrieve.bm25 import BM25Retriever, units_from_kb
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.false_exclusion import false_exclusion_extras, filter_false_exclusion_rate
-from retrieval_gate.store.chroma_where import to_chroma_where
 
 # A hand-worked example: six documents, two tenants, filters that force the wrong locale.
 DOCS = {

@@ -51,8 +51,7 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.baseline.fingerprint import config_changes, fingerprint, settings_changes, settings_view
-from retrieval_gate.baseline.model import Baseline, ConfigChange
-from retrieval_gate.baseline.numbers import DECIMALS
+from retrieval_gate.baseline.model import DECIMALS, Baseline, ConfigChange
 from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats

@@ -15,7 +15,7 @@ from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
 from retrieval_gate.load.dataset import load_dataset
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.metrics.headline import default_headline_k
+from retrieval_gate.metrics.names import default_headline_k
 
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditParams, AuditReport

@@ -4,6 +4,7 @@ measure), the grid that computes a case's measures in one pass (``grid``), names
 Aggregation lives in ``retrieval_gate.score``.
 """
 
+from retrieval_gate.metrics.grid import dedupe_first, to_cards
 from retrieval_gate.metrics.measures import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, Measure
 from retrieval_gate.metrics.names import (
     MetricSpec,
@@ -12,7 +13,6 @@ from retrieval_gate.metrics.names import (
     parse_k_list,
     parse_metric,
 )
-from retrieval_gate.metrics.ranking import dedupe_first, to_cards
 
 __all__ = [
     "DEFAULT_MEASURES",

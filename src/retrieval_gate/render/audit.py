@@ -115,7 +115,7 @@ def _ids(ids: Sequence[str], limit: int = 4) -> str:
 def render_audit_section(*, introduced: Sequence[Finding], resolved: int = 0, total: int = 0,
                          shown: int = SECTION_SHOWN) -> str:
     """The collapsed "golden-set audit" section of the PR comment: only the findings the PR
-    introduced (``audit.diff.introduced``); ``resolved``: how many of the base's it removed;
+    introduced (``audit.model.introduced``); ``resolved``: how many of the base's it removed;
     ``total``: the PR's findings in all. Empty string when nothing was introduced or resolved."""
     if not introduced and not resolved:
         return ""

@@ -13,8 +13,7 @@ from retrieval_gate.compare.changes import stale_words
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.metrics.headline import headline_names
-from retrieval_gate.metrics.names import display_name
+from retrieval_gate.metrics.names import display_name, headline_names
 from retrieval_gate.render.cells import INDICATIVE_N
 from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line
 from retrieval_gate.render.escape import escape_controls

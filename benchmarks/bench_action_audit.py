@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.e2e.fake_github import serve_fake_github  # noqa: E402
 
-from retrieval_gate.artifacts.results import audit_text  # noqa: E402
+from retrieval_gate.artifacts.run_files import audit_text  # noqa: E402
 from retrieval_gate.evaluation.audit_suite import audit_suite  # noqa: E402
 from retrieval_gate.forge.github.api import GitHubRepo  # noqa: E402
 from retrieval_gate.publish.untrusted import scrub_text  # noqa: E402

@@ -33,7 +33,7 @@ from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.score.aggregate import aggregate, completeness
 from retrieval_gate.score.results import CaseResult, Results
 
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 from tests.reference import case_scores, paired_bootstrap_ci, sign_flip_p_value
 
 KS = (1, 3, 5, 10)
-GRID = metric_grid(KS)
+GRID = metric_specs(KS)
 LOCALES = ("en-US", "pt-BR")
 
 

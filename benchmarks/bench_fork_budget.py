@@ -19,10 +19,10 @@ import hashlib
 import json
 import time
 
-from retrieval_gate.baseline.kb_diff import dumps_manifest, kb_diff
+from retrieval_gate.compare.kb_changes import kb_diff
 from retrieval_gate.files import dumps_json
 from retrieval_gate.publish.untrusted import COMPARISON_MAX_BYTES, RESULTS_MAX_BYTES
-from retrieval_gate.score.kb_manifest import KbCard
+from retrieval_gate.score.kb_manifest import KbCard, dumps_manifest
 
 
 def manifest(n: int, *, salt: str) -> dict[str, KbCard]:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytrec_eval
 
-from retrieval_gate.metrics import metric_grid, to_cards
+from retrieval_gate.metrics import metric_specs, to_cards
 from retrieval_gate.metrics.grid import compile_grid
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results
@@ -63,7 +63,7 @@ def make_data(n_cases: int, depth: int, seed: int) -> tuple[list[Case], dict[str
 
 
 def time_ours(case_set: CaseSet, rankings: dict[str, RankedList]) -> tuple[float, Results]:
-    grid = metric_grid(KS)
+    grid = metric_specs(KS)
     gc.collect()
     start = time.perf_counter()
     results = assemble_results(case_set=case_set, rankings=rankings, metrics=grid, ks=KS)
@@ -72,7 +72,7 @@ def time_ours(case_set: CaseSet, rankings: dict[str, RankedList]) -> tuple[float
 
 def time_metrics_only(cases: list[Case], rankings: dict[str, RankedList]) -> float:
     """Just the per-case values (``case_scores`` on the de-duplicated ranking), no slices or models."""
-    grid = compile_grid(metric_grid(KS))
+    grid = compile_grid(metric_specs(KS))
     gc.collect()
     start = time.perf_counter()
     for case in cases:
@@ -116,7 +116,7 @@ def main() -> None:
     worst = max(abs(case.scores[f"{m}@{k}"] - per_query[case.id][t.format(k=k)])
                 for case in results.cases for m, t in pairs.items() for k in KS)
 
-    n_values = args.cases * len(metric_grid(KS))
+    n_values = args.cases * len(metric_specs(KS))
     print(f"{args.cases:,} cases × {args.depth} ranked ids × k={','.join(map(str, KS))} · "
           f"6 measures ({n_values:,} per-case values) · best of {args.repeat} · "
           f"Python {platform.python_version()}")

@@ -32,15 +32,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from retrieval_gate.artifacts.results import read_results
+from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.baseline.codec import dumps_baseline
-from retrieval_gate.baseline.numbers import DECIMALS
+from retrieval_gate.baseline.model import DECIMALS
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.render.markdown import render_comment
 from retrieval_gate.score.assemble import assemble_results
@@ -160,7 +160,7 @@ def synthetic(n: int, repeat: int) -> dict:
             rankings[case.id] = RankedList(ids=tuple(ids), scores=tuple(sorted((rng.random() for _ in ids),
                                                                               reverse=True)))
         case_set = CaseSet(cases=tuple(cases), path="cases.jsonl", sha256="0" * 64, format="jsonl")
-        return assemble_results(case_set=case_set, rankings=rankings, metrics=metric_grid(ks, measures), ks=ks)
+        return assemble_results(case_set=case_set, rankings=rankings, metrics=metric_specs(ks, measures), ks=ks)
 
     return measure(f"synthetic ({n:,} cases, 10-char ids)", before=run(1), after=run(2), kb_cards_fn=None,
                    repeat=repeat)

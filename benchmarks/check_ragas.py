@@ -31,7 +31,7 @@ import random
 import sys
 import warnings
 
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.metrics.grid import grid_scores
 
 with warnings.catch_warnings():
@@ -57,7 +57,7 @@ def main() -> int:
         ranked = rng.sample(pool, rng.randint(1, min(len(pool), 25)))  # distinct, as after de-duplication
         k = rng.choice([1, 2, 3, 5, 8, 10, 20])
         top = ranked[:k]
-        ours = grid_scores(ranked, frozenset(gold), metric_grid((k,), measures=("context_precision",
+        ours = grid_scores(ranked, frozenset(gold), metric_specs((k,), measures=("context_precision",
                                                                                  "context_precision_unweighted")))
         theirs_unweighted = asyncio.run(by_id.single_turn_ascore(
             SingleTurnSample(retrieved_context_ids=top, reference_context_ids=sorted(gold))))

@@ -2,7 +2,7 @@
 
 A case may carry ``filter``: a mapping in Chroma's ``where`` language, evaluated against each
 card's ``metadata``. Every retriever applies the *same* predicate: the dense retriever passes
-``store.chroma_where.to_chroma_where(filter)`` to Chroma, the exact index and BM25 mask with
+``to_chroma_where(filter)`` (below) to Chroma, the exact index and BM25 mask with
 ``matches``. The language:
 
     {"locale": "en-US"}                         equality (several keys = all must hold)
@@ -120,3 +120,26 @@ def matches(metadata: Mapping[str, Any], where: Mapping[str, Any] | None) -> boo
 def filter_key(where: Mapping[str, Any] | None) -> str:
     """A stable text key for caching per-filter masks."""
     return json.dumps(where or {}, sort_keys=True, separators=(",", ":"))
+
+
+# --- In Chroma's shape ------------------------------------------------------------------------
+# A filter in the shape Chroma's ``where`` accepts (the store hands it to Chroma).
+
+def to_chroma_where(where: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The same predicate in the shape Chroma accepts: one top-level key per mapping (several
+    keys become ``$and``), ``None`` for no filter."""
+    if not where:
+        return None
+    parts: list[dict[str, Any]] = []
+    for key, cond in where.items():
+        if key in LOGICAL:
+            subs = [s for s in (to_chroma_where(sub) for sub in cond) if s is not None]
+            if len(subs) == 1:
+                parts.append(subs[0])
+            elif subs:
+                parts.append({key: subs})
+        else:
+            parts.append({key: dict(cond) if isinstance(cond, Mapping) else cond})
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else {"$and": parts}

@@ -33,9 +33,9 @@ from pydantic import (
 )
 
 from retrieval_gate.audit.params import AuditParams
-from retrieval_gate.bounds import MAX_OVERFETCH, MIN_OVERFETCH
 from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
+from retrieval_gate.defaults import MAX_OVERFETCH, MIN_OVERFETCH
 from retrieval_gate.embed.settings import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MODEL,

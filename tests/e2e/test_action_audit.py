@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.artifacts.results import parse_audit
+from retrieval_gate.artifacts.run_files import parse_audit
 from retrieval_gate.settings import SuiteConfig
 from tests.e2e.action_harness import REPO, ActionWorld
 from tests.e2e.fake_engine import FakeEngine

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from retrieval_gate.artifacts.results import results_text
+from retrieval_gate.artifacts.run_files import results_text
 from retrieval_gate.publish.engine import RealEngine
 from retrieval_gate.settings import SuiteConfig
 from tests.e2e.action_harness import ActionWorld

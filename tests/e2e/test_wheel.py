@@ -53,7 +53,7 @@ def test_build_makes_an_sdist_and_a_wheel_with_the_templates_and_no_tests(dist: 
     (sdist,) = dist.glob("retrieval_gate-*.tar.gz")
     names = zipfile.ZipFile(wheel).namelist()
     assert "retrieval_gate/cli/init.py" in names and "retrieval_gate/scaffold/texts.py" in names
-    assert any(n.startswith("retrieval_gate/templates/") and n.endswith(".j2") for n in names)
+    assert any(n.startswith("retrieval_gate/render/templates/") and n.endswith(".j2") for n in names)
     assert not any(n.startswith(("tests/", "examples/")) for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "retrieval-gate = retrieval_gate.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()

@@ -30,7 +30,7 @@ from typing import Any
 from retrieval_gate.baseline.model import Baseline, BaselineCase, ConfigChange, HistoryEntry
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
 from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import Results
@@ -90,7 +90,7 @@ def scored_results(cases: Sequence[Case], rankings: dict[str, RankedList], *, su
                  config: dict[str, Any] | None = None) -> Results:
     case_set = CaseSet(cases=tuple(cases), path="cases.jsonl", sha256="0" * 64, format="jsonl")
     return assemble_results(
-        case_set=case_set, rankings=rankings, metrics=metric_grid(KS, MEASURES), ks=KS, suite=suite,
+        case_set=case_set, rankings=rankings, metrics=metric_specs(KS, MEASURES), ks=KS, suite=suite,
         config=config or {"retriever": "dense", "model": "all-MiniLM-L6-v2", "k": list(KS)},
         headline_k=5, created_at=CREATED,
     )

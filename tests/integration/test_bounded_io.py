@@ -229,14 +229,14 @@ def test_an_internal_error_is_one_line_and_exit_3(debug: bool, tmp_path: Path) -
     """A bug (here: a results file whose reader is made to fail by a patched module) is reported
     as ``internal error: …, please report`` with exit 3 — the traceback only under debug."""
     (tmp_path / "sitecustomize.py").write_text(
-        "import retrieval_gate.artifacts.results as r\n"
+        "import retrieval_gate.artifacts.run_files as r\n"
         "def boom(path):\n    raise RuntimeError('simulated bug')\n"
         "r.read_results = boom\n")
     env = _env()
     env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
     if debug:
         env["RETRIEVAL_GATE_DEBUG"] = "1"
-    code = ("import sys, retrieval_gate.cli.baseline as b, retrieval_gate.artifacts.results as r; "
+    code = ("import sys, retrieval_gate.cli.baseline as b, retrieval_gate.artifacts.run_files as r; "
             "b.read_results = r.read_results; from retrieval_gate.cli import main; main(sys.argv[1:])")
     done = subprocess.run([sys.executable, "-c", code, "baseline", "update", "--results", "x.json",
                            "--baseline", "b.json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

@@ -11,7 +11,7 @@ from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.forge.github import GitHub
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.render.markdown import render_comment
 from retrieval_gate.score.assemble import assemble_results
@@ -35,7 +35,7 @@ def _results(cases: list[Case], *, seed: int):
         rankings[case.id] = RankedList(ids=tuple(ids), scores=tuple(scores))
     case_set = CaseSet(cases=tuple(cases), path="cases.jsonl", sha256="0" * 64, format="jsonl",
                        lines={c.id: i + 1 for i, c in enumerate(cases)})
-    return assemble_results(case_set=case_set, rankings=rankings, metrics=metric_grid(KS, MEASURES), ks=KS,
+    return assemble_results(case_set=case_set, rankings=rankings, metrics=metric_specs(KS, MEASURES), ks=KS,
                             config={"retriever": "dense", "model": "m"})
 
 

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from retrieval_gate.files import dumps_json
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.render.terminal import completeness_line, print_results
 from retrieval_gate.score.aggregate import latency_summary
@@ -18,7 +18,7 @@ from retrieval_gate.score.assemble import assemble_results, cyclic_gc_paused, de
 from retrieval_gate.score.results import Results
 
 KS = (1, 3)
-GRID = metric_grid(KS, ("hit", "recall"))
+GRID = metric_specs(KS, ("hit", "recall"))
 
 
 def case_set(*cases: Case) -> CaseSet:
@@ -146,7 +146,7 @@ def test_means_are_exact_sums() -> None:
     """0.1 ten times sums to 1.0 exactly with math.fsum (naive summation gives 0.9999999999999999)."""
     cases = case_set(*(Case(id=f"c{i}", query="q", gold=tuple(f"g{j}" for j in range(10))) for i in range(10)))
     rankings = {f"c{i}": RankedList(ids=("g0",)) for i in range(10)}
-    res = assemble_results(case_set=cases, rankings=rankings, metrics=metric_grid((1,), ("recall",)), ks=(1,))
+    res = assemble_results(case_set=cases, rankings=rankings, metrics=metric_specs((1,), ("recall",)), ks=(1,))
     assert res.aggregates["overall"]["recall@1"].value == 0.1
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.baseline.kb_diff import dumps_manifest, kb_diff, manifest_path, parse_manifest
 from retrieval_gate.baseline.model import BaselineCase
 from retrieval_gate.compare.changes import changed_cases, fold_hints, stale_gold_cards, stale_line
+from retrieval_gate.compare.kb_changes import kb_diff
 from retrieval_gate.compare.model import CaseChange
 from retrieval_gate.errors import BaselineError
 from retrieval_gate.models import Card
-from retrieval_gate.score.kb_manifest import KbCard, kb_manifest
+from retrieval_gate.score.kb_manifest import KbCard, dumps_manifest, kb_manifest, manifest_path, parse_manifest
 from retrieval_gate.score.results import CaseResult
 from tests.reference import FUNCTIONS
 

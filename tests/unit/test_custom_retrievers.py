@@ -15,7 +15,7 @@ import pytest
 
 from retrieval_gate.errors import InputError, RetrieverError, UsageError
 from retrieval_gate.load.runs import load_run
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Card, Case, CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.overrides import SuiteOverrides
 from retrieval_gate.retrieve.base import Retriever
@@ -230,7 +230,7 @@ def test_http_failures_are_counted_in_completeness_and_the_run_goes_on(endpoint)
         [c.query for c in cases], 5)
     results = assemble_results(case_set=CaseSet(cases, "cases.jsonl", "0", "jsonl"),
                                rankings={c.id: a for c, a in zip(cases, answers, strict=True)},
-                               metrics=metric_grid((5,), ("hit",)), ks=(5,))
+                               metrics=metric_specs((5,), ("hit",)), ks=(5,))
     c = results.completeness
     assert (c.expected, c.scored, c.failed) == (3, 1, 2)
     assert c.failed_ids == ["2", "3"]

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from retrieval_gate.errors import MeasurementError
-from retrieval_gate.filters import filter_problems, matches
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.filters import filter_problems, matches, to_chroma_where
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Card, Case, CaseSet, KnowledgeBase
 from retrieval_gate.retrieve.bm25 import BM25Retriever, units_from_kb
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.false_exclusion import false_exclusion_extras, filter_false_exclusion_rate
-from retrieval_gate.store.chroma_where import to_chroma_where
 
 # A hand-worked example: six documents, two tenants, filters that force the wrong locale.
 DOCS = {
@@ -76,7 +75,7 @@ def test_recall_keeps_the_original_gold_after_a_real_filtered_bm25_run():
     assert set(answers[3].ids) == {"d5"}
     case_set = CaseSet(cases=tuple(CASES), path="cases.jsonl", sha256="0", format="jsonl")
     results = assemble_results(case_set=case_set, rankings={c.id: a for c, a in zip(CASES, answers, strict=True)},
-                               metrics=metric_grid((10,), ("recall",)), ks=(10,), kb=kb)
+                               metrics=metric_specs((10,), ("recall",)), ks=(10,), kb=kb)
     assert results.completeness.scored == 4
     assert [c.scores["recall@10"] for c in results.cases] == [0.0, 1.0, 0.0, 1.0]
     assert results.aggregates["overall"]["recall@10"].value == 0.5

@@ -9,7 +9,7 @@ import pytest
 from retrieval_gate.forge import FORGES, detect_forge, forge_named
 from retrieval_gate.forge.base import ForgeSettings, Tokens
 from retrieval_gate.forge.gitlab.settings import NOTE_TOKEN_VARIABLE, WRITE_TOKEN_VARIABLE
-from retrieval_gate.render.escape import ZWJ, md_text, shown
+from retrieval_gate.render.escape import ZWJ, escape_terminal, md_text
 from retrieval_gate.render.limits import DEFAULT_COMMENT_CHARS
 
 
@@ -109,4 +109,4 @@ def test_text_that_is_no_reference_is_left_alone(text: str) -> None:
     ("##[error]not ours", "##%5Berror]not ours"),
     ("::error::x", "%3A:error::x")])
 def test_runner_commands_of_every_forge_are_neutralised_in_the_log(line: str, shown_as: str) -> None:
-    assert shown(line) == shown_as
+    assert escape_terminal(line) == shown_as

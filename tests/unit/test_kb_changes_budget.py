@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.baseline import kb_diff as kb_diff_module
-from retrieval_gate.baseline.kb_diff import kb_diff
+from retrieval_gate.compare import kb_changes as kb_diff_module
+from retrieval_gate.compare.kb_changes import kb_diff
 from retrieval_gate.render.changes import kb_line
 from retrieval_gate.score.kb_manifest import KbCard
 

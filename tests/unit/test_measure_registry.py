@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.errors import UsageError
-from retrieval_gate.metrics import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, metric_grid, parse_metric
+from retrieval_gate.metrics import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, metric_specs, parse_metric
 from retrieval_gate.metrics.grid import compile_grid
 from retrieval_gate.models import Case, RankedList
 from retrieval_gate.score.scoring import score_case
@@ -53,7 +53,7 @@ def test_every_record_is_complete_and_its_names_parse() -> None:
 def test_opt_in_measures_are_off_by_default_and_listed_in_the_help() -> None:
     assert "context_precision" not in DEFAULT_MEASURES and "context_precision_unweighted" not in DEFAULT_MEASURES
     assert DEFAULT_MEASURES == ("hit", "recall", "ndcg", "mrr", "precision", "map")
-    assert {spec.measure for spec in metric_grid((5,))} == set(DEFAULT_MEASURES)
+    assert {spec.measure for spec in metric_specs((5,))} == set(DEFAULT_MEASURES)
     assert METRICS_HELP.startswith("Measures, comma-separated (default: hit,recall,ndcg,mrr,precision,map; "
                                    "also: context_precision,context_precision_unweighted")
     assert parse_metric("Context_Precision@10").name == "context_precision@10"
@@ -64,7 +64,7 @@ def test_opt_in_measures_are_off_by_default_and_listed_in_the_help() -> None:
 
 def grid_of(ranked: list[str], gold: set[str], k: int) -> dict[str, float]:
     measures = ("recall", "precision", "map", "context_precision", "context_precision_unweighted")
-    got = case_scores(ranked, sorted(gold), compile_grid(metric_grid((k,), measures=measures)))
+    got = case_scores(ranked, sorted(gold), compile_grid(metric_specs((k,), measures=measures)))
     return {name.split("@")[0]: value for name, value in got.items()}
 
 
@@ -119,7 +119,7 @@ def test_context_precision_relates_to_map_recall_and_precision() -> None:
 def test_context_precision_is_counted_on_the_de_duplicated_ranking() -> None:
     """A repeated card never counts twice (docs/formats.md: de-duplicate, then cut at k)."""
     case = Case(id="c", query="q", gold=("a", "b"))
-    grid = compile_grid(metric_grid((3,), measures=("context_precision", "context_precision_unweighted")))
+    grid = compile_grid(metric_specs((3,), measures=("context_precision", "context_precision_unweighted")))
     scores = score_case(case=case, ranking=RankedList(ids=("x", "a", "a", "x", "b")), metrics=grid).scores
     # distinct: x, a, b → relevant at 2 and 3: (1/2 + 2/3) / 2; 2 of 3
     assert scores == {"context_precision@3": pytest.approx((1 / 2 + 2 / 3) / 2),

@@ -11,7 +11,7 @@ from retrieval_gate.errors import UsageError
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.metrics import (
     dedupe_first,
-    metric_grid,
+    metric_specs,
     parse_k_list,
     parse_metric,
     to_cards,
@@ -21,7 +21,7 @@ from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.scoring import score_case
 from tests.reference import case_scores, hit_at_k, ndcg_at_k, recall_at_k
 
-GRID = metric_grid((1, 3, 5, 10))
+GRID = metric_specs((1, 3, 5, 10))
 
 
 def case_set(*cases: Case) -> CaseSet:
@@ -49,7 +49,7 @@ def test_reference_article_worked_example() -> None:
     is uncut over top-10 runs, i.e. our mrr@10)."""
     cases = case_set(*(Case(id=q, query=q, gold=tuple(g)) for q, g in ARTICLE_GOLD.items()))
     results = assemble_results(case_set=cases, rankings={q: ranking(*r) for q, r in ARTICLE_RUNS.items()},
-                               metrics=metric_grid((5, 10)), ks=(5, 10))
+                               metrics=metric_specs((5, 10)), ks=(5, 10))
     overall = results.aggregates["overall"]
     assert overall["recall@5"].value == 0.75
     assert overall["mrr@10"].value == 0.625
@@ -87,7 +87,7 @@ def test_reference_article_worked_example() -> None:
     ],
 )
 def test_measures_by_hand(ranked: list[str], gold: set[str], k: int, expected: dict[str, float]) -> None:
-    got = case_scores(tuple(ranked), sorted(gold), metric_grid((k,)))
+    got = case_scores(tuple(ranked), sorted(gold), metric_specs((k,)))
     assert got == pytest.approx({f"{m}@{k}": v for m, v in expected.items()}, abs=1e-12)
 
 
@@ -117,7 +117,7 @@ def test_ndcg_is_never_above_one_when_gold_outnumbers_k() -> None:
 def test_duplicates_are_removed_before_the_cut(raw: list[str], gold: list[str], k: int, metric: str,
                                                expected: float) -> None:
     result = score_case(case=Case(id="c", query="q", gold=tuple(gold)), ranking=ranking(*raw),
-                        metrics=metric_grid((k,), (metric,)))
+                        metrics=metric_specs((k,), (metric,)))
     assert result.scores == {f"{metric}@{k}": expected}
     assert result.retrieved == list(dedupe_first(raw))
 
@@ -147,7 +147,7 @@ def test_chunk_ranking_is_scored_at_card_level_via_parent_id(tmp_path: Path) -> 
     kb = load_kb(kb_file)
     cases = case_set(Case(id="c1", query="q", gold=("B",)), Case(id="c2", query="q", gold=("A", "C")))
     rankings = {"c1": ranking("A#1", "A#2", "A#3", "B#1"), "c2": ranking("A#2", "A#1", "C")}
-    results = assemble_results(case_set=cases, rankings=rankings, metrics=metric_grid((1, 2)), ks=(1, 2), kb=kb)
+    results = assemble_results(case_set=cases, rankings=rankings, metrics=metric_specs((1, 2)), ks=(1, 2), kb=kb)
     c1, c2 = results.cases
     # three chunks of A collapse to one card, so B is the second card: hit@2, not a miss
     assert c1.retrieved == ["A", "B"]

@@ -20,7 +20,7 @@ import pytrec_eval
 
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.runs import load_run
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import Results
@@ -78,7 +78,7 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> tuple[Qrels, Run, Pa
 def score(qrels_path: Path, run_path: Path, *, level: int = 1, mean: str = "trec") -> Results:
     case_set = load_cases(qrels_path)
     loaded = load_run(run_path)
-    return assemble_results(case_set=case_set, rankings=loaded.rankings, metrics=metric_grid(KS), ks=KS,
+    return assemble_results(case_set=case_set, rankings=loaded.rankings, metrics=metric_specs(KS), ks=KS,
                             rel_level=level, mean=mean)
 
 
@@ -173,7 +173,7 @@ def test_jsonl_gold_as_a_mapping_is_graded_and_as_a_list_binary(gold, expected_g
     case = Case.model_validate({"id": "c", "query": "q", "gold": gold})
     assert case.gold == expected_gold
     assert case.grades == (gold if isinstance(gold, dict) else {})
-    results = assemble_results(case_set=_one(case), rankings={}, metrics=metric_grid((5,)), ks=(5,))
+    results = assemble_results(case_set=_one(case), rankings={}, metrics=metric_specs((5,)), ks=(5,))
     assert results.graded is graded
 
 

@@ -15,7 +15,7 @@ import pytest
 import pytrec_eval
 
 from retrieval_gate.load.runs import load_run
-from retrieval_gate.metrics import MEASURES, dedupe_first, metric_grid
+from retrieval_gate.metrics import MEASURES, dedupe_first, metric_specs
 from retrieval_gate.metrics.grid import compile_grid
 from tests.reference import FUNCTIONS, case_scores
 
@@ -94,7 +94,7 @@ def test_hit_equals_the_set_formula(queries: Queries) -> None:
 def test_case_scores_equal_trec_eval_for_the_whole_grid(queries: Queries) -> None:
     """The hot path used by ``score`` and ``eval`` (one pass per case, one compiled grid with its
     memo shared by every case), against trec_eval."""
-    grid = compile_grid(metric_grid(CUTOFFS))
+    grid = compile_grid(metric_specs(CUTOFFS))
     spec = ",".join(map(str, CUTOFFS))
     expected = trec_eval(queries, {f"{n}.{spec}" for n in TREC_NAME.values()})
     recip = {k: trec_eval(queries, {"recip_rank"}, cut=k) for k in CUTOFFS}
@@ -109,7 +109,7 @@ def test_case_scores_equal_trec_eval_for_the_whole_grid(queries: Queries) -> Non
 
 def test_case_scores_are_bit_identical_to_the_reference_functions(queries: Queries) -> None:
     """The one-pass grid must not change a single float of the per-measure definitions."""
-    grid = compile_grid(metric_grid((1, 2, 3, 5, 7, 10, 20, 100), measures=MEASURES))
+    grid = compile_grid(metric_specs((1, 2, 3, 5, 7, 10, 20, 100), measures=MEASURES))
     assert {spec.measure for spec in grid} == set(FUNCTIONS)
     for ranked, gold in queries.values():
         got = case_scores(ranked, sorted(gold), grid)
@@ -142,7 +142,7 @@ def test_tied_scores_in_a_trec_file_are_ordered_as_trec_eval_orders_them(tmp_pat
     path.write_text("\n".join(lines) + "\n")
 
     loaded = load_run(path)
-    grid = compile_grid(metric_grid(CUTOFFS))
+    grid = compile_grid(metric_specs(CUTOFFS))
     spec = ",".join(map(str, CUTOFFS))
     expected = pytrec_eval.RelevanceEvaluator(qrels, {f"{n}.{spec}" for n in TREC_NAME.values()} | {"recip_rank"}
                                               ).evaluate(run)

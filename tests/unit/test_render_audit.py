@@ -76,14 +76,14 @@ def test_html_is_self_contained_and_escaped():
 
 
 def test_results_html_report_shows_the_audit_matrix_only_when_given():
-    from retrieval_gate.metrics import metric_grid
+    from retrieval_gate.metrics import metric_specs
     from retrieval_gate.models import CaseSet
     from retrieval_gate.render.html import render_html
     from retrieval_gate.score.assemble import assemble_results
 
     cases = [Case(id="1", query="q", gold=("a",), locale="en-US"), Case(id="2", query="q", gold=("a",), locale="pt-BR")]
     results = assemble_results(case_set=CaseSet(tuple(cases), "c.jsonl", "sha", "jsonl"), rankings={},
-                               metrics=metric_grid((5,), ("hit",)), ks=(5,))
+                               metrics=metric_specs((5,), ("hit",)), ks=(5,))
     report = run_audit(cases=cases, entries=[Card(id="a", text="long enough card text here")], params=AuditParams())
     assert "Coverage matrix" not in render_html(results=results)
     html = render_html(results=results, audit=report)

@@ -151,7 +151,7 @@ def test_marker_suite_never_closes_the_html_comment(suite: str, expected: str) -
 
 # --- text for a terminal or a CI log -------------------------------------------------------------
 
-from retrieval_gate.render.escape import no_bidi, shown  # noqa: E402
+from retrieval_gate.render.escape import escape_terminal, no_bidi  # noqa: E402
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -164,12 +164,13 @@ from retrieval_gate.render.escape import no_bidi, shown  # noqa: E402
     ("caf\udce9", "caf\\udce9"),  # a file name that is not UTF-8: shown, never an encoding error
     ("q_001: a · b ✓ tab\there", "q_001: a · b ✓ tab\there"),  # ordinary text unchanged
 ])
-def test_shown_writes_controls_visibly_and_no_line_starts_a_command(text, expected):
-    assert shown(text) == expected
+def test_escape_terminal_writes_controls_visibly_and_no_line_starts_a_command(text, expected):
+    assert escape_terminal(text) == expected
 
 
-def test_shown_keeps_the_lines_the_tool_laid_out_but_guards_each_start():
-    assert shown("a\n::error::x\n  ::warning::y\r\n", keep_newlines=True) == "a\n%3A:error::x\n  %3A:warning::y\\x0d\n"
+def test_escape_terminal_keeps_the_lines_the_tool_laid_out_but_guards_each_start():
+    text = "a\n::error::x\n  ::warning::y\r\n"
+    assert escape_terminal(text, keep_newlines=True) == "a\n%3A:error::x\n  %3A:warning::y\\x0d\n"
 
 
 def test_no_bidi_shows_every_override_and_isolate():

@@ -102,7 +102,7 @@ def test_failed_case_row_is_marked(reports) -> None:
 
 
 def test_the_drill_down_shows_both_rankings_with_gold_and_kb_marks_filters_and_the_shift_histogram():
-    from retrieval_gate.baseline.kb_diff import CardRef, KbChanges
+    from retrieval_gate.compare.kb_changes import CardRef, KbChanges
 
     scenario = sc.regression()
     changes = scenario.comparison.changed_cases

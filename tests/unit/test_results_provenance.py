@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from retrieval_gate.artifacts.results import read_results
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.artifacts.run_files import read_results
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results
 
@@ -14,7 +14,7 @@ from retrieval_gate.score.assemble import assemble_results
 def results_for(cases):
     case_set = CaseSet(tuple(cases), "cases.jsonl", "sha-of-file", "jsonl")
     return assemble_results(case_set=case_set, rankings={c.id: RankedList(ids=("a",)) for c in cases},
-                            metrics=metric_grid((1,), ("hit",)), ks=(1,))
+                            metrics=metric_specs((1,), ("hit",)), ks=(1,))
 
 
 def test_a_results_file_without_provenance_still_loads(tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.artifacts.results import read_comparison, read_results
+from retrieval_gate.artifacts.run_files import read_comparison, read_results
 from retrieval_gate.baseline.fingerprint import fingerprint
 from tests.unit.compare_data import hits_results
 from tests.unit.test_comparison import run

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from retrieval_gate.compare.side_by_side import side_by_side
 from retrieval_gate.errors import UsageError
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.render.side_by_side import side_by_side_table
 from retrieval_gate.score.assemble import assemble_results
@@ -21,7 +21,7 @@ CASE_SET = CaseSet(CASES, "cases.jsonl", "0", "jsonl")
 
 def run(rankings: dict[str, tuple[str, ...]], failed: tuple[str, ...] = ()):
     ranked = {cid: RankedList(error="down") if cid in failed else RankedList(ids=ids) for cid, ids in rankings.items()}
-    return assemble_results(case_set=CASE_SET, rankings=ranked, metrics=metric_grid((1, 2), ("hit", "ndcg")),
+    return assemble_results(case_set=CASE_SET, rankings=ranked, metrics=metric_specs((1, 2), ("hit", "ndcg")),
                             ks=(1, 2), headline_k=2)
 
 
@@ -71,7 +71,7 @@ def test_unknown_reference_and_different_case_sets_are_usage_errors():
     with pytest.raises(UsageError, match="reference"):
         side_by_side(results={"dense": DENSE}, reference="bm25")
     other = assemble_results(case_set=CaseSet(CASES[:2], "c", "0", "jsonl"), rankings={},
-                             metrics=metric_grid((2,), ("hit",)), ks=(2,))
+                             metrics=metric_specs((2,), ("hit",)), ks=(2,))
     with pytest.raises(UsageError, match="same cases"):
         side_by_side(results={"dense": DENSE, "other": other})
 

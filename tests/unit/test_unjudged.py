@@ -8,7 +8,7 @@ import pytest
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate import GateSettings
-from retrieval_gate.metrics import metric_grid
+from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.scoring import unjudged_at
@@ -36,7 +36,7 @@ CASES = (
 def results_for(rankings: dict[str, tuple[str, ...]]):
     return assemble_results(case_set=CaseSet(CASES, "cases.jsonl", "0", "jsonl"),
                             rankings={k: RankedList(ids=v) for k, v in rankings.items()},
-                            metrics=metric_grid(KS), ks=KS)
+                            metrics=metric_specs(KS), ks=KS)
 
 
 def test_unjudged_per_case_and_per_slice():
@@ -58,8 +58,8 @@ def test_a_lost_hit_names_the_unjudged_card_in_the_gold_cards_place(now, expecte
     ks = (1,)
     case_set = CaseSet(CASES[:1], "cases.jsonl", "0", "jsonl")
     before = assemble_results(case_set=case_set, rankings={"g": RankedList(ids=("a", "x"))},
-                              metrics=metric_grid(ks), ks=ks)
-    after = assemble_results(case_set=case_set, rankings={"g": RankedList(ids=now)}, metrics=metric_grid(ks), ks=ks)
+                              metrics=metric_specs(ks), ks=ks)
+    after = assemble_results(case_set=case_set, rankings={"g": RankedList(ids=now)}, metrics=metric_specs(ks), ks=ks)
     baseline = update_baseline(baseline=None, results=before, sha="s", ref="main", timestamp="t")
     comparison = compare(results=after, baseline=baseline, gate=GateSettings())
     [lost] = comparison.lost_hits

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.baseline.codec import baseline_data, parse_baseline
-from retrieval_gate.baseline.kb_diff import dumps_manifest, manifest_path, parse_manifest
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.errors import BaselineError
 from retrieval_gate.files import ReadRefused, decode_text, read_bounded, write_text_atomic
 from retrieval_gate.load import boundary
-from retrieval_gate.score.kb_manifest import KbCard
+from retrieval_gate.score.kb_manifest import KbCard, dumps_manifest, manifest_path, parse_manifest
 
 
 def _read_text(path: Path, *, what: str, missing: str | None) -> str | None:
@@ -114,7 +113,7 @@ def manifest_from_text(text: str, *, source: str) -> dict[str, KbCard]:
 
 
 def kb_manifest_text(cards: Mapping[str, KbCard], *, suite: str) -> str:
-    """A KB manifest's stable text (``baseline.kb_diff.dumps_manifest``): what ``write_kb_manifest``
+    """A KB manifest's stable text (``score.kb_manifest.dumps_manifest``): what ``write_kb_manifest``
     writes and what the action commits beside the baseline."""
     return dumps_manifest(cards, suite=suite)
 

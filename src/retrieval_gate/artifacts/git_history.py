@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_gate.artifacts.baseline_lines import VersionReader
-from retrieval_gate.baseline.kb_diff import manifest_path
 from retrieval_gate.errors import BaselineError, HistoryError
 from retrieval_gate.history.model import Version
+from retrieval_gate.score.kb_manifest import manifest_path
 
 DEADLINE_S = 300.0  # every git call of one `history` run together
 SHALLOW_FIX = ("a shallow clone holds only the last commits, so the baseline's history would be cut short; "

@@ -14,8 +14,8 @@ _EXPORTS = {
     "AuditParams": "retrieval_gate.audit.params",
     "AuditReport": "retrieval_gate.audit.model",
     "Finding": "retrieval_gate.audit.model",
-    "introduced": "retrieval_gate.audit.diff",
-    "resolved": "retrieval_gate.audit.diff",
+    "introduced": "retrieval_gate.audit.model",
+    "resolved": "retrieval_gate.audit.model",
     "run_audit": "retrieval_gate.audit.run",
 }
 

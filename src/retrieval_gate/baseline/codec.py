@@ -14,8 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from retrieval_gate.baseline.migrate import migrate
-from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION, Baseline
-from retrieval_gate.baseline.numbers import DECIMALS
+from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION, DECIMALS, Baseline
 from retrieval_gate.errors import BaselineError
 
 _MAX_ERRORS = 3

@@ -23,9 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from retrieval_gate.baseline.fingerprint import relevance_fingerprint
-from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION
-from retrieval_gate.baseline.numbers import headline_numbers
-from retrieval_gate.metrics.headline import default_headline_k
+from retrieval_gate.baseline.model import BASELINE_SCHEMA_VERSION, headline_numbers
+from retrieval_gate.metrics.names import default_headline_k
 from retrieval_gate.score.results import MetricCell
 
 

@@ -11,8 +11,7 @@ adding a second point. The history keeps the last ``history_limit`` entries.
 from __future__ import annotations
 
 from retrieval_gate.baseline.fingerprint import fingerprint
-from retrieval_gate.baseline.model import Baseline, BaselineCase, HistoryEntry
-from retrieval_gate.baseline.numbers import DECIMALS, headline_numbers
+from retrieval_gate.baseline.model import DECIMALS, Baseline, BaselineCase, HistoryEntry, headline_numbers
 from retrieval_gate.defaults import DEFAULT_HISTORY_LIMIT
 from retrieval_gate.errors import BaselineError, UsageError
 from retrieval_gate.score.results import MetricCell, Results

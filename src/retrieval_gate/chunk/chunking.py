@@ -32,7 +32,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from retrieval_gate.bounds import MIN_CHUNK_SIZE
+from retrieval_gate.defaults import MIN_CHUNK_SIZE
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.models import KnowledgeBase
 

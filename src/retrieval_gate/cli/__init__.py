@@ -18,7 +18,7 @@ from retrieval_gate.cli.app import app, debug, err_console, report_internal_erro
 from retrieval_gate.environment import debug_requested, read_environment, skip_pydantic_plugins
 from retrieval_gate.errors import InternalError, ProblemsError, RetrievalGateError
 from retrieval_gate.lazy import LazyModule
-from retrieval_gate.render.escape import shown
+from retrieval_gate.render.escape import escape_terminal
 
 # Each command lives in its own module, which registers it on ``app`` when imported. ``main``
 # imports only the module of the command it was asked for (start-up: typer reads the signature of
@@ -129,7 +129,7 @@ def report_store_panic(exc: BaseException) -> int:
 def _report(exc: RetrievalGateError) -> None:
     if isinstance(exc, ProblemsError):  # bad input, or an output that could not be written
         for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:  # one line each, whatever a file name holds
-            err_console.print(f"error: {shown(problem)}", markup=False, highlight=False, soft_wrap=True)
+            err_console.print(f"error: {escape_terminal(problem)}", markup=False, highlight=False, soft_wrap=True)
         if len(exc.problems) > MAX_PROBLEMS_SHOWN:
             err_console.print(f"… and {len(exc.problems) - MAX_PROBLEMS_SHOWN} more", markup=False, highlight=False)
         if len(exc.problems) > 1:

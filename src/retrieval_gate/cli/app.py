@@ -41,7 +41,7 @@ class LazyConsole(LazyObject):
 
 
 def _console(**options: Any) -> Any:
-    from retrieval_gate.render.console import SafeConsole  # every line escaped: render/escape.shown
+    from retrieval_gate.render.console import SafeConsole  # every line escaped: render/escape.escape_terminal
 
     return SafeConsole(**options)
 

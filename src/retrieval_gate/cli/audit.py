@@ -34,7 +34,7 @@ def audit_command(
     """Golden-set hygiene: near-duplicate cards and ambiguous gold, query leakage, duplicate
     queries and split leaks, unwinnable cases, a coverage matrix, unjudged top-k cards. Exit 0
     whatever it finds (report first); 2 on bad input."""
-    from retrieval_gate.artifacts.results import read_audit, write_audit
+    from retrieval_gate.artifacts.run_files import read_audit, write_audit
     from retrieval_gate.audit import introduced, resolved
     from retrieval_gate.evaluation.audit_suite import audit_suite
     from retrieval_gate.load.textfile import display
@@ -53,7 +53,7 @@ def audit_command(
         raise UsageError("audit needs --kb and --cases (or a suite that names them)")
     loaded = None
     if results is not None:
-        from retrieval_gate.artifacts.results import read_results
+        from retrieval_gate.artifacts.run_files import read_results
 
         loaded = read_results(results)
     base_report = read_audit(base) if base is not None else None  # bad input fails before any output

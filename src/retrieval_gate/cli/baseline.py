@@ -41,7 +41,7 @@ def update(
     the link stays a link. The KB's card-hash manifest is written beside it
     (``<suite>.kb.json``) when the results carry one."""
     from retrieval_gate.artifacts.baseline import read_baseline, write_baseline, write_kb_manifest
-    from retrieval_gate.artifacts.results import read_results
+    from retrieval_gate.artifacts.run_files import read_results
     from retrieval_gate.baseline.update import update_baseline
 
     refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})

@@ -61,7 +61,7 @@ def compare_command(
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
     Exit 0 unless a gate is on and fails (1); 2 on bad input."""
     from retrieval_gate.artifacts.baseline import read_baseline, read_kb_manifest
-    from retrieval_gate.artifacts.results import read_results, write_comparison
+    from retrieval_gate.artifacts.run_files import read_results, write_comparison
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_comparable
     from retrieval_gate.overrides import SuiteOverrides

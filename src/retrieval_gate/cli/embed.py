@@ -10,8 +10,8 @@ from pathlib import Path
 
 import typer
 
-from retrieval_gate.bounds import MAX_BATCH_SIZE, MIN_BATCH_SIZE, MIN_CHUNK_SIZE
 from retrieval_gate.cli.app import CliProgress, app, console, err_console
+from retrieval_gate.defaults import MAX_BATCH_SIZE, MIN_BATCH_SIZE, MIN_CHUNK_SIZE
 from retrieval_gate.environment import onnx_export_root, read_environment
 
 

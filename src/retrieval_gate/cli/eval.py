@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from retrieval_gate.bounds import MAX_BATCH_SIZE, MAX_OVERFETCH, MIN_BATCH_SIZE, MIN_CHUNK_SIZE, MIN_OVERFETCH
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, CliProgress, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
+from retrieval_gate.defaults import MAX_BATCH_SIZE, MAX_OVERFETCH, MIN_BATCH_SIZE, MIN_CHUNK_SIZE, MIN_OVERFETCH
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_json_atomic
@@ -119,7 +119,7 @@ def eval_command(
 ) -> None:
     """Measure a real retrieval stack: embed the KB into Chroma, retrieve for every case, score.
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
-    from retrieval_gate.artifacts.results import write_results
+    from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite

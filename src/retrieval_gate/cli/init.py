@@ -311,13 +311,13 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     """The first eval of the suite as configured → out/results.json, baselines/<suite>.json and
     baselines/<suite>.audit.json (kept when they exist, unless --force)."""
     from retrieval_gate.artifacts.baseline import write_baseline, write_kb_manifest
-    from retrieval_gate.artifacts.results import write_audit, write_results
-    from retrieval_gate.baseline.kb_diff import manifest_path
+    from retrieval_gate.artifacts.run_files import write_audit, write_results
     from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.evaluation.audit_suite import audit_suite
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.score.kb_manifest import manifest_path
     from retrieval_gate.settings import load_config, resolve_suite
 
 

@@ -17,7 +17,7 @@ from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
 from retrieval_gate.files import confined, write_text_atomic
-from retrieval_gate.render.escape import shown
+from retrieval_gate.render.escape import escape_terminal
 
 if TYPE_CHECKING:
     from retrieval_gate.audit.agree import Record
@@ -55,7 +55,7 @@ def queue_command(
     """List the unjudged cards that outrank the gold of the changed cases (cause unjudged), with
     their title, a snippet and the content hash a decision carries. Exit 0; 2 on bad input."""
     from retrieval_gate.artifacts.labels import queue_for
-    from retrieval_gate.artifacts.results import read_comparison
+    from retrieval_gate.artifacts.run_files import read_comparison
     from retrieval_gate.load.dataset import load_dataset
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
@@ -120,7 +120,7 @@ def apply_command(
 
 
 def _say(text: str) -> None:
-    console.print(shown(text), markup=False, highlight=False, soft_wrap=True)
+    console.print(escape_terminal(text), markup=False, highlight=False, soft_wrap=True)
 
 
 def _apply_decisions(labels: Path, *, kb: Path | None, cases: Path | None, config: Path | None, suite: str) -> None:

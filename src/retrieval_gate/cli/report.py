@@ -14,7 +14,7 @@ from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.errors import UsageError
 from retrieval_gate.files import write_text_atomic
-from retrieval_gate.render.escape import shown
+from retrieval_gate.render.escape import escape_terminal
 from retrieval_gate.render.limits import DEFAULT_COMMENT_CHARS
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
     """Read the files; with a baseline and no comparison, compare now with the suite's gate
     settings from the config file (as ``compare`` would, without its flags)."""
     from retrieval_gate.artifacts.baseline import read_baseline, read_kb_manifest
-    from retrieval_gate.artifacts.results import read_comparison, read_results
+    from retrieval_gate.artifacts.run_files import read_comparison, read_results
     from retrieval_gate.settings import default_baseline_path, suite_for_results
 
     loaded = read_results(results)
@@ -124,7 +124,7 @@ def report_command(
                                   max_chars=max_chars, audit_section=section)
     elif fmt == "html":
         from retrieval_gate.artifacts.labels import report_queue
-        from retrieval_gate.artifacts.results import read_audit
+        from retrieval_gate.artifacts.run_files import read_audit
         from retrieval_gate.render.html import render_html
 
         text = render_html(results=loaded, comparison=comp, baseline=base,
@@ -149,7 +149,7 @@ def report_command(
                       target=SafeConsole(file=buffer, width=120, no_color=True, highlight=False))
         text = buffer.getvalue()
     if out is None:
-        sys.stdout.write(shown(text, keep_newlines=True))  # a CI log: no line of PR text starts a command
+        sys.stdout.write(escape_terminal(text, keep_newlines=True))  # a CI log: no line of PR text starts a command
         sys.stdout.flush()
     else:
         write_text_atomic(out, text=text)
@@ -158,7 +158,7 @@ def report_command(
 
 def _audit_section(audit: Path, audit_base: Path) -> str:
     """The PR comment's audit section: findings of ``audit`` not in ``audit_base``."""
-    from retrieval_gate.artifacts.results import read_audit
+    from retrieval_gate.artifacts.run_files import read_audit
     from retrieval_gate.audit import introduced, resolved
     from retrieval_gate.render.audit import render_audit_section
 

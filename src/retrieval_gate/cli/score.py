@@ -7,7 +7,7 @@ import typer
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
-from retrieval_gate.metrics import DEFAULT_MEASURES, METRICS_HELP, metric_grid
+from retrieval_gate.metrics import DEFAULT_MEASURES, METRICS_HELP, metric_specs
 
 
 @app.command()
@@ -28,7 +28,7 @@ def score(
     `score --cases qrels --run run --mean trec`). Exit 2 when no case of the golden set is in the
     run (the ids do not match: nothing was measured)."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
-    from retrieval_gate.artifacts.results import write_results
+    from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import check_run_matches, load_run
     from retrieval_gate.overrides import SuiteOverrides
@@ -47,7 +47,7 @@ def score(
                                 run_path=loaded_run.path, cases_path=case_set.path)
     if warning is not None:
         err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
-    grid = metric_grid(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
+    grid = metric_specs(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
     results = assemble_results(
         case_set=case_set,
         rankings=loaded_run.rankings,

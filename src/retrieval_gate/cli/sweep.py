@@ -19,8 +19,7 @@ from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import confined, write_json_atomic, write_text_atomic
-from retrieval_gate.metrics.headline import default_headline_k
-from retrieval_gate.metrics.names import parse_metric
+from retrieval_gate.metrics.names import default_headline_k, parse_metric
 from retrieval_gate.sweep.apply import edit_config
 from retrieval_gate.sweep.html import render_sweep_html
 from retrieval_gate.sweep.render import markdown as to_markdown

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from retrieval_gate.baseline.kb_diff import KbChange, kb_diff
 from retrieval_gate.baseline.model import Baseline, BaselineCase, ConfigChange
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank, Movement
+from retrieval_gate.compare.kb_changes import KbChange, kb_diff
 from retrieval_gate.compare.model import CaseChange, Comparison
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results

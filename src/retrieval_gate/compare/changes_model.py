@@ -1,5 +1,5 @@
 """The shapes of "what changed and why": the cases whose ranking of relevant cards moved
-(``compare.changes``; the KB's card diff is ``baseline.kb_diff``). Pure data; see docs/formats.md."""
+(``compare.changes``; the KB's card diff is ``compare.kb_changes``). Pure data; see docs/formats.md."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_gate.baseline.kb_diff import KbChange
+from retrieval_gate.compare.kb_changes import KbChange
 
 Cause = Literal["gold-removed", "gold-edited", "displacer-added", "displacer-edited", "config", "unjudged",
                 "ranking"]

@@ -51,8 +51,7 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.baseline.fingerprint import config_changes, fingerprint, settings_changes, settings_view
-from retrieval_gate.baseline.model import Baseline, ConfigChange
-from retrieval_gate.baseline.numbers import DECIMALS
+from retrieval_gate.baseline.model import DECIMALS, Baseline, ConfigChange
 from retrieval_gate.compare.changes import attach_changes
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
 from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats
@@ -74,7 +73,7 @@ def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
 ) -> Comparison:
-    """``kb_before``: the baseline's KB manifest (``baseline.kb_diff``), for what changed and why."""
+    """``kb_before``: the baseline's KB manifest (``score.kb_manifest``), for what changed and why."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)

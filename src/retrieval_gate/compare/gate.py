@@ -26,7 +26,7 @@ MDE = the row's minimum detectable effect at the level and sidedness it is judge
 - ``ok``: the rest (``|Δ| ≤ tol``, or significant but within the tolerance).
 
 Judged ("gated") rows: the primary measure — hit@k at the headline k on ``overall`` (the first
-headline measure measured, ``metrics.headline``) — plus every row named by a ``max_drop`` or
+headline measure measured, ``metrics.names.headline_names``) — plus every row named by a ``max_drop`` or
 ``floors`` key. recall@k and nDCG@k are reported beside it, not judged: for single-gold cases they
 carry the same information as hit@k, and judging all three with a correction that ignores that
 would triple the p-value (docs/decisions.md). Other slices and metrics are reported, never
@@ -44,8 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.metrics.headline import headline_names
-from retrieval_gate.metrics.names import PLAIN_METRICS
+from retrieval_gate.metrics.names import PLAIN_METRICS, headline_names
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.multiplicity import CORRECTIONS, Correction
 

@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from retrieval_gate.baseline.kb_diff import KbChanges
 from retrieval_gate.baseline.model import ConfigChange
 from retrieval_gate.compare.changes_model import ChangedCase
 from retrieval_gate.compare.gate import GateSettings
+from retrieval_gate.compare.kb_changes import KbChanges
 
 COMPARISON_SCHEMA_VERSION = 4  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
 # 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,

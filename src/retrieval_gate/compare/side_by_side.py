@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.errors import UsageError
-from retrieval_gate.metrics.headline import HEADLINE_MEASURES, headline_names
+from retrieval_gate.metrics.names import HEADLINE_MEASURES, headline_names
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.paired import paired

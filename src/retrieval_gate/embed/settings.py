@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from retrieval_gate.bounds import MAX_BATCH_SIZE, MIN_BATCH_SIZE
+from retrieval_gate.defaults import MAX_BATCH_SIZE, MIN_BATCH_SIZE
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 64

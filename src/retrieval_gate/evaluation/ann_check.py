@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrieval_gate.evaluation.dense_parts import DenseParts
-from retrieval_gate.metrics.headline import headline_names
+from retrieval_gate.metrics.names import headline_names
 from retrieval_gate.models import CaseSet, KnowledgeBase
 from retrieval_gate.retrieve.dense import DenseRetriever
 from retrieval_gate.score.assemble import assemble_results

@@ -3,7 +3,7 @@
 (``retrieval_gate.audit.run_audit``) with the suite's ``audit:`` settings and the gate's
 ``max_drop`` / ``alpha`` for the coverage cells. ``retrieval-gate audit`` and the action's flows
 (``publish.audit_step``) both call :func:`audit_suite`, so the file a refresh commits and the file
-``audit`` writes locally are the same bytes for the same inputs (``artifacts.results.audit_text``)."""
+``audit`` writes locally are the same bytes for the same inputs (``artifacts.run_files.audit_text``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
 from retrieval_gate.load.dataset import load_dataset
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.metrics.headline import default_headline_k
+from retrieval_gate.metrics.names import default_headline_k
 
 if TYPE_CHECKING:
     from retrieval_gate.audit import AuditParams, AuditReport

@@ -32,7 +32,7 @@ from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
 from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore, dense_extras
 from retrieval_gate.load.dataset import load_dataset
 from retrieval_gate.load.runs import check_run_matches
-from retrieval_gate.metrics import DEFAULT_MEASURES, metric_grid
+from retrieval_gate.metrics import DEFAULT_MEASURES, metric_specs
 from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.custom import RunRetriever
@@ -164,7 +164,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
                 built_s, dense_s = built_s + dense_s, 0.0
             retrievers.append((spec, retriever, built_s))
         # 3 and 4. rank, score
-        grid = metric_grid(ks, measures=suite_config.metrics or DEFAULT_MEASURES)
+        grid = metric_specs(ks, measures=suite_config.metrics or DEFAULT_MEASURES)
         queries = [c.query for c in case_set.cases]
         filters = [c.filter for c in case_set.cases]
         false_exclusion = false_exclusion_extras(cases=case_set.cases,

@@ -11,7 +11,7 @@ A forge (``forge/github``, ``forge/gitlab``, ``forge/azure``: one folder each) s
   concurrency check, the comment / note / thread upsert by marker, a pull request's commits);
 - its size limits (``limits``), its URLs (``blob_url``), whether its log takes runner commands
   (``workflow_commands``: GitHub's ``::warning``; elsewhere plain lines, every one through
-  ``render.escape.shown``), and its own words (``words``: "merge request !7", "thread", …).
+  ``render.escape.escape_terminal``), and its own words (``words``: "merge request !7", "thread", …).
 
 The flows (``publish/``) call only this interface; ``forge/__init__.py`` is the registry.
 """

@@ -25,7 +25,7 @@ import numpy as np
 from retrieval_gate.baseline.fingerprint import config_changes, settings_changes, settings_view
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.history.model import CasesStep, Change, KbStep, SettingChange, SliceCell, StepStat
-from retrieval_gate.metrics.headline import headline_names
+from retrieval_gate.metrics.names import headline_names
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.paired_interval import paired_interval, reconcile

@@ -15,7 +15,7 @@ import numpy as np
 from retrieval_gate.baseline.model import Baseline, BaselineCase
 from retrieval_gate.history.model import Change, StepStat
 from retrieval_gate.history.steps import step_stat
-from retrieval_gate.metrics.headline import headline_names
+from retrieval_gate.metrics.names import headline_names
 from retrieval_gate.stats.proportion import interval_of
 
 INTERVAL_LEVEL = 0.95

@@ -4,15 +4,15 @@ measure), the grid that computes a case's measures in one pass (``grid``), names
 Aggregation lives in ``retrieval_gate.score``.
 """
 
+from retrieval_gate.metrics.grid import dedupe_first, to_cards
 from retrieval_gate.metrics.measures import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, Measure
 from retrieval_gate.metrics.names import (
     MetricSpec,
     headline_k_problem,
-    metric_grid,
+    metric_specs,
     parse_k_list,
     parse_metric,
 )
-from retrieval_gate.metrics.ranking import dedupe_first, to_cards
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -23,7 +23,7 @@ __all__ = [
     "MetricSpec",
     "dedupe_first",
     "headline_k_problem",
-    "metric_grid",
+    "metric_specs",
     "parse_k_list",
     "parse_metric",
     "to_cards",

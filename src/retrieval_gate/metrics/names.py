@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from retrieval_gate.errors import UsageError
@@ -88,7 +88,30 @@ def headline_k_problem(*, headline_k: int | None, k: Iterable[int]) -> str | Non
     return None
 
 
-def metric_grid(ks: tuple[int, ...], measures: tuple[str, ...] = DEFAULT_MEASURES) -> tuple[MetricSpec, ...]:
+def metric_specs(ks: tuple[int, ...], measures: tuple[str, ...] = DEFAULT_MEASURES) -> tuple[MetricSpec, ...]:
     """Every measure (default: the default set) at every cutoff, in a stable order (measure
     order, then k)."""
     return tuple(MetricSpec(m, k) for m in measures for k in ks)
+
+
+# --- The headline -----------------------------------------------------------------------------
+# The headline: which measures a report leads with, and at which k. Pure.
+#
+# hit@k first (the success signal, docs/decisions.md), then recall@k (a lower bound under disjunctive
+# gold) and nDCG@k (the ranking signal). The headline k is 5 when measured (a common context
+# budget for a RAG answer), else the largest k. Every report, the gate's judged rows, the baseline's history
+# and the action's outputs use these definitions.
+
+HEADLINE_MEASURES = ("hit", "recall", "ndcg")
+
+
+def default_headline_k(ks: Sequence[int]) -> int:
+    """5 when measured, else the largest k."""
+    return 5 if 5 in ks else max(ks)
+
+
+def headline_names(headline_k: int, measured: Collection[str] | None = None,
+                   measures: Sequence[str] = HEADLINE_MEASURES) -> list[str]:
+    """``["hit@5", "recall@5", "ndcg@5"]``, keeping only the names in ``measured`` when given."""
+    names = [f"{m}@{headline_k}" for m in measures]
+    return names if measured is None else [n for n in names if n in measured]

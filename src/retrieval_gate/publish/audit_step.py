@@ -8,7 +8,7 @@
 - **Pull request** (``pr``): the PR's KB and cases are audited with the **base's** ``audit:``
   settings (``publish.base_gate.judged_by``), the base's audit is read **at the base sha** through
   the API (never the checkout's copy, which the PR may edit), and the comment gets a collapsed
-  section of the findings the PR introduced (``audit.diff``). No base audit, or one that does not
+  section of the findings the PR introduced (``audit.model.introduced``). No base audit, or one that does not
   parse, is a one-line note instead. Nothing here changes the exit code: findings never fail the
   gate, and an audit that cannot run is a warning.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.results import audit_text, parse_audit
+from retrieval_gate.artifacts.run_files import audit_text, parse_audit
 from retrieval_gate.audit import introduced, resolved
 from retrieval_gate.errors import ForgeError, RetrievalGateError, one_line
 from retrieval_gate.forge.base import ForgeApi

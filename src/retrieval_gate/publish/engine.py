@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from retrieval_gate.clock import now_iso
 from retrieval_gate.evaluation.audit_suite import audit_suite
-from retrieval_gate.render.escape import shown
+from retrieval_gate.render.escape import escape_terminal
 from retrieval_gate.store.folder import LOCK_STAGE
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class RealEngine:
     """The package's eval and audit."""
 
     def __init__(self, *, log: Callable[[str], None] | None = None) -> None:
-        self.log = log or (lambda line: print(shown(line), file=sys.stderr, flush=True))
+        self.log = log or (lambda line: print(escape_terminal(line), file=sys.stderr, flush=True))
 
     def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
         from retrieval_gate.evaluation.run import run_eval

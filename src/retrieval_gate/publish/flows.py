@@ -43,8 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval_gate.artifacts.baseline import baseline_from_text, kb_manifest_text, manifest_from_text
-from retrieval_gate.artifacts.results import parse_results
-from retrieval_gate.baseline.kb_diff import manifest_path
+from retrieval_gate.artifacts.run_files import parse_results
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate_slices import check_comparable
 from retrieval_gate.errors import BaselineError, ForgeError, PermissionDenied, UsageError
@@ -70,6 +69,7 @@ from retrieval_gate.publish.runner import Runner
 from retrieval_gate.publish.untrusted import RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.limits import sticky_body
 from retrieval_gate.render.markdown import comment_marker, render_comment, render_summary
+from retrieval_gate.score.kb_manifest import manifest_path
 
 if TYPE_CHECKING:
     from retrieval_gate.score.kb_manifest import KbCard

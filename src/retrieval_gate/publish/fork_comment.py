@@ -8,7 +8,7 @@ The fork's read-only run uploads *data* — ``results.json`` and (when it compar
    the PR's head commit must be that sha and its head repository that repository — otherwise
    exit 2 and nothing is posted (a stale or forged ``pr_number``);
 2. reads each file confined (``publish.untrusted``: a regular file, no symlink followed, inside
-   the workspace, size-capped) and validates it against our schemas (``artifacts.results``); the
+   the workspace, size-capped) and validates it against our schemas (``artifacts.run_files``); the
    suite must be this step's suite;
 3. renders the comment with our own templates (every field escaped), with a first line saying
    it was rendered from a fork's run and — as in ``pr`` mode — the gate settings the PR changes
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval_gate.artifacts.results import parse_comparison, parse_results
+from retrieval_gate.artifacts.run_files import parse_comparison, parse_results
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.publish.base_gate import base_suite, change_note, config_path_of, judged_by
 from retrieval_gate.publish.flow_context import FlowContext, Outcome

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import BAD_STATUSES
-from retrieval_gate.metrics.headline import HEADLINE_MEASURES
+from retrieval_gate.metrics.names import HEADLINE_MEASURES
 from retrieval_gate.publish.runner import Runner
 from retrieval_gate.render.changes import change_line
 from retrieval_gate.score.scoring import OVERALL

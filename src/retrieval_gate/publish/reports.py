@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from retrieval_gate.artifacts.labels import report_queue
-from retrieval_gate.artifacts.results import comparison_text, results_text
+from retrieval_gate.artifacts.run_files import comparison_text, results_text
 from retrieval_gate.forge.base import Words
 from retrieval_gate.publish.flow_context import FlowContext
 from retrieval_gate.render.html import render_html

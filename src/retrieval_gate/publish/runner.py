@@ -16,7 +16,7 @@ from typing import TextIO
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.publish.untrusted import scrub_text
-from retrieval_gate.render.escape import shown, visible
+from retrieval_gate.render.escape import escape_controls, escape_terminal
 
 MAX_ANNOTATIONS = 10  # GitHub shows at most 10 warning and 10 error annotations per step
 
@@ -50,10 +50,10 @@ def escape_property(text: str) -> str:
 
 def workflow_command(command: str, message: str, **properties: str) -> str:
     """``::command key=value,…::message`` with both parts escaped: GitHub's escapes, and every
-    other control character (ESC, bidi overrides…) written visibly (``render.escape.visible``)."""
-    props = ",".join(f"{key}={_no_old_form(escape_property(visible(value)))}"
+    other control character (ESC, bidi overrides…) written visibly (``render.escape.escape_controls``)."""
+    props = ",".join(f"{key}={_no_old_form(escape_property(escape_controls(value)))}"
                      for key, value in properties.items() if value)
-    data = _no_old_form(escape_data(visible(message, keep_newlines=True)))
+    data = _no_old_form(escape_data(escape_controls(message, keep_newlines=True)))
     return f"::{command}{' ' + props if props else ''}::{data}"
 
 
@@ -122,9 +122,9 @@ class Runner:
         self._write(command)
 
     def log(self, line: str) -> None:
-        """One log line of text that may hold user or PR text: escaped (``render.escape.shown``),
+        """One log line of text that may hold user or PR text: escaped (``render.escape.escape_terminal``),
         so it can neither start a workflow command nor carry a control character."""
-        self._write(shown(self.scrub(line)))
+        self._write(escape_terminal(self.scrub(line)))
 
     def _write(self, line: str) -> None:
         self.stream.write(line + "\n")

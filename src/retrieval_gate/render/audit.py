@@ -18,7 +18,7 @@ from rich.text import Text
 
 from retrieval_gate.audit.coverage import cell_name
 from retrieval_gate.audit.model import AuditReport, Coverage, CoverageCell, Finding
-from retrieval_gate.render.escape import md_text, no_bidi, visible
+from retrieval_gate.render.escape import escape_controls, md_text, no_bidi
 from retrieval_gate.render.markdown import markdown_environment
 
 SECTION_TEMPLATE = "audit_section.md.j2"
@@ -71,9 +71,9 @@ def print_audit(report: AuditReport, console: Console, *, shown: int = TERMINAL_
         for name in ("severity", "kind", "cases", "cards / cell", "reason"):
             table.add_column(name, overflow="fold")
         for f in report.findings[:shown]:
-            # Text: an id is never rich markup ("[link=…]"); visible: nor a control character
-            table.add_row(f.severity, f.kind, *(Text(visible(v)) for v in (_ids(f.cases), f.cell or _ids(f.cards),
-                                                                          f.reason)))
+            # Text: an id is never rich markup ("[link=…]"); escape_controls: nor a control character
+            cells = (_ids(f.cases), f.cell or _ids(f.cards), f.reason)
+            table.add_row(f.severity, f.kind, *(Text(escape_controls(v)) for v in cells))
         console.print(table)
         if len(report.findings) > shown:
             console.print(f"… and {len(report.findings) - shown} more findings in the JSON", markup=False)
@@ -93,13 +93,13 @@ def print_audit(report: AuditReport, console: Console, *, shown: int = TERMINAL_
 
 def print_coverage(coverage: Coverage, console: Console) -> None:
     grid = coverage_grid(coverage)
-    table = Table(title=Text(visible(f"coverage: cases per cell ({' × '.join(coverage.fields)})")))
+    table = Table(title=Text(escape_controls(f"coverage: cases per cell ({' × '.join(coverage.fields)})")))
     for name in grid.row_fields:
         table.add_column(name)
     for col in grid.cols:
-        table.add_column(Text(visible(f"{grid.col_field}={col}")), justify="right")
+        table.add_column(Text(escape_controls(f"{grid.col_field}={col}")), justify="right")
     for key, cells in grid.rows:
-        table.add_row(*(Text(visible(k)) for k in key), *(cell_text(c) for c in cells))
+        table.add_row(*(Text(escape_controls(k)) for k in key), *(cell_text(c) for c in cells))
     console.print(table)
     console.print(f"'–' empty cell · '·' n too small to detect a drop of {coverage.max_drop:g} in {coverage.metric} "
                   f"in a paired comparison even at best (α = {coverage.alpha:g}, power {coverage.power:g}, only "
@@ -115,7 +115,7 @@ def _ids(ids: Sequence[str], limit: int = 4) -> str:
 def render_audit_section(*, introduced: Sequence[Finding], resolved: int = 0, total: int = 0,
                          shown: int = SECTION_SHOWN) -> str:
     """The collapsed "golden-set audit" section of the PR comment: only the findings the PR
-    introduced (``audit.diff.introduced``); ``resolved``: how many of the base's it removed;
+    introduced (``audit.model.introduced``); ``resolved``: how many of the base's it removed;
     ``total``: the PR's findings in all. Empty string when nothing was introduced or resolved."""
     if not introduced and not resolved:
         return ""
@@ -133,7 +133,7 @@ def render_audit_note(text: str) -> str:
 
 
 def _html_env() -> ImmutableSandboxedEnvironment:
-    return ImmutableSandboxedEnvironment(loader=PackageLoader("retrieval_gate", "templates"),
+    return ImmutableSandboxedEnvironment(loader=PackageLoader("retrieval_gate.render", "templates"),
                                          autoescape=select_autoescape(default=True, default_for_string=True),
                                          undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 

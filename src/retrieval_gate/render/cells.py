@@ -12,8 +12,7 @@ from markupsafe import Markup
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.model import BAD_STATUSES, CaseChange, Comparison, ComparisonRow
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.metrics.headline import headline_names
-from retrieval_gate.metrics.names import display_name, is_metric_name
+from retrieval_gate.metrics.names import display_name, headline_names, is_metric_name
 from retrieval_gate.render.slices import field_label, slice_order, split_slice
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL

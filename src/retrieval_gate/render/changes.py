@@ -16,9 +16,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from retrieval_gate.baseline.kb_diff import KbChanges
 from retrieval_gate.compare.changes import stale_words
 from retrieval_gate.compare.changes_model import CAUSES, ChangedCase
+from retrieval_gate.compare.kb_changes import KbChanges
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.score.scoring import OVERALL

@@ -114,7 +114,7 @@ def marker_suite(suite: object) -> str:
 
 # --- text for a terminal or a CI log (stdout / stderr) ----------------------------------------
 #
-# ``shown`` is the one escaper for every line the CLI or the action writes to stdout/stderr that
+# ``escape_terminal`` is the one escaper for every line the CLI or the action writes to stdout/stderr that
 # can hold user or pull-request text. A terminal must never receive a control character it would
 # obey (ESC starts colour, clear-screen, OSC-8 hyperlinks, title changes; bidi overrides reorder
 # what is read), and a GitHub runner parses every line of stdout and stderr for workflow commands:
@@ -146,20 +146,20 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def shown(text: object, *, keep_newlines: bool = False) -> str:
+def escape_terminal(text: object, *, keep_newlines: bool = False) -> str:
     """``text`` safe to write to a terminal or a CI log (see above): controls written visibly,
     no line able to start a workflow command. Carriage returns are always shown (``\\x0d``)."""
-    return no_commands(visible(text, keep_newlines=keep_newlines))
+    return escape_commands(escape_controls(text, keep_newlines=keep_newlines))
 
 
-def visible(text: object, *, keep_newlines: bool = False) -> str:
-    """Only the first half of ``shown``: control characters written visibly."""
+def escape_controls(text: object, *, keep_newlines: bool = False) -> str:
+    """Only the first half of ``escape_terminal``: control characters written visibly."""
     pattern = _SHOWN_KEEP_NL_RE if keep_newlines else _SHOWN_RE
     return pattern.sub(_visible, "" if text is None else str(text))
 
 
-def no_commands(text: str) -> str:
-    """Only the second half of ``shown``: no line of ``text`` starts a workflow command."""
+def escape_commands(text: str) -> str:
+    """Only the second half of ``escape_terminal``: no line of ``text`` starts a workflow command."""
     return _COMMAND_START_RE.sub(r"\1%3A", _OLD_COMMAND_RE.sub(lambda m: f"##{m.group(1) or ''}%5B", text))
 
 

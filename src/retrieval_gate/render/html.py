@@ -94,7 +94,7 @@ def chart_rows(overall: Cell | None, rows: list[SliceRow], metric: str) -> list[
 
 def html_environment() -> ImmutableSandboxedEnvironment:
     env = ImmutableSandboxedEnvironment(
-        loader=PackageLoader("retrieval_gate", "templates"),
+        loader=PackageLoader("retrieval_gate.render", "templates"),
         autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -74,7 +74,7 @@ def _url_filter(value: Any) -> Markup:
 def markdown_environment(extra_dir: Path | None = None) -> ImmutableSandboxedEnvironment:
     """The sandboxed environment: package templates first (so ``{% extends "comment.md.j2" %}``
     always means ours), then the custom template's folder for its own includes."""
-    loaders: list[Any] = [PackageLoader("retrieval_gate", "templates")]
+    loaders: list[Any] = [PackageLoader("retrieval_gate.render", "templates")]
     if extra_dir is not None:
         loaders.append(FileSystemLoader(str(extra_dir)))
     env = ImmutableSandboxedEnvironment(

@@ -13,11 +13,10 @@ from retrieval_gate.compare.changes import stale_words
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.metrics.headline import headline_names
-from retrieval_gate.metrics.names import display_name
+from retrieval_gate.metrics.names import display_name, headline_names
 from retrieval_gate.render.cells import INDICATIVE_N
 from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line
-from retrieval_gate.render.escape import visible
+from retrieval_gate.render.escape import escape_controls
 from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.render.verdict import stats_note
 from retrieval_gate.score.results import Results
@@ -37,7 +36,7 @@ def results_table(results: Results) -> Table:
     and marked "indicative" (n < 30; colours only on a TTY: rich drops styles elsewhere)."""
     k = results.headline_k
     names = headline_names(k, measured=results.metrics)
-    table = Table(title=Text(visible(f"retrieval-gate · suite {results.suite} · k={k}")), title_justify="left",
+    table = Table(title=Text(escape_controls(f"retrieval-gate · suite {results.suite} · k={k}")), title_justify="left",
                   title_style="bold")
     table.add_column("slice", overflow="fold")
     table.add_column("n", justify="right")
@@ -50,7 +49,7 @@ def results_table(results: Results) -> Table:
             continue
         lead = cells.get(names[0]) if names else None
         n = lead.n if lead is not None else max((cell.n for cell in cells.values()), default=0)
-        row: list[Text | str] = [Text(visible(slice_name)), str(n)]  # Text: user data is never rich markup
+        row: list[Text | str] = [Text(escape_controls(slice_name)), str(n)]  # Text: user data is never rich markup
         for name in names:
             cell = cells.get(name)
             row.append(f"{cell.value:.3f}" if cell else "–")
@@ -129,7 +128,7 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
     gate judges, every row below a floor — or all rows; and how many were left out."""
     k = comparison.headline_k
     headline = set(headline_names(k))
-    title = Text(visible(f"retrieval-gate compare · suite {comparison.suite} · k={k}"))
+    title = Text(escape_controls(f"retrieval-gate compare · suite {comparison.suite} · k={k}"))
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("slice", overflow="fold")
     table.add_column("metric", no_wrap=True)
@@ -148,7 +147,7 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
         if row.n_needed is not None:
             status += f" (needs n≈{row.n_needed:,})"
         p = format_p(row.p_adjusted if row.p_adjusted is not None else row.p_value)
-        table.add_row(Text(visible(row.slice)) if first else "", display_name(row.metric), _fixed(row.baseline),
+        table.add_row(Text(escape_controls(row.slice)) if first else "", display_name(row.metric), _fixed(row.baseline),
                       _fixed(row.current), _signed(row.delta), ci, p, str(row.n), _fixed(row.mde), status,
                       style=_STATUS_STYLE.get(row.status, ""), end_section=last)
     return table, len(comparison.rows) - len(shown)
@@ -164,7 +163,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     if not comparison.like_for_like:
         console.print("not like-for-like: the configuration changed since the baseline", style="bold yellow")
         for change in settings_changes(comparison.config_changes):
-            console.print(visible(f"  {change.key}: {change.baseline!r} → {change.current!r}"), markup=False,
+            console.print(escape_controls(f"  {change.key}: {change.baseline!r} → {change.current!r}"), markup=False,
                           soft_wrap=True)
     table, hidden = comparison_table(comparison, all_rows=all_rows)
     # Logs and files have no width: do not squeeze the table into rich's 80-column default there.
@@ -176,7 +175,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     console.print(notes, style="dim", markup=False, soft_wrap=True)
     print_changes(comparison, console)
     for reason in comparison.failures:
-        console.print(f"gate: {visible(reason)}", style="bold red", markup=False, soft_wrap=True)
+        console.print(f"gate: {escape_controls(reason)}", style="bold red", markup=False, soft_wrap=True)
     gate_on = comparison.gate.fail_on_regression or comparison.gate.floors
     verdict = comparison.verdict.upper()
     if comparison.verdict == "pass" and comparison.regressed and not gate_on:
@@ -200,7 +199,7 @@ def print_changes(comparison: Comparison, console: Console) -> None:
     if comparison.stale_gold_cards:
         console.print(stale_words(len(comparison.stale_gold_cards)), style="bold yellow", markup=False, soft_wrap=True)
     if kb:
-        console.print(f"  KB: {visible(kb)}", markup=False, soft_wrap=True)
+        console.print(f"  KB: {escape_controls(kb)}", markup=False, soft_wrap=True)
     if not comparison.baseline_rankings:
         console.print(f"  {NO_RANKINGS}", style="dim", markup=False, soft_wrap=True)
     for label, movements in (("worse", ("lost-hit", "worse")), ("better", ("better", "gained-hit"))):
@@ -208,7 +207,8 @@ def print_changes(comparison: Comparison, console: Console) -> None:
         for change in group[:_CHANGE_LINES]:
             line = change_line(change, rankings=comparison.baseline_rankings)
             mark = {"lost-hit": "lost hit", "gained-hit": "gained hit"}.get(change.movement, label)
-            console.print(f"  {visible(change.id)} [{mark}] {visible(line.text)}", markup=False, soft_wrap=True)
+            console.print(f"  {escape_controls(change.id)} [{mark}] {escape_controls(line.text)}", markup=False,
+                          soft_wrap=True)
         if len(group) > _CHANGE_LINES:
             console.print(f"  … and {len(group) - _CHANGE_LINES} more {label} (the comparison JSON has all)",
                           markup=False)

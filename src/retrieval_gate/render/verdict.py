@@ -10,8 +10,7 @@ from typing import Any
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.gate import GateSettings, format_p
 from retrieval_gate.compare.model import Comparison, ComparisonStats
-from retrieval_gate.metrics.headline import headline_names
-from retrieval_gate.metrics.names import display_name
+from retrieval_gate.metrics.names import display_name, headline_names
 from retrieval_gate.render.cells import Cell
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.multiplicity import CORRECTIONS

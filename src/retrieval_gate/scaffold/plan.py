@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from retrieval_gate.errors import UsageError
 from retrieval_gate.scaffold import texts
 from retrieval_gate.scaffold.azure_ci import azure_ci
-from retrieval_gate.scaffold.gitlab_ci import gitlab_ci
-from retrieval_gate.scaffold.gitlab_pages import gitlab_pages_job
+from retrieval_gate.scaffold.gitlab_ci import gitlab_ci, gitlab_pages_job
 
 CREATE, SAME, KEEP, REPLACE, APPEND = "create", "unchanged", "kept", "replace", "append"
 CONFIG = "retrieval-gate.yml"

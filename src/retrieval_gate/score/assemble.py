@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from retrieval_gate import __version__
 from retrieval_gate.metrics import MetricSpec
 from retrieval_gate.metrics.grid import compile_grid
-from retrieval_gate.metrics.headline import default_headline_k
+from retrieval_gate.metrics.names import default_headline_k
 from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList, positive_gains
 from retrieval_gate.score.aggregate import aggregate, completeness, latency_summary
 from retrieval_gate.score.kb_manifest import kb_manifest

@@ -10,8 +10,8 @@ import numpy as np
 
 from retrieval_gate.embed.check import NORM_TOLERANCE
 from retrieval_gate.errors import StoreError
+from retrieval_gate.filters import to_chroma_where
 from retrieval_gate.store.base import Hit
-from retrieval_gate.store.chroma_where import to_chroma_where
 from retrieval_gate.store.exact import ExactIndex
 from retrieval_gate.store.verify import PAGE, read_verified
 

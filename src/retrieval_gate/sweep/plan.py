@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from retrieval_gate.bounds import MIN_CHUNK_SIZE
+from retrieval_gate.defaults import MIN_CHUNK_SIZE
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.overrides import SuiteOverrides

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.baseline.numbers import DECIMALS
+from retrieval_gate.baseline.model import DECIMALS
 from retrieval_gate.compare.side_by_side import default_metrics
 from retrieval_gate.embed.base import Embedder, ModelIdentity
 from retrieval_gate.errors import InputError, Problem

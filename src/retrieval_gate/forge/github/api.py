@@ -61,7 +61,7 @@ from retrieval_gate.forge.wait import (
     answer_was_lost,
     call_deadline,
 )
-from retrieval_gate.render.escape import shown
+from retrieval_gate.render.escape import escape_terminal
 
 T = TypeVar("T")
 
@@ -103,7 +103,7 @@ class GitHubRepo:
         self._repository = repository
         self._login: str | bool | None = False  # False: not asked yet
         self._deadline_s = deadline_s
-        self._log = log or (lambda line: print(shown(line), file=sys.stderr, flush=True))
+        self._log = log or (lambda line: print(escape_terminal(line), file=sys.stderr, flush=True))
 
     # -- errors ---------------------------------------------------------------------------------
 

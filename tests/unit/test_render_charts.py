@@ -172,6 +172,18 @@ def test_title_states_lead_with_the_counts(lost, gained, state, mark, text) -> N
     assert "noise" not in found.text
 
 
+def test_a_failed_title_counts_the_rules_not_the_stale_labels_hint() -> None:
+    """The stale-labels line heads the failures of a comparison whose lost hits sit on edited gold
+    cards; it explains the failure, it is not one more rule (JUnit splits them the same way)."""
+    from retrieval_gate.compare.changes import stale_line
+    from retrieval_gate.render.verdict import title
+
+    comp = comparison(verdict="fail", stale_gold_cards=["g1"],
+                      failures=[stale_line(["g1"]), "completeness 0.9 is below the required 1.0"])
+    found = title(comparison=comp, baseline=None, headline=[])
+    assert found.state == "fail" and found.text.endswith("gate failed: 1 rule failed")
+
+
 def test_gate_summary() -> None:
     assert gate_summary(GateSettings()) == "off (report only)"
     assert gate_summary(GateSettings(fail_on_regression=False, floors={}, max_drop={})) == "off (report only)"

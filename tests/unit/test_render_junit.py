@@ -10,10 +10,10 @@ import pytest
 import xmlschema
 from junitparser import JUnitXml
 
-from retrieval_gate.compare.changes import stale_line
+from retrieval_gate.compare.changes import gate_reasons, stale_line
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
 from retrieval_gate.compare.model import CaseChange, Comparison
-from retrieval_gate.render.junit import case_classname, gate_reasons, render_junit, xml_text
+from retrieval_gate.render.junit import case_classname, render_junit, xml_text
 from tests.unit.compare_data import make_case, make_results
 
 XSD = Path(__file__).resolve().parents[1] / "data" / "junit" / "junit-10.xsd"  # Jenkins' xunit plugin's

@@ -188,6 +188,17 @@ def test_huge_input_fits_under_githubs_limit_and_says_what_was_cut(rendered) -> 
     assert "| 3,000 |" in text
 
 
+def test_the_cut_notice_names_no_one_forge_at_another_forges_limit() -> None:
+    """GitLab's notes hold 1,000,000 characters, GitHub's comments 65,536: a comment cut to any
+    limit says the number it was cut to, never another forge's rule."""
+    scenario = sc.huge()
+    text = render_comment(results=scenario.results, comparison=scenario.comparison, baseline=scenario.baseline,
+                          max_chars=20_000)
+    notice = next(line for line in text.splitlines() if "✂️" in line)
+    assert "Shortened** to 20,000 characters (to fit the forge's limit on one comment)" in notice
+    assert "GitHub" not in notice and "65,536" not in notice
+
+
 def test_slices_are_trimmed_only_after_the_case_lists_keeping_the_worst() -> None:
     scenario = sc.huge()
     full = render_summary(results=scenario.results, comparison=scenario.comparison, baseline=scenario.baseline)
@@ -240,7 +251,7 @@ def test_job_summary_can_be_held_under_a_byte_limit() -> None:
     text = render_summary(**kw, max_bytes=200_000)
     assert len(text.encode()) <= 200_000
     notice = next(line for line in text.splitlines() if "✂️" in line)
-    assert "200,000 bytes (GitHub's job summary limit is 1 MiB)" in notice
+    assert "200,000 bytes (to fit the job summary's limit)" in notice
     assert "The full report is the HTML report" in notice
     assert render_summary(**kw, max_bytes=10_000_000) == full
 

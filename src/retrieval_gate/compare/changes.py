@@ -219,6 +219,14 @@ def stale_line(cards: Sequence[str]) -> str:
             f"({names}): {BOTH_READINGS}")
 
 
+def gate_reasons(comparison: Comparison) -> tuple[list[str], list[str]]:
+    """The gate's failure lines split into (the failed rules, the hints): the stale-labels line
+    (``2 gold cards of lost cases were edited by this PR …``) explains, it is not a rule."""
+    hint = stale_line(comparison.stale_gold_cards) if comparison.stale_gold_cards else None
+    rules = [line for line in comparison.failures if line != hint]
+    return rules, [line for line in comparison.failures if line == hint]
+
+
 def attach_changes(comparison: Comparison, *, results: Results, baseline: Baseline,
                    kb_before: Mapping[str, KbCard] | None) -> Comparison:
     """``comparison`` with its changed cases, the KB's card diff, the lost hits' hints folded in,

@@ -28,7 +28,7 @@ import re
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
-from retrieval_gate.compare.changes import stale_line
+from retrieval_gate.compare.changes import gate_reasons
 from retrieval_gate.compare.changes_model import ChangedCase
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.render.changes import change_line
@@ -62,14 +62,6 @@ def case_classname(*, suite: str, case: CaseResult) -> str:
         if sep and slice_name != OVERALL and field != "kind" and value:
             return f"{suite}.{value}"
     return f"{suite}.{case.kind}"
-
-
-def gate_reasons(comparison: Comparison) -> tuple[list[str], list[str]]:
-    """The gate's failure lines split into (the failed rules, the hints): the stale-labels line
-    (``2 gold cards of lost cases were edited by this PR …``) explains, it is not a rule."""
-    hint = stale_line(comparison.stale_gold_cards) if comparison.stale_gold_cards else None
-    rules = [line for line in comparison.failures if line != hint]
-    return rules, [line for line in comparison.failures if line == hint]
 
 
 def _set(element: ET.Element, name: str, value: object) -> None:

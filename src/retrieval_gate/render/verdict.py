@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrieval_gate.baseline.model import Baseline
+from retrieval_gate.compare.changes import gate_reasons
 from retrieval_gate.compare.gate import GateSettings, format_p
 from retrieval_gate.compare.model import Comparison, ComparisonStats
 from retrieval_gate.metrics.names import display_name, headline_names
@@ -66,7 +67,8 @@ def _rule(comparison: Comparison) -> str:
             name = display_name(row.metric) + ("" if row.slice == OVERALL else f" on {row.slice}")
             p = row.p_adjusted if row.p_adjusted is not None else row.p_value
             return f"{name} dropped {-row.delta:.3f}" + ("" if p is None else f" (p {_p_words(p)})")
-    return f"{len(comparison.failures)} rule{'s' if len(comparison.failures) != 1 else ''} failed"
+    n = len(gate_reasons(comparison)[0])  # the stale-labels hint explains, it is not a rule
+    return f"{n} rule{'s' if n != 1 else ''} failed"
 
 
 def _p_words(p: float | None) -> str:

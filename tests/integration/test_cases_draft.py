@@ -53,6 +53,11 @@ def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(
     code, out, err = run_cli(["init", "--no-baseline"], capsys)
     assert code == 0, err
     assert "retrieval-gate label apply labels.jsonl --draft" in out
+    assert (repo / ".retrieval-gate").is_dir()  # the draft's embedding cache: ignored before it was made
+    assert ".retrieval-gate/" in (repo / ".gitignore").read_text().splitlines()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True,
+                            text=True, check=True).stdout
+    assert ".retrieval-gate" not in status and "golden-draft/draft.jsonl" in status
     folder = repo / "golden-draft"
     written = {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir()}
     assert set(written) == {"draft.jsonl", "label.html", "draft.md"}
@@ -90,3 +95,5 @@ def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(
     code, out, err = run_cli(["init", "--no-baseline"], capsys)  # init takes the golden set now
     assert code == 0, err
     assert "cases.jsonl (JSONL cases" in out and "retrieval-gate.yml" in out
+    add = next(line.strip() for line in out.splitlines() if line.strip().startswith("git add "))
+    assert {"cases.jsonl", "cases.not-relevant.jsonl", "kb", "retrieval-gate.yml"} <= set(add.split()[2:])

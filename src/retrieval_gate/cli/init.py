@@ -119,6 +119,7 @@ def init_command(
     first baseline. Idempotent: a file that exists with
     other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
     or do not validate (nothing is written then)."""
+    from retrieval_gate.artifacts.labels import not_relevant_path
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.settings import load_config, suite_baseline_path, suite_name_problem
 
@@ -175,6 +176,11 @@ def init_command(
     if baseline:
         written += _first_baseline(root, suite=suite, force=force)
     if written:
+        # The golden set, its "not relevant" sidecar and the KB go in the same commit when git does not
+        # have them yet (a golden set just made by ``label apply``): the baseline is measured on them.
+        inputs = [cases_found.path, _relative(not_relevant_path(root / cases_found.path), root), kb_found.path]
+        written += [p for p in (_uncommitted(root, [p for p in inputs if (root / p).exists()]) or [])
+                    if p not in written]
         console.print("commit it:", markup=False)
         for line in planning.commit_commands(written):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
@@ -202,6 +208,8 @@ def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 
+    # The store and the embedding cache (.retrieval-gate/) are ignored before the draft creates them.
+    _apply(root, [planning.gitignore_step(_read(root / planning.GITIGNORE))], force=False)
     config_file, config_path = load_config(root / planning.CONFIG if (root / planning.CONFIG).is_file() else None)
     settings = resolve_suite(config_file, suite=suite, config_path=config_path, overrides=SuiteOverrides(kb=str(kb)),
                              embed_exports=onnx_export_root(read_environment()))
@@ -219,8 +227,8 @@ def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
 
 
 def _uncommitted(root: Path, paths: list[str]) -> list[str] | None:
-    """Which of ``paths`` are untracked or differ from the last commit (``git status``); None
-    when git cannot tell (no git, not a repository)."""
+    """Which of ``paths`` (files, or folders: any file in it) are untracked or differ from the last
+    commit (``git status``); None when git cannot tell (no git, not a repository)."""
     if not paths:
         return []
     try:
@@ -231,7 +239,7 @@ def _uncommitted(root: Path, paths: list[str]) -> list[str] | None:
     if done.returncode != 0:
         return None
     listed = {entry[3:] for entry in done.stdout.split("\0") if len(entry) > 3}
-    return [p for p in paths if p in listed]
+    return [p for p in paths if p in listed or any(e.startswith(p.rstrip("/") + "/") for e in listed)]
 
 
 def _pipeline_choice(*, ci: str, image: str | None, action_ref: str | None) -> bool:

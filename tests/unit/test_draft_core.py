@@ -93,6 +93,26 @@ def test_intents_come_from_the_log_column_or_from_clusters():
     assert labels[0].split(" · ")[:2] == ["card", "refund"]
 
 
+def test_portuguese_intents_are_named_by_their_own_words_not_function_words():
+    """A Portuguese log (the design documents' language): the names were "de · em · qual"."""
+    billing = ["como cancelar a minha assinatura", "como cancelar assinatura do plano",
+               "quero cancelar a assinatura de hoje", "cancelar assinatura como faço"]
+    refunds = ["qual o prazo de reembolso", "como pedir reembolso de uma compra", "qual prazo do reembolso",
+               "reembolso de pagamento como funciona"]
+    names = core.intent_names([[_q(t, 1) for t in billing], [_q(t, 1) for t in refunds]])
+    assert names[0][:2] == ["assinatura", "cancelar"] and names[1][0] == "reembolso"
+    assert not {w for n in names for w in n} & {"como", "de", "do", "qual", "em", "minha", "uma"}
+
+
+def test_a_word_every_intent_uses_weighs_less_than_one_that_sets_an_intent_apart():
+    # hand-worked: tf(invoice) = 3 in both, f = 6; tf(refund) = 2, f = 2; A = (3 + 2 + 1) = 6 per cluster
+    # refund: 2 · log(1 + 6/2) = 2.77 > invoice: 3 · log(1 + 6/6) = 2.08
+    a = [_q("invoice refund", 1), _q("invoice refund late", 1), _q("invoice", 1)]
+    b = [_q("invoice export", 1), _q("invoice export csv", 1), _q("invoice", 1)]
+    names = core.intent_names([a, b])
+    assert names == [["refund", "invoice", "late"], ["export", "invoice", "csv"]]
+
+
 def test_cohens_kappa_matches_a_hand_worked_example():
     a = [1, 1, 1, 1, 1, 1, 0, 0, 0, 0]
     b = [1, 1, 1, 1, 0, 0, 1, 0, 0, 0]

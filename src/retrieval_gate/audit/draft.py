@@ -192,17 +192,37 @@ def allocate(intents: Sequence[Intent], *, total: int, existing: Mapping[str, in
              per_intent: int | None = None) -> dict[str, int]:
     """New cases to draw per intent: ``total`` shared by traffic (largest remainder; or
     ``per_intent`` each), at least ``minimum`` per intent, less what the golden set already
-    holds, never more than the intent's queries."""
+    holds, never more than the intent's queries. With ``total``, what an intent cannot supply of
+    its share (too few queries) is shared again by traffic among the intents that still have
+    queries, until it is placed or no intent has a query left."""
+    cap = {i.name: i.queries for i in intents}
+    have = {i.name: existing.get(i.name, 0) for i in intents}
+    want = ({i.name: per_intent for i in intents} if per_intent is not None
+            else _by_traffic(total, intents))
+    quota = {n: max(0, min(cap[n], max(want[n], minimum) - have[n])) for n in want}
+    if per_intent is None:
+        short = sum(max(0, want[n] - have[n] - quota[n]) for n in want)
+        while short > 0:
+            room = [i for i in intents if quota[i.name] < cap[i.name]]
+            placed = 0
+            for n, extra in _by_traffic(short, room).items():
+                add = min(extra, cap[n] - quota[n])
+                quota[n] += add
+                placed += add
+            if not placed:  # no intent has a query left
+                break
+            short -= placed
+    return quota
+
+
+def _by_traffic(total: int, intents: Sequence[Intent]) -> dict[str, int]:
+    """``total`` shared by traffic, largest remainder (ties by name): the shares sum to ``total``."""
     traffic = sum(i.traffic for i in intents) or 1
-    if per_intent is not None:
-        want = {i.name: per_intent for i in intents}
-    else:
-        raw = {i.name: total * i.traffic / traffic for i in intents}
-        want = {n: math.floor(v) for n, v in raw.items()}
-        left = total - sum(want.values())
-        for n in sorted(raw, key=lambda n: (-(raw[n] - want[n]), n))[:max(0, left)]:
-            want[n] += 1
-    return {i.name: max(0, min(i.queries, max(want[i.name], minimum) - existing.get(i.name, 0))) for i in intents}
+    raw = {i.name: total * i.traffic / traffic for i in intents}
+    share = {n: math.floor(v) for n, v in raw.items()}
+    for n in sorted(raw, key=lambda n: (-(raw[n] - share[n]), n))[:max(0, total - sum(share.values()))]:
+        share[n] += 1
+    return share
 
 
 def draw(queries: Sequence[LogQuery], *, labels: Sequence[str], quota: Mapping[str, int], seed: int,

@@ -18,7 +18,8 @@ from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.model
 
-KEYS = {"1": ("Digit1", 49), "0": ("Digit0", 48), "n": ("KeyN", 78), "s": ("KeyS", 83), "d": ("KeyD", 68),
+KEYS = {"1": ("Digit1", 49), "2": ("Digit2", 50), "3": ("Digit3", 51), "4": ("Digit4", 52),
+        "0": ("Digit0", 48), "n": ("KeyN", 78), "s": ("KeyS", 83), "d": ("KeyD", 68),
         "ArrowDown": ("ArrowDown", 40), "ArrowUp": ("ArrowUp", 38), "ArrowLeft": ("ArrowLeft", 37)}
 DOWNLOAD_WAIT_S = 30
 
@@ -90,3 +91,49 @@ def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path
     made = {c.id: c.gold for c in load_cases(tmp_path / "cases.jsonl").cases}
     assert made == {case: () if card == "none" else (card,) for case, card in pressed.items()}
     assert _cli(["validate", "--cases", "cases.jsonl", "--kb", str(EXAMPLES / "kb")]) == 0
+
+
+def test_a_graded_golden_set_gets_a_graded_page_and_the_grades_pressed_become_its_cases(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A golden set that already grades (a gold card at grade 2) makes the page graded: keys 1–3
+    judge at that grade, 4 does nothing, and ``label apply`` writes the grades pressed."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    examples = [json.loads(line) for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()]
+    first = next(c for c in examples if c["gold"])
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": first["id"], "query": first["query"],
+                                                      "gold": {first["gold"][0]: 2}}) + "\n")
+    (tmp_path / "log.txt").write_text("\n".join(c["query"] for c in examples if c is not first) + "\n")
+    assert _cli(["cases", "draft", "--queries", "log.txt", "--out", "draft", "--kb", str(EXAMPLES / "kb"),
+                 "--cases", "cases.jsonl", "--size", "6"]) == 0
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    pressed: dict[str, dict[str, int]] = {}
+    with browser() as page:
+        page.open(tmp_path / "draft" / "label.html")
+        page.allow_downloads(downloads)
+        assert "relevant at that grade" in page.js("document.querySelector('p.keys').textContent")
+        _press(page, "4")  # above the scale: no judgement
+        assert page.js("document.getElementById('progress').textContent").startswith("0 of ")
+        for _ in range(5):
+            case = page.js("document.getElementById('case-id').textContent")
+            cards = page.js("Array.from(document.querySelectorAll('#cands li')).map(li => li.dataset.card)")
+            _press(page, "3")  # the first card at grade 3, the second at 2, the rest not relevant
+            _press(page, "2")
+            for _ in range(len(cards) - 2):
+                _press(page, "0")
+            pressed[case] = {cards[0]: 3, cards[1]: 2}
+        assert page.js("document.getElementById('progress').textContent").startswith("5 of ")
+        _press(page, "d")
+        deadline = time.monotonic() + DOWNLOAD_WAIT_S
+        while not (downloads / "labels.jsonl").is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    labels = [json.loads(line) for line in (downloads / "labels.jsonl").read_text().splitlines()]
+    assert {(r["case"], r["card"]): r["grade"] for r in labels if r["grade"]} == {
+        (case, card): grade for case, grades in pressed.items() for card, grade in grades.items()}
+    assert _cli(["label", "apply", str(downloads / "labels.jsonl"), "--draft", "draft/draft.jsonl",
+                 "--cases", "cases.jsonl", "--kb", str(EXAMPLES / "kb")]) == 0
+    made = {c.id: c for c in load_cases(tmp_path / "cases.jsonl").cases}
+    assert dict(made[first["id"]].grades) == {first["gold"][0]: 2}  # the case it had, kept
+    for case, grades in pressed.items():
+        assert dict(made[case].grades) == grades and set(made[case].gold) == set(grades)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,26 @@ def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(
     assert "cases.jsonl (JSONL cases" in out and "retrieval-gate.yml" in out
     add = next(line.strip() for line in out.splitlines() if line.strip().startswith("git add "))
     assert {"cases.jsonl", "cases.not-relevant.jsonl", "kb", "retrieval-gate.yml"} <= set(add.split()[2:])
+
+
+def test_per_intent_sizes_every_intent_alike_whatever_its_traffic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys):
+    """``--per-intent``: each intent of the log's column gets the cases that detect ``--detect`` on its
+    own (the power formula: 19 cases for a drop of 0.4), not a traffic share — a quiet intent as
+    many as a busy one; by traffic, the busy one takes nearly all."""
+    monkeypatch.chdir(tmp_path)
+    queries = [json.loads(line)["query"] for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()]
+    rows = [("billing" if i % 2 else "account", q, 20 if i % 2 else 1) for i, q in enumerate(queries[:60])]
+    with (tmp_path / "log.csv").open("w", encoding="utf-8", newline="") as out:
+        out.write("intent,query,count\n")
+        out.writelines(f'{intent},"{q}",{n}\n' for intent, q, n in rows)
+    base = ["cases", "draft", "--queries", "log.csv", "--kb", str(EXAMPLES / "kb"), "--detect", "0.4"]
+    code, _, err = run_cli([*base, "--out", "each", "--per-intent"], capsys)
+    assert code == 0, err
+    drawn = [json.loads(line)["intent"] for line in (tmp_path / "each" / "draft.jsonl").read_text().splitlines()]
+    assert sorted(Counter(drawn).items()) == [("account", 19), ("billing", 19)]
+    code, _, err = run_cli([*base, "--out", "shared"], capsys)
+    assert code == 0, err
+    drawn = [json.loads(line)["intent"] for line in (tmp_path / "shared" / "draft.jsonl").read_text().splitlines()]
+    # 19 by traffic: 600 : 30 → 18.1 and 0.9 → 18 and 1, then the minimum of 6 lifts account
+    assert sorted(Counter(drawn).items()) == [("account", 6), ("billing", 18)]

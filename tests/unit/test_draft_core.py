@@ -28,13 +28,25 @@ def test_the_size_is_the_power_formulas_and_the_minimum_the_sign_tests():
 
 def test_allocation_by_traffic_with_largest_remainder_minimum_and_existing_cases():
     intents = [core.Intent("a", "", 700, 100), core.Intent("b", "", 200, 100), core.Intent("c", "", 100, 3)]
-    # 40 cases: 28, 8, 4 by traffic; c has 3 queries only; b already holds 5 cases
-    assert core.allocate(intents, total=40, existing={"b": 5}, minimum=6) == {"a": 28, "b": 3, "c": 3}
+    # 40 cases: 28, 8, 4 by traffic; b already holds 5 cases; c has 3 queries only, so the 1 of its
+    # share it cannot supply is shared again by traffic between a and b: 7/9 and 2/9 → a
+    assert core.allocate(intents, total=40, existing={"b": 5}, minimum=6) == {"a": 29, "b": 3, "c": 3}
     # 10 cases: 7, 2, 1 → the minimum 6 lifts b and c
     assert core.allocate(intents, total=10, existing={}, minimum=6) == {"a": 7, "b": 6, "c": 3}
     # 11 cases: 7.7, 2.2, 1.1 → floors 7, 2, 1 and the one left to a's remainder .7
     assert core.allocate(intents, total=11, existing={}, minimum=1) == {"a": 8, "b": 2, "c": 1}
     assert core.allocate(intents, total=0, existing={}, minimum=1, per_intent=50) == {"a": 50, "b": 50, "c": 3}
+
+
+
+def test_a_share_an_intent_cannot_supply_goes_to_the_intents_that_still_have_queries():
+    # 100 cases: 70, 20, 10 by traffic; b has 12 queries, c 4: b's 8 and c's 6 left over (14) go to a
+    # (the only intent with queries left) until a too runs out at 80
+    intents = [core.Intent("a", "", 700, 80), core.Intent("b", "", 200, 12), core.Intent("c", "", 100, 4)]
+    assert core.allocate(intents, total=100, existing={}, minimum=1) == {"a": 80, "b": 12, "c": 4}
+    # with room everywhere but c: c's 6 left over are shared 7 : 2 → 4.67, 1.33 → 5 and 1
+    roomy = [core.Intent("a", "", 700, 500), core.Intent("b", "", 200, 500), core.Intent("c", "", 100, 4)]
+    assert core.allocate(roomy, total=100, existing={}, minimum=1) == {"a": 75, "b": 21, "c": 4}
 
 
 def test_near_duplicates_collapse_into_the_most_frequent_wording():
@@ -91,6 +103,26 @@ def test_intents_come_from_the_log_column_or_from_clusters():
     assert labels[0] == labels[1] != labels[2] == labels[3]
     assert {i.name: i.representative for i in intents}[labels[0]].startswith(("refund card", "card refund"))
     assert labels[0].split(" · ")[:2] == ["card", "refund"]
+
+
+def test_portuguese_intents_are_named_by_their_own_words_not_function_words():
+    """A Portuguese log (the design documents' language): the names were "de · em · qual"."""
+    billing = ["como cancelar a minha assinatura", "como cancelar assinatura do plano",
+               "quero cancelar a assinatura de hoje", "cancelar assinatura como faço"]
+    refunds = ["qual o prazo de reembolso", "como pedir reembolso de uma compra", "qual prazo do reembolso",
+               "reembolso de pagamento como funciona"]
+    names = core.intent_names([[_q(t, 1) for t in billing], [_q(t, 1) for t in refunds]])
+    assert names[0][:2] == ["assinatura", "cancelar"] and names[1][0] == "reembolso"
+    assert not {w for n in names for w in n} & {"como", "de", "do", "qual", "em", "minha", "uma"}
+
+
+def test_a_word_every_intent_uses_weighs_less_than_one_that_sets_an_intent_apart():
+    # hand-worked: tf(invoice) = 3 in both, f = 6; tf(refund) = 2, f = 2; A = (3 + 2 + 1) = 6 per cluster
+    # refund: 2 · log(1 + 6/2) = 2.77 > invoice: 3 · log(1 + 6/6) = 2.08
+    a = [_q("invoice refund", 1), _q("invoice refund late", 1), _q("invoice", 1)]
+    b = [_q("invoice export", 1), _q("invoice export csv", 1), _q("invoice", 1)]
+    names = core.intent_names([a, b])
+    assert names == [["refund", "invoice", "late"], ["export", "invoice", "csv"]]
 
 
 def test_cohens_kappa_matches_a_hand_worked_example():

@@ -9,8 +9,8 @@ come from the shell's embedder.
   ``NEAR_COSINE`` are one query; the most frequent wording leads and the counts add up.
 - **Intents** (``cluster_intents``): the log's ``intent`` column when it has one, else
   k-means (scikit-learn) over the embeddings with ``k = clamp(round(√(n/2)), 1, MAX_INTENTS)``,
-  each cluster named by its three most frequent terms and a representative query (the one
-  nearest the centre).
+  each cluster named by its three most distinctive terms (class-based TF-IDF, ``intent_names``)
+  and a representative query (the one nearest the centre).
 - **Size** (``allocate``): the cases needed for the drop to detect come from the project's own
   power formula (``audit.coverage.required_n``); they are shared across intents by traffic
   (largest remainder) with at least ``min_changed`` (the fewest cases with which the gate's sign
@@ -41,10 +41,24 @@ MAX_EMBEDDED = 20_000
 MAX_INTENTS = 20
 NO_INTENT = "(none)"
 _WORD_RE = re.compile(r"[^\W\d_][\w'-]+", re.UNICODE)
+# Function words that never name an intent, in the languages of the examples and the design documents
+# (English, Portuguese, Spanish); what is common to every intent in any language is down-weighted
+# by the class-based TF-IDF of ``intent_names`` anyway.
 STOP = frozenset((
+    # English
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in",
     "is", "it", "me", "my", "of", "on", "or", "the", "to", "what", "when", "where", "which", "who", "why",
     "will", "with", "you", "your", "not", "no", "this", "that", "there", "their", "they", "we", "our",
+    # Portuguese
+    "o", "os", "as", "um", "uma", "uns", "umas", "de", "do", "da", "dos", "das", "em", "no", "na", "nos",
+    "nas", "ao", "aos", "à", "às", "por", "pelo", "pela", "para", "pra", "com", "sem", "e", "ou", "que",
+    "qual", "quais", "como", "quando", "onde", "porque", "porquê", "quem", "se", "não", "sim", "é", "são",
+    "eu", "meu", "minha", "meus", "minhas", "seu", "sua", "seus", "suas", "você", "vocês", "ele", "ela",
+    "isso", "isto", "esse", "essa", "este", "esta", "mais", "muito", "já", "posso", "pode", "tem", "ter",
+    # Spanish
+    "el", "la", "los", "las", "un", "una", "del", "al", "en", "y", "o", "con", "sin", "por", "para", "cómo",
+    "qué", "cuál", "cuando", "cuándo", "dónde", "mi", "mis", "tu", "su", "sus", "es", "son", "puedo",
+    "puede", "lo", "le", "se", "yo", "usted", "este", "esta", "más", "muy",
 ))
 
 
@@ -133,20 +147,37 @@ def _kmeans(queries: Sequence[LogQuery], vectors: np.ndarray, *, seed: int) -> t
         assignment, centres = model.labels_, model.cluster_centers_
     names: dict[int, str] = {}
     reps: dict[str, str] = {}
-    for c in range(len(centres)):
-        members = [i for i in range(len(queries)) if assignment[i] == c]
+    clusters = [[i for i in range(len(queries)) if assignment[i] == c] for c in range(len(centres))]
+    named = intent_names([[queries[i] for i in members] for members in clusters])
+    for c, members in enumerate(clusters):
         if not members:
             continue
-        words: Counter = Counter()
-        for i in members:
-            words.update({w: queries[i].count for w in set(terms(queries[i].text))})
-        top = [w for w, _ in sorted(words.items(), key=lambda p: (-p[1], p[0]))[:3]] or ["misc"]
-        name = " · ".join(top)
+        name = " · ".join(named[c]) or "misc"
         while name in reps:
             name += f" ({c})"
         best = max(members, key=lambda i: (float(vectors[i] @ centres[c]), queries[i].count))
         names[c], reps[name] = name, queries[best].text
     return [names[int(a)] for a in assignment], reps
+
+
+def intent_names(clusters: Sequence[Sequence[LogQuery]], *, top: int = 3) -> list[list[str]]:
+    """Each cluster's ``top`` most distinctive terms, by class-based TF-IDF (Grootendorst's
+    BERTopic): a term's weight in cluster c is ``tf(t, c) · log(1 + A / f(t))``, where ``tf`` is
+    the traffic of c's queries holding t, ``f(t)`` its traffic in all clusters and ``A`` the mean
+    traffic of terms per cluster; ties by the term. A word every intent uses weighs little."""
+    tf: list[Counter] = []
+    for members in clusters:
+        words: Counter = Counter()
+        for q in members:
+            words.update({w: q.count for w in set(terms(q.text))})
+        tf.append(words)
+    overall: Counter = Counter()
+    for words in tf:
+        overall.update(words)
+    filled = [sum(words.values()) for words in tf if words]
+    mean = sum(filled) / len(filled) if filled else 0.0
+    return [[w for w, _ in sorted(((w, n * math.log(1 + mean / overall[w])) for w, n in words.items()),
+                                   key=lambda p: (-p[1], p[0]))[:top]] for words in tf]
 
 
 def cases_for(drop: float, *, alpha: float = 0.05) -> int:
@@ -161,17 +192,37 @@ def allocate(intents: Sequence[Intent], *, total: int, existing: Mapping[str, in
              per_intent: int | None = None) -> dict[str, int]:
     """New cases to draw per intent: ``total`` shared by traffic (largest remainder; or
     ``per_intent`` each), at least ``minimum`` per intent, less what the golden set already
-    holds, never more than the intent's queries."""
+    holds, never more than the intent's queries. With ``total``, what an intent cannot supply of
+    its share (too few queries) is shared again by traffic among the intents that still have
+    queries, until it is placed or no intent has a query left."""
+    cap = {i.name: i.queries for i in intents}
+    have = {i.name: existing.get(i.name, 0) for i in intents}
+    want = ({i.name: per_intent for i in intents} if per_intent is not None
+            else _by_traffic(total, intents))
+    quota = {n: max(0, min(cap[n], max(want[n], minimum) - have[n])) for n in want}
+    if per_intent is None:
+        short = sum(max(0, want[n] - have[n] - quota[n]) for n in want)
+        while short > 0:
+            room = [i for i in intents if quota[i.name] < cap[i.name]]
+            placed = 0
+            for n, extra in _by_traffic(short, room).items():
+                add = min(extra, cap[n] - quota[n])
+                quota[n] += add
+                placed += add
+            if not placed:  # no intent has a query left
+                break
+            short -= placed
+    return quota
+
+
+def _by_traffic(total: int, intents: Sequence[Intent]) -> dict[str, int]:
+    """``total`` shared by traffic, largest remainder (ties by name): the shares sum to ``total``."""
     traffic = sum(i.traffic for i in intents) or 1
-    if per_intent is not None:
-        want = {i.name: per_intent for i in intents}
-    else:
-        raw = {i.name: total * i.traffic / traffic for i in intents}
-        want = {n: math.floor(v) for n, v in raw.items()}
-        left = total - sum(want.values())
-        for n in sorted(raw, key=lambda n: (-(raw[n] - want[n]), n))[:max(0, left)]:
-            want[n] += 1
-    return {i.name: max(0, min(i.queries, max(want[i.name], minimum) - existing.get(i.name, 0))) for i in intents}
+    raw = {i.name: total * i.traffic / traffic for i in intents}
+    share = {n: math.floor(v) for n, v in raw.items()}
+    for n in sorted(raw, key=lambda n: (-(raw[n] - share[n]), n))[:max(0, total - sum(share.values()))]:
+        share[n] += 1
+    return share
 
 
 def draw(queries: Sequence[LogQuery], *, labels: Sequence[str], quota: Mapping[str, int], seed: int,

@@ -9,7 +9,7 @@ drawn query's candidates from every pool retriever. The pure steps are ``audit.q
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,10 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
         minimum = core.min_per_intent(suite_config.gate.alpha)
         needed = options.size if options.size is not None else core.cases_for(options.detect,
                                                                               alpha=suite_config.gate.alpha)
-        quota = core.allocate(intents, total=needed, existing=existing, minimum=minimum,
+        # what each intent can still give: its queries less those the golden set already asks
+        drawable = Counter(label for label, out in zip(labels, excluded, strict=True) if not out)
+        quota = core.allocate([replace(i, queries=drawable[i.name]) for i in intents], total=needed,
+                              existing=existing, minimum=minimum,
                               per_intent=needed if options.per_intent and options.size is None else None)
         picked = core.draw(leaders, labels=labels, quota=quota, seed=options.seed, excluded=excluded)
         builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,

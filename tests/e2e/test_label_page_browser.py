@@ -35,6 +35,15 @@ def _press(page, key: str) -> None:
     page.key(key, code, number, text=key if len(key) == 1 else "")
 
 
+def _download(page, downloads: Path) -> list[dict]:
+    """Press d and read the labels file the browser saves (waited for, under a total deadline)."""
+    _press(page, "d")
+    deadline = time.monotonic() + DOWNLOAD_WAIT_S
+    while not (downloads / "labels.jsonl").is_file() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [json.loads(line) for line in (downloads / "labels.jsonl").read_text().splitlines()]
+
+
 def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
@@ -78,11 +87,7 @@ def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path
         _press(page, "n")
         pressed[case] = "none"
         assert page.js("document.getElementById('progress').textContent").startswith("30 of ")
-        _press(page, "d")
-        deadline = time.monotonic() + DOWNLOAD_WAIT_S
-        while not (downloads / "labels.jsonl").is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-    labels = [json.loads(line) for line in (downloads / "labels.jsonl").read_text().splitlines()]
+        labels = _download(page, downloads)
     assert {r["case"] for r in labels} == set(pressed)
     shapes = ({"case", "card", "grade", "sha", "at"}, {"case", "no_answer", "at"})  # the decision format
     assert all(set(r) in shapes for r in labels)
@@ -124,11 +129,7 @@ def test_a_graded_golden_set_gets_a_graded_page_and_the_grades_pressed_become_it
                 _press(page, "0")
             pressed[case] = {cards[0]: 3, cards[1]: 2}
         assert page.js("document.getElementById('progress').textContent").startswith("5 of ")
-        _press(page, "d")
-        deadline = time.monotonic() + DOWNLOAD_WAIT_S
-        while not (downloads / "labels.jsonl").is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-    labels = [json.loads(line) for line in (downloads / "labels.jsonl").read_text().splitlines()]
+        labels = _download(page, downloads)
     assert {(r["case"], r["card"]): r["grade"] for r in labels if r["grade"]} == {
         (case, card): grade for case, grades in pressed.items() for card, grade in grades.items()}
     assert _cli(["label", "apply", str(downloads / "labels.jsonl"), "--draft", "draft/draft.jsonl",

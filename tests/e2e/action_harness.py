@@ -24,6 +24,28 @@ from tests.e2e.fake_github import FakeGitHub
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "ghs_FAKEtoken0123456789abcdefSECRETvalue"
 RUNNER_PREFIXES = ("GITHUB_", "INPUT_", "RUNNER_", "ACTIONS_")
+# Every forge's runner variables and the forges' token variables: none leaks from one run into the next.
+FORGE_PREFIXES = (*RUNNER_PREFIXES, "CI_", "GITLAB_", "TF_", "BUILD_", "SYSTEM_", "RETRIEVAL_GATE_GITLAB",
+                  "RETRIEVAL_GATE_AZURE")
+
+
+def run_entry_point(*, env: dict[str, str], workspace: Path, engine: Any, monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``retrieval-gate action`` in process, as a runner of any forge starts it: every forge's
+    variables cleared, ``env`` set, ``workspace`` the working directory, ``engine`` the action's
+    engine; returns the exit code, stdout and stderr."""
+    for key in list(os.environ):
+        if key.startswith(FORGE_PREFIXES):
+            monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(workspace)
+    monkeypatch.setattr(engine_module, "real_engine", lambda: engine)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["action"])
+    captured = capsys.readouterr()
+    return int(exited.value.code or 0), captured.out, captured.err
 
 
 def action_yml() -> dict[str, Any]:
@@ -136,24 +158,15 @@ class ActionWorld:
     def run(self, **kwargs: Any) -> ActionRun:
         """Run the entry point with a clean runner environment; returns what a runner would see."""
         env = self.environment(**kwargs)
-        for key in list(os.environ):
-            if key.startswith(RUNNER_PREFIXES):
-                self.monkeypatch.delenv(key)
-        for key, value in env.items():
-            self.monkeypatch.setenv(key, value)
-        self.monkeypatch.chdir(self.workspace)
-        self.monkeypatch.setattr(engine_module, "real_engine", lambda: self.engine)
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as exited:
-            main(["action"])
-        captured = self.capsys.readouterr()
+        code, stdout, stderr = run_entry_point(env=env, workspace=self.workspace, engine=self.engine,
+                                               monkeypatch=self.monkeypatch, capsys=self.capsys)
         output_path = Path(env["GITHUB_OUTPUT"])
         summary_path = Path(env["GITHUB_STEP_SUMMARY"])
         output_text = output_path.read_text(encoding="utf-8") if output_path.exists() else ""
         return ActionRun(
-            exit_code=int(exited.value.code or 0),
-            stdout=captured.out,
-            stderr=captured.err,
+            exit_code=code,
+            stdout=stdout,
+            stderr=stderr,
             outputs=parse_github_output(output_text),
             summary=summary_path.read_text(encoding="utf-8") if summary_path.exists() else "",
             output_text=output_text,

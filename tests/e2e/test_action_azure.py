@@ -8,15 +8,13 @@ is a fake of our interface (fast), as in the GitHub and GitLab tests."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from junitparser import JUnitXml
 
-from retrieval_gate.cli import main
-from retrieval_gate.publish import engine as engine_module
+from tests.e2e.action_harness import run_entry_point
 from tests.e2e.fake_azure import BUILD_SERVICE, HUMAN, FakeAzure, serve_fake_azure
 from tests.e2e.fake_engine import FakeEngine, baseline_text
 
@@ -56,19 +54,8 @@ class AzureJob:
             env["RETRIEVAL_GATE_AZURE_WRITE_TOKEN"] = write_token
         env.update({f"INPUT_{k.upper()}": v for k, v in (inputs or {}).items()})
         env.update(extra or {})
-        for key in list(os.environ):
-            if key.startswith(("GITHUB_", "INPUT_", "ACTIONS_", "CI_", "GITLAB_", "TF_", "BUILD_", "SYSTEM_",
-                               "RETRIEVAL_GATE_")):
-                self.monkeypatch.delenv(key)
-        for key, value in env.items():
-            self.monkeypatch.setenv(key, value)
-        self.monkeypatch.chdir(self.workspace)
-        self.monkeypatch.setattr(engine_module, "real_engine", lambda: self.engine)
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as exited:
-            main(["action"])
-        out = self.capsys.readouterr()
-        return int(exited.value.code or 0), out.out, out.err
+        return run_entry_point(env=env, workspace=self.workspace, engine=self.engine, monkeypatch=self.monkeypatch,
+                               capsys=self.capsys)
 
     def pull_request(self, number: int, *, target: str, token: str | None = TOKEN,
                      fork: bool = False) -> tuple[int, str, str]:

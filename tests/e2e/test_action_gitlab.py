@@ -7,15 +7,13 @@ a token, the JUnit file. The engine is a fake of our interface (fast), as in the
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from junitparser import Failure, JUnitXml
 
-from retrieval_gate.cli import main
-from retrieval_gate.publish import engine as engine_module
+from tests.e2e.action_harness import run_entry_point
 from tests.e2e.fake_engine import FakeEngine, baseline_text
 from tests.e2e.fake_gitlab import HUMAN, FakeGitLab, serve_fake_gitlab
 
@@ -61,18 +59,8 @@ class GitLabJob:
             env["RETRIEVAL_GATE_GITLAB_WRITE_TOKEN"] = write_token
         env.update({f"INPUT_{k.upper()}": v for k, v in (inputs or {}).items()})
         env.update(extra or {})
-        for key in list(os.environ):
-            if key.startswith(("GITHUB_", "INPUT_", "ACTIONS_", "CI_", "GITLAB_", "RETRIEVAL_GATE_GITLAB")):
-                self.monkeypatch.delenv(key)
-        for key, value in env.items():
-            self.monkeypatch.setenv(key, value)
-        self.monkeypatch.chdir(self.workspace)
-        self.monkeypatch.setattr(engine_module, "real_engine", lambda: self.engine)
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as exited:
-            main(["action"])
-        out = self.capsys.readouterr()
-        return int(exited.value.code or 0), out.out, out.err
+        return run_entry_point(env=env, workspace=self.workspace, engine=self.engine, monkeypatch=self.monkeypatch,
+                               capsys=self.capsys)
 
     def merge_request(self, iid: int, *, base_sha: str, fork: bool = False, token: str | None = TOKEN,
                       inputs: dict[str, str] | None = None, claimed_base: str | None = None) -> tuple[int, str, str]:

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.cli import main
 from retrieval_gate.errors import InputError, Problem
+
+
+@contextmanager
+def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A real HTTP server for ``handler`` on 127.0.0.1 (a free port), served from a thread; yields
+    its base URL (``http://127.0.0.1:PORT``); shut down, closed and its thread joined on exit."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 def write_lines(path: Path, *lines: str | bytes) -> Path:

@@ -23,9 +23,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.helpers import local_server
 
 BUILD_SERVICE = {"id": "0b1d-build-service", "displayName": "rag Build Service (acme)"}
 WRITER = {"id": "0b1d-writer", "displayName": "retrieval-gate refresh"}
@@ -220,12 +222,5 @@ def serve_fake_azure(*, token: str, write_token: str = "", **kwargs: Any) -> Ite
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_server(Handler) as fake.url:
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

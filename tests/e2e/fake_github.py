@@ -26,9 +26,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.helpers import local_server
 
 ACTIONS_BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 HUMAN = {"login": "octocat", "id": 1, "type": "User"}
@@ -417,14 +419,5 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 def serve_fake_github(**kwargs: Any) -> Iterator[FakeGitHub]:
     """Start a FakeGitHub on 127.0.0.1 (a free port) in a thread; stop it on exit."""
     fake = FakeGitHub(**kwargs)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    server.daemon_threads = True
-    fake.api_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_server(_handler(fake)) as fake.api_url:
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)

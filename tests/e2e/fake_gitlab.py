@@ -26,9 +26,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from tests.helpers import local_server
 
 BOT = {"id": 77, "username": "project_12_bot", "name": "retrieval-gate"}
 WRITER = {"id": 78, "username": "project_12_bot_writer", "name": "retrieval-gate refresh"}
@@ -259,12 +261,5 @@ def serve_fake_gitlab(*, token: str, write_token: str = "", **kwargs: Any) -> It
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_server(Handler) as fake.url:
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -5,10 +5,9 @@ is honoured; a push is never re-sent; errors name the variable and hold no token
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from pydantic import SecretStr
@@ -16,6 +15,7 @@ from pydantic import SecretStr
 from retrieval_gate.errors import ForgeError, PermissionDenied
 from retrieval_gate.forge.azure.api import AzureRepo
 from retrieval_gate.publish.untrusted import scrub_text
+from tests.helpers import local_server
 
 TOKEN = "azTOKENforBOUNDS0123456789"
 
@@ -50,14 +50,8 @@ def _serve(answers: list[tuple[int, dict[str, str], bytes]]) -> Iterator[tuple[s
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_server(Handler) as url:
+        yield url, seen
 
 
 REFS = b'{"value": [{"name": "refs/heads/main", "objectId": "' + b"a" * 40 + b'"}]}'

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from retrieval_gate.retrieve.custom import HttpRetriever
 from retrieval_gate.retrieve.settings import HttpSettings
 from tests.e2e.fake_github import FakeGitHub, serve_fake_github
 from tests.faults.conftest import Warm, eval_args, run_cli
+from tests.helpers import local_server
 
 TOKEN = "ghp_faultsuite0123456789abcdef0123456789"
 
@@ -139,17 +140,11 @@ def retriever_server(mode: str, *, fail_first: int = 10**9) -> Iterator[tuple[st
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/search", seen
-    finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with local_server(Handler) as url:
+        try:
+            yield f"{url}/search", seen
+        finally:
+            stop.set()  # a hanging handler lets go before the server shuts down
 
 
 @pytest.mark.parametrize("mode", ["drip", "hang"])

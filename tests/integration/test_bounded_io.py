@@ -21,6 +21,7 @@ import pytest
 from retrieval_gate.retrieve.custom import HttpRetriever, PythonRetriever
 from retrieval_gate.retrieve.settings import HttpSettings
 from tests.conftest import EXAMPLES
+from tests.helpers import local_server
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -172,7 +173,7 @@ def test_a_trickling_http_endpoint_is_cut_off_at_the_deadline(trickling_server: 
 
 
 def test_an_http_answer_over_the_size_bound_fails_the_case(tmp_path: Path) -> None:
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
     class Big(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -186,17 +187,12 @@ def test_an_http_answer_over_the_size_bound_fails_the_case(tmp_path: Path) -> No
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Big)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
+    with local_server(Big) as base:
+        url = f"{base}/"
         small = HttpRetriever(url=url, options=HttpSettings(max_bytes=1000, retries=0, concurrency=1))
         large = HttpRetriever(url=url, options=HttpSettings(retries=0, concurrency=1))
         assert small.search(["q"], 5)[0].error == f"{small.name}: answer is longer than 1,000 bytes"
         assert large.search(["q"], 5)[0].ids == ("x" * 50,)
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_system_exit_from_a_python_retriever_fails_one_case() -> None:

@@ -8,7 +8,7 @@ import sys
 import textwrap
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from retrieval_gate.retrieve.settings import HttpSettings, RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever, parse_retrievers
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.settings import ConfigFile, resolve_suite
+from tests.helpers import local_server
 
 CHUNKS = {"a#1": "a", "a#2": "a", "b#1": "b"}
 
@@ -154,14 +155,11 @@ def log() -> EndpointLog:
 @pytest.fixture
 def endpoint(log: EndpointLog):
     """The URL of a real endpoint on 127.0.0.1, one server per test."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), endpoint_handler(log))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/search"
-    log.released.set()
-    server.shutdown()
-    server.server_close()
+    with local_server(endpoint_handler(log)) as url:
+        try:
+            yield f"{url}/search"
+        finally:
+            log.released.set()  # a held handler lets go before the server shuts down
 
 
 def fast(**kw) -> HttpSettings:

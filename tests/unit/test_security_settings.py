@@ -7,9 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from threading import Thread
 
 import pytest
 
@@ -23,6 +22,7 @@ from retrieval_gate.publish.untrusted import read_confined, scrub_text
 from retrieval_gate.retrieve.factory import RetrieverBuilder
 from retrieval_gate.retrieve.spec import parse_retriever
 from retrieval_gate.settings import load_config, parse_config, resolve_suite
+from tests.helpers import local_server
 
 HEADERS = "suites:\n  default:\n    retriever: http://127.0.0.1:9/search\n    options:\n      http_headers:\n"
 
@@ -121,19 +121,14 @@ def _echo(seen: list[str | None]) -> type[BaseHTTPRequestHandler]:
 
 def test_the_resolved_header_reaches_the_endpoint():
     seen: list[str | None] = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _echo(seen))
-    Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/search"
+    with local_server(_echo(seen)) as base:
+        url = f"{base}/search"
         suite = _suite(f"suites:\n  default:\n    retriever: {url}\n    options:\n      http_headers:\n"
                        "        Authorization: Bearer ${SEARCH_KEY}\n", {"SEARCH_KEY": "k-123"})
         retriever = RetrieverBuilder(kb=None, options=suite.options).build(suite.retrievers[0])
         [answer] = retriever.search(["q"], 1)
         assert answer.ids == ("a",) and seen == ["Bearer k-123"]
         assert "k-123" not in json.dumps(retriever.fingerprint())
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # -- URLs with credentials ------------------------------------------------------------------------

@@ -183,7 +183,8 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
     unlabelled = sum(applied.unlabelled.values())
     if draft is not None:
         _say(f"{unlabelled:,} drafted queries not labelled yet" + (
-            f", {applied.judged_nothing:,} judged with no card relevant and no 'no answer' left out"
+            f" ({applied.waiting_stale:,} of them wait on a card set aside as stale)" if applied.waiting_stale else "")
+            + (f", {applied.judged_nothing:,} judged with no card relevant and no 'no answer' left out"
             if applied.judged_nothing else ""))
     if applied.stale:
         _say(f"{len(applied.stale):,} judgement(s) of edited cards kept in {applied.stale_file}: the next "
@@ -193,15 +194,19 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
                      "relevant cards per pool system:", *pool_lines(plan, systems=applied.systems)]:
             _say(line)
     q = shlex.quote
-    if draft is not None and unlabelled:
-        _say(f"next: open {draft.parent / 'label.html'}, label the {unlabelled:,} queries left, Download labels, then "
+    to_label = unlabelled - applied.waiting_stale
+    if draft is not None and to_label:
+        _say(f"next: open {draft.parent / 'label.html'}, label the {to_label:,} queries left, Download labels, then "
              f"retrieval-gate label apply {q(str(labels[0]))} --draft {q(str(draft))} --cases {q(str(cases))} "
              f"--kb {q(str(kb))}")
+    elif applied.stale:
+        _say(f"next: retrieval-gate label top-up (it offers the {len(applied.stale):,} set-aside judgement(s) of "
+             f"{applied.stale_file} for labelling again), then label apply its labels")
     elif config is None and not Path("retrieval-gate.yml").is_file():
         _say(f"next: retrieval-gate init --kb {q(str(kb))} --cases {q(str(cases))} (config, workflows, first baseline)")
     else:
-        _say(f"next: retrieval-gate validate --kb {q(str(kb))} --cases {q(str(cases))}, then commit: git add "
-             + " ".join(q(str(p)) for p in applied.written))
+        _say(f"next: retrieval-gate validate --kb {q(str(kb))} --cases {q(str(cases))}" + (
+            ", then commit: git add " + " ".join(q(str(p)) for p in applied.written) if applied.written else ""))
 
 
 @label_app.command("agree")

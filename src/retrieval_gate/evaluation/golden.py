@@ -58,6 +58,7 @@ class Applied:
     stale_file: Path | None = None
     unlabelled: dict[str, int] = field(default_factory=dict)  # intent → drafted queries nobody labelled yet
     judged_nothing: int = 0  # drafted queries judged with no card relevant and no "no answer"
+    waiting_stale: int = 0  # drafted queries not in the golden set with a judgement set aside as stale
     systems: list[str] = field(default_factory=list)  # the draft's pool systems
 
 
@@ -225,16 +226,23 @@ def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: set[tuple[str, 
 
 
 def _count_drafted(out: Applied, *, draft: Mapping[str, DraftEntry], after: CaseSet | None, judged: set[str]) -> None:
-    """The drafted queries not in the golden set: nobody labelled them yet (per intent), or every
-    card judged not relevant without "no answer"."""
+    """The drafted queries not in the golden set: nobody labelled them yet, or their relevant card
+    was set aside as stale (both per intent: what is still to label), or every card was judged not
+    relevant without "no answer"."""
     there = {c.id for c in after.cases} if after is not None else set()
+    waiting = {s.decision.case for s in out.stale}
     for entry in draft.values():
+        intent = entry.intent or "(none)"
+        out.unlabelled.setdefault(intent, 0)
         if entry.id in there:
             continue
-        if entry.id in judged:
+        if entry.id in waiting:
+            out.waiting_stale += 1
+            out.unlabelled[intent] += 1
+        elif entry.id in judged:
             out.judged_nothing += 1
         else:
-            out.unlabelled[entry.intent or "(none)"] = out.unlabelled.get(entry.intent or "(none)", 0) + 1
+            out.unlabelled[intent] += 1
 
 
 def _verify(after: CaseSet, *, cases: Path, merged: Merge, plan: DraftPlan | None, sidecar: Path) -> None:

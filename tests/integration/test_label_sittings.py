@@ -218,3 +218,24 @@ def test_prefer_takes_new_or_old_and_a_or_b_once_each(repo, capsys):
     assert code == 2 and "--prefer 'newest': expected new or old" in err
     code, _, err = _apply(root, capsys, labels, extra=("--prefer", "new", "--prefer", "old"))
     assert code == 2 and "at most one of new|old" in err
+
+
+def test_a_beir_golden_set_in_two_sittings_gets_qrels_lines_regraded_and_dropped_in_place(repo, capsys):
+    root, kb, sha = repo
+    beir = root / "beir"
+    write_lines(beir / "queries.jsonl", '{"_id": "q0", "text": "old"}')
+    write_lines(beir / "qrels.tsv", "query-id\tcorpus-id\tscore", "q0\tdf\t2")  # graded
+    args = ["--draft", str(root / "draft" / "draft.jsonl"), "--cases", str(beir), "--kb", str(kb)]
+    one = _write(root / "one.jsonl", _j("log-0", "tar", 1, sha["tar"]), _j("log-0", "ls", 2, sha["ls"]))
+    assert run_cli(["label", "apply", str(one), *args], capsys)[0] == 0
+    two = _write(root / "two.jsonl", _j("log-0", "tar", 1, sha["tar"]), _j("log-0", "ls", 0, sha["ls"]),
+                 _j("log-0", "grep", 3, sha["grep"]))
+    code, _, err = run_cli(["label", "apply", str(two), *args], capsys)
+    assert code == 2 and "two.jsonl:2: log-0 ls: grade 0 here, the golden set holds grade 2" in err
+    code, out, err = run_cli(["label", "apply", str(two), *args, "--prefer", "new"], capsys)
+    assert code == 0, err
+    assert "already applied: 1" in out and "replaced by --prefer new: 1" in out
+    assert (beir / "qrels.tsv").read_text().splitlines() == [
+        "query-id\tcorpus-id\tscore", "q0\tdf\t2", "log-0\ttar\t1", "log-0\tgrep\t3"]
+    assert {c.id: c.grades for c in load_cases(beir).cases}["log-0"] == {"tar": 1, "grep": 3}
+    assert json.loads((beir / "not-relevant.jsonl").read_text())["card"] == "ls"

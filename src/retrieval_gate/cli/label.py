@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import typer
 
@@ -21,6 +21,7 @@ from retrieval_gate.render.escape import escape_terminal
 
 if TYPE_CHECKING:
     from retrieval_gate.audit.agree import Record
+    from retrieval_gate.audit.sittings import Prefer
     from retrieval_gate.evaluation.golden import Applied
 
 label_app = typer.Typer(name="label", help="The labelling loop: list unjudged cards to label, apply decisions.",
@@ -135,7 +136,7 @@ def apply_command(
     drafted = read_draft(draft) if draft is not None else None
     files = [(path, read_decisions(path)) for path in labels]
     applied = apply_labels(files, draft=drafted, draft_path=draft, kb=kb_path, cases=cases_path,
-                           prefer=sides[0] if sides else None,  # type: ignore[arg-type]
+                           prefer=cast("Prefer", sides[0]) if sides else None,
                            prefer_labeller="AB".index(labeller[0]) if labeller else None, labeller="",
                            date=now_iso()[:10])
     _report_applied(applied, labels=labels, draft=draft, kb=kb_path, cases=cases_path, config=config)

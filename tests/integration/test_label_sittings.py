@@ -144,14 +144,21 @@ def test_one_edited_card_sets_aside_only_its_judgements_and_the_rest_is_applied(
 def test_without_a_draft_a_stale_judgement_goes_beside_the_labels_and_a_resent_one_counts_as_applied(repo, capsys):
     root, kb, sha = repo
     cases = write_lines(root / "cases.jsonl", '{"id": "q1", "query": "how?", "gold": ["tar"]}')
-    labels = _write(root / "report" / "labels.jsonl", _j("q1", "ls", 1, sha["ls"]), _j("q1", "df", 0, "0ld"))
+    labels = _write(root / "report" / "labels.jsonl", _j("q1", "ls", 1, sha["ls"]), _j("q1", "df", 0, "0ld"),
+                    _j("q1", "gone", 1, "abc"))  # a card deleted since: stale too, never a whole-file refusal
     args = ["label", "apply", str(labels), "--cases", str(cases), "--kb", str(kb)]
     code, out, err = run_cli(args, capsys)
     assert code == 0, err
-    assert "1 added to the golden set" in out and "set aside as stale: 1" in out
-    assert (root / "report" / "stale.jsonl").is_file() and out.splitlines()[-1].startswith("next: ")
+    assert "1 added to the golden set" in out and "set aside as stale: 2" in out
+    assert "labels.jsonl:3: set aside: card 'gone' of q1 changed since it was judged (hash abc then, gone from the KB" \
+           in out
+    stale = [json.loads(line) for line in (root / "report" / "stale.jsonl").read_text().splitlines()]
+    assert [(s["card_id"], s["kb_sha"], s["pool_sha"]) for s in stale] == [("df", sha["df"], None),
+                                                                           ("gone", None, None)]
+    assert out.splitlines()[-1].startswith("next: retrieval-gate label top-up")
     code, out, _ = run_cli(args, capsys)
-    assert code == 0 and "already applied: 1" in out and "set aside as stale: 1" in out
+    assert code == 0 and "already applied: 1" in out and "set aside as stale: 2" in out
+    assert "wrote" not in out  # stale.jsonl holds them already
 
 
 @pytest.mark.parametrize(("grade", "why"), [

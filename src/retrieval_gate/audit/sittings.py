@@ -3,7 +3,7 @@ against the draft, the KB now and the golden set as it is, then merged into it. 
 
 A labels file is strict: a grade is an integer on the scale (``0``…``scale``), one grade per
 (case, card, sha), "no answer" and a relevant card never both for one case, every id the draft's
-(or, without a draft, the golden set's and the KB's). Each judgement that passes is then
+(or, without a draft, the golden set's cases). Each judgement that passes is then
 
 - **already applied** when the golden set holds it (the gold's grade for the pair; grade 0: the
   sidecar holds the pair at this sha) — a second download of the page re-sends every judgement;
@@ -60,11 +60,11 @@ class Held:
 @dataclass(frozen=True)
 class Ids:
     """Whose ids a labels file may name: a draft's (case → its pool, card → sha), else the golden
-    set's cases and the KB's cards."""
+    set's cases (a card gone from the KB is stale, not refused: one deleted card never refuses a
+    whole file)."""
 
     pool: Mapping[str, Mapping[str, str]] | None = None
     cases: Collection[str] = ()
-    cards: Collection[str] = ()
 
 
 def scale_words(scale: int) -> str:
@@ -119,8 +119,6 @@ def _id_problems(r: Record, ids: Ids) -> list[str]:
         return ["a no-answer label belongs to a draft: give --draft"]
     if r.case not in ids.cases:
         return [f"case {r.case!r} is not in the golden set"]
-    if r.card not in ids.cards:
-        return [f"card {r.card!r} is not in the knowledge base"]
     return []
 
 

@@ -103,7 +103,7 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
         kept.setdefault((case, card), set()).add(sha)
     held = Held(gold={c.id: judgements(c) for c in case_set.cases} if case_set else {}, not_relevant=kept)
     pool = {e.id: {c.card: c.sha for c in e.candidates} for e in draft.values()} if draft is not None else None
-    ids = Ids(pool=pool) if pool is not None else Ids(cases=set(held.gold), cards=set(sha_now))
+    ids = Ids(pool=pool) if pool is not None else Ids(cases=set(held.gold))
     scale = scale_of(case_set)
     problems = [Problem(display(path), line, why) for path, records in files
                 for line, why in strict_problems(records, scale=scale, ids=ids, line_based=fmt != "jsonl")]

@@ -117,7 +117,7 @@ def apply_command(
     In sittings: a judgement the golden set already holds is counted and skipped; one of a card
     edited since it was judged is set aside in stale.jsonl (the draft's folder, else beside the
     labels) and the rest applied. Exit 2, nothing written, for a grade off the scale, two grades
-    for one pair, an id the draft (or golden set and KB) does not hold, or a grade that conflicts
+    for one pair, an id the draft (or the golden set) does not hold, or a grade that conflicts
     with the golden set's (unless --prefer new|old)."""
     from retrieval_gate.artifacts.draft import read_draft
     from retrieval_gate.evaluation.golden import apply_labels

@@ -79,6 +79,10 @@ def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(
                               "--cases", "cases.jsonl", "--kb", "kb"], capsys)
     assert code == 0, err
     assert "what the golden set can detect, per intent:" in out and "relevant cards per pool system:" in out
+    assert "already applied: 0" in out and out.splitlines()[-1].startswith("next: open ")  # 2 queries unlabelled
+    code, out, err = run_cli(["label", "apply", str(labels), "--draft", str(folder / "draft.jsonl"),
+                              "--cases", "cases.jsonl", "--kb", "kb"], capsys)  # a second sitting resends it all
+    assert code == 0 and f"already applied: {len(simulated_labels(folder / 'draft.jsonl', gold_of=gold_of))}" in out
     made = {c.query.casefold(): c for c in load_cases(repo / "cases.jsonl").cases}
     for query, gold in gold_of.items():
         pooled_gold = gold & {c["card"] for e in drafted if e["query"].casefold() == query for c in e["candidates"]}
@@ -97,7 +101,8 @@ def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(
     assert code == 0, err
     assert "cases.jsonl (JSONL cases" in out and "retrieval-gate.yml" in out
     add = next(line.strip() for line in out.splitlines() if line.strip().startswith("git add "))
-    assert {"cases.jsonl", "cases.not-relevant.jsonl", "kb", "retrieval-gate.yml"} <= set(add.split()[2:])
+    assert {"cases.jsonl", "cases.not-relevant.jsonl", "kb", "retrieval-gate.yml", ".gitignore",
+            "golden-draft"} <= set(add.split()[2:])  # the first init's .gitignore and draft folder too
 
 
 def test_per_intent_sizes_every_intent_alike_whatever_its_traffic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.audit.label_queue import (
-    Decision,
-    add_to_jsonl,
-    add_to_qrels,
-    label_queue,
-    plan_labels,
-)
+from retrieval_gate.audit.label_queue import Decision, label_queue
+from retrieval_gate.audit.sittings import Held, edit_jsonl, edit_qrels, merge, sort_file
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
 from retrieval_gate.score.kb_manifest import KbCard, kb_manifest
 from tests.helpers import run_cli, write_lines
@@ -42,43 +37,62 @@ def test_the_queue_holds_the_unjudged_displacers_of_unjudged_cases_by_rank_less_
                                         decided={("q1", "a")})] == ["b"]
 
 
-def test_a_plan_refuses_a_changed_card_and_unknown_ids_and_skips_what_is_already_judged():
-    decisions = [(1, _decision("q1", "a", 1, "1111")), (2, _decision("q1", "b", 1, "old")),
-                 (3, _decision("zz", "a", 1, "1111")), (4, _decision("q1", "nope", 0, "x")),
-                 (5, _decision("q1", "g", 1, "3333")), (6, _decision("q2", "a", 0, "1111"))]
-    plan = plan_labels(decisions=decisions, gold={"q1": {"g": 1}, "q2": {"g": 1}}, manifest=MANIFEST,
-                       not_relevant=set())
-    assert [d.card for d in plan.relevant] == ["a"] and [(d.case, d.card) for d in plan.not_relevant] == [("q2", "a")]
-    assert [line for line, _ in plan.refused] == [2, 3, 4]
-    assert "changed since it was judged" in plan.refused[0][1] and [line for line, _ in plan.skipped] == [5]
+def test_a_file_sorts_into_already_applied_stale_and_current_and_a_stale_pair_judged_again_is_not_set_aside():
+    sha_now = {c: m.sha for c, m in MANIFEST.items()}
+    held = Held(gold={"q1": {"g": 1}}, not_relevant={("q1", "b"): {"2222"}})
+    records = [(1, _decision("q1", "g", 1, "3333")),  # the gold holds it
+               (2, _decision("q1", "b", 0, "2222")),  # the sidecar holds it at this hash
+               (3, _decision("q2", "a", 1, "0000")),  # judged at another content: stale
+               (4, _decision("q1", "b", 1, "old")),  # stale, but line 2 judges b at its content now
+               (5, _decision("q1", "a", 0, "1111")), (5, _decision("q1", "a", 0, "1111"))]  # current, once
+    part = sort_file(records, shown="l.jsonl", held=held, sha_now=sha_now, pool=None)
+    assert part.already == 2 and [line for line, _ in part.current] == [5]
+    assert [(s.where, s.decision.card, s.kb_sha) for s in part.stale] == [(("l.jsonl", 3), "a", "1111")]
+    assert part.stale[0].as_json()["judgement"]["grade"] == 1
+    assert part.superseded == 1
 
 
-def test_a_later_decision_on_the_same_pair_wins():
-    plan = plan_labels(decisions=[(1, _decision("q1", "a", 1, "1111")), (2, _decision("q1", "a", 0, "1111"))],
-                       gold={"q1": {"g": 1}}, manifest=MANIFEST, not_relevant=set())
-    assert plan.relevant == [] and [d.card for d in plan.not_relevant] == ["a"]
+def test_a_different_grade_for_a_pair_the_golden_set_holds_is_a_conflict_unless_prefer_settles_it():
+    sha_now = {c: m.sha for c, m in MANIFEST.items()}
+    held = Held(gold={"q1": {"g": 1}}, not_relevant={("q1", "a"): {"1111"}})
+    records = [(("l", 1), _decision("q1", "g", 0, "3333")), (("l", 2), _decision("q1", "a", 2, "1111")),
+               (("l", 3), _decision("q1", "b", 1, "2222"))]
+    plain = merge(records, held=held, sha_now=sha_now, prefer=None)
+    assert [where for where, _ in plain.conflicts] == [("l", 1), ("l", 2)]
+    assert "grade 0 here, the golden set holds grade 1" in plain.conflicts[0][1]
+    assert plain.set_gold == {"q1": {"b": 1}}
+    new = merge(records, held=held, sha_now=sha_now, prefer="new")
+    assert new.set_gold == {"q1": {"a": 2, "b": 1}} and new.remove_gold == {"q1": {"g"}} and new.replaced == 2
+    assert [d.card for d in new.not_relevant] == ["g"] and ("q1", "a") in new.unrelevant
+    old = merge(records, held=held, sha_now=sha_now, prefer="old")
+    assert old.set_gold == {"q1": {"b": 1}} and not old.remove_gold and old.kept_old == 2 and not old.conflicts
 
 
 def test_jsonl_gold_grows_in_place_and_other_lines_are_kept_byte_for_byte():
     text = ('{"id": "q1", "query": "é?", "gold": ["g"], "kind": "golden"}\n'
             '{"id":"q2","query":"x","gold":{"g":2}}\n# not json\n')
-    out = add_to_jsonl(text, [_decision("q1", "a", 1, "1111"), _decision("q2", "a", 1, "1111")])
+    out = edit_jsonl(text, set_gold={"q1": {"a": 1}, "q2": {"a": 1}}, remove_gold={})
     lines = out.split("\n")
     assert json.loads(lines[0]) == {"id": "q1", "query": "é?", "gold": ["g", "a"], "kind": "golden"}
     assert list(json.loads(lines[0])) == ["id", "query", "gold", "kind"] and "é" in lines[0]
     assert json.loads(lines[1])["gold"] == {"g": 2, "a": 1}
     assert lines[2:] == ["# not json", ""]
-    graded = add_to_jsonl(text, [_decision("q1", "a", 2, "1111")]).split("\n")[0]
+    graded = edit_jsonl(text, set_gold={"q1": {"a": 2}}, remove_gold={}).split("\n")[0]
     assert json.loads(graded)["gold"] == {"g": 1, "a": 2}  # a grade above 1 makes the case graded
-    alias = add_to_jsonl('{"id": "q1", "relevant_doc_ids": ["g"]}\r\n', [_decision("q1", "a", 1, "1111")])
+    alias = edit_jsonl('{"id": "q1", "relevant_doc_ids": ["g"]}\r\n', set_gold={"q1": {"a": 1}}, remove_gold={})
     assert alias == '{"id": "q1", "relevant_doc_ids": ["g", "a"]}\r\n'  # the line's own field, its line ending
+    taken = edit_jsonl(text, set_gold={}, remove_gold={"q1": {"g"}, "q2": {"g"}}).split("\n")
+    assert json.loads(taken[0])["gold"] == [] and json.loads(taken[1])["gold"] == {}
 
 
 def test_qrels_get_one_line_per_judgement_in_the_files_own_layout():
     beir = "query-id\tcorpus-id\tscore\nq1\tg\t1\n"
-    assert add_to_qrels(beir, [_decision("q1", "a", 2, "1")]) == beir + "q1\ta\t2\n"
+    assert edit_qrels(beir, set_gold={"q1": {"a": 2}}, remove_gold={}) == beir + "q1\ta\t2\n"
     trec = "q1 0 g 1"
-    assert add_to_qrels(trec, [_decision("q1", "a", 1, "1")]) == "q1 0 g 1\nq1 0 a 1\n"
+    assert edit_qrels(trec, set_gold={"q1": {"a": 1}}, remove_gold={}) == "q1 0 g 1\nq1 0 a 1\n"
+    assert edit_qrels(beir, set_gold={"q1": {"g": 2}}, remove_gold={}) == "query-id\tcorpus-id\tscore\nq1\tg\t2\n"
+    assert edit_qrels(beir + "q2\tg\t1\n", set_gold={}, remove_gold={"q1": {"g"}}) == (
+        "query-id\tcorpus-id\tscore\nq2\tg\t1\n")
 
 
 def _files(tmp_path: Path) -> tuple[Path, Path, dict[str, KbCard]]:
@@ -99,17 +113,25 @@ def test_label_apply_adds_relevant_keeps_not_relevant_beside_the_cases_and_says_
     assert json.loads(sidecar.read_text()) == {"case": "q1", "card": "a", "sha": manifest["a"].sha, "at": "t"}
     assert json.loads(cases.read_text())["gold"] == ["g"]
     labels.write_text(json.dumps({"case": "q1", "card": "a", "grade": 1, "sha": manifest["a"].sha}) + "\n")
-    code, out, _ = run_cli(["label", "apply", str(labels), "--cases", str(cases), "--kb", str(kb)], capsys)
+    args = ["label", "apply", str(labels), "--cases", str(cases), "--kb", str(kb)]
+    code, _, err = run_cli(args, capsys)  # the sidecar holds grade 0 for this very content: a conflict
+    assert code == 2 and "labels.jsonl:1: q1 a: grade 1 here, the golden set holds grade 0" in err
+    code, out, _ = run_cli([*args, "--prefer", "new"], capsys)
     assert code == 0 and "added q1: a (grade 1)" in out and json.loads(cases.read_text())["gold"] == ["g", "a"]
+    assert sidecar.read_text() == ""  # the pair judged again is no longer kept as not relevant
 
 
-def test_label_apply_refuses_a_card_edited_since_it_was_judged_and_writes_nothing(tmp_path, capsys):
+def test_label_apply_sets_aside_a_card_edited_since_it_was_judged_beside_the_labels(tmp_path, capsys):
     kb, cases, _ = _files(tmp_path)
     before = cases.read_bytes()
     labels = write_lines(tmp_path / "labels.jsonl", json.dumps({"case": "q1", "card": "a", "grade": 1, "sha": "0"}))
-    code, _, err = run_cli(["label", "apply", str(labels), "--cases", str(cases), "--kb", str(kb)], capsys)
-    assert code == 2 and "labels.jsonl:1:" in err and "changed since it was judged" in err
+    code, out, err = run_cli(["label", "apply", str(labels), "--cases", str(cases), "--kb", str(kb)], capsys)
+    assert code == 0, err
+    assert "labels.jsonl:1: set aside: card 'a' of q1 changed since it was judged" in out
+    assert "set aside as stale: 1" in out
     assert cases.read_bytes() == before and not (tmp_path / "cases.not-relevant.jsonl").exists()
+    stale = json.loads((tmp_path / "stale.jsonl").read_text())
+    assert (stale["case_id"], stale["card_id"], stale["judged_sha"]) == ("q1", "a", "0")
 
 
 @pytest.mark.parametrize("line", ['{"case": "q1"}', "not json", '{"case": "q1", "card": "a", "grade": -1, "sha": "x"}'])

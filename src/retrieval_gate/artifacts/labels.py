@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 NOT_RELEVANT_SUFFIX = ".not-relevant.jsonl"
 NOT_RELEVANT_IN_FOLDER = "not-relevant.jsonl"
+STALE_FILE = "stale.jsonl"
 
 
 def not_relevant_path(cases: Path) -> Path:
@@ -41,6 +42,30 @@ def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
             problems.append(Problem(display(path), number, 'expected "case", "card" and "sha" strings'))
             continue
         out.append((obj["case"], obj["card"], obj["sha"]))
+    raise_if(problems)
+    return out
+
+
+def stale_path(*, draft: Path | None, labels: Path) -> Path:
+    """Where ``label apply`` sets aside judgements of cards edited since: ``stale.jsonl`` in the
+    draft's folder, else beside the (first) labels file."""
+    return (draft if draft is not None else labels).parent / STALE_FILE
+
+
+def read_stale(path: Path) -> list[dict]:
+    """The set-aside judgements (``{"case_id", "card_id", "judged_sha", "kb_sha", "pool_sha",
+    "judgement"}`` a line, docs/golden-set.md "Sittings"), in file order; none when absent."""
+    if not path.is_file():
+        return []
+    problems: list[Problem] = []
+    out = []
+    for number, obj in iter_json_objects(path, problems=problems):
+        if not all(isinstance(obj.get(key), str) for key in ("case_id", "card_id", "judged_sha")) or not isinstance(
+                obj.get("judgement"), dict):
+            problems.append(Problem(display(path), number,
+                                    'expected "case_id", "card_id" and "judged_sha" strings and a "judgement" object'))
+            continue
+        out.append(obj)
     raise_if(problems)
     return out
 

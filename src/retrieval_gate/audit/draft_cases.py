@@ -6,13 +6,13 @@ the log's other columns under ``"fields"`` and, for ``apply``'s provenance and i
 ``"pool": {"depth", "systems", "found": {card: [systems]}}``, ``"log"`` and ``"detect"``.
 Labels become cases: a query with a card judged relevant gets it as gold (graded when some grade
 is above 1), one judged "no answer" an empty gold, one nobody judged stays out; "not relevant"
-judgements go to the sidecar. Refused, the whole file: a case id the draft does not hold, a card
-not in its pool, a hash that is not the pool's or the KB's now, an id already in the golden set.
+judgements go to the sidecar. What a labels file may say and how it meets the golden set of
+earlier sittings: ``audit.sittings``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.audit.agree import Record
 from retrieval_gate.audit.label_queue import Decision, NoAnswer
-from retrieval_gate.score.kb_manifest import KbCard
 
 
 class Candidate(BaseModel):
@@ -63,33 +62,6 @@ class DraftPlan:
     judged_nothing: list[str] = field(default_factory=list)
     unique: dict[str, tuple[int, int]] = field(default_factory=dict)  # system → (relevant found, only it)
     relevant: int = 0
-
-
-def check_labels(records: Sequence[tuple[int, Record]], *, draft: Mapping[str, DraftEntry],
-                 manifest: Mapping[str, KbCard], existing: Collection[str], line_based: bool) -> list[tuple[int, str]]:
-    """The refusals (line, reason) of a labels file against its draft and the KB now."""
-    refused = []
-    for line, r in records:
-        entry = draft.get(r.case)
-        if entry is None:
-            refused.append((line, f"case {r.case!r} is not in the draft"))
-        elif r.case in existing:
-            refused.append((line, f"case {r.case!r} is already in the golden set"))
-        elif line_based and bad_id(r.case):
-            refused.append((line, f"case id {r.case!r} holds whitespace or a control character: "
-                                  "a qrels line cannot hold it"))
-        elif isinstance(r, Decision):
-            pool = {c.card: c.sha for c in entry.candidates}
-            if r.card not in pool:
-                refused.append((line, f"card {r.card!r} is not in the pool of {r.case!r}"))
-            elif line_based and bad_id(r.card):
-                refused.append((line, f"card id {r.card!r} holds whitespace or a control character: "
-                                      "a qrels line cannot hold it"))
-            elif r.sha != pool[r.card] or r.card not in manifest or manifest[r.card].sha != r.sha:
-                now = manifest[r.card].sha if r.card in manifest else "gone from the KB"
-                refused.append((line, f"card {r.card!r} is stale: judged at hash {r.sha}, the pool's "
-                                      f"{pool[r.card]}, the KB's now {now}: draft again"))
-    return refused
 
 
 def plan_draft(records: Sequence[Record], *, draft: Mapping[str, DraftEntry], labeller: str, date: str) -> DraftPlan:

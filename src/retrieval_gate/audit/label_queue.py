@@ -1,4 +1,5 @@
-"""The labelling queue and the merge of a reviewer's decisions into the golden set. Pure.
+"""The labelling queue and the judgement a reviewer downloads. Pure (the merge into the golden
+set: ``audit.sittings``).
 
 The queue: for each changed case whose cause is ``unjudged`` (a card no gold entry judges now
 outranks the gold card), those unjudged displacing cards, with the card's title, a snippet of its
@@ -19,19 +20,20 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_gate.compare.changes_model import ChangedCase
-from retrieval_gate.models import GOLD_FIELDS, Card
+from retrieval_gate.models import Card
 from retrieval_gate.score.kb_manifest import KbCard
 
 SNIPPET_CHARS = 280
 
 
 class Decision(BaseModel):
-    """A reviewer's judgement of one card for one case."""
+    """A reviewer's judgement of one card for one case. The grade is a JSON integer (``true`` or
+    ``1.5`` is no grade); fields a newer page adds are ignored."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
     case: str = Field(min_length=1)
     card: str = Field(min_length=1)
@@ -40,12 +42,20 @@ class Decision(BaseModel):
     at: str = ""
     labeller: str = ""
 
+    @field_validator("grade", mode="before")
+    @classmethod
+    def _integer(cls, value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer grade (0 not relevant, 1 or more relevant), not "
+                             f"{json.dumps(value)[:40]}")
+        return value
+
 
 class NoAnswer(BaseModel):
     """A labeller's word that no card of the KB answers a drafted query (``n`` on the labelling
     page): the query becomes a case with empty gold."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
     case: str = Field(min_length=1)
     no_answer: Literal[True]
@@ -97,88 +107,6 @@ def label_queue(*, changes: Sequence[ChangedCase], manifest: Mapping[str, KbCard
                                  title=manifest[d.card].title, snippet=snippet.get(d.card, ""),
                                  sha=manifest[d.card].sha, gold=[g.card for g in change.gold]))
     return out
-
-
-@dataclass(frozen=True)
-class LabelPlan:
-    """What applying decisions does: gold entries to add (case, card, grade), "not relevant"
-    pairs to keep, decisions refused (line, reason) and those with nothing to do (line, reason)."""
-
-    relevant: list[Decision] = field(default_factory=list)
-    not_relevant: list[Decision] = field(default_factory=list)
-    refused: list[tuple[int, str]] = field(default_factory=list)
-    skipped: list[tuple[int, str]] = field(default_factory=list)
-
-
-def plan_labels(*, decisions: Sequence[tuple[int, Decision]], gold: Mapping[str, Mapping[str, int]],
-                manifest: Mapping[str, KbCard], not_relevant: Collection[tuple[str, str]]) -> LabelPlan:
-    """``gold``: case id → its judged cards and grades (list-form gold: grade 1). A later decision
-    on the same pair replaces an earlier one. Refused: an unknown case or card, or a card whose
-    content hash differs from the one judged."""
-    last: dict[tuple[str, str], tuple[int, Decision]] = {}
-    for line, d in decisions:
-        last[(d.case, d.card)] = (line, d)
-    plan = LabelPlan()
-    for (case, card), (line, d) in sorted(last.items(), key=lambda item: item[1][0]):
-        if case not in gold:
-            plan.refused.append((line, f"case {case!r} is not in the golden set"))
-        elif card not in manifest:
-            plan.refused.append((line, f"card {card!r} is not in the knowledge base"))
-        elif manifest[card].sha != d.sha:
-            plan.refused.append((line, f"card {card!r} changed since it was judged (hash {d.sha} then, "
-                                       f"{manifest[card].sha} now): judge it again"))
-        elif card in gold[case]:
-            plan.skipped.append((line, f"{case} already judges {card} (grade {gold[case][card]})"))
-        elif d.grade == 0 and (case, card) in not_relevant:
-            plan.skipped.append((line, f"{case}: {card} is already kept as not relevant"))
-        elif d.grade == 0:
-            plan.not_relevant.append(d)
-        else:
-            plan.relevant.append(d)
-    return plan
-
-
-def add_to_jsonl(text: str, additions: Sequence[Decision]) -> str:
-    """The JSONL golden set with each case's new gold cards: appended to a list-form ``gold`` (a
-    grade above 1 turns the case graded: ``{card: grade}``, the old cards at 1), or set in a graded
-    mapping. Other lines are kept byte for byte; an edited line keeps its key order."""
-    by_case: dict[str, list[Decision]] = {}
-    for d in additions:
-        by_case.setdefault(d.case, []).append(d)
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        stripped = line.strip().lstrip("\ufeff")  # a BOM before the first line: read as the loader reads it
-        if not stripped.startswith("{"):
-            continue
-        obj = json.loads(stripped)
-        adds = by_case.pop(str(obj.get("id")), None) if isinstance(obj, dict) else None
-        if not adds:
-            continue
-        key = next((name for name in GOLD_FIELDS if name in obj), "gold")  # the field the line uses
-        gold = obj.get(key) or []
-        if isinstance(gold, list) and any(d.grade > 1 for d in adds):
-            gold = {str(card): 1 for card in gold}
-        if isinstance(gold, list):
-            gold = [*gold, *(d.card for d in adds)]
-        else:
-            gold = {**gold, **{d.card: d.grade for d in adds}}
-        obj[key] = gold
-        lines[i] = (("\ufeff" if line.startswith("\ufeff") else "") + json.dumps(obj, ensure_ascii=False)
-                    + ("\r" if line.endswith("\r") else ""))
-    return "\n".join(lines)
-
-
-def add_to_qrels(text: str, additions: Sequence[Decision]) -> str:
-    """The qrels file with one line per new judgement, in the file's own layout (BEIR's
-    ``query-id corpus-id score`` or TREC's ``query 0 doc grade``, tab- or space-separated)."""
-    data = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    sample = data[-1] if data else "q\td\t1"
-    sep = "\t" if "\t" in sample else " "
-    trec = len(sample.split()) == 4
-    rows = [sep.join([d.case, "0", d.card, str(d.grade)] if trec else [d.case, d.card, str(d.grade)])
-            for d in additions]
-    head = text if text.endswith("\n") or not text else text + "\n"
-    return head + "".join(row + "\n" for row in rows)
 
 
 def not_relevant_lines(decisions: Sequence[Decision]) -> str:

@@ -177,8 +177,10 @@ def init_command(
         written += _first_baseline(root, suite=suite, force=force)
     if written:
         # The golden set, its "not relevant" sidecar and the KB go in the same commit when git does not
-        # have them yet (a golden set just made by ``label apply``): the baseline is measured on them.
-        inputs = [cases_found.path, _relative(not_relevant_path(root / cases_found.path), root), kb_found.path]
+        # have them yet (a golden set just made by ``label apply``): the baseline is measured on them;
+        # so do .gitignore and the draft folder an earlier ``init`` wrote (the draft, its page, stale.jsonl).
+        inputs = [cases_found.path, _relative(not_relevant_path(root / cases_found.path), root), kb_found.path,
+                  planning.GITIGNORE, DRAFT_FOLDER]
         written += [p for p in (_uncommitted(root, [p for p in inputs if (root / p).exists()]) or [])
                     if p not in written]
         console.print("commit it:", markup=False)

@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import typer
 
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
-from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
-from retrieval_gate.files import confined, write_text_atomic
+from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.files import write_text_atomic
 from retrieval_gate.render.escape import escape_terminal
 
 if TYPE_CHECKING:
     from retrieval_gate.audit.agree import Record
-    from retrieval_gate.models import CaseSet
+    from retrieval_gate.audit.sittings import Prefer
+    from retrieval_gate.evaluation.golden import Applied
 
 label_app = typer.Typer(name="label", help="The labelling loop: list unjudged cards to label, apply decisions.",
                         no_args_is_help=True, add_completion=False, rich_markup_mode=None)
@@ -87,6 +88,9 @@ def read_decisions(path: Path) -> list[tuple[int, Record]]:
     problems: list[Problem] = []
     out: list[tuple[int, Record]] = []
     for number, obj in iter_json_objects(path, problems=problems):
+        if "no_answer" in obj and ("card" in obj or "grade" in obj):
+            problems.append(Problem(display(path), number, "'no_answer' and a card's grade in one line: keep one"))
+            continue
         try:
             out.append((number, NoAnswer.model_validate(obj) if "no_answer" in obj else Decision.model_validate(obj)))
         except ValidationError as exc:
@@ -100,135 +104,132 @@ def read_decisions(path: Path) -> list[tuple[int, Record]]:
 @label_app.command("apply")
 def apply_command(
     labels: list[Path] = typer.Argument(..., help="labels.jsonl (from the HTML report or the labelling page); with --draft, two labellers' files and optionally a third that settles their disagreements."),
-    draft: Path | None = typer.Option(None, "--draft", help="DIR/draft.jsonl of `cases draft`: the labels make new cases."),
-    prefer: str | None = typer.Option(None, "--prefer", help="With two labels files: A or B wins their disagreements."),
+    draft: Path | None = typer.Option(None, "--draft", help="DIR/draft.jsonl of `cases draft`: the labels make new cases (and merge into the cases of earlier sittings)."),
+    prefer: list[str] = typer.Option([], "--prefer", help="new: this file's judgement wins a conflict with the golden set, old: the golden set's stays; A or B: with two labels files, that labeller wins their disagreements. Repeat for both."),
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
     cases: Path | None = typer.Option(None, "--cases", help="Golden set to add to (default: the suite's; with --draft created as JSONL when missing)."),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:
-    """Merge labelling decisions into the golden set in its own format (JSONL cases: the case's
+    """Merge labelling judgements into the golden set in its own format (JSONL cases: the case's
     gold; BEIR or qrels: a qrels line), atomically; "not relevant" ones go to the sidecar file
     beside the cases. With --draft the labels make new cases (a no-answer one with empty gold).
-    Refuses the whole file (exit 2, nothing written) when a decision names an unknown case or
-    card, or a card whose content changed since it was judged."""
-    if draft is not None:
-        return _apply_draft(labels, draft=draft, prefer=prefer, kb=kb, cases=cases, config=config, suite=suite)
-    if len(labels) != 1 or prefer is not None:
-        raise UsageError("several labels files and --prefer apply to a draft: give --draft DIR/draft.jsonl")
-    _apply_decisions(labels[0], kb=kb, cases=cases, config=config, suite=suite)
+    In sittings: a judgement the golden set already holds is counted and skipped; one of a card
+    edited since it was judged is set aside in stale.jsonl (the draft's folder, else beside the
+    labels) and the rest applied. Exit 2, nothing written, for a grade off the scale, two grades
+    for one pair, an id the draft (or the golden set) does not hold, or a grade that conflicts
+    with the golden set's (unless --prefer new|old)."""
+    from retrieval_gate.artifacts.draft import read_draft
+    from retrieval_gate.evaluation.golden import apply_labels
+
+    if not 1 <= len(labels) <= (3 if draft is not None else 1):
+        raise UsageError("label apply takes one labels file; with --draft two labellers' files, or those and a third")
+    if unknown := [p for p in prefer if p not in ("A", "B", "new", "old")]:
+        raise UsageError(f"--prefer {unknown[0]!r}: expected new or old (against the golden set), A or B (two labellers)")
+    sides = [p for p in prefer if p in ("new", "old")]
+    labeller = [p for p in prefer if p in ("A", "B")]
+    if len(sides) > 1 or len(labeller) > 1:
+        raise UsageError("--prefer: at most one of new|old and one of A|B")
+    if labeller and len(labels) != 2:
+        raise UsageError("--prefer A or B settles the disagreements of two labels files (with --draft)")
+    kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
+    drafted = read_draft(draft) if draft is not None else None
+    files = [(path, read_decisions(path)) for path in labels]
+    applied = apply_labels(files, draft=drafted, draft_path=draft, kb=kb_path, cases=cases_path,
+                           prefer=cast("Prefer", sides[0]) if sides else None,
+                           prefer_labeller="AB".index(labeller[0]) if labeller else None, labeller="",
+                           date=now_iso()[:10])
+    _report_applied(applied, labels=labels, draft=draft, kb=kb_path, cases=cases_path, config=config)
 
 
 def _say(text: str) -> None:
     console.print(escape_terminal(text), markup=False, highlight=False, soft_wrap=True)
 
 
-def _apply_decisions(labels: Path, *, kb: Path | None, cases: Path | None, config: Path | None, suite: str) -> None:
-    from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
-    from retrieval_gate.audit.draft_cases import bad_id
-    from retrieval_gate.audit.label_queue import Decision, add_to_jsonl, add_to_qrels, not_relevant_lines, plan_labels
-    from retrieval_gate.load.cases import load_cases, qrels_path
-    from retrieval_gate.load.dataset import load_dataset
-    from retrieval_gate.load.textfile import display, read_bytes
-    from retrieval_gate.score.kb_manifest import kb_manifest
+def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None, kb: Path, cases: Path,
+                    config: Path | None) -> None:
+    """What was added, kept, set aside, and the next command to run."""
+    import shlex
 
-    kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
-    records = read_decisions(labels)
-    if (bad := next(((n, r) for n, r in records if not isinstance(r, Decision)), None)) is not None:
-        raise InputError(Problem(display(labels), bad[0], "a no-answer label belongs to a draft: give --draft"))
-    decisions = [(n, r) for n, r in records if isinstance(r, Decision)]
-    case_set, knowledge = load_dataset(cases=cases_path, kb=kb_path)
-    assert knowledge is not None
-    manifest = kb_manifest(knowledge.cards)
-    sidecar = not_relevant_path(cases_path)
-    plan = plan_labels(decisions=decisions, gold=_judged(case_set), manifest=manifest,
-                       not_relevant={(c, d) for c, d, _ in read_not_relevant(sidecar)})
-    refused = list(plan.refused)
-    if case_set.format != "jsonl":  # a qrels line: an id with a tab or a newline would write other lines
-        refused += [(n, f"id {d.case if bad_id(d.case) else d.card!r} holds whitespace or a control character: "
-                        "a qrels line cannot hold it") for n, d in decisions if bad_id(d.case) or bad_id(d.card)]
-    if refused:
-        raise InputError([Problem(display(labels), line, reason) for line, reason in sorted(refused)])
-    target = cases_path if case_set.format == "jsonl" else qrels_path(cases_path)
-    for path in ([target] if plan.relevant else []) + ([sidecar] if plan.not_relevant else []):
-        confined(path)  # every target checked before anything is written
-    if plan.relevant:
-        text = read_bytes(target).decode("utf-8")
-        merged = add_to_jsonl(text, additions=plan.relevant) if case_set.format == "jsonl" else add_to_qrels(text, additions=plan.relevant)
-        write_text_atomic(target, text=merged)
-        after = _judged(load_cases(cases_path))
-        if missing := [d for d in plan.relevant if d.card not in after.get(d.case, {})]:
-            raise OutputError(Problem(str(target), None, f"cannot write: {len(missing)} decision(s) not in the golden "
-                                                         f"set as read back (first: {missing[0].case} {missing[0].card})"))
-        for d in plan.relevant:
-            _say(f"added {d.case}: {d.card} (grade {d.grade})")
-        _say(f"wrote {target}")
-    if plan.not_relevant:
-        before = read_bytes(sidecar).decode("utf-8") if sidecar.is_file() else ""
-        if before and not before.endswith("\n"):
-            before += "\n"
-        write_text_atomic(sidecar, text=before + not_relevant_lines(plan.not_relevant))
-        for d in plan.not_relevant:
-            _say(f"not relevant {d.case}: {d.card}")
-        _say(f"wrote {sidecar}")
-    for line, reason in plan.skipped:
-        _say(f"{display(labels)}:{line}: nothing to do: {reason}")
-    console.print(f"{len(plan.relevant):,} added to the golden set, {len(plan.not_relevant):,} kept as not relevant",
-                  markup=False, highlight=False)
+    from retrieval_gate.evaluation.golden import intent_lines, pool_lines
 
-
-def _apply_draft(labels: list[Path], *, draft: Path, prefer: str | None, kb: Path | None, cases: Path | None,
-                 config: Path | None, suite: str) -> None:
-    from retrieval_gate.artifacts.draft import read_draft
-    from retrieval_gate.audit.agree import judged, reconcile
-    from retrieval_gate.evaluation.golden import apply_draft, intent_lines, pool_lines, raise_refused, refusals
-    from retrieval_gate.load.textfile import display
-
-    if not 1 <= len(labels) <= 3:
-        raise UsageError("label apply --draft takes one labels file, two labellers' files, or those and a third")
-    if prefer is not None and (len(labels) != 2 or prefer not in ("A", "B")):
-        raise UsageError("--prefer A or B settles the disagreements of two labels files")
-    kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
-    drafted = read_draft(draft)
-    files = [(path, read_decisions(path)) for path in labels]
-    raise_refused(refusals(files, draft=drafted, kb=kb_path, cases=cases_path))
-    if len(files) == 1:
-        records = [r for _, r in files[0][1]]
-    else:
-        sets = [judged(recs) for _, recs in files]
-        records, conflicts = reconcile(sets, prefer=None if prefer is None else "AB".index(prefer))
-        if conflicts:
-            raise InputError([Problem(display(labels[0]), sets[0].lines.get((case, card)) or sets[0].lines.get((case, "")),
-                                      f"{case} {card}: the labellers disagree (grades {' vs '.join(map(str, grades))}); "
-                                      "a third file or --prefer A|B settles it") for case, card, grades in conflicts])
-    applied = apply_draft(records, draft=drafted, cases=cases_path, labeller="", date=now_iso()[:10])
-    plan = applied.plan
-    for obj in plan.cases:
+    m, plan = applied.merge, applied.plan
+    for obj in plan.cases if plan else []:
         _say(f"added {obj['id']}: {', '.join(obj['gold']) or 'no answer (empty gold)'}")
+    for case, cards in m.set_gold.items():
+        for card, grade in cards.items():
+            _say(f"added {case}: {card} (grade {grade})")
+    for case, cards in m.remove_gold.items():
+        _say(f"taken out of {case}'s gold: {', '.join(sorted(cards))}")
+    for d in m.not_relevant:
+        _say(f"not relevant {d.case}: {d.card}")
+    for s in applied.stale:
+        now = s.kb_sha or "gone from the KB"
+        _say(f"{s.where[0]}:{s.where[1]}: set aside: card {s.decision.card!r} of {s.decision.case} changed since it was "
+             f"judged (hash {s.decision.sha} then, {now} now)")
     for path in applied.written:
         _say(f"wrote {path}")
-    _say(f"{len(plan.cases):,} cases added, {len(plan.not_relevant):,} kept as not relevant, {plan.unjudged:,} "
-         f"drafted queries nobody judged left out" + (f", {len(plan.judged_nothing):,} judged with no card relevant "
-                                                     "and no 'no answer' left out" if plan.judged_nothing else ""))
-    for line in ["what the golden set can detect, per intent:", *intent_lines(applied),
-                 "relevant cards per pool system:",
-                 *pool_lines(plan, systems=sorted({s for e in drafted.values() if e.pool for s in e.pool.systems}))]:
-        _say(line)
+    cards = sum(len(c) for c in m.set_gold.values())
+    head = (f"{len(plan.cases):,} cases added, {cards:,} cards added to cases that exist" if plan is not None
+            else f"{cards:,} added to the golden set")
+    parts = [head, f"{len(m.not_relevant):,} kept as not relevant", f"already applied: {applied.already:,}",
+             f"set aside as stale: {len(applied.stale):,}"]
+    if m.replaced:
+        parts.append(f"replaced by --prefer new: {m.replaced:,}")
+    if m.kept_old:
+        parts.append(f"kept by --prefer old: {m.kept_old:,}")
+    if applied.superseded:
+        parts.append(f"judged again at the card's content now: {applied.superseded:,}")
+    _say(", ".join(parts))
+    unlabelled = sum(applied.unlabelled.values())
+    if draft is not None:
+        _say(f"{unlabelled:,} drafted queries not labelled yet" + (
+            f" ({applied.waiting_stale:,} of them wait on a card set aside as stale)" if applied.waiting_stale else "")
+            + (f", {applied.judged_nothing:,} judged with no card relevant and no 'no answer' left out"
+            if applied.judged_nothing else ""))
+    if applied.stale:
+        _say(f"{len(applied.stale):,} judgement(s) of edited cards kept in {applied.stale_file}: the next "
+             "`retrieval-gate label top-up` offers those cards again")
+    if draft is not None and plan is not None:
+        for line in ["what the golden set can detect, per intent:", *intent_lines(applied),
+                     "relevant cards per pool system:", *pool_lines(plan, systems=applied.systems)]:
+            _say(line)
+    q = shlex.quote
+    to_label = unlabelled - applied.waiting_stale
+    if draft is not None and to_label:
+        _say(f"next: open {draft.parent / 'label.html'}, label the {to_label:,} queries left, Download labels, then "
+             f"retrieval-gate label apply {q(str(labels[0]))} --draft {q(str(draft))} --cases {q(str(cases))} "
+             f"--kb {q(str(kb))}")
+    elif applied.stale:
+        _say(f"next: retrieval-gate label top-up (it offers the {len(applied.stale):,} set-aside judgement(s) of "
+             f"{applied.stale_file} for labelling again), then label apply its labels")
+    elif config is None and not Path("retrieval-gate.yml").is_file():
+        _say(f"next: retrieval-gate init --kb {q(str(kb))} --cases {q(str(cases))} (config, workflows, first baseline)")
+    else:
+        _say(f"next: retrieval-gate validate --kb {q(str(kb))} --cases {q(str(cases))}" + (
+            ", then commit: git add " + " ".join(q(str(p)) for p in applied.written) if applied.written else ""))
 
 
 @label_app.command("agree")
 def agree_command(
     first: Path = typer.Argument(..., help="One labeller's labels.jsonl."),
     second: Path = typer.Argument(..., help="The other labeller's labels.jsonl."),
-    draft: Path | None = typer.Option(None, "--draft", help="DIR/draft.jsonl: agreement per intent."),
+    draft: Path | None = typer.Option(None, "--draft", help="DIR/draft.jsonl: agreement per intent; ids not in it refused."),
+    cases: Path | None = typer.Option(None, "--cases", help="The golden set whose scale the grades are on (default: binary or graded 0-3, the labelling page's)."),
 ) -> None:
     """Agreement of two labellers on the pairs both judged: Cohen's kappa overall and per intent,
-    and the pairs they disagree on. Exit 0; 2 on bad input."""
+    and the pairs they disagree on. Exit 0; 2 on bad input (a grade off the scale, two grades for
+    one pair in a file, "no answer" beside a relevant card, an id the draft does not hold)."""
     from retrieval_gate.artifacts.draft import read_draft
     from retrieval_gate.audit.agree import agreement, judged
+    from retrieval_gate.evaluation.golden import agree_problems
 
-    intents = {e.id: e.intent for e in read_draft(draft).values()} if draft is not None else {}
-    result = agreement(judged(read_decisions(first)), b=judged(read_decisions(second)), intent_of=intents)
+    drafted = read_draft(draft) if draft is not None else None
+    files = [(path, read_decisions(path)) for path in (first, second)]
+    if problems := agree_problems(files, draft=drafted, cases=cases):
+        raise InputError(problems)
+    intents = {e.id: e.intent for e in drafted.values()} if drafted is not None else {}
+    result = agreement(judged(files[0][1]), b=judged(files[1][1]), intent_of=intents)
 
     def k(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
@@ -239,9 +240,3 @@ def agree_command(
     _say(f"{len(result.disagree):,} pairs disagree" + (":" if result.disagree else ""))
     for case, card, a, b in result.disagree:
         _say(f"  {case} {card}: {a} vs {b}")
-
-
-def _judged(case_set: CaseSet) -> dict[str, dict[str, int]]:
-    from retrieval_gate.models import judgements
-
-    return {c.id: judgements(c) for c in case_set.cases}

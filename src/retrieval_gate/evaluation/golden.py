@@ -1,7 +1,9 @@
-"""``label apply --draft``: labels of a drafted golden set written into the suite's golden set
-(docs/golden-set.md). Every refusal comes before any write; every write is atomic and confined
-to the repository; what was reported as written is read back and checked. The rules are
-``audit.draft_cases`` and ``audit.agree``."""
+"""``label apply``: a labels file (or two labellers' and a third) merged into the suite's golden
+set, in sittings (docs/golden-set.md): judgements it already holds are counted, new ones merged
+into the cases that exist (or, with a draft, make new cases), stale ones set aside in
+``stale.jsonl``, conflicting ones refused unless ``--prefer new|old``. Every refusal comes before
+any write; every write is atomic and confined to the repository; what was reported as written is
+read back and checked. The rules are ``audit.sittings``, ``audit.draft_cases`` and ``audit.agree``."""
 
 from __future__ import annotations
 
@@ -11,27 +13,53 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
-from retrieval_gate.audit.agree import Record
+from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant, read_stale, stale_path
+from retrieval_gate.audit.agree import Record, judged, reconcile
 from retrieval_gate.audit.coverage import best_case_mde
-from retrieval_gate.audit.draft_cases import DraftEntry, DraftPlan, check_labels, plan_draft
-from retrieval_gate.audit.label_queue import not_relevant_lines
+from retrieval_gate.audit.draft_cases import DraftEntry, DraftPlan, plan_draft
+from retrieval_gate.audit.label_queue import Decision, NoAnswer, not_relevant_lines
+from retrieval_gate.audit.sittings import (
+    Held,
+    Ids,
+    Merge,
+    Prefer,
+    Stale,
+    Where,
+    edit_jsonl,
+    edit_qrels,
+    merge,
+    sort_file,
+    strict_problems,
+)
 from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
 from retrieval_gate.files import confined, write_text_atomic
 from retrieval_gate.load.cases import load_cases, qrels_path
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import display, read_bytes
+from retrieval_gate.models import CaseSet, judgements
+from retrieval_gate.render.label_page import MAX_GRADE
 from retrieval_gate.score.kb_manifest import kb_manifest
 
 BOM = "\ufeff"
 
+LabelFiles = Sequence[tuple[Path, Sequence[tuple[int, Record]]]]
+
 
 @dataclass
 class Applied:
-    plan: DraftPlan
+    merge: Merge
+    plan: DraftPlan | None = None
     written: list[Path] = field(default_factory=list)
     intents: list[tuple[str, int, float]] = field(default_factory=list)  # intent, cases, MDE
     detect: float | None = None
+    already: int = 0
+    stale: list[Stale] = field(default_factory=list)
+    superseded: int = 0
+    stale_file: Path | None = None
+    unlabelled: dict[str, int] = field(default_factory=dict)  # intent → drafted queries nobody labelled yet
+    judged_nothing: int = 0  # drafted queries judged with no card relevant and no "no answer"
+    waiting_stale: int = 0  # drafted queries not in the golden set with a judgement set aside as stale
+    systems: list[str] = field(default_factory=list)  # the draft's pool systems
 
 
 def golden_format(cases: Path) -> str:
@@ -41,69 +69,197 @@ def golden_format(cases: Path) -> str:
     return load_cases(cases).format
 
 
-def refusals(files: Sequence[tuple[Path, Sequence[tuple[int, Record]]]], *, draft: Mapping[str, DraftEntry],
-             kb: Path, cases: Path) -> list[Problem]:
-    """Every ``labels.jsonl:LINE: …`` refusal of every labels file, before anything is written."""
-    fmt = golden_format(cases)
-    if fmt == "qrels":
-        raise UsageError(f"{cases}: a bare qrels file holds no query text; give --cases a JSONL file or a BEIR folder")
-    manifest = kb_manifest(load_kb(kb).cards)
-    existing = {c.id for c in load_cases(cases).cases} if cases.exists() else set()
+def scale_of(case_set: CaseSet | None) -> int:
+    """The top grade a labels file may give: 1 (binary) unless the golden set holds a grade above
+    1, then the labelling page's top grade or the golden set's, whichever is higher."""
+    top = max((g for c in case_set.cases for g in judgements(c).values()), default=1) if case_set else 1
+    return 1 if top <= 1 else max(MAX_GRADE, top)
+
+
+def agree_problems(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, cases: Path | None) -> list[Problem]:
+    """``label agree``'s refusals: each file strict on its own (grades on the scale of ``cases``,
+    the labelling page's widest without it; ids of the draft when given)."""
+    scale = scale_of(load_cases(cases)) if cases is not None and cases.exists() else MAX_GRADE
+    ids = Ids(pool={e.id: {c.card: c.sha for c in e.candidates} for e in draft.values()}) if draft else None
     return [Problem(display(path), line, why) for path, records in files
-            for line, why in check_labels(records, draft=draft, manifest=manifest, existing=existing,
-                                          line_based=fmt == "beir")]
+            for line, why in strict_problems(records, scale=scale, ids=ids)]
 
 
-def apply_draft(records: Sequence[Record], *, draft: Mapping[str, DraftEntry], cases: Path, labeller: str,
-                date: str) -> Applied:
-    """Write the new cases and the sidecar; read them back; the per-intent figures."""
+def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, draft_path: Path | None, kb: Path,
+                 cases: Path, prefer: Prefer | None, prefer_labeller: int | None, labeller: str,
+                 date: str) -> Applied:
+    """Check every file, sort, reconcile and merge its judgements, write, read back."""
     fmt = golden_format(cases)
-    plan = plan_draft(records, draft=draft, labeller=labeller, date=date)
-    writes: list[tuple[Path, str]] = []
-    if plan.cases:
-        if fmt == "jsonl":
-            before = _text(cases) if cases.exists() else ""
-            writes.append((cases, _joined(before, "".join(_line(obj) for obj in plan.cases))))
-        else:
-            queries, qrels = cases / "queries.jsonl", qrels_path(cases)
-            rows = [{"_id": o["id"], "text": o["query"], "metadata": {k: v for k, v in o.items()
-                                                                      if k not in ("id", "query", "gold")}}
-                    for o in plan.cases]
-            writes.append((queries, _joined(_text(queries), "".join(_line(r) for r in rows))))
-            sep = "\t"
-            qlines = "".join(f"{o['id']}{sep}{card}{sep}{grade}\n" for o in plan.cases
-                             for card, grade in _grades(o["gold"]).items())
-            writes.append((qrels, _joined(_text(qrels), qlines)))
+    if draft is not None and fmt == "qrels":
+        raise UsageError(f"{cases}: a bare qrels file holds no query text; give --cases a JSONL file or a BEIR folder")
+    case_set = load_cases(cases) if cases.exists() else None
+    if case_set is None and draft is None:
+        raise UsageError(f"{cases}: no such golden set (label apply without --draft adds to one)")
+    sha_now = {card: m.sha for card, m in kb_manifest(load_kb(kb).cards).items()}
     sidecar = not_relevant_path(cases)
-    known = {(c, d) for c, d, _ in read_not_relevant(sidecar)}
-    fresh = [d for d in plan.not_relevant if (d.case, d.card) not in known]
-    if fresh:
-        writes.append((sidecar, _joined(_text(sidecar) if sidecar.is_file() else "", not_relevant_lines(fresh))))
+    side = read_not_relevant(sidecar)
+    kept: dict[tuple[str, str], set[str]] = {}
+    for case, card, sha in side:
+        kept.setdefault((case, card), set()).add(sha)
+    held = Held(gold={c.id: judgements(c) for c in case_set.cases} if case_set else {}, not_relevant=kept)
+    pool = {e.id: {c.card: c.sha for c in e.candidates} for e in draft.values()} if draft is not None else None
+    ids = Ids(pool=pool) if pool is not None else Ids(cases=set(held.gold))
+    scale = scale_of(case_set)
+    problems = [Problem(display(path), line, why) for path, records in files
+                for line, why in strict_problems(records, scale=scale, ids=ids, line_based=fmt != "jsonl")]
+    if problems:
+        raise InputError(problems)
+    parts = [sort_file(records, shown=display(path), held=held, sha_now=sha_now, pool=pool) for path, records in files]
+    current = _reconciled(files, [p.current for p in parts], prefer_labeller=prefer_labeller)
+    merged = merge(current, held=held, sha_now=sha_now, prefer=prefer)
+    if merged.conflicts:
+        raise InputError([Problem(shown, line, why) for (shown, line), why in merged.conflicts])
+    out = Applied(merge=merged, already=sum(p.already for p in parts) + merged.already,
+                  stale=[s for p in parts for s in p.stale], superseded=sum(p.superseded for p in parts))
+    out.stale_file = stale_path(draft=draft_path, labels=files[0][0])
+    writes = _golden_writes(cases, fmt=fmt, merged=merged, draft=draft, out=out, labeller=labeller, date=date)
+    dropped = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant
+    if dropped & set(kept) or merged.not_relevant:
+        writes.append((sidecar, _sidecar_text(sidecar, drop=dropped, add=merged.not_relevant)))
+    judged_now = set().union(*(p.judged_now for p in parts))
+    if (stale_text := _stale_text(out.stale_file, new=out.stale, judged_now=judged_now)) is not None:
+        writes.append((out.stale_file, stale_text))
     for path, _ in writes:
         confined(path)  # every target checked before anything is written
     for path, text in writes:
-        if path == cases and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text=text)
-    out = Applied(plan=plan, written=[p for p, _ in writes])
-    out.detect = next((e.detect for e in draft.values() if e.detect is not None), None)
+    out.written = [p for p, _ in writes]
+    if draft is not None:
+        out.detect = next((e.detect for e in draft.values() if e.detect is not None), None)
+        out.systems = sorted({s for e in draft.values() if e.pool for s in e.pool.systems})
+    judged_cases = {r.case for _, recs in files for _, r in recs} | {case for case, _, _ in side}
     if not cases.exists():  # nothing but "not relevant" judgements for a golden set still to come
+        _count_drafted(out, draft=draft or {}, after=None, judged=judged_cases)
         return out
-    _verify(cases, plan=plan, sidecar=sidecar, fresh=len(fresh))
-    by_intent = Counter(c.tags.get("intent", "(none)") for c in load_cases(cases).cases)
-    out.intents = [(name, n, best_case_mde(n)) for name, n in sorted(by_intent.items())]
+    after = load_cases(cases)
+    _verify(after, cases=cases, merged=merged, plan=out.plan, sidecar=sidecar)
+    _count_drafted(out, draft=draft or {}, after=after, judged=judged_cases)
+    if draft is not None:
+        by_intent = Counter(c.tags.get("intent", "(none)") for c in after.cases)
+        out.intents = [(name, n, best_case_mde(n)) for name, n in sorted(by_intent.items())]
     return out
 
 
-def _verify(cases: Path, *, plan: DraftPlan, sidecar: Path, fresh: int) -> None:
-    """Every case reported added is in the golden set as loaded, with its gold."""
-    loaded = {c.id: c for c in load_cases(cases).cases}
-    for obj in plan.cases:
-        case = loaded.get(obj["id"])
-        if case is None or set(case.grades or dict.fromkeys(case.gold, 1)) != set(_grades(obj["gold"])):
-            raise OutputError(Problem(str(cases), None, f"cannot write: case {obj['id']!r} is not in the golden set "
-                                                        "as read back"))
-    if fresh and len(read_not_relevant(sidecar)) < fresh:
+def _reconciled(files: LabelFiles, current: Sequence[Sequence[tuple[int, Record]]], *,
+                prefer_labeller: int | None) -> list[tuple[Where, Record]]:
+    """One file's current judgements with where they came from; two labellers' reconciled (a
+    third file or ``prefer_labeller`` settles their disagreements, else exit 2 naming them)."""
+    if len(files) == 1:
+        return [((display(files[0][0]), line), r) for line, r in current[0]]
+    sets = [judged(recs) for recs in current]
+    records, conflicts = reconcile(sets, prefer=prefer_labeller)
+    first = display(files[0][0])
+    if conflicts:
+        raise InputError([Problem(first, sets[0].lines.get((case, card)) or sets[0].lines.get((case, "")),
+                                  f"{case} {card}: the labellers disagree (grades {' vs '.join(map(str, grades))}); "
+                                  "a third file or --prefer A|B settles it") for case, card, grades in conflicts])
+    out: list[tuple[Where, Record]] = []
+    for r in records:
+        pair = (r.case, "") if isinstance(r, NoAnswer) else (r.case, r.card)
+        i = next((i for i, s in enumerate(sets) if pair in s.lines), 0)
+        out.append(((display(files[i][0]), sets[i].lines.get(pair, 0)), r))
+    return out
+
+
+def _golden_writes(cases: Path, *, fmt: str, merged: Merge, draft: Mapping[str, DraftEntry] | None, out: Applied,
+                   labeller: str, date: str) -> list[tuple[Path, str]]:
+    """The golden set's files with the merge: gold edited in place, new cases appended."""
+    writes: list[tuple[Path, str]] = []
+    new: list[dict] = []
+    if draft is not None:
+        out.plan = plan_draft(merged.new_cases, draft=draft, labeller=labeller, date=date)
+        new = out.plan.cases
+    edits = bool(merged.set_gold or merged.remove_gold)
+    if fmt == "jsonl" and (edits or new):
+        before = _text(cases) if cases.exists() else ""
+        text = edit_jsonl(before, set_gold=merged.set_gold, remove_gold=merged.remove_gold) if edits else before
+        writes.append((cases, _joined(text, "".join(_line(obj) for obj in new))))
+    elif edits or new:
+        if new:
+            queries = cases / "queries.jsonl"
+            rows = [{"_id": o["id"], "text": o["query"], "metadata": {k: v for k, v in o.items()
+                                                                      if k not in ("id", "query", "gold")}}
+                    for o in new]
+            writes.append((queries, _joined(_text(queries), "".join(_line(r) for r in rows))))
+        qrels = qrels_path(cases)
+        grades = {case: dict(cards) for case, cards in merged.set_gold.items()}
+        for obj in new:
+            grades.setdefault(obj["id"], {}).update(_grades(obj["gold"]))
+        writes.append((qrels, edit_qrels(_text(qrels), set_gold=grades, remove_gold=merged.remove_gold)))
+    return writes
+
+
+def _sidecar_text(sidecar: Path, *, drop: set[tuple[str, str]], add: Sequence[Decision]) -> str:
+    """The sidecar less its entries for ``drop`` (a pair judged again), plus ``add``; other lines
+    kept byte for byte."""
+    before = _text(sidecar) if sidecar.is_file() else ""
+    kept = []
+    for line in before.splitlines(keepends=True):
+        try:
+            obj = json.loads(line.lstrip(BOM))
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and (obj.get("case"), obj.get("card")) in drop:
+            continue
+        kept.append(line)
+    return _joined("".join(kept), not_relevant_lines(add))
+
+
+def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: set[tuple[str, str]]) -> str | None:
+    """``stale.jsonl``: the earlier entries less the pairs judged again at the card's content now,
+    plus the new ones (one per case, card and judged hash; the latest wins), sorted. None when
+    there is nothing to write."""
+    entries = {(o["case_id"], o["card_id"], o["judged_sha"]): o for o in read_stale(path)
+               if (o["case_id"], o["card_id"]) not in judged_now}
+    for s in new:
+        entries[(s.decision.case, s.decision.card, s.decision.sha)] = s.as_json()
+    text = "".join(json.dumps(entries[key], ensure_ascii=False, sort_keys=True) + "\n" for key in sorted(entries))
+    if not path.is_file():
+        return text or None
+    return None if text == _text(path) else text
+
+
+def _count_drafted(out: Applied, *, draft: Mapping[str, DraftEntry], after: CaseSet | None, judged: set[str]) -> None:
+    """The drafted queries not in the golden set: nobody labelled them yet, or their relevant card
+    was set aside as stale (both per intent: what is still to label), or every card was judged not
+    relevant without "no answer"."""
+    there = {c.id for c in after.cases} if after is not None else set()
+    waiting = {s.decision.case for s in out.stale}
+    for entry in draft.values():
+        intent = entry.intent or "(none)"
+        out.unlabelled.setdefault(intent, 0)
+        if entry.id in there:
+            continue
+        if entry.id in waiting:
+            out.waiting_stale += 1
+            out.unlabelled[intent] += 1
+        elif entry.id in judged:
+            out.judged_nothing += 1
+        else:
+            out.unlabelled[intent] += 1
+
+
+def _verify(after: CaseSet, *, cases: Path, merged: Merge, plan: DraftPlan | None, sidecar: Path) -> None:
+    """Every judgement reported applied is in the golden set as loaded."""
+    loaded = {c.id: judgements(c) for c in after.cases}
+    wrong = [f"{case} {card}" for case, cards in merged.set_gold.items() for card, grade in cards.items()
+             if loaded.get(case, {}).get(card) != grade]
+    wrong += [f"{case} {card}" for case, cards in merged.remove_gold.items() for card in cards
+              if card in loaded.get(case, {}) and card not in merged.set_gold.get(case, {})]
+    for obj in plan.cases if plan else []:
+        if obj["id"] not in loaded or {c for c, g in loaded[obj["id"]].items() if g >= 1} != set(_grades(obj["gold"])):
+            wrong.append(f"case {obj['id']}")
+    if wrong:
+        raise OutputError(Problem(str(cases), None, f"cannot write: {len(wrong)} judgement(s) not in the golden set "
+                                                    f"as read back (first: {wrong[0]})"))
+    held = {(c, d, s) for c, d, s in read_not_relevant(sidecar)}
+    if any((d.case, d.card, d.sha) not in held for d in merged.not_relevant):
         raise OutputError(Problem(str(sidecar), None,
                                   "cannot write: the not-relevant entries are not there as read back"))
 
@@ -128,15 +284,27 @@ def _joined(before: str, added: str) -> str:
 
 
 def intent_lines(applied: Applied) -> list[str]:
-    """What the golden set can detect per intent, and which intents fall short of the draft's drop."""
-    lines = []
-    short = []
-    for name, n, mde in applied.intents:
-        lines.append(f"  {name}: {n} cases, smallest detectable drop {mde:.3f}")
-        if applied.detect is not None and mde > applied.detect:
+    """What the golden set can detect per intent, and for an intent short of the draft's drop its
+    real shortfall: drafted queries not labelled yet (label them), or none left (draft more)."""
+    figures = {name: (n, mde) for name, n, mde in applied.intents}
+    lines, short = [], []
+    for name in sorted({*figures, *applied.unlabelled}):
+        n, mde = figures.get(name, (0, None))
+        waiting = applied.unlabelled.get(name, 0)
+        lines.append(f"  {name}: {n} cases" + (f", smallest detectable drop {mde:.3f}" if mde is not None else "")
+                     + (f", {waiting} drafted queries not labelled yet" if waiting else ""))
+        if applied.detect is not None and (mde is None or mde > applied.detect):
             short.append(name)
-    if short and applied.detect is not None:
-        lines.append(f"short of --detect {applied.detect:g}: {', '.join(short)} (draft again with --per-intent)")
+    if applied.detect is None or not short:
+        return lines
+    waiting = [f"{name} ({applied.unlabelled[name]} not labelled yet)" for name in short
+               if applied.unlabelled.get(name)]
+    drawn = [name for name in short if not applied.unlabelled.get(name)]
+    if waiting:
+        lines.append(f"short of --detect {applied.detect:g}: {', '.join(waiting)}: label those queries first")
+    if drawn:
+        lines.append(f"short of --detect {applied.detect:g} with every drafted query labelled: {', '.join(drawn)} "
+                     "(draft more for them: cases draft --per-intent)")
     return lines
 
 
@@ -149,8 +317,3 @@ def pool_lines(plan: DraftPlan, *, systems: Sequence[str] = ()) -> list[str]:
         out.append(f"  {system}: found {found} of {plan.relevant} relevant cards, {only} that no other system found "
                    f"(a pool of {system} alone would miss {share:.0%})")
     return out
-
-
-def raise_refused(problems: list[Problem]) -> None:
-    if problems:
-        raise InputError(problems)

@@ -82,8 +82,11 @@ class Page:
             raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def open(self, path: Path, *, width: int = 1400, height: int = 900, dark: bool = False) -> None:
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+    def open(self, path: Path, *, width: int = 1400, height: int = 900, dark: bool = False,
+             mobile: bool = False) -> None:
+        """``mobile``: a phone's viewport (the page's viewport meta honoured) and touch input."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
+        self.call("Emulation.setTouchEmulationEnabled", enabled=mobile, maxTouchPoints=5 if mobile else 1)
         self.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme",
                                                            "value": "dark" if dark else "light"}])
         self.call("Page.navigate", url=path.resolve().as_uri())
@@ -95,6 +98,12 @@ class Page:
 
     def click(self, selector: str) -> None:
         self.js(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def tap(self, x: float, y: float) -> None:
+        """A finger's tap at a point of the viewport: touch start and end, then what the browser
+        makes of them (pointer events, the click) — with ``open(mobile=True)``'s touch input."""
+        self.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": x, "y": y}])
+        self.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
 
     def key(self, key: str, code: str, key_code: int, text: str = "") -> None:
         """A real key press (down and up) on the focused element."""

@@ -138,3 +138,59 @@ def test_a_graded_golden_set_gets_a_graded_page_and_the_grades_pressed_become_it
     assert dict(made[first["id"]].grades) == {first["gold"][0]: 2}  # the case it had, kept
     for case, grades in pressed.items():
         assert dict(made[case].grades) == grades and set(made[case].gold) == set(grades)
+
+
+def test_drafting_again_after_a_kb_edit_keeps_the_unchanged_judgements_in_a_page_within_its_size_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``cases draft`` twice into one folder with a KB edit between: the new page (a new draft
+    text) shows the first sitting's judgements of every pair still pooled whose card did not
+    change, asks again for the edited card, and opens at the first query not done. Each page is
+    at most 1.5 × the pooled cards' text and the draft (the bound of issue 45)."""
+    import shutil
+
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(EXAMPLES / "kb", tmp_path / "kb")
+    queries = [json.loads(line)["query"] for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()]
+    (tmp_path / "log.txt").write_text("\n".join(q for i, q in enumerate(queries) for _ in range(1 + i % 3)) + "\n")
+    draft = ["cases", "draft", "--queries", "log.txt", "--out", "draft", "--kb", "kb", "--size", "12"]
+    assert _cli(draft) == 0
+    _check_size(tmp_path)
+    judged: dict[tuple[str, str], int] = {}
+    with browser() as page:
+        page.open(tmp_path / "draft" / "label.html")
+        for _ in range(4):
+            case = page.js("document.getElementById('case-id').textContent")
+            cards = page.js("Array.from(document.querySelectorAll('#cands li')).map(li => li.dataset.card)")
+            _press(page, "1")
+            page.key("r", "KeyR", 82, text="r")
+            judged.update({(case, c): int(i == 0) for i, c in enumerate(cards)})
+        edited = next(card for (_, card), grade in judged.items() if grade == 1)
+        path = next(p for p in (tmp_path / "kb").rglob("*.md") if f"id: {edited}\n" in p.read_text())
+        path.write_text(path.read_text() + "\nOne more sentence, added after the first sitting.\n")
+        assert _cli(draft) == 0  # draft again, into the same folder
+        _check_size(tmp_path)
+        redrafted = {(e["id"], c["card"]): c["sha"] for e in map(json.loads, (tmp_path / "draft" / "draft.jsonl")
+                                                                   .read_text().splitlines()) for c in e["candidates"]}
+        page.open(tmp_path / "draft" / "label.html")
+        downloads = tmp_path / "downloads"
+        downloads.mkdir()
+        page.allow_downloads(downloads)
+        labels = _download(page, downloads)
+        position = page.js("document.getElementById('case-id').textContent")
+    kept = {(r["case"], r["card"]): r["grade"] for r in labels}
+    assert kept == {pair: grade for pair, grade in judged.items() if pair in redrafted and pair[1] != edited}
+    assert kept and all(r["sha"] == redrafted[(r["case"], r["card"])] for r in labels)
+    assert position in {case for case, card in judged if card == edited}  # the first query not done
+    assert _cli(["label", "apply", str(downloads / "labels.jsonl"), "--draft", "draft/draft.jsonl",
+                 "--cases", "cases.jsonl", "--kb", "kb"]) == 0
+
+
+def _check_size(root: Path) -> None:
+    from retrieval_gate.load.kb import load_kb
+
+    entries = [json.loads(line) for line in (root / "draft" / "draft.jsonl").read_text().splitlines()]
+    pooled = {c["card"] for e in entries for c in e["candidates"]}
+    text = sum(len(c.text.encode()) for c in load_kb(root / "kb").cards if c.card_id in pooled)
+    draft = (root / "draft" / "draft.jsonl").stat().st_size
+    assert (root / "draft" / "label.html").stat().st_size <= 1.5 * (text + draft)

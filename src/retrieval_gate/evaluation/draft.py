@@ -8,6 +8,7 @@ drawn query's candidates from every pool retriever. The pure steps are ``audit.q
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,12 +25,12 @@ from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks
 from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore
-from retrieval_gate.files import confined, write_text_atomic
+from retrieval_gate.files import confined, repository_root, write_text_atomic
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.querylog import iter_log
 from retrieval_gate.load.textfile import raise_if
-from retrieval_gate.render.label_page import render_label_page
+from retrieval_gate.render.label_page import apply_command, render_label_page
 from retrieval_gate.retrieve.bm25 import IndexUnit
 from retrieval_gate.retrieve.factory import RetrieverBuilder
 from retrieval_gate.retrieve.spec import parse_retriever_list
@@ -70,6 +71,8 @@ class DraftResult:
     texts: dict[str, str] = field(default_factory=dict)
     graded: bool = False
     sized: bool = False  # --size N gave the size (not --detect)
+    kb: str = ""  # the KB and cases paths the draft was made with (the page's `label apply` hint)
+    cases: str = ""
 
 
 def pool_specs(suite_config: SuiteConfig, *, pool: str | None) -> str:
@@ -157,7 +160,8 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
                        titles={c: m.title for c, m in manifest.items()},
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
                        graded=any(c.grades and max(c.grades.values()) > 1 for c in existing_cases),
-                       sized=options.size is not None)
+                       sized=options.size is not None, kb=str(suite_config.kb),
+                       cases=str(suite_config.cases or "cases.jsonl"))
 
 
 def _unit(vectors: Any) -> np.ndarray:
@@ -205,6 +209,12 @@ def _md(text: str) -> str:
 DRAFT_FILES = ("draft.jsonl", "label.html", "draft.md")
 
 
+def _from_root(path: Path, root: Path) -> str:
+    """``path`` as written from the repository root (POSIX separators), or absolute when outside it."""
+    full = Path(os.path.abspath(path))
+    return full.relative_to(root).as_posix() if full == root or root in full.parents else str(full)
+
+
 def write_draft_folder(out: Path, *, result: DraftResult, detect: float, labeller: str = "") -> list[Path]:
     """DIR/draft.jsonl, DIR/label.html and DIR/draft.md, each atomically, each confined to the
     repository (``files.confined``); the paths written."""
@@ -212,7 +222,12 @@ def write_draft_folder(out: Path, *, result: DraftResult, detect: float, labelle
     out.mkdir(parents=True, exist_ok=True)
     text = draft_text(result.entries)
     write_text_atomic(paths[0], text=text)
+    root = repository_root(out)
+    apply = apply_command(draft=_from_root(paths[0], root), cases=_from_root(Path(result.cases or "cases.jsonl"), root),
+                          kb=_from_root(Path(result.kb), root)) if result.kb else ""
+    traffic = {i.name: i.traffic for i in result.intents}
     write_text_atomic(paths[1], text=render_label_page(result.entries, titles=result.titles, texts=result.texts,
-                                                       graded=result.graded, labeller=labeller, key_text=text))
+                                                       graded=result.graded, labeller=labeller, key_text=text,
+                                                       apply=apply, traffic=traffic))
     write_text_atomic(paths[2], text="\n".join(summary_lines(result, detect=detect)))
     return paths

@@ -131,10 +131,10 @@ def main() -> None:
         f = files(folder, size, src)
         run = [sys.executable, "-m", "retrieval_gate"]
         commands = {
-            "validate": (run + ["validate", "--kb", str(f["kb"]), "--cases", str(f["cases"])], [f["kb"], f["cases"]]),
-            "label apply": (run + ["label", "apply", str(f["labels"]), "--kb", str(f["kb"]), "--cases",
-                                   str(f["cases"])], [f["kb"], f["cases"], f["labels"]]),
-            "label agree": (run + ["label", "agree", str(f["one"]), str(f["two"])], [f["one"], f["two"]]),
+            "validate": ([*run, "validate", "--kb", str(f["kb"]), "--cases", str(f["cases"])], [f["kb"], f["cases"]]),
+            "label apply": ([*run, "label", "apply", str(f["labels"]), "--kb", str(f["kb"]), "--cases",
+                             str(f["cases"])], [f["kb"], f["cases"], f["labels"]]),
+            "label agree": ([*run, "label", "agree", str(f["one"]), str(f["two"])], [f["one"], f["two"]]),
         }
         print(f"source: {src}")
         print("| command | input MB | exit | peak RSS MB | goal MB (3 × input + 200) |")

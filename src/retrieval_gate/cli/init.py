@@ -204,16 +204,20 @@ DRAFT_FOLDER = "golden-draft"
 
 def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     """No golden set yet: draft one from the query log into golden-draft/ and print what to run next."""
-    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, write_draft_folder
+    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, write_draft_folder
+    from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import SuiteOverrides
+    from retrieval_gate.retrieve.spec import parse_retriever_list
     from retrieval_gate.settings import load_config, resolve_suite
 
     # The store and the embedding cache (.retrieval-gate/) are ignored before the draft creates them.
     _apply(root, [planning.gitignore_step(_read(root / planning.GITIGNORE))], force=False)
     config_file, config_path = load_config(root / planning.CONFIG if (root / planning.CONFIG).is_file() else None)
+    env = read_environment()
     settings = resolve_suite(config_file, suite=suite, config_path=config_path, overrides=SuiteOverrides(kb=str(kb)),
-                             embed_exports=onnx_export_root(read_environment()))
+                             embed_exports=onnx_export_root(env))
     options = DraftOptions(log=log)
+    refuse_user_code_here(parse_retriever_list(pool_specs(settings, pool=options.pool)), env=env, command="init")
     result = draft_cases(suite_config=settings, suite=suite, options=options,
                          progress=CliProgress(err_console))
     out = inside(root, DRAFT_FOLDER)

@@ -21,3 +21,19 @@ def detect_forge(env: Mapping[str, str]) -> Forge:
 
 def forge_named(name: str) -> Forge:
     return next(forge for forge in FORGES if forge.name == name)
+
+
+def secret_variable_names() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Every forge's secret variables: ``(names, prefixes)``."""
+    return (frozenset(name for forge in FORGES for name in forge.secret_variables),
+            tuple(prefix for forge in FORGES for prefix in forge.secret_prefixes))
+
+
+def write_token_variables() -> tuple[str, ...]:
+    """The variables of the tokens that write a default branch (GitLab's, Azure DevOps')."""
+    return tuple(forge.write_token_variable for forge in FORGES if forge.write_token_variable)
+
+
+def held_write_token(env: Mapping[str, str]) -> str | None:
+    """The first write-token variable set (not blank) in ``env``, by name; None when none is."""
+    return next((name for name in write_token_variables() if (env.get(name) or "").strip()), None)

@@ -128,6 +128,8 @@ def init_command(
         raise UsageError(f"--dir {root}: not a folder")
     if (why := suite_name_problem(suite)) is not None:  # the action's own rule
         raise UsageError(f"--suite {suite!r} {why}")
+    if branch is not None and (why := planning.branch_problem(branch)) is not None:  # git's own rule
+        raise UsageError(f"--branch {branch!r} is not a branch name git takes: it {why}")
     ks = _parse_k(k)
     pipeline = _pipeline_choice(ci=ci, image=image, action_ref=action_ref)
     pin = _pin(action_ref) if not pipeline else None

@@ -16,6 +16,7 @@ from tests.helpers import run_cli
 
 REF = "acme/retrieval-gate@" + "cd" * 20
 IMAGE = "ghcr.io/acme/retrieval-gate:1.0.0@sha256:" + "a" * 64
+INIT = ["init", "--no-baseline", "--kb", "kb", "--cases", "cases.jsonl"]
 HOSTILE = 'main"]\n  - "*'
 NAMES = ["main", "release/1.2", "feat/x-y_z", 'main"]', "it's", "a#b", "100%", "{x}", "é-ünï", "a.b",
          HOSTILE, "", "-main", "/main", "main/", "main.", "a..b", "a//b", "a b", "a\tb", "a~b", "a^b", "a:b",
@@ -53,7 +54,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                                 ["--ci", "gitlab", "--image", IMAGE]], ids=["github", "azure", "gitlab"])
 def test_init_with_a_branch_git_refuses_is_exit_2_and_writes_nothing(repo: Path, capsys, ci: list[str]) -> None:
     before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git/" not in p.as_posix())
-    code, out, err = run_cli(["init", "--no-baseline", "--kb", "kb", "--cases", "cases.jsonl", "--branch", HOSTILE, *ci], capsys)
+    code, out, err = run_cli([*INIT, "--branch", HOSTILE, *ci], capsys)
     assert code == 2, out + err
     assert "--branch" in err and "is not a branch name git takes" in err and "Traceback" not in err
     assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git/" not in p.as_posix()) == before
@@ -61,11 +62,11 @@ def test_init_with_a_branch_git_refuses_is_exit_2_and_writes_nothing(repo: Path,
 
 @pytest.mark.parametrize("name", ['main"]', "it's", "a#b{x}"])
 def test_a_branch_git_takes_reads_back_from_every_pipeline_as_itself(repo: Path, capsys, name: str) -> None:
-    code, out, err = run_cli(["init", "--no-baseline", "--kb", "kb", "--cases", "cases.jsonl", "--branch", name, "--action-ref", REF], capsys)
+    code, out, err = run_cli([*INIT, "--branch", name, "--action-ref", REF], capsys)
     assert code == 0, out + err
     caller = yaml.safe_load((repo / ".github/workflows/retrieval.yml").read_text(encoding="utf-8"))
     assert caller[True]["push"] == {"branches": [name]}
-    code, out, err = run_cli(["init", "--no-baseline", "--kb", "kb", "--cases", "cases.jsonl", "--branch", name, "--ci", "azure", "--image", IMAGE], capsys)
+    code, out, err = run_cli([*INIT, "--branch", name, "--ci", "azure", "--image", IMAGE], capsys)
     assert code == 0, out + err
     azure = yaml.safe_load((repo / "azure-pipelines.yml").read_text(encoding="utf-8"))
     assert azure["trigger"] == {"branches": {"include": [name]}}

@@ -119,3 +119,22 @@ def test_every_secret_variable_of_the_forge_registry_is_refused_in_a_header(
         code, said = run(["eval", "--config", str(config), "--kb", str(KB), "--cases", str(CASES),
                           "--out", str(tmp_path / "results.json")], capsys)
         assert code == 2 and f"{config}:6:" in said and "forge's secret" in said, (name, said)
+
+
+def test_init_refuses_to_run_the_first_baseline_with_a_python_retriever_while_a_write_token_is_set(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "refunds.md").write_text("# Refunds\n\nFive to ten days.\n", encoding="utf-8")
+    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "query": "refund?", "gold": ["refunds"]}\n', encoding="utf-8")
+    (tmp_path / "ret.py").write_text("open('PWNED', 'w')\ndef search(queries, k):\n    return [[] for _ in queries]\n",
+                                     encoding="utf-8")
+    (tmp_path / "retrieval-gate.yml").write_text(
+        "suites:\n  default:\n    kb: kb\n    cases: cases.jsonl\n    retriever: python:ret.py:search\n",
+        encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RETRIEVAL_GATE_GITLAB_WRITE_TOKEN", WRITE_VALUE)
+    code, said = run(["init", "--dir", str(tmp_path)], capsys)
+    assert code == 2, said
+    assert "is refused while RETRIEVAL_GATE_GITLAB_WRITE_TOKEN is set" in said and "run `init`" in said
+    assert not (tmp_path / "PWNED").exists() and not (tmp_path / "baselines").exists()

@@ -329,6 +329,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.evaluation.audit_suite import audit_suite
     from retrieval_gate.evaluation.run import run_evals
+    from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.score.kb_manifest import manifest_path
@@ -342,8 +343,10 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
         return []
     config_file, config_path = load_config(root / "retrieval-gate.yml", required=True)
     store = StoreOverrides(mode="persistent", path=str(root / ".retrieval-gate" / "store"))
+    env = read_environment()
     suite_config = resolve_suite(config_file, suite=suite, overrides=SuiteOverrides(store=store), config_path=config_path,
-                                 embed_exports=onnx_export_root(read_environment()))
+                                 embed_exports=onnx_export_root(env))
+    refuse_user_code_here(suite_config.retrievers, env=env, command="init")
     progress = CliProgress(err_console)
     try:
         all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())

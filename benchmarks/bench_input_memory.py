@@ -4,7 +4,7 @@ A 20 MB cases line whose query holds brackets (Markdown links, code), read by ``
 ``label apply``, and two labels files holding a 20 MB line each, read by ``label agree``. Each
 command runs as a fresh process (``python -m retrieval_gate …``); its peak resident set is the
 child's ``ru_maxrss`` (``resource.getrusage(RUSAGE_CHILDREN)`` of a wrapper that runs only it).
-The goal (issue 46): peak ≤ 3 × the input's size + 200 MB.
+The goal: peak ≤ 3 × the input's size + 200 MB.
 
 Then the depth check alone (``load.boundary.json_depth_exceeds``) on three 20 MB texts — one long
 string, a baseline-like text of many short strings and arrays, and bracket pairs only — beside
@@ -43,7 +43,7 @@ _OLD_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 def old_depth_exceeds(text: str, limit: int = 64) -> bool:
-    """The depth check before issue 46 (regex removal of strings, then rounds of pair removal)."""
+    """The depth check before it streamed (regex removal of strings, then rounds of pair removal)."""
     if text.count("[") + text.count("{") <= limit:
         return False
     brackets = _OLD_NOT_BRACKET.sub("", _OLD_STRING.sub("", text))

@@ -1,5 +1,5 @@
-"""``init --branch``: a name git would not take as a branch is exit 2 before anything is written
-(issue 46 item 9), and a name git takes — quotes, brackets and all — is written into every
+"""``init --branch``: a name git would not take as a branch is exit 2 before anything is written,
+and a name git takes — quotes, brackets and all — is written into every
 pipeline as a YAML scalar that reads back as that name. git itself is the reference."""
 
 from __future__ import annotations

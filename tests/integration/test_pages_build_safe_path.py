@@ -1,5 +1,5 @@
 """The GitHub ``pages-build`` job (.github/workflows/gate.yml) builds the history site in the
-caller's checkout without importing the checkout's modules (issue 46 item 7): its command line,
+caller's checkout without importing the checkout's modules: its command line,
 run as the job runs it in a repository whose root holds a ``jinja2.py`` and a
 ``retrieval_gate/__main__.py`` that print PWNED, runs the action's own code."""
 

@@ -1,5 +1,5 @@
 """No user code beside a token that writes the default branch, in every command that runs
-retrievers (issue 46 item 10), and no forge secret in ``options.http_headers`` (item 6): each
+retrievers, and no forge secret in ``options.http_headers``: each
 reproduction through the CLI, with bm25 where a retriever must run (no model is loaded)."""
 
 from __future__ import annotations

@@ -138,3 +138,21 @@ def test_init_refuses_to_run_the_first_baseline_with_a_python_retriever_while_a_
     assert code == 2, said
     assert "is refused while RETRIEVAL_GATE_GITLAB_WRITE_TOKEN is set" in said and "run `init`" in said
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "baselines").exists()
+
+
+def test_every_entry_point_that_resolves_headers_hands_in_the_forges_secret_variables() -> None:
+    """``${NAME}`` is resolved where ``resolve_suite`` gets ``env=``: each such call also gets the
+    registry's secret variables (settings.py sits below forge/ and cannot import them)."""
+    import ast
+
+    import retrieval_gate
+
+    package = Path(retrieval_gate.__file__).parent
+    calls = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == \
+                    "resolve_suite" and any(k.arg == "env" for k in node.keywords):
+                calls.append((path.relative_to(package).as_posix(), {k.arg for k in node.keywords}))
+    assert len(calls) >= 3, calls  # eval, sweep, the action
+    assert all({"denied_variables", "denied_prefixes"} <= keywords for _, keywords in calls), calls

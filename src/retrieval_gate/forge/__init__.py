@@ -29,11 +29,12 @@ def secret_variable_names() -> tuple[frozenset[str], tuple[str, ...]]:
             tuple(prefix for forge in FORGES for prefix in forge.secret_prefixes))
 
 
-def write_token_variables() -> tuple[str, ...]:
-    """The variables of the tokens that write a default branch (GitLab's, Azure DevOps')."""
-    return tuple(forge.write_token_variable for forge in FORGES if forge.write_token_variable)
-
-
 def held_write_token(env: Mapping[str, str]) -> str | None:
-    """The first write-token variable set (not blank) in ``env``, by name; None when none is."""
-    return next((name for name in write_token_variables() if (env.get(name) or "").strip()), None)
+    """The variable of the first forge's token that writes a default branch (GitLab's, Azure
+    DevOps': ``Tokens.write_variable``) that ``env`` holds, not blank; None when none is. Each
+    forge reads its own tokens (``read_tokens``, the one reader per forge)."""
+    for forge in FORGES:
+        tokens = forge.read_tokens(env)
+        if tokens.holds_write_token:
+            return tokens.write_variable
+    return None

@@ -163,9 +163,6 @@ class Forge(ABC):
     # them): never sent anywhere by the tool (``options.http_headers`` may not name them).
     secret_variables: ClassVar[tuple[str, ...]] = ()
     secret_prefixes: ClassVar[tuple[str, ...]] = ()
-    # The variable of a token that writes the default branch, when it is a separate one: a process
-    # that holds it runs no user code (``forge.guard``).
-    write_token_variable: ClassVar[str | None] = None
 
     @abstractmethod
     def detect(self, env: Mapping[str, str]) -> bool:

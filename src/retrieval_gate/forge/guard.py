@@ -1,6 +1,6 @@
 """No user code beside a token that writes the default branch (docs/ci.md): a process that holds
 GitLab's ``RETRIEVAL_GATE_GITLAB_WRITE_TOKEN`` or Azure DevOps' ``RETRIEVAL_GATE_AZURE_WRITE_TOKEN``
-(any forge's ``write_token_variable``, from the registry) runs no ``python:`` retriever and sends
+(any forge's ``Tokens.write_variable``, from the registry) runs no ``python:`` retriever and sends
 no query to an HTTP retriever — the action (``publish.action_settings``) and every command that
 runs retrievers (``eval``, ``sweep``, ``cases draft``, ``init`` drafting from a log) refuse
 through :func:`refuse_user_code`, naming the variable, never its value."""

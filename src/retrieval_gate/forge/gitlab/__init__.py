@@ -19,7 +19,6 @@ class GitLab(Forge):
     limits = Limits(comment_chars=1_000_000, comment_aim=999_000)  # a note's body: at most 1,000,000 characters
     secret_variables = (gitlab_settings.NOTE_TOKEN_VARIABLE, gitlab_settings.WRITE_TOKEN_VARIABLE,
                         *gitlab_settings.SECRET_VARIABLES)
-    write_token_variable = gitlab_settings.WRITE_TOKEN_VARIABLE
 
     def detect(self, env: Mapping[str, str]) -> bool:
         return env.get("GITLAB_CI") == "true"

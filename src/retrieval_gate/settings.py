@@ -16,7 +16,7 @@ is checked once, by the model that owns the key, when it is laid over the suite 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -196,7 +196,9 @@ class SuiteConfig(_Strict):
         self._env_secrets = context.get("env_secrets", ())  # a sweep point keeps its suite's
         env = context.get("env")
         if env is not None and self.options.http.headers:
-            headers, secrets = _header_refs(self.options.http.headers, env=env, where=context.get("where", "<flags>"))
+            headers, secrets = _header_refs(self.options.http.headers, env=env, where=context.get("where", "<flags>"),
+                                            lines=context.get("header_lines", {}),
+                                            denied=context.get("denied", (frozenset(), _RUNNER_PREFIXES)))
             self.options = self.options.with_headers(headers)
             self._env_secrets = secrets
         return self
@@ -221,6 +223,7 @@ class SuiteConfig(_Strict):
 
 class ConfigFile(_Strict):
     suites: dict[str, SuiteConfig] = Field(default_factory=lambda: {"default": SuiteConfig()})
+    _lines: dict[tuple[str, ...], int] = PrivateAttr(default_factory=dict)  # each key's line in the file
 
 
 def load_config(path: Path | None, *, required: bool = False) -> tuple[ConfigFile, Path | None]:
@@ -258,9 +261,12 @@ def parse_config(text: str, *, source: Path) -> ConfigFile:
         raise InputError(Problem(str(source), None, f"string {bad[:40]!a} holds a lone surrogate: "
                                  "it cannot be written as UTF-8"))
     try:
-        return ConfigFile.model_validate(data)
+        config = ConfigFile.model_validate(data)
     except ValidationError as exc:
         raise InputError(config_problems(source, exc=exc, lines=key_lines(text))) from None
+    if any(suite.options.http.headers for suite in config.suites.values()):  # their errors name the line
+        config._lines = key_lines(text)
+    return config
 
 
 def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) -> SuiteConfig:
@@ -278,13 +284,17 @@ def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) 
 def resolve_suite(
     config: ConfigFile, *, suite: str, overrides: SuiteOverrides | None = None, config_path: Path | None,
     env: Mapping[str, str] | None = None, embed_exports: Path | None = None,
+    denied_variables: Collection[str] = (), denied_prefixes: tuple[str, ...] = (),
 ) -> SuiteConfig:
     """The suite from the file (or defaults) with flags on top; relative paths in the file are
     taken relative to the file's folder. ``options.http_headers`` values written ``${NAME}`` are
     read from ``env`` — the environment as ``publish.action_settings`` read it, once (the action's
     runner environment; ``eval`` passes the process's) — and left as written when ``env`` is None
     (``compare``, ``score``: nothing is sent anywhere). ``embed_exports``: where the ONNX backends
-    keep their exports (``environment.onnx_export_root``, read by the entry point)."""
+    keep their exports (``environment.onnx_export_root``, read by the entry point).
+    ``denied_variables`` / ``denied_prefixes``: the variables a header may never name besides the
+    runner's own — every forge's secrets (``forge.secret_variable_names``, from the registry,
+    which this layer cannot import: the entry point hands them in)."""
     if suite not in config.suites:
         if config_path is not None and suite != "default":
             known = ", ".join(sorted(config.suites)) or "none"
@@ -302,7 +312,12 @@ def resolve_suite(
     _deep_update(data, given)
     where = str(config_path or "<flags>")
     try:
-        return SuiteConfig.model_validate(data, context={"embed_exports": embed_exports, "env": env, "where": where})
+        in_file = config_path is not None and suite in config.suites and "http_headers" not in given.get("options", {})
+        lines = {key[4:]: line for key, line in config._lines.items()
+                 if key[:4] == ("suites", suite, "options", "http_headers") and in_file}
+        return SuiteConfig.model_validate(data, context={
+            "embed_exports": embed_exports, "env": env, "where": where, "header_lines": lines,
+            "denied": (frozenset(denied_variables), (*_RUNNER_PREFIXES, *denied_prefixes))})
     except ValidationError as exc:
         raise InputError(config_problems(config_path or Path("<flags>"), exc=exc, flags=flag_keys(given))) from None
 
@@ -312,19 +327,24 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _RUNNER_PREFIXES = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
 
 
-def _header_refs(headers: Mapping[str, str], *, env: Mapping[str, str], where: str) -> tuple[dict[str, str],
-                                                                                       tuple[str, ...]]:
+def _header_refs(headers: Mapping[str, str], *, env: Mapping[str, str], where: str,
+                 lines: Mapping[tuple[str, ...], int], denied: tuple[frozenset[str], tuple[str, ...]],
+                 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """Resolve ``${NAME}`` in ``options.http_headers`` values from ``env``; also the values read
-    (secrets, scrubbed from outputs). A missing variable, or one of the runner's own, is an error."""
+    (secrets, scrubbed from outputs). A missing variable, or a secret of the runner or a forge
+    (``denied``: names, prefixes), is an error naming the header's line (``lines``) when known."""
     secrets: list[str] = []
+    names, prefixes = denied
 
     def value_of(header: str, match: re.Match[str]) -> str:
         name = match.group(1)
-        if name.startswith(_RUNNER_PREFIXES) or name == "GITHUB_TOKEN":
-            raise InputError(Problem(where, None, f"options.http_headers.{header}: ${{{name}}} is a runner "
-                                     "variable; headers may only name variables you set for them"))
+        line = lines.get((header,))
+        if name in names or name.startswith(prefixes):
+            raise InputError(Problem(where, line, f"options.http_headers.{header}: ${{{name}}} is a runner "
+                                     "variable or a forge's secret; headers may only name variables you set "
+                                     "for them"))
         if name not in env:
-            raise InputError(Problem(where, None, f"options.http_headers.{header}: environment variable "
+            raise InputError(Problem(where, line, f"options.http_headers.{header}: environment variable "
                                      f"{name} is not set"))
         secrets.append(env[name])
         return env[name]

@@ -222,6 +222,18 @@ def test_a_job_holding_the_write_token_refuses_to_evaluate_or_load_python_code(j
     assert WRITE_TOKEN not in err
 
 
+def test_the_refresh_job_refuses_a_config_that_declares_a_python_retriever(job: GitLabJob,
+                                                                         gitlab: FakeGitLab) -> None:
+    """docs/ci.md: a process holding the write token refuses a python: retriever, in mode
+    write-baseline too (which loads none), naming the variable and never its value."""
+    (job.workspace / "retrieval-gate.yml").write_text(
+        "suites:\n  default:\n    retriever: python:evil:search\n", encoding="utf-8")
+    code, _, err = job.refresh()
+    assert code == 2 and "python: retriever is refused while RETRIEVAL_GATE_GITLAB_WRITE_TOKEN is set" in err
+    assert WRITE_TOKEN not in err
+    assert [r for r in gitlab.log if r.method not in ("GET", "HEAD")] == []
+
+
 def test_the_note_token_cannot_commit_and_a_wrong_token_is_named(job: GitLabJob, gitlab: FakeGitLab) -> None:
     code, _, err = job.refresh(write_token=TOKEN)  # the Reporter's token in the write variable
     assert code == 2 and "HTTP 403" in err and "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN" in err

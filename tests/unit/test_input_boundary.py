@@ -4,6 +4,11 @@ rule per row, each checked on both sides of its limit."""
 from __future__ import annotations
 
 import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -120,3 +125,74 @@ def test_front_matter_errors_are_the_python_loaders_with_the_same_line(text: str
 def test_deep_front_matter_takes_the_python_loader_and_parses_the_same(depth: int) -> None:
     text = "a: " + "[" * depth + "x" + "]" * depth + "\n"
     assert safe_load(text, aliases=False) == yaml.load(text, Loader=yaml.SafeLoader)
+
+
+def _reference_depth_exceeds(text: str, limit: int) -> bool | None:
+    """The depth rule read one character at a time: None where a closer has nothing to close
+    (the parser's syntax error, where the streaming check may answer either way)."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+            if depth < 0:
+                return None
+    return False
+
+
+def test_the_streaming_depth_check_agrees_with_a_character_scan_on_random_texts_and_windows() -> None:
+    rng = random.Random(46)
+    alphabet = ["[", "]", "{", "}", '"', "\\", "a", ",", ":", " ", "é", "\n"]
+    compared = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 160)))
+        limit = rng.randint(1, 8)
+        expected = _reference_depth_exceeds(text, limit)
+        if expected is None:
+            continue
+        for window in (1, 2, 3, 7, 50, boundary.DEPTH_WINDOW_CHARS):
+            assert boundary.json_depth_exceeds(text, limit, window=window) is expected, (text, limit, window)
+        compared += 1
+    assert compared > 600
+
+
+@pytest.mark.parametrize("window", [1, 5, 64, boundary.DEPTH_WINDOW_CHARS])
+def test_the_depth_check_counts_nesting_across_windows_and_skips_strings(window: int) -> None:
+    deep = '{"a": "x\\"[", "b": ' + "[" * 64 + '"]]]\\\\"' + "]" * 64 + "}"  # 65 levels, brackets in strings
+    assert boundary.json_depth_exceeds(deep, window=window)
+    shallow = '{"a": "' + "[" * 500 + '\\"{{{", "b": ' + "[" * 63 + "1" + "]" * 63 + "}"  # 64 levels
+    assert not boundary.json_depth_exceeds(shallow, window=window)
+    assert boundary.loads(shallow)["a"] == "[" * 500 + '"{{{'
+
+
+# The check runs in a child capped at 400 MB of address space: a 5 MB string of brackets or
+# 5 MB of short strings fits in a few windows; the regex it replaces kept ~115 bytes per
+# character of a string (≈ 600 MB here) and the string substitution one object per string.
+_CAPPED_CHECK = """
+import resource, sys
+from retrieval_gate.load import boundary
+long_string = '{"query": "' + "word [x] {y} " * 400_000 + '", "gold": [' + "[" * 64 + "]" * 64 + "]}"
+short_strings = "[" + '["ab", "c\\\\"d"], ' * 300_000 + "[]]"
+resource.setrlimit(resource.RLIMIT_AS, (400 * 1024**2, 400 * 1024**2))
+print(boundary.json_depth_exceeds(long_string), boundary.json_depth_exceeds(short_strings),
+      boundary.json_depth_exceeds(long_string[:-2] + "[]]}"))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+def test_the_depth_check_of_a_5_mb_text_fits_in_a_small_address_space() -> None:
+    done = subprocess.run([sys.executable, "-c", _CAPPED_CHECK], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(boundary.__file__).parents[2])}, check=False)
+    assert (done.returncode, done.stdout.split()) == (0, ["True", "False", "True"]), done.stderr[-2000:]

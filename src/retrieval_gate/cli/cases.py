@@ -38,8 +38,10 @@ def draft_command(
     intents, draw the cases the --detect drop needs by traffic, pool each one's candidates from
     several retrievers, and write DIR/draft.jsonl, DIR/label.html (label with the keyboard) and
     DIR/draft.md. Exit 0; 2 on bad input."""
-    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, summary_lines, write_draft_folder
+    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, summary_lines, write_draft_folder
+    from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import SuiteOverrides
+    from retrieval_gate.retrieve.spec import parse_retriever_list
     from retrieval_gate.settings import load_config, resolve_suite
 
     config_file, config_path = load_config(config, required=config is not None)
@@ -48,6 +50,7 @@ def draft_command(
                              overrides=SuiteOverrides(kb=str(kb) if kb else None, cases=str(cases) if cases else None))
     if settings.kb is None:
         raise UsageError("cases draft needs --kb, or --suite naming a suite with a kb")
+    refuse_user_code_here(parse_retriever_list(pool_specs(settings, pool=pool)), env=env, command="cases draft")
     options = DraftOptions(log=queries, query_column=query_column, keep_pii=keep_pii, detect=detect,
                            per_intent=per_intent, size=size, seed=seed, depth=depth, pool=pool)
     result = draft_cases(suite_config=settings, suite=suite, options=options, progress=CliProgress(err_console))

@@ -121,6 +121,8 @@ def eval_command(
     Exit 0 ok; 2 bad input (missing files, bad gold ids, unknown model offline, bad store)."""
     from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.evaluation.run import run_evals
+    from retrieval_gate.forge import secret_variable_names
+    from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -132,9 +134,12 @@ def eval_command(
                                options=parse_options(option or []), rel_level=rel_level, mean=mean)
     config_file, config_path = load_config(config, required=config is not None)
     env = read_environment()  # for http_headers: ${NAME}, and the folder of ONNX exports
+    names, prefixes = secret_variable_names()
     suite_config: SuiteConfig = resolve_suite(config_file, suite=suite, overrides=overrides, config_path=config_path,
-                                              env=env, embed_exports=onnx_export_root(env))
+                                              env=env, embed_exports=onnx_export_root(env),
+                                              denied_variables=names, denied_prefixes=prefixes)
     specs = suite_config.retrievers
+    refuse_user_code_here(specs, env=env, command="eval")
     many = len(specs) > 1
     outputs: dict[str, Path | None] = {"--out": out}
     if many:

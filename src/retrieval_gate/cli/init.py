@@ -128,6 +128,8 @@ def init_command(
         raise UsageError(f"--dir {root}: not a folder")
     if (why := suite_name_problem(suite)) is not None:  # the action's own rule
         raise UsageError(f"--suite {suite!r} {why}")
+    if branch is not None and (why := planning.branch_problem(branch)) is not None:  # git's own rule
+        raise UsageError(f"--branch {branch!r} is not a branch name git takes: it {why}")
     ks = _parse_k(k)
     pipeline = _pipeline_choice(ci=ci, image=image, action_ref=action_ref)
     pin = _pin(action_ref) if not pipeline else None
@@ -206,16 +208,20 @@ DRAFT_FOLDER = "golden-draft"
 
 def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     """No golden set yet: draft one from the query log into golden-draft/ and print what to run next."""
-    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, write_draft_folder
+    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, write_draft_folder
+    from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import SuiteOverrides
+    from retrieval_gate.retrieve.spec import parse_retriever_list
     from retrieval_gate.settings import load_config, resolve_suite
 
     # The store and the embedding cache (.retrieval-gate/) are ignored before the draft creates them.
     _apply(root, [planning.gitignore_step(_read(root / planning.GITIGNORE))], force=False)
     config_file, config_path = load_config(root / planning.CONFIG if (root / planning.CONFIG).is_file() else None)
+    env = read_environment()
     settings = resolve_suite(config_file, suite=suite, config_path=config_path, overrides=SuiteOverrides(kb=str(kb)),
-                             embed_exports=onnx_export_root(read_environment()))
+                             embed_exports=onnx_export_root(env))
     options = DraftOptions(log=log)
+    refuse_user_code_here(parse_retriever_list(pool_specs(settings, pool=options.pool)), env=env, command="init")
     result = draft_cases(suite_config=settings, suite=suite, options=options,
                          progress=CliProgress(err_console))
     out = inside(root, DRAFT_FOLDER)
@@ -325,6 +331,7 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     from retrieval_gate.baseline.update import update_baseline
     from retrieval_gate.evaluation.audit_suite import audit_suite
     from retrieval_gate.evaluation.run import run_evals
+    from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.render.terminal import print_results
     from retrieval_gate.score.kb_manifest import manifest_path
@@ -338,8 +345,10 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
         return []
     config_file, config_path = load_config(root / "retrieval-gate.yml", required=True)
     store = StoreOverrides(mode="persistent", path=str(root / ".retrieval-gate" / "store"))
+    env = read_environment()
     suite_config = resolve_suite(config_file, suite=suite, overrides=SuiteOverrides(store=store), config_path=config_path,
-                                 embed_exports=onnx_export_root(read_environment()))
+                                 embed_exports=onnx_export_root(env))
+    refuse_user_code_here(suite_config.retrievers, env=env, command="init")
     progress = CliProgress(err_console)
     try:
         all_results = run_evals(suite_config=suite_config, suite=suite, progress=progress, created_at=now_iso())

@@ -188,6 +188,9 @@ def sweep_command(
                 check_part_winner(merged["winner"], where="sweep merge --apply (the winner)", current=base)
             apply_winner(merged, config_path=config_path, suite=merged["suite"], base=base)
         return
+    from retrieval_gate.forge import secret_variable_names
+    from retrieval_gate.forge.guard import refuse_user_code_here
+    from retrieval_gate.retrieve.spec import parse_retrievers
     from retrieval_gate.sweep.plan import make_plan, parse_axis, parse_shard
     from retrieval_gate.sweep.run import run_points
     from retrieval_gate.sweep.stats import finalize
@@ -198,8 +201,10 @@ def sweep_command(
                    else StoreOverrides(mode="ephemeral") if ephemeral else None)
     config_file, config_path = load_config(config, required=config is not None)
     env = read_environment()
+    names, prefixes = secret_variable_names()
     base = resolve_suite(config_file, suite=suite, overrides=SuiteOverrides(store=store_flags),
-                         config_path=config_path, env=env, embed_exports=onnx_export_root(env))
+                         config_path=config_path, env=env, embed_exports=onnx_export_root(env),
+                         denied_variables=names, denied_prefixes=prefixes)
     if axis:
         axes: dict[str, list[Any]] = {}
         for item in axis:
@@ -214,6 +219,8 @@ def sweep_command(
         "--kb": Path(base.kb) if base.kb else None, "--cases": Path(base.cases) if base.cases else None,
         "--config": config_path})
     plan = make_plan(base=base, suite=suite, axes=axes, where=where)
+    refuse_user_code_here([*base.retrievers, *(spec for value in axes.get("retriever", [])
+                                               for spec in parse_retrievers(str(value)))], env=env, command="sweep")
     chosen_metric = _metric(base, metric)
     chosen_seed = seed if seed is not None else base.sweep.seed
     points = list(plan.points)

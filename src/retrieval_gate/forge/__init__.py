@@ -21,3 +21,20 @@ def detect_forge(env: Mapping[str, str]) -> Forge:
 
 def forge_named(name: str) -> Forge:
     return next(forge for forge in FORGES if forge.name == name)
+
+
+def secret_variable_names() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Every forge's secret variables: ``(names, prefixes)``."""
+    return (frozenset(name for forge in FORGES for name in forge.secret_variables),
+            tuple(prefix for forge in FORGES for prefix in forge.secret_prefixes))
+
+
+def held_write_token(env: Mapping[str, str]) -> str | None:
+    """The variable of the first forge's token that writes a default branch (GitLab's, Azure
+    DevOps': ``Tokens.write_variable``) that ``env`` holds, not blank; None when none is. Each
+    forge reads its own tokens (``read_tokens``, the one reader per forge)."""
+    for forge in FORGES:
+        tokens = forge.read_tokens(env)
+        if tokens.holds_write_token:
+            return tokens.write_variable
+    return None

@@ -159,6 +159,10 @@ class Forge(ABC):
     words: ClassVar[Words]
     limits: ClassVar[Limits]
     workflow_commands: ClassVar[bool] = False  # the runner obeys ``::warning`` lines (GitHub only)
+    # The variables that hold the forge's tokens and secrets (and prefixes of whole families of
+    # them): never sent anywhere by the tool (``options.http_headers`` may not name them).
+    secret_variables: ClassVar[tuple[str, ...]] = ()
+    secret_prefixes: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def detect(self, env: Mapping[str, str]) -> bool:

@@ -30,8 +30,14 @@ MAX_ID_CHARS = 1024
 MAX_RECORDS = 20_000_000
 QUOTE_CHARS = 80
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# Possessive quantifiers: the regex engine keeps no state per character, so a 20 MB string costs
+# nothing beyond the text (``(?:[^"\\]|\\.)*`` kept ~115 bytes per character of it).
+_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+# Whole strings and the text between them, as far as a window allows: it ends outside any string.
+_WHOLE_STRINGS = re.compile(r'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_ONE_KIND = str.maketrans("{}", "[]")
+DEPTH_WINDOW_CHARS = 1024**2
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -89,21 +95,49 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def json_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
-    """Whether arrays/objects nest deeper than ``limit`` (strings ignored). Each round removes
-    the innermost level in C-speed string operations; unbalanced text stops early and is left to
-    the parser's syntax error."""
+def json_depth_exceeds(text: str, limit: int = MAX_DEPTH, *, window: int = DEPTH_WINDOW_CHARS) -> bool:
+    """Whether arrays/objects nest deeper than ``limit`` (brackets inside strings ignored, escapes
+    honoured). Streams: the text is read in windows of about ``window`` characters that end
+    outside any string, and only the depth open at a window's end is carried to the next, so the
+    memory beyond the text is a few windows whatever its size. Within a window the work is C-speed
+    string operations (see :func:`_window_exceeds`). Text that is not balanced stops early and is
+    left to the parser's syntax error."""
     if text.count("[") + text.count("{") <= limit:
         return False
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    depth, pos, size = 0, 0, len(text)
+    while pos < size:
+        end = _WHOLE_STRINGS.match(text, pos, min(size, pos + window)).end()  # type: ignore[union-attr]
+        if end == pos:  # a string longer than the window, or one that never ends
+            string = _STRING.match(text, pos)
+            if string is None:
+                return False
+            pos = string.end()
+            continue
+        brackets = _NOT_BRACKET.sub("", _STRING.sub("", text[pos:end])).translate(_ONE_KIND)
+        pos = end
+        opens = brackets.count("[")
+        after = depth + opens - (len(brackets) - opens)
+        if depth + opens > limit and _window_exceeds("[" * depth + brackets + "]" * max(after, 0), limit):
+            return True
+        if after < 0:
+            return False
+        depth = after
+    return False
+
+
+def _window_exceeds(brackets: str, limit: int) -> bool:
+    """Whether a bracket sequence (``[`` and ``]`` only) nests deeper than ``limit``. Each round
+    removes every innermost pair, which lowers the deepest point by exactly one, so a balanced
+    sequence is empty after as many rounds as it is deep. (The caller opens the depth carried in
+    and closes the depth left open, so a window's sequence is balanced when the JSON is.)"""
     for _ in range(limit):
         if not brackets:
             return False
-        shorter = brackets.replace("[]", "").replace("{}", "")
+        shorter = brackets.replace("[]", "")
         if shorter == brackets:
             return False
         brackets = shorter
-    return bool(brackets) and ("[]" in brackets or "{}" in brackets)
+    return "[]" in brackets
 
 
 def bad_string(value: Any) -> str | None:

@@ -26,8 +26,10 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import ReadRefused, decode_text
+from retrieval_gate.forge import secret_variable_names
 from retrieval_gate.forge.base import Forge, ForgeSettings, Tokens, http_url
 from retrieval_gate.forge.github.settings import TOKEN_INPUT as GITHUB_TOKEN_INPUT
+from retrieval_gate.forge.guard import refuse_user_code
 from retrieval_gate.overrides import GateOverrides, StoreOverrides, SuiteOverrides
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
 from retrieval_gate.publish.untrusted import (
@@ -185,8 +187,10 @@ def build_action_settings(env: Mapping[str, str], *, forge: Forge, tokens: Token
         config_file, found = _load_config_confined(config_path, workspace=workspace)
     else:
         config_file, found = load_config(config_path, required=config_path is not None)
+    names, prefixes = secret_variable_names()
     suite_config = resolve_suite(config_file, suite=inputs.suite, overrides=suite_overrides(inputs), config_path=found,
-                                 env=env, embed_exports=onnx_export_root(env))
+                                 env=env, embed_exports=onnx_export_root(env),
+                                 denied_variables=names, denied_prefixes=prefixes)
     refuse_user_code_beside_a_write_token(place, suite_config=suite_config, mode=inputs.mode)
     secrets = runner_secrets(env, forge=forge, tokens=tokens) + [
         v for v in suite_config.env_secrets if len(v) >= MIN_SECRET_CHARS]
@@ -211,13 +215,16 @@ def refuse_user_code_beside_a_write_token(place: ForgeSettings, *, suite_config:
     ``write-baseline`` (which takes another job's results, and loads no retriever) may run in it, so
     a ``python:`` retriever, an HTTP retriever, the eval itself are refused there. On GitHub the
     workflow's ``permissions:`` say what the token can reach (docs/action.md)."""
-    if not place.holds_write_token or mode == Mode.WRITE_BASELINE:
+    if not place.holds_write_token:
         return
-    python = [spec.name for spec in suite_config.retrievers if spec.kind == "python"]
-    if python:
-        raise UsageError(f"retriever {python[0]}: a python: retriever is refused in a job that holds "
-                         f"{place.write_variable} (a token that writes the default branch); evaluate in a job "
-                         "without it and pass its results to mode write-baseline")
+    if mode == Mode.WRITE_BASELINE:  # its config declares no user code either, as docs/ci.md says
+        python = [spec for spec in suite_config.retrievers if spec.kind == "python"]
+        refuse_user_code(python, variable=place.write_variable,
+                         advice="mode write-baseline takes the results of a job without it; give this job a config "
+                                "whose suite names no python: retriever")
+        return
+    refuse_user_code(suite_config.retrievers, variable=place.write_variable,
+                     advice="evaluate in a job without it and pass its results to mode write-baseline")
     raise UsageError(f"this job holds {place.write_variable} (a token that writes the default branch), so it "
                      f"runs no evaluation: use mode write-baseline with the results_file of the evaluation job "
                      f"(got mode {mode}); docs/ci.md")

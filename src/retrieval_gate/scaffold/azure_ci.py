@@ -35,7 +35,7 @@ def azure_ci(*, image: str, suite: str, branch: str) -> str:
                  "ne(variables['Build.Reason'], 'PullRequest'))")
     return f"""\
 {MARKER}: the pull-request check (one thread, the JUnit
-# file in the Tests tab) and, on a push to {branch}, the baseline refresh in a job of its own that
+# file in the Tests tab) and, on a push to {_q(branch)}, the baseline refresh in a job of its own that
 # runs no evaluation. Tokens (docs/ci.md, "Azure DevOps", says what each can reach):
 # - $(System.AccessToken), mapped into the retrieval step alone: give the project's build service
 #   "Contribute to pull requests" on this repository and deny it "Contribute" (it posts the

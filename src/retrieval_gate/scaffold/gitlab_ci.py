@@ -46,8 +46,9 @@ def valid_image(image: str) -> bool:
 
 
 def _q(text: str) -> str:
-    """A YAML double-quoted scalar (JSON's string syntax is YAML's double-quoted one)."""
-    return json.dumps(text, ensure_ascii=False)
+    """A YAML double-quoted scalar (JSON's string syntax is YAML's double-quoted one); a text with a
+    character that is not printable (a control, U+2028, NEL: YAML would fold them) all in escapes."""
+    return json.dumps(text, ensure_ascii=not text.isprintable())
 
 
 def gitlab_ci(*, image: str, suite: str, kb: str, kb_is_file: bool) -> str:

@@ -45,6 +45,28 @@ def parse_action_ref(text: str, *, version: str) -> ActionPin:
     return ActionPin(repo=m["repo"], sha=m["sha"], version=version)
 
 
+# git-check-ref-format(1)'s rules for refs/heads/NAME, as ``git check-ref-format --branch`` applies them.
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def branch_problem(name: str) -> str | None:
+    """Why ``name`` is not a branch name git accepts (``git check-ref-format --branch``), or None.
+    Also refused: a character that is not printable (U+2028, NEL, …: YAML reads them as line breaks),
+    which git would take."""
+    bad = _REF_FORBIDDEN.search(name)
+    if not name:
+        return "is empty"
+    if bad is not None:
+        return f"holds {bad.group()!r} (no control character, space, ~ ^ : ? * [ \\, '..', '@{{' or '//')"
+    if not name.isprintable():
+        return "holds a character that is not printable"
+    if name.startswith(("-", "/")) or name.endswith(("/", ".", ".lock")) or name == "HEAD":
+        return "may not start with '-' or '/', end with '/', '.' or '.lock', or be 'HEAD'"
+    if any(part.startswith(".") or part.endswith(".lock") for part in name.split("/")):
+        return "has a part that starts with '.' or ends with '.lock'"
+    return None
+
+
 @dataclass(frozen=True)
 class FileStep:
     path: str  # relative to the repository root, POSIX
@@ -83,7 +105,11 @@ def plan(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: l
     """Every file init writes, in the order it reports them. ``existing[path]`` is the file's text
     (None: absent). ``ci="github"``: the two workflows, not planned without a ``pin``;
     ``ci="gitlab"`` / ``ci="azure"``: ``.gitlab-ci.yml`` / ``azure-pipelines.yml``, not planned
-    without an image pinned by digest (the shell says why either way)."""
+    without an image pinned by digest (the shell says why either way). A ``branch`` git would not
+    take is exit 2 (``branch_problem``): it is written into YAML."""
+    problem = branch_problem(branch)
+    if problem is not None:
+        raise UsageError(f"--branch {branch!r} is not a branch name git takes: it {problem}")
     wanted = {CONFIG: texts.config_text(suite=suite, kb=kb, kb_kind=kb_kind, cases=cases, cases_kind=cases_kind, k=k)}
     if ci == "gitlab":
         if gitlab_image is not None:

@@ -19,6 +19,7 @@ class AzureDevOps(Forge):
                   no_comment="the thread's text is in {file} (published with the build's artifacts); docs/ci.md "
                              "says which token posts it")
     limits = Limits(comment_chars=150_000, comment_aim=149_000)  # a pull-request comment: 150,000 characters
+    secret_variables = (azure_settings.COMMENT_TOKEN_VARIABLE, azure_settings.WRITE_TOKEN_VARIABLE)
 
     def detect(self, env: Mapping[str, str]) -> bool:
         return (env.get("TF_BUILD") or "").lower() == "true"

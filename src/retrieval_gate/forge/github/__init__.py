@@ -19,6 +19,8 @@ class GitHub(Forge):
     # 65,536 characters in one issue / PR comment; a job summary "supports content up to a size of 1024k"
     limits = Limits(comment_chars=65_536, comment_aim=65_000, summary_bytes=1024 * 1024)
     workflow_commands = True
+    secret_variables = github_settings.SECRET_VARIABLES
+    secret_prefixes = github_settings.SECRET_PREFIXES
 
     def detect(self, env: Mapping[str, str]) -> bool:
         return True  # the default: GitHub Actions, or a local run of the action's entry point

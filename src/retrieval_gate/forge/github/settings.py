@@ -17,6 +17,10 @@ from retrieval_gate.load import boundary
 
 TOKEN_INPUT = "github_token"  # action.yml's input (INPUT_GITHUB_TOKEN reaches the Docker action)
 EVENT_MAX_BYTES = 25 * 1024 * 1024  # GitHub's own webhook payload limit
+# The token as the workflow passes it (``${{ secrets.GITHUB_TOKEN }}`` is often mapped to the name)
+# and as the Docker action receives it; ``ACTIONS_*``: the runtime token, the OIDC request token, …
+SECRET_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_GITHUB_TOKEN")
+SECRET_PREFIXES = ("ACTIONS_",)
 
 
 def read_tokens(env: Mapping[str, str]) -> Tokens:
@@ -30,7 +34,7 @@ def secret_values(env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
     """The token and every ``ACTIONS_*`` value (the runtime token, the OIDC request token, cache
     and results URLs)."""
     return [tokens.comment.get_secret_value(),
-            *(value.strip() for key, value in sorted(env.items()) if key.startswith("ACTIONS_"))]
+            *(value.strip() for key, value in sorted(env.items()) if key.startswith(SECRET_PREFIXES))]
 
 
 def workspace(env: Mapping[str, str]) -> Path:

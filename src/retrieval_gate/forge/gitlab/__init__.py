@@ -17,6 +17,8 @@ class GitLab(Forge):
                   no_comment="the note is in {file} (keep it with the job's artifacts); docs/ci.md says which "
                              "token posts it")
     limits = Limits(comment_chars=1_000_000, comment_aim=999_000)  # a note's body: at most 1,000,000 characters
+    secret_variables = (gitlab_settings.NOTE_TOKEN_VARIABLE, gitlab_settings.WRITE_TOKEN_VARIABLE,
+                        *gitlab_settings.SECRET_VARIABLES)
 
     def detect(self, env: Mapping[str, str]) -> bool:
         return env.get("GITLAB_CI") == "true"

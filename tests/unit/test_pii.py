@@ -30,7 +30,8 @@ MASKER = Masker()
          "jwt <secret> fails"),  # the whole token, signature included
         ("Authorization: Bearer abc123def456ghi789jkl", "Authorization: Bearer <secret>"),
         ("login password=Hunter2Secret! fails", "login password=<secret> fails"),
-        ("https://api.example.com/v1?token=abcd1234efgh5678 gives 401", "https://api.example.com/v1?token=<secret> gives 401"),
+        ("https://api.example.com/v1?token=abcd1234efgh5678 gives 401",
+         "https://api.example.com/v1?token=<secret> gives 401"),
         ("clone https://bob:s3cr3tpass@git.example.com/r.git", "clone https://<secret>@git.example.com/r.git"),
     ],
 )

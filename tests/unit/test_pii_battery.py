@@ -55,7 +55,8 @@ def test_the_battery_masks_every_secret_and_95_percent_of_the_identifiers():
 
 
 def queries_of(path: Path) -> list[str]:
-    return [obj.get("query") or obj.get("text") for obj in map(json.loads, path.read_text(encoding="utf-8").splitlines())]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [obj.get("query") or obj.get("text") for obj in map(json.loads, lines)]
 
 
 def test_no_false_mask_on_the_example_suites_queries():

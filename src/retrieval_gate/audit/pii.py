@@ -40,10 +40,9 @@ import datetime as _dt
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 DEFAULT_REGION = "US"
 SECRET_KINDS = ("secret",)
@@ -403,7 +402,3 @@ def coverage_note(masker: Masker) -> str:
     return ("names and street addresses: not covered (install presidio-analyzer and a spaCy model to mask them; "
             "docs/golden-set.md)")
 
-
-def kinds_in(found: Sequence[str] | Any) -> list[str]:
-    """The kinds of ``found`` in ``KINDS`` order."""
-    return [k for k in KINDS if k in found]

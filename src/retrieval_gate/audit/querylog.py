@@ -83,21 +83,6 @@ def drop_reason(text: str) -> str | None:
     return None
 
 
-def luhn_valid(digits: str) -> bool:
-    """The Luhn check of a card number (digits only; python-stdnum)."""
-    from stdnum import luhn
-
-    return luhn.is_valid(digits)
-
-
-def iban_valid(text: str) -> bool:
-    """ISO 13616's mod-97 check with the country's length and format (python-stdnum; spaces and
-    case ignored)."""
-    from stdnum import iban
-
-    return iban.is_valid(text.upper())
-
-
 def mask_pii(text: str, *, masker: Masker | None = None) -> tuple[str, Counter]:
     """``text`` with secrets and personal data masked (``audit.pii``); the count of each kind."""
     return mask_text(text, masker=masker)

@@ -6,7 +6,9 @@
    letters or digits of it) is left and a ``<kind>`` of the expected kind stands in the text;
    ``none`` variants must come out unchanged. Then the false masks on the example suite's
    queries (examples/cases.jsonl) and SciFact's (../shared/datasets/scifact/queries.jsonl): any
-   query the masker changes is one. Prints the table kind × masked (Markdown) and one JSON line.
+   query the masker changes is one; and on SciFact's corpus (every title and the first three
+   sentences of each abstract: chemical names, gene lists, EC numbers). Prints the table kind ×
+   masked (Markdown) and one JSON line.
 2. ``speed``: lines/s of ``audit.querylog.clean_log`` (normalise, drop, mask, deduplicate) on a
    synthetic 100,000-line log: SciFact-like and support-like queries, one line in ten holding an
    e-mail, phone, card, key or IP.
@@ -73,6 +75,13 @@ def battery() -> dict:
                    path.read_text(encoding="utf-8").splitlines() if line.strip()]
         changed = [(q, default.mask(q)[0]) for q in queries if default.mask(q)[0] != q]
         false_masks[name] = {"queries": len(queries), "false_masks": len(changed), "examples": changed[:5]}
+    corpus = SCIFACT.parent / "corpus.jsonl"
+    if corpus.is_file():  # harder than queries: every title and the first three sentences of each abstract
+        texts = [t for line in corpus.read_text(encoding="utf-8").splitlines() for d in [json.loads(line)]
+                 for t in [d.get("title", ""), *d.get("text", "").split(". ")[:3]] if t]
+        changed = [(t, default.mask(t)[0]) for t in texts if default.mask(t)[0] != t]
+        false_masks["scifact_corpus_sentences"] = {"queries": len(texts), "false_masks": len(changed),
+                                                   "examples": changed[:5]}
     secrets = table.get("secret", Counter())
     ids = sum((c for k, c in table.items() if k not in ("secret", "none")), Counter())
     print("| kind | variants | masked |")

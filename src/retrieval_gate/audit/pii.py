@@ -10,8 +10,9 @@ digits must not be read as a phone number first):
   ``keyword=value`` / ``keyword: value`` pairs for detect-secrets' keyword list (password,
   secret, api_key, …) and ``token``, ``senha``; ``Bearer``/``Basic`` values; forge and API key
   prefixes detect-secrets does not know (``sk-proj-…``, ``github_pat_…``, ``hf_…``, ``AIza…``)
-  and any token of 20+ characters with letters and digits whose Shannon entropy (detect-secrets'
-  own measure) is at least 3.5 bits a character.
+  UUIDs, and any token of 20+ letters, digits, ``_`` or ``=`` (hyphens, slashes and plus signs
+  join the words of a compound) with letters and two digits or more whose Shannon entropy (detect-secrets' own
+  measure) is at least 3.5 bits a character.
 - ``email`` — Unicode local parts and IDN domains (checked by **email-validator**, no DNS), and
   the spelled-out ``john dot doe at gmail dot com`` / ``[at]`` / ``arroba … ponto`` form.
 - ``iban`` (any case, mod-97 by **python-stdnum**), ``cnpj`` and ``cpf`` (Brazil, check
@@ -64,14 +65,18 @@ _PREFIX_RE = re.compile(r"(?<![\w-])(?:sk-(?:proj-|ant-|live-|test-|svcacct-|adm
 _BEARER_RE = re.compile(r"(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})")
 _URL_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@:]+(?::[^\s/?#@]*)?)@")
 _URL_PARAM_RE = re.compile(rf"(?i)([?&;#](?:{_URL_PARAM_NAMES})=)([^&\s#]+)")
-_ENTROPY_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{20,}(?![A-Za-z0-9_+/=-])")
+# A random-looking token: letters, digits, ``_`` and ``=`` in one run (hyphens, slashes and plus
+# signs join words: "25-hydroxycholecalciferol", "Oct4/Sox2/Nanog/LIN28", "CD4+CD25+Foxp3+" are
+# not keys; a base64 key with them is cut into pieces, each tested); a UUID.
+_ENTROPY_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_=]{20,}(?![A-Za-z0-9_+/=-])")
+_UUID_RE = re.compile(r"(?i)(?<![0-9a-f-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])")
 
 _EMAIL_RE = re.compile(r"(?<![\w.+%-])[\w.!#$%'*+^`~-]+@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_]{2,}(?![\w-])")
 _AT = r"(?:\s+(?:at|arroba)\s+|\s*[\[(<{]\s*(?:at|arroba|@)\s*[\])>}]\s*)"
-_DOT = r"(?:\s+(?:dot|ponto|punto|point)\s+|\s*[\[(<{]\s*(?:dot|ponto|punto|\.)\s*[\])>}]\s*)"
+_DOT = r"(?:\s+(?:dot|ponto|punto)\s+|\s*[\[(<{]\s*(?:dot|ponto|punto|\.)\s*[\])>}]\s*)"
 _SPELLED_EMAIL_RE = re.compile(rf"(?i)(?<![\w.])[\w.+-]+(?:{_DOT}[\w+-]+)*{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}"
                                r"[^\W\d_]{2,6}(?![\w.])")
-_SPELLED_WORDS_RE = re.compile(r"(?i)\b(?:dot|ponto|punto|point)\b|\[")
+_SPELLED_WORDS_RE = re.compile(r"(?i)\b(?:dot|ponto|punto)\b|[\[(<{]")
 
 # An IBAN as written: one run, or groups of four (the printed form) and a shorter last group.
 _IBAN_RE = re.compile(r"(?i)(?<![A-Za-z0-9])[A-Z]{2}\d{2}"
@@ -89,7 +94,9 @@ _BIRTH_DATE_RE = re.compile(r"(?i)\b(born(?: on)?|birth(?:day| date)?|date of bi
                             r"|nascimento)(\W{0,4}(?:is\s+|on\s+)?)"
                             r"((\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]{3})[a-z]*\.?,?\s+((?:19|20)\d{2})"
                             r"|([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{2}))\b")
-_IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+# Not after a word that makes four dotted numbers a version or an enzyme (EC 1.14.16.2).
+_IPV4_RE = re.compile(r"(?<![\w.])(?<!(?i:ec) )(?<!(?i:version) )(?<!(?i:build) )(?<![vV])(?:\d{1,3}\.){3}\d{1,3}"
+                      r"(?![\w]|\.\d)")
 _IPV6_RE = re.compile(r"(?i)(?<![\w:.])(?:[0-9a-f]{0,4}:){2,7}(?:[0-9a-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3})(?:%\w+)?"
                       r"(?![\w:])")
 # Anything any detector could match has one of these; a line without any is left as it is.
@@ -269,6 +276,8 @@ class Masker:
     def _high_entropy(self, spans: _Spans) -> None:
         """Last: a long random-looking token that no named detector took."""
         entropy = _plugins().entropy
+        for m in _UUID_RE.finditer(spans.view()):
+            spans.add(m.start(), m.end(), "secret")
         for m in _ENTROPY_TOKEN_RE.finditer(spans.view()):
             token = m.group(0)
             letters = sum(ch.isalpha() for ch in token)

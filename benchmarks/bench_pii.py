@@ -1,4 +1,4 @@
-"""The masking battery of ``cases draft`` (issue 46; docs/golden-set.md, "Personal data and secrets").
+"""The masking battery of ``cases draft`` (docs/golden-set.md, "Secrets and personal data").
 
 1. ``battery``: every variant of benchmarks/data/pii_battery.tsv (one a line: the kind expected,
    the region the log would be drafted with, the text with the item between ⟦ and ⟧) through

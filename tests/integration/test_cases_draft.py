@@ -124,7 +124,7 @@ def test_per_intent_sizes_every_intent_alike_whatever_its_traffic(tmp_path: Path
     assert sorted(Counter(drawn).items()) == [("account", 6), ("billing", 18)]
 
 
-HOSTILE_ITEMS = {  # kind → what a support log holds (issue 46's reproduction); none of it may be written
+HOSTILE_ITEMS = {  # kind → what a support log holds (each shape a real log carries); none of it may be written
     "secret": ["AKIAIOSFODNN7EXAMPLE", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
                "sk-proj-abcdefghijklmnopqrstuvwxyzABCDEF1234567890abcd",
                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
@@ -152,7 +152,7 @@ DROPPED = {"user_id": "u-829301", "user_agent": "Mozilla/5.0 (X11; Linux x86_64)
 
 def test_a_hostile_log_writes_no_secret_identifier_or_dropped_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                       capsys):
-    """Issue 46: through ``cases draft`` with ``--region GB --slice-column plan``, draft.jsonl,
+    """Through ``cases draft`` with ``--region GB --slice-column plan``, draft.jsonl,
     label.html and draft.md hold none of the log's secrets and identifiers and none of its other
     columns (counted in draft.md); draft.md's Markdown from the log is inert."""
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,4 @@
-"""Issue 46's goal on the masking battery (benchmarks/data/pii_battery.tsv, hand-written: each
+"""The masking goal on the battery (benchmarks/data/pii_battery.tsv, hand-written: each
 variant's kind and the item to mask between ⟦ ⟧): no secret left, at least 95 % of the
 structured identifiers masked, the ``none`` variants and the example suite's queries unchanged;
 SciFact's queries too when ../shared is there."""

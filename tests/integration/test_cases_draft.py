@@ -163,11 +163,13 @@ def test_a_hostile_log_writes_no_secret_identifier_or_dropped_column(tmp_path: P
             row = {"query": q, "count": 1 + i % 3, "intent": intent, "locale": "en", "plan": "pro jane@example.com",
                    **DROPPED}
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    code, _, err = run_cli(["cases", "draft", "--queries", "log.jsonl", "--kb", str(EXAMPLES / "kb"), "--out", "d",
+    code, out, err = run_cli(["cases", "draft", "--queries", "log.jsonl", "--kb", str(EXAMPLES / "kb"), "--out", "d",
                             "--size", "200", "--region", "GB", "--slice-column", "plan"], capsys)
     assert code == 0, err
+    assert "secrets and personal data masked: " in out and "log columns dropped" in out
     written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "d").iterdir()}
-    assert set(written) == {"draft.jsonl", "label.html", "draft.md"}
+    written["stdout"], written["stderr"] = out, err
+    assert set(written) == {"draft.jsonl", "label.html", "draft.md", "stdout", "stderr"}
     forms = lambda s: {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1], html.escape(s)}  # noqa: E731
     for name, text in written.items():
         for kind, items in HOSTILE_ITEMS.items():
@@ -187,7 +189,7 @@ def test_a_hostile_log_writes_no_secret_identifier_or_dropped_column(tmp_path: P
     rows = len(queries) + len(HOSTILE_QUERIES)
     assert all(f"{name} ({rows:,} rows)" in md for name in ("user_agent", "referrer", "session"))
     assert "user_id (" in md and "names and street addresses: not covered" in md
-    assert "&lt;secret&gt;" in md and "&lt;phone&gt;" in md
+    assert "`<secret>`" in md and "`<phone>`" in md
     assert "![x](" not in md and "\x1b" not in md and "\u202e" not in md
     assert not any(line.startswith("#") for line in md.splitlines()[1:])
     table = [line for line in md.splitlines() if line.startswith("| ")]

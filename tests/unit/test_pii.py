@@ -126,7 +126,7 @@ def test_draft_md_escapes_log_text_and_counts_masks_and_dropped_columns():
                          drawn=Counter(), existing=Counter(), needed=10, minimum=6, systems=["dense", "bm25"],
                          coverage=coverage_note(MASKER))
     text = "\n".join(summary_lines(result, detect=0.05))
-    assert "- secrets and personal data masked: 2 &lt;email&gt;, 1 &lt;secret&gt;" in text
+    assert "- secrets and personal data masked: 2 `<email>`, 1 `<secret>`" in text
     assert "user_id (3 rows)" in text and "&#35; x (1 rows)" in text
     assert "names and street addresses: not covered" in text
     assert "![x](" not in text and "](http" not in text and not CONTROLS.search(text)

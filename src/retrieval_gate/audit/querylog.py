@@ -31,6 +31,7 @@ from retrieval_gate.audit.pii import KINDS, Masker, mask_text
 MAX_QUERY_CHARS = 500
 PII_KINDS = KINDS
 KEPT_COLUMNS = ("intent", "locale")
+MAX_CACHED_VALUES = 100_000
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 
@@ -110,6 +111,7 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
     the default region's when not given; ``slice_columns``: kept beside ``KEPT_COLUMNS``."""
     report = CleanReport()
     keep = frozenset((*KEPT_COLUMNS, *slice_columns))
+    masked_values: dict[str, tuple[str, Counter]] = {}
     wordings: dict[str, Counter] = {}
     values: dict[str, dict[str, Counter]] = {}
     first: dict[str, int] = {}
@@ -122,8 +124,14 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
             report.dropped[why] += 1
             continue
         if not keep_pii:
-            text, masked = mask_pii(text, masker=masker)
-            report.masked.update(masked)
+            # a log repeats its frequent queries: each distinct text is masked once (up to a bound)
+            if (hit := masked_values.get(text)) is None:
+                hit = mask_pii(text, masker=masker)
+                if len(masked_values) < MAX_CACHED_VALUES:
+                    masked_values[text] = hit
+            text, masked = hit
+            if masked:
+                report.masked.update(masked)
         key = duplicate_key(text)
         if key in first:
             report.duplicates += 1
@@ -134,8 +142,14 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
         for name, value in fields.items():
             shown_value = value
             if not keep_pii:
-                shown_value, masked = mask_pii(value, masker=masker)
-                report.masked.update(masked)
+                # a column's values repeat too (an intent, a locale)
+                if (hit := masked_values.get(value)) is None:
+                    hit = mask_pii(value, masker=masker)
+                    if len(masked_values) < MAX_CACHED_VALUES:
+                        masked_values[value] = hit
+                shown_value, masked = hit
+                if masked:
+                    report.masked.update(masked)
             slot.setdefault(name, Counter())[shown_value] += row.count
     out = []
     for key, line in first.items():

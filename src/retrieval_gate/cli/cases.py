@@ -56,7 +56,8 @@ def draft_command(
                            slice_columns=tuple(slice_column))
     result = draft_cases(suite_config=settings, suite=suite, options=options, progress=CliProgress(err_console))
     written = write_draft_folder(out, result=result, detect=detect, labeller=labeller)
-    for line in summary_lines(result, detect=detect)[2:12]:
+    figures = summary_lines(result, detect=detect)[2:]
+    for line in figures[: figures.index("")] if "" in figures else figures:  # the figures, not the intents' table
         console.print(line.removeprefix("- "), markup=False, highlight=False, soft_wrap=True)
     for path in written:
         console.print(f"wrote {path}", markup=False, highlight=False)

@@ -210,7 +210,8 @@ def masked_lines(result: DraftResult) -> list[str]:
     the masking does not cover, the log columns dropped (not on the allow-list) with the rows
     that had them."""
     c = result.clean
-    masked = ", ".join(f"{n:,} {_md(f'<{kind}>')}" for kind, n in sorted(c.masked.items())) or "none"
+    # the kinds are the masker's own names (audit.pii.KINDS), shown as they stand in the text
+    masked = ", ".join(f"{n:,} `<{kind}>`" for kind, n in sorted(c.masked.items())) or "none"
     shown = sorted(c.dropped_columns.items())[:MAX_COLUMNS_SHOWN]
     dropped = ", ".join(f"{_md(name)} ({n:,} rows)" for name, n in shown)
     if len(c.dropped_columns) > MAX_COLUMNS_SHOWN:

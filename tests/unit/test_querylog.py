@@ -68,6 +68,8 @@ def test_exact_duplicates_collapse_with_summed_traffic_and_the_most_frequent_wor
     assert dict(report.masked) == {"email": 2}
     kept, _ = clean_log(rows[3:], keep_pii=True)
     assert [q.text for q in kept] == ["refund to a@b.co", "refund to c@d.io"]
+    secret, report = clean_log([RawQuery(1, "a@b.co key AKIAIOSFODNN7EXAMPLE")], keep_pii=True)
+    assert secret[0].text == "a@b.co key <secret>" and dict(report.masked) == {"secret": 1}  # never kept
 
 
 def test_a_log_is_read_as_text_jsonl_or_csv_with_its_columns(tmp_path):

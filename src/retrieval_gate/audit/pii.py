@@ -199,16 +199,18 @@ def _digits(text: str) -> str:
 
 class Masker:
     """Masks one text at a time (see the module docstring). ``region``: the ISO 3166 region
-    national phone numbers are read in; ``names``: an optional name/address detector."""
+    national phone numbers are read in; ``names``: an optional name/address detector;
+    ``personal=False``: secrets only (``--keep-pii`` keeps personal data, never a secret)."""
 
-    def __init__(self, *, region: str = DEFAULT_REGION, names: NameDetector | None = None):
+    def __init__(self, *, region: str = DEFAULT_REGION, names: NameDetector | None = None, personal: bool = True):
         import phonenumbers
 
         region = region.upper()
         if region not in phonenumbers.SUPPORTED_REGIONS:
             raise ValueError(f"unknown region {region!r} (an ISO 3166 code such as US, GB, DE, BR, IN)")
         self.region = region
-        self.names = names
+        self.names = names if personal else None
+        self.personal = personal  # False (--keep-pii): secrets only, personal data kept
         self._pn = phonenumbers
 
     @property
@@ -227,9 +229,9 @@ class Masker:
         spans = _Spans(text)
         if digits or assign or keylike or "PRIVATE KEY" in text:
             self._secrets(spans, assign=assign, keylike=keylike)
-        if mail:
+        if mail and self.personal:
             self._emails(spans)
-        if digits:
+        if digits and self.personal:
             self._numbers(spans)
         if keylike and digits:
             self._high_entropy(spans)
@@ -405,7 +407,9 @@ def mask_text(text: str, *, masker: Masker | None = None) -> tuple[str, Counter]
 
 
 def coverage_note(masker: Masker) -> str:
-    """What draft.md says of names and street addresses."""
+    """What draft.md says the masking did not cover."""
+    if not masker.personal:
+        return "personal data kept (--keep-pii): only secrets masked"
     if masker.covers_names:
         return "names and street addresses: masked by the optional detector (presidio-analyzer)"
     return ("names and street addresses: not covered (install presidio-analyzer and a spaCy model to mask them; "

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from retrieval_gate.audit.pii import KINDS, Masker, mask_text
+from retrieval_gate.audit.pii import DEFAULT_REGION, KINDS, Masker, mask_text
 
 MAX_QUERY_CHARS = 500
 PII_KINDS = KINDS
@@ -108,10 +108,25 @@ def duplicate_key(text: str) -> str:
 def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Masker | None = None,
               slice_columns: Iterable[str] = ()) -> tuple[list[LogQuery], CleanReport]:
     """The distinct queries of ``rows`` (in first-seen order) and what cleaning did. ``masker``:
-    the default region's when not given; ``slice_columns``: kept beside ``KEPT_COLUMNS``."""
+    the default region's when not given; ``keep_pii``: personal data kept, secrets still masked;
+    ``slice_columns``: kept beside ``KEPT_COLUMNS``."""
+    if masker is None or (keep_pii and masker.personal):
+        masker = Masker(region=masker.region if masker else DEFAULT_REGION, personal=not keep_pii)
     report = CleanReport()
     keep = frozenset((*KEPT_COLUMNS, *slice_columns))
     masked_values: dict[str, tuple[str, Counter]] = {}
+
+    def masked_once(text: str) -> str:
+        """A log repeats its frequent queries and column values (an intent, a locale): each
+        distinct text is masked once (up to ``MAX_CACHED_VALUES``), its masks counted each time."""
+        if (hit := masked_values.get(text)) is None:
+            hit = mask_pii(text, masker=masker)
+            if len(masked_values) < MAX_CACHED_VALUES:
+                masked_values[text] = hit
+        if hit[1]:
+            report.masked.update(hit[1])
+        return hit[0]
+
     wordings: dict[str, Counter] = {}
     values: dict[str, dict[str, Counter]] = {}
     first: dict[str, int] = {}
@@ -123,15 +138,7 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
         if (why := drop_reason(text)) is not None:
             report.dropped[why] += 1
             continue
-        if not keep_pii:
-            # a log repeats its frequent queries: each distinct text is masked once (up to a bound)
-            if (hit := masked_values.get(text)) is None:
-                hit = mask_pii(text, masker=masker)
-                if len(masked_values) < MAX_CACHED_VALUES:
-                    masked_values[text] = hit
-            text, masked = hit
-            if masked:
-                report.masked.update(masked)
+        text = masked_once(text)
         key = duplicate_key(text)
         if key in first:
             report.duplicates += 1
@@ -140,17 +147,7 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
         lines[key] += 1
         slot = values.setdefault(key, {})
         for name, value in fields.items():
-            shown_value = value
-            if not keep_pii:
-                # a column's values repeat too (an intent, a locale)
-                if (hit := masked_values.get(value)) is None:
-                    hit = mask_pii(value, masker=masker)
-                    if len(masked_values) < MAX_CACHED_VALUES:
-                        masked_values[value] = hit
-                shown_value, masked = hit
-                if masked:
-                    report.masked.update(masked)
-            slot.setdefault(name, Counter())[shown_value] += row.count
+            slot.setdefault(name, Counter())[masked_once(value)] += row.count
     out = []
     for key, line in first.items():
         counts = wordings[key]

@@ -23,7 +23,7 @@ def draft_command(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
     cases: Path | None = typer.Option(None, "--cases", help="Existing golden set, counted per intent (default: the suite's)."),
     query_column: str = typer.Option("query", "--query-column", help="The JSONL/CSV column holding the query."),
-    keep_pii: bool = typer.Option(False, "--keep-pii", help="Do not mask secrets and personal data (docs/golden-set.md)."),
+    keep_pii: bool = typer.Option(False, "--keep-pii", help="Keep personal data unmasked (secrets are masked all the same)."),
     region: str = typer.Option("US", "--region", help="ISO 3166 region national phone numbers are read in (e.g. GB, DE, BR)."),
     slice_column: list[str] = typer.Option([], "--slice-column", help="A log column kept as a tag beside intent and locale "
                                            "(repeatable); every other column is dropped."),

@@ -98,7 +98,7 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     problems: list = []
     rows = (RawQuery(line=n, text=t, count=c, fields=f)
             for n, t, c, f in iter_log(options.log, query_column=options.query_column, problems=problems))
-    masker = draft_masker(options.region)
+    masker = draft_masker(options.region, personal=not options.keep_pii)
     distinct, report = clean_log(rows, keep_pii=options.keep_pii, masker=masker, slice_columns=options.slice_columns)
     raise_if(problems)
     if not distinct:
@@ -165,7 +165,7 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
                        graded=any(c.grades and max(c.grades.values()) > 1 for c in existing_cases),
                        sized=options.size is not None,
-                       coverage="nothing masked (--keep-pii)" if options.keep_pii else coverage_note(masker))
+                       coverage=coverage_note(masker))
 
 
 def _unit(vectors: Any) -> np.ndarray:

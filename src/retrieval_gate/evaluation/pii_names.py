@@ -46,12 +46,13 @@ def presidio_detector() -> NameDetector | None:
 
 
 def draft_masker(region: str = DEFAULT_REGION, *, names: NameDetector | None = None,
-                 find_names: bool = True) -> Masker:
+                 find_names: bool = True, personal: bool = True) -> Masker:
     """The masker for ``region`` (exit 2 on a region phonenumbers does not know), with the
-    name detector given, else Presidio's when installed (``find_names``)."""
-    if names is None and find_names:
+    name detector given, else Presidio's when installed (``find_names``); ``personal=False``
+    (``--keep-pii``): secrets only."""
+    if names is None and find_names and personal:
         names = presidio_detector()
     try:
-        return Masker(region=region, names=names)
+        return Masker(region=region, names=names, personal=personal)
     except ValueError as exc:
         raise UsageError(f"--region {region!r}: {exc}") from None

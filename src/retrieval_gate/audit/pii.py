@@ -54,7 +54,6 @@ KINDS = (*SECRET_KINDS, *IDENTIFIER_KINDS, *OPTIONAL_KINDS)
 # (start, end, kind) spans a name/address detector finds in a text.
 NameDetector = Callable[[str], Iterable[tuple[int, int, str]]]
 
-_TOKEN_CHARS = r"A-Za-z0-9_\-+/=.~"
 _KEYWORDS_EXTRA = ("token", "access_?token", "auth_?token", "refresh_?token", "client_?secret", "apikey",
                    "api-key", "senha", "pass", "passcode")
 _URL_PARAM_NAMES = (r"(?:access_|refresh_|id_|auth_|api_?)?token|api_?key|key|apikey|password|passwd|pwd|secret"
@@ -104,8 +103,7 @@ _DIGIT_RE = re.compile(r"\d")
 _AT_WORD_RE = re.compile(r"(?i)\b(?:at|arroba)\b")
 _KEYLIKE_RE = re.compile(r"[A-Za-z0-9_\-+/=]{11,}")
 _DIGIT_RUN_RE = re.compile(r"[+(]?\d[\d\s().\-/]*\d")
-_WHOLE_TOKEN_LEFT = re.compile(rf"[{_TOKEN_CHARS}]*$")
-_WHOLE_TOKEN_RIGHT = re.compile(rf"^[{_TOKEN_CHARS}]*")
+_TOKEN_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~")
 
 
 @dataclass(frozen=True)
@@ -140,10 +138,11 @@ def _plugins() -> _Plugins:
 def _whole_token(text: str, start: int, end: int) -> tuple[int, int]:
     """Widen ``[start, end)`` to the whole token around it (a plugin's pattern may match only
     its prefix, or stop short of a JWT's signature); a trailing full stop stays outside."""
-    left = _WHOLE_TOKEN_LEFT.search(text, 0, start)
-    right = _WHOLE_TOKEN_RIGHT.match(text[end:])
-    s = left.start() if left else start
-    e = end + (right.end() if right else 0)
+    s, e = start, end
+    while s > 0 and text[s - 1] in _TOKEN_SET:
+        s -= 1
+    while e < len(text) and text[e] in _TOKEN_SET:
+        e += 1
     while e > end and text[e - 1] in ".=-":
         e -= 1
     return s, max(e, end)

@@ -90,12 +90,13 @@ def mask_pii(text: str, *, masker: Masker | None = None) -> tuple[str, Counter]:
 
 
 def kept_fields(fields: Mapping[str, str], *, keep: frozenset[str], dropped: Counter) -> dict[str, str]:
-    """The allow-listed columns of one row; the names of the others counted in ``dropped``."""
+    """The allow-listed columns of one row, each value normalised like a query and cut to
+    ``MAX_QUERY_CHARS``; the names of the others counted in ``dropped``."""
     out = {}
     for name, value in fields.items():
         if name not in keep:
             dropped[name] += 1
-        elif value.strip():
+        elif value := normalise(value)[:MAX_QUERY_CHARS]:
             out[name] = value
     return out
 

@@ -194,3 +194,13 @@ def test_a_hostile_log_writes_no_secret_identifier_or_dropped_column(tmp_path: P
     assert not any(line.startswith("#") for line in md.splitlines()[1:])
     table = [line for line in md.splitlines() if line.startswith("| ")]
     assert table and all(line.count("|") == 8 for line in table)
+
+
+def test_an_unknown_region_is_exit_2_before_anything_is_read_or_written(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "log.txt").write_text("call 07700 900123\n", encoding="utf-8")
+    code, _, err = run_cli(["cases", "draft", "--queries", "log.txt", "--kb", str(EXAMPLES / "kb"), "--out", "d",
+                            "--region", "XX"], capsys)
+    assert code == 2 and "--region 'XX'" in err and "unknown region" in err
+    assert not (tmp_path / "d").exists()

@@ -4,7 +4,8 @@
    the region the log would be drafted with, the text with the item between ⟦ and ⟧) through
    ``audit.pii.Masker``; a variant counts as masked when no piece of the item (no run of 4+
    letters or digits of it) is left and a ``<kind>`` of the expected kind stands in the text;
-   ``none`` variants must come out unchanged. Then the false masks on the example suite's
+   ``none`` variants must come out unchanged; the identifiers again with the default region (US)
+   for every line, as a log drafted without ``--region`` is. Then the false masks on the example suite's
    queries (examples/cases.jsonl) and SciFact's (../shared/datasets/scifact/queries.jsonl): any
    query the masker changes is one; and on SciFact's corpus (every title and the first three
    sentences of each abstract: chemical names, gene lists, EC numbers). Prints the table kind ×
@@ -67,6 +68,8 @@ def battery() -> dict:
         if not ok:
             missed.append({"kind": kind, "text": text, "masked": masked})
     default = Masker()
+    us_only = Counter(is_masked(kind, text, item, default.mask(text)[0])
+                      for kind, _, text, item in read_battery() if kind not in ("secret", "none"))
     false_masks = {}
     for name, path in (("examples", ROOT / "examples" / "cases.jsonl"), ("scifact", SCIFACT)):
         if not path.is_file():
@@ -94,6 +97,7 @@ def battery() -> dict:
     print(f"| **structured identifiers** | {ids.total()} | {ids['masked']} ({ids['masked'] / ids.total():.1%}) |")
     return {"variants": sum(c.total() for c in table.values()), "secrets_missed": secrets["missed"],
             "identifiers_masked_share": round(ids["masked"] / ids.total(), 4), "missed": missed,
+            "identifiers_masked_share_default_region_only": round(us_only[True] / us_only.total(), 4),
             "false_masks": false_masks}
 
 

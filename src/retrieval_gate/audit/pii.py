@@ -24,7 +24,9 @@ digits must not be read as a phone number first):
 - ``phone`` — **phonenumbers**' ``PhoneNumberMatcher``: international numbers (``+44 …``)
   anywhere, national numbers as the region reads them (``region``, default ``US``; ``cases
   draft --region``), valid numbers first, then *possible* numbers of nine digits or more that
-  look like one number (no dotted group, no group shorter than three digits).
+  look like one number (no dotted group, no group shorter than three digits); then a number
+  written in a national format (a trunk ``0`` or an area code in parentheses, and a separator)
+  that is possible in one of ``NATIONAL_REGIONS`` (GB, DE, FR, BR, IN, ES, IT, NL, PT, MX, AU, JP).
 - ``name`` and ``address`` — only when a detector is handed in (``NameDetector``: the optional
   Presidio adapter, ``evaluation.pii_names``); without one they are not covered, and draft.md
   says so.
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 DEFAULT_REGION = "US"
+NATIONAL_REGIONS = ("GB", "DE", "FR", "BR", "IN", "ES", "IT", "NL", "PT", "MX", "AU", "JP")
 SECRET_KINDS = ("secret",)
 IDENTIFIER_KINDS = ("email", "iban", "cnpj", "cpf", "card", "ssn", "date", "ip", "phone")
 OPTIONAL_KINDS = ("name", "address")
@@ -102,6 +105,11 @@ _IPV6_RE = re.compile(r"(?i)(?<![\w:.])(?:[0-9a-f]{0,4}:){2,7}(?:[0-9a-f]{0,4}|(
 _DIGIT_RE = re.compile(r"\d")
 _AT_WORD_RE = re.compile(r"(?i)\b(?:at|arroba)\b")
 _KEYLIKE_RE = re.compile(r"[A-Za-z0-9_\-+/=]{11,}")
+# A number in a national format with a trunk ``0`` or an area code in parentheses and a separator
+# (``07700 900123``, ``030 12345678``, ``(11) 91234-5678``, ``01 42 68 53 00``), taken when it is a
+# possible number in one of ``NATIONAL_REGIONS`` though ``--region`` reads it otherwise.
+_NATIONAL_RE = re.compile(r"(?<![\w+.,/-])(?:\(0?\d{2,4}\)\s?|0\d{1,4}[\s-])\d{2,5}(?:[\s-]?\d{2,5}){0,4}"
+                          r"(?![\w.,/-]|\s\d)")
 _DIGIT_RUN_RE = re.compile(r"[+(]?\d[\d\s().\-/]*\d")
 _TOKEN_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~")
 
@@ -346,6 +354,18 @@ class Masker:
                 if leniency == pn.Leniency.POSSIBLE and not _one_number(raw):
                     continue
                 spans.add(m.start, m.end, "phone")
+        for m in _NATIONAL_RE.finditer(spans.view()):  # another region's national format
+            raw = m.group(0)
+            if "\x00" in raw or not 9 <= len(_digits(raw)) <= 12:
+                continue
+            for region in NATIONAL_REGIONS:
+                try:
+                    number = pn.parse(raw, region)
+                except pn.NumberParseException:
+                    continue
+                if pn.is_possible_number(number):
+                    spans.add(m.start(), m.end(), "phone")
+                    break
 
 
 def _has_keylike(text: str) -> bool:

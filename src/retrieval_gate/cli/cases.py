@@ -37,10 +37,10 @@ def draft_command(
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:
-    """Clean the log (secrets and personal data masked, columns kept by allow-list, duplicates and near-duplicates collapsed), find its
-    intents, draw the cases the --detect drop needs by traffic, pool each one's candidates from
-    several retrievers, and write DIR/draft.jsonl, DIR/label.html (label with the keyboard) and
-    DIR/draft.md. Exit 0; 2 on bad input."""
+    """Clean the log (secrets and personal data masked, columns kept by allow-list, duplicates and
+    near-duplicates collapsed), find its intents, draw the cases the --detect drop needs by
+    traffic, pool each one's candidates from several retrievers, and write DIR/draft.jsonl,
+    DIR/label.html (label with the keyboard) and DIR/draft.md. Exit 0; 2 on bad input."""
     from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, summary_lines, write_draft_folder
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite

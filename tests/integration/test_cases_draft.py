@@ -5,6 +5,7 @@ candidates by the examples' own gold, ``label apply --draft`` writes the cases, 
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import subprocess
@@ -126,3 +127,85 @@ def test_per_intent_sizes_every_intent_alike_whatever_its_traffic(tmp_path: Path
     drawn = [json.loads(line)["intent"] for line in (tmp_path / "shared" / "draft.jsonl").read_text().splitlines()]
     # 19 by traffic: 600 : 30 → 18.1 and 0.9 → 18 and 1, then the minimum of 6 lifts account
     assert sorted(Counter(drawn).items()) == [("account", 6), ("billing", 18)]
+
+
+HOSTILE_ITEMS = {  # kind → what a support log holds (each shape a real log carries); none of it may be written
+    "secret": ["AKIAIOSFODNN7EXAMPLE", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+               "sk-proj-abcdefghijklmnopqrstuvwxyzABCDEF1234567890abcd",
+               "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
+               "abc123def456ghi789jkl", "Hunter2Secret!", "abcd1234efgh5678", "s3cr3tpass"],
+    "email": ["josé.silva@exemplo.com.br", "user@exämple.de", "john dot doe at gmail dot com"],
+    "iban": ["gb82west12345698765432"], "card": ["4111.1111.1111.1111"], "phone": ["07700 900123", "+44 20 7946 0958"],
+    "ssn": ["123456789"], "cpf": ["529.982.247-25"], "cnpj": ["11.222.333/0001-81"],
+    "ip": ["203.0.113.7", "2001:db8::1"], "date": ["14/03/1985"],
+}
+HOSTILE_QUERIES = [
+    "my key AKIAIOSFODNN7EXAMPLE stopped working", "token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 invalid",
+    "sk-proj-abcdefghijklmnopqrstuvwxyzABCDEF1234567890abcd", "jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+    "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P fails", "Authorization: Bearer abc123def456ghi789jkl",
+    "login password=Hunter2Secret! fails", "https://api.example.com/v1?token=abcd1234efgh5678 gives 401",
+    "clone https://bob:s3cr3tpass@git.example.com/r.git", "contact josé.silva@exemplo.com.br about the invoice",
+    "user@exämple.de cannot log in", "write to john dot doe at gmail dot com", "iban gb82west12345698765432 rejected",
+    "card 4111.1111.1111.1111 charged twice", "call me on 07700 900123", "call +44 20 7946 0958 about my payout",
+    "ssn 123456789 wrong", "meu cpf 529.982.247-25", "cnpj 11.222.333/0001-81 nota", "ip 203.0.113.7 blocked",
+    "ipv6 2001:db8::1 unreachable", "born 14/03/1985 update",
+    "![x](http://evil.example/a.png) refund", "\u202egnp.exe refund", "export a \\| b table",
+]
+DROPPED = {"user_id": "u-829301", "user_agent": "Mozilla/5.0 (X11; Linux x86_64) HostileAgent/1.0",
+           "referrer": "https://shop.example/?token=ref9876zyx&email=ref.leak@example.net", "session": "sess-77aa"}
+
+
+def test_a_hostile_log_writes_no_secret_identifier_or_dropped_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys):
+    """Through ``cases draft`` with ``--region GB --slice-column plan``, draft.jsonl,
+    label.html and draft.md hold none of the log's secrets and identifiers and none of its other
+    columns (counted in draft.md); draft.md's Markdown from the log is inert."""
+    monkeypatch.chdir(tmp_path)
+    queries = [json.loads(line)["query"] for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()][:20]
+    with (tmp_path / "log.jsonl").open("w", encoding="utf-8") as out:
+        for i, q in enumerate(queries + HOSTILE_QUERIES):
+            intent = "# x\x1b[2J" if i % 3 == 0 else "billing"
+            row = {"query": q, "count": 1 + i % 3, "intent": intent, "locale": "en", "plan": "pro jane@example.com",
+                   **DROPPED}
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    code, out, err = run_cli(["cases", "draft", "--queries", "log.jsonl", "--kb", str(EXAMPLES / "kb"), "--out", "d",
+                            "--size", "200", "--region", "GB", "--slice-column", "plan"], capsys)
+    assert code == 0, err
+    assert "secrets and personal data masked: " in out and "log columns dropped" in out
+    written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "d").iterdir()}
+    written["stdout"], written["stderr"] = out, err
+    assert set(written) == {"draft.jsonl", "label.html", "draft.md", "stdout", "stderr"}
+    forms = lambda s: {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1], html.escape(s)}  # noqa: E731
+    for name, text in written.items():
+        for kind, items in HOSTILE_ITEMS.items():
+            for item in items:
+                assert not any(f in text for f in forms(item)), (name, kind, item)
+        for value in (*DROPPED.values(), "ref.leak", "jane@example.com"):
+            assert not any(f in text for f in forms(value)), (name, value)
+    for column in DROPPED:
+        assert column not in written["draft.jsonl"] and f'"{column}"' not in written["label.html"]
+    drafted = [json.loads(line) for line in written["draft.jsonl"].splitlines()]
+    assert len(drafted) == len(queries) + len(HOSTILE_QUERIES)
+    assert {frozenset(e["fields"]) for e in drafted} == {frozenset({"locale", "plan"})}
+    assert {e["fields"]["plan"] for e in drafted} == {"pro <email>"}
+    masked = "".join(e["query"] for e in drafted)
+    assert all(f"<{kind}>" in masked for kind in HOSTILE_ITEMS)
+    md = written["draft.md"]
+    rows = len(queries) + len(HOSTILE_QUERIES)
+    assert all(f"{name} ({rows:,} rows)" in md for name in ("user_agent", "referrer", "session"))
+    assert "user_id (" in md and "names and street addresses: not covered" in md
+    assert "`<secret>`" in md and "`<phone>`" in md
+    assert "![x](" not in md and "\x1b" not in md and "\u202e" not in md
+    assert not any(line.startswith("#") for line in md.splitlines()[1:])
+    table = [line for line in md.splitlines() if line.startswith("| ")]
+    assert table and all(line.count("|") == 8 for line in table)
+
+
+def test_an_unknown_region_is_exit_2_before_anything_is_read_or_written(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "log.txt").write_text("call 07700 900123\n", encoding="utf-8")
+    code, _, err = run_cli(["cases", "draft", "--queries", "log.txt", "--kb", str(EXAMPLES / "kb"), "--out", "d",
+                            "--region", "XX"], capsys)
+    assert code == 2 and "--region 'XX'" in err and "unknown region" in err
+    assert not (tmp_path / "d").exists()

@@ -1,14 +1,18 @@
-"""A query log made fit to draw golden cases from (docs/golden-set.md): cleaning, personal data
-masked, exact duplicates collapsed. Pure: the rows come from ``load.querylog``.
+"""A query log made fit to draw golden cases from (docs/golden-set.md): cleaning, secrets and
+personal data masked, columns kept by allow-list, exact duplicates collapsed. Pure: the rows
+come from ``load.querylog``.
 
 - **Clean.** Whitespace normalised (NFC, runs of whitespace → one space, trimmed). A line is
   dropped when it is empty, not text (a control character other than whitespace, the Unicode
   replacement character of an undecodable byte, or no letter or digit at all) or longer than
   ``MAX_QUERY_CHARS`` (a pasted document, not a query).
-- **Personal data.** E-mail addresses, IBANs (mod-97 valid), payment card numbers (13–19 digits,
-  Luhn valid) and phone numbers (7–15 digits in three or more groups, or a ``+`` and 8–15
-  digits) become ``<email>``, ``<iban>``, ``<card>``, ``<phone>``, in that order, before
-  anything is compared or embedded — so masked queries also collapse together.
+- **Secrets and personal data** (``audit.pii``: detect-secrets' plugins, phonenumbers,
+  python-stdnum, email-validator, ipaddress) become ``<kind>`` — ``<secret>``, ``<email>``,
+  ``<phone>``, ``<card>``, … — before anything is compared or embedded, so masked queries also
+  collapse together; the values of the columns kept are masked alike.
+- **Columns by allow-list**: only ``KEPT_COLUMNS`` (``intent``, ``locale``; ``count`` is read as
+  the traffic) and the columns named with ``--slice-column`` travel into ``fields``; every other
+  column (``user_id``, ``user_agent``, ``referrer``, ``session``, …) is dropped and counted.
 - **Exact duplicates**: the same text ignoring case and whitespace is one query; its ``count``
   is the sum of the lines' counts (a line without a count stands for 1), its wording the most
   frequent one, its slice fields the most frequent value of each (ties: the first seen).
@@ -22,13 +26,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-MAX_QUERY_CHARS = 500
-PII_KINDS = ("email", "iban", "card", "phone")
+from retrieval_gate.audit.pii import DEFAULT_REGION, KINDS, Masker, mask_text
 
-_EMAIL_RE = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?!\w)")
-_IBAN_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
-_CARD_RE = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-_PHONE_RE = re.compile(r"(?<![\w+])(?:\+\d[\d ().-]{6,}\d|\(?\d{2,4}\)?(?:[ .-]\(?\d{2,4}\)?){2,4})(?![\w])")
+MAX_QUERY_CHARS = 500
+PII_KINDS = KINDS
+KEPT_COLUMNS = ("intent", "locale")
+MAX_CACHED_VALUES = 100_000
+
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 
 
@@ -61,6 +65,7 @@ class CleanReport:
     dropped: Counter = field(default_factory=Counter)
     masked: Counter = field(default_factory=Counter)
     duplicates: int = 0
+    dropped_columns: Counter = field(default_factory=Counter)  # column name → rows that had it
 
 
 def normalise(text: str) -> str:
@@ -79,44 +84,21 @@ def drop_reason(text: str) -> str | None:
     return None
 
 
-def luhn_valid(digits: str) -> bool:
-    """The Luhn check of a card number (digits only)."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
+def mask_pii(text: str, *, masker: Masker | None = None) -> tuple[str, Counter]:
+    """``text`` with secrets and personal data masked (``audit.pii``); the count of each kind."""
+    return mask_text(text, masker=masker)
 
 
-def iban_valid(text: str) -> bool:
-    """ISO 13616's mod-97 check (spaces ignored)."""
-    code = text.replace(" ", "")
-    if not 15 <= len(code) <= 34:
-        return False
-    moved = code[4:] + code[:4]
-    return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
-
-
-def mask_pii(text: str) -> tuple[str, Counter]:
-    """``text`` with e-mail addresses, IBANs, card numbers and phone numbers masked; the count
-    of each kind masked."""
-    found: Counter = Counter()
-
-    def sub(kind: str, pattern: re.Pattern[str], text: str, valid=None) -> str:
-        def one(match: re.Match[str]) -> str:
-            if valid is not None and not valid(match.group(0)):
-                return match.group(0)
-            found[kind] += 1
-            return f"<{kind}>"
-        return pattern.sub(one, text)
-
-    text = sub("email", _EMAIL_RE, text)
-    text = sub("iban", _IBAN_RE, text, iban_valid)
-    text = sub("card", _CARD_RE, text, lambda s: luhn_valid(re.sub(r"\D", "", s)))
-    text = sub("phone", _PHONE_RE, text, lambda s: 7 <= len(re.sub(r"\D", "", s)) <= 15)
-    return text, found
+def kept_fields(fields: Mapping[str, str], *, keep: frozenset[str], dropped: Counter) -> dict[str, str]:
+    """The allow-listed columns of one row, each value normalised like a query and cut to
+    ``MAX_QUERY_CHARS``; the names of the others counted in ``dropped``."""
+    out = {}
+    for name, value in fields.items():
+        if name not in keep:
+            dropped[name] += 1
+        elif value := normalise(value)[:MAX_QUERY_CHARS]:
+            out[name] = value
+    return out
 
 
 def duplicate_key(text: str) -> str:
@@ -124,9 +106,28 @@ def duplicate_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False) -> tuple[list[LogQuery], CleanReport]:
-    """The distinct queries of ``rows`` (in first-seen order) and what cleaning did."""
+def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Masker | None = None,
+              slice_columns: Iterable[str] = ()) -> tuple[list[LogQuery], CleanReport]:
+    """The distinct queries of ``rows`` (in first-seen order) and what cleaning did. ``masker``:
+    the default region's when not given; ``keep_pii``: personal data kept, secrets still masked;
+    ``slice_columns``: kept beside ``KEPT_COLUMNS``."""
+    if masker is None or (keep_pii and masker.personal):
+        masker = Masker(region=masker.region if masker else DEFAULT_REGION, personal=not keep_pii)
     report = CleanReport()
+    keep = frozenset((*KEPT_COLUMNS, *slice_columns))
+    masked_values: dict[str, tuple[str, Counter]] = {}
+
+    def masked_once(text: str) -> str:
+        """A log repeats its frequent queries and column values (an intent, a locale): each
+        distinct text is masked once (up to ``MAX_CACHED_VALUES``), its masks counted each time."""
+        if (hit := masked_values.get(text)) is None:
+            hit = mask_pii(text, masker=masker)
+            if len(masked_values) < MAX_CACHED_VALUES:
+                masked_values[text] = hit
+        if hit[1]:
+            report.masked.update(hit[1])
+        return hit[0]
+
     wordings: dict[str, Counter] = {}
     values: dict[str, dict[str, Counter]] = {}
     first: dict[str, int] = {}
@@ -134,12 +135,11 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False) -> tuple[list
     for row in rows:
         report.read += 1
         text = normalise(row.text)
+        fields = kept_fields(row.fields, keep=keep, dropped=report.dropped_columns)
         if (why := drop_reason(text)) is not None:
             report.dropped[why] += 1
             continue
-        if not keep_pii:
-            text, masked = mask_pii(text)
-            report.masked.update(masked)
+        text = masked_once(text)
         key = duplicate_key(text)
         if key in first:
             report.duplicates += 1
@@ -147,9 +147,8 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False) -> tuple[list
         wordings.setdefault(key, Counter())[text] += row.count
         lines[key] += 1
         slot = values.setdefault(key, {})
-        for name, value in row.fields.items():
-            shown_value = value if keep_pii else mask_pii(value)[0]
-            slot.setdefault(name, Counter())[shown_value] += row.count
+        for name, value in fields.items():
+            slot.setdefault(name, Counter())[masked_once(value)] += row.count
     out = []
     for key, line in first.items():
         counts = wordings[key]

@@ -23,7 +23,10 @@ def draft_command(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
     cases: Path | None = typer.Option(None, "--cases", help="Existing golden set, counted per intent (default: the suite's)."),
     query_column: str = typer.Option("query", "--query-column", help="The JSONL/CSV column holding the query."),
-    keep_pii: bool = typer.Option(False, "--keep-pii", help="Do not mask e-mail addresses, phone, card numbers and IBANs."),
+    keep_pii: bool = typer.Option(False, "--keep-pii", help="Keep personal data unmasked (secrets are masked all the same)."),
+    region: str = typer.Option("US", "--region", help="ISO 3166 region national phone numbers are read in (e.g. GB, DE, BR)."),
+    slice_column: list[str] = typer.Option([], "--slice-column", help="A log column kept as a tag beside intent and locale "
+                                           "(repeatable); every other column is dropped."),
     detect: float = typer.Option(0.05, "--detect", min=0.001, max=1.0, help="The drop in hit@k the set must catch at 80 % power."),
     per_intent: bool = typer.Option(False, "--per-intent", help="Size every intent to catch --detect on its own."),
     size: int | None = typer.Option(None, "--size", min=1, help="Draw this many cases instead of sizing from --detect."),
@@ -34,10 +37,10 @@ def draft_command(
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:
-    """Clean the log (personal data masked, duplicates and near-duplicates collapsed), find its
-    intents, draw the cases the --detect drop needs by traffic, pool each one's candidates from
-    several retrievers, and write DIR/draft.jsonl, DIR/label.html (label with the keyboard) and
-    DIR/draft.md. Exit 0; 2 on bad input."""
+    """Clean the log (secrets and personal data masked, columns kept by allow-list, duplicates and
+    near-duplicates collapsed), find its intents, draw the cases the --detect drop needs by
+    traffic, pool each one's candidates from several retrievers, and write DIR/draft.jsonl,
+    DIR/label.html (label with the keyboard) and DIR/draft.md. Exit 0; 2 on bad input."""
     from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, summary_lines, write_draft_folder
     from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import SuiteOverrides
@@ -52,10 +55,12 @@ def draft_command(
         raise UsageError("cases draft needs --kb, or --suite naming a suite with a kb")
     refuse_user_code_here(parse_retriever_list(pool_specs(settings, pool=pool)), env=env, command="cases draft")
     options = DraftOptions(log=queries, query_column=query_column, keep_pii=keep_pii, detect=detect,
-                           per_intent=per_intent, size=size, seed=seed, depth=depth, pool=pool)
+                           per_intent=per_intent, size=size, seed=seed, depth=depth, pool=pool, region=region,
+                           slice_columns=tuple(slice_column))
     result = draft_cases(suite_config=settings, suite=suite, options=options, progress=CliProgress(err_console))
     written = write_draft_folder(out, result=result, detect=detect, labeller=labeller)
-    for line in summary_lines(result, detect=detect)[2:12]:
+    figures = summary_lines(result, detect=detect)[2:]
+    for line in figures[: figures.index("")] if "" in figures else figures:  # the figures, not the intents' table
         console.print(line.removeprefix("- "), markup=False, highlight=False, soft_wrap=True)
     for path in written:
         console.print(f"wrote {path}", markup=False, highlight=False)

@@ -20,16 +20,19 @@ from retrieval_gate.artifacts.draft import draft_text
 from retrieval_gate.audit import draft as core
 from retrieval_gate.audit.coverage import best_case_mde
 from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
+from retrieval_gate.audit.pii import DEFAULT_REGION, coverage_note
 from retrieval_gate.audit.querylog import CleanReport, RawQuery, clean_log
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks
 from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore
+from retrieval_gate.evaluation.pii_names import draft_masker
 from retrieval_gate.files import confined, repository_root, write_text_atomic
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.querylog import iter_log
 from retrieval_gate.load.textfile import raise_if
+from retrieval_gate.render.escape import md_text
 from retrieval_gate.render.label_page import apply_command, render_label_page
 from retrieval_gate.retrieve.bm25 import IndexUnit
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -51,6 +54,8 @@ class DraftOptions:
     seed: int = 0
     depth: int = 10
     pool: str | None = None
+    region: str = DEFAULT_REGION  # the region national phone numbers are read in (--region)
+    slice_columns: tuple[str, ...] = ()  # --slice-column: kept beside intent and locale
 
 
 @dataclass
@@ -73,6 +78,7 @@ class DraftResult:
     sized: bool = False  # --size N gave the size (not --detect)
     kb: str = ""  # the KB and cases paths the draft was made with (the page's `label apply` hint)
     cases: str = ""
+    coverage: str = ""  # what the masking does not cover (names and addresses without Presidio)
 
 
 def pool_specs(suite_config: SuiteConfig, *, pool: str | None) -> str:
@@ -95,7 +101,8 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     problems: list = []
     rows = (RawQuery(line=n, text=t, count=c, fields=f)
             for n, t, c, f in iter_log(options.log, query_column=options.query_column, problems=problems))
-    distinct, report = clean_log(rows, keep_pii=options.keep_pii)
+    masker = draft_masker(options.region, personal=not options.keep_pii)
+    distinct, report = clean_log(rows, keep_pii=options.keep_pii, masker=masker, slice_columns=options.slice_columns)
     raise_if(problems)
     if not distinct:
         raise UsageError(f"{options.log}: no query left after cleaning ({report.read:,} lines read)")
@@ -161,7 +168,7 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
                        graded=any(c.grades and max(c.grades.values()) > 1 for c in existing_cases),
                        sized=options.size is not None, kb=str(suite_config.kb),
-                       cases=str(suite_config.cases or "cases.jsonl"))
+                       cases=str(suite_config.cases or "cases.jsonl"), coverage=coverage_note(masker))
 
 
 def _unit(vectors: Any) -> np.ndarray:
@@ -174,7 +181,6 @@ def summary_lines(result: DraftResult, *, detect: float) -> list[str]:
     """draft.md's Markdown: what cleaning did, the intents, what the drawn set can detect."""
     c = result.clean
     dropped = ", ".join(f"{n:,} {why}" for why, n in sorted(c.dropped.items())) or "none"
-    masked = ", ".join(f"{n:,} {kind}" for kind, n in sorted(c.masked.items())) or "none"
     total = len(result.entries) + sum(result.existing.values())
     mde = best_case_mde(total) if total else 1.0
     lines = ["# Draft of a golden set", "",
@@ -184,7 +190,7 @@ def summary_lines(result: DraftResult, *, detect: float) -> list[str]:
                                                      result.distinct else ""),
              f"- near-duplicates collapsed: {result.near:,} (cosine ≥ {core.NEAR_COSINE})",
              f"- near-duplicates of existing cases left out: {result.excluded:,}",
-             f"- personal data masked: {masked}",
+             *masked_lines(result),
              f"- pool: {', '.join(result.systems)}",
              (f"- cases asked for (--size): {result.needed:,}" if result.sized else
               f"- cases needed for a drop of {detect:g} in hit@k at 80 % power: {result.needed:,}")
@@ -202,8 +208,30 @@ def summary_lines(result: DraftResult, *, detect: float) -> list[str]:
     return [*lines, ""]
 
 
+def masked_lines(result: DraftResult) -> list[str]:
+    """draft.md's masking lines: the masks by kind (``<kind>``, as they stand in the text), what
+    the masking does not cover, the log columns dropped (not on the allow-list) with the rows
+    that had them."""
+    c = result.clean
+    # the kinds are the masker's own names (audit.pii.KINDS), shown as they stand in the text
+    masked = ", ".join(f"{n:,} `<{kind}>`" for kind, n in sorted(c.masked.items())) or "none"
+    shown = sorted(c.dropped_columns.items())[:MAX_COLUMNS_SHOWN]
+    dropped = ", ".join(f"{_md(name)} ({n:,} rows)" for name, n in shown)
+    if len(c.dropped_columns) > MAX_COLUMNS_SHOWN:
+        dropped += f" and {len(c.dropped_columns) - MAX_COLUMNS_SHOWN:,} more"
+    lines = [f"- secrets and personal data masked: {masked}"]
+    if result.coverage:
+        lines.append(f"- {_md(result.coverage)}")
+    lines.append(f"- log columns dropped (kept: count, intent, locale and --slice-column): {dropped or 'none'}")
+    return lines
+
+
+MAX_COLUMNS_SHOWN = 20
+
+
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Log text in draft.md: the project's one Markdown escaper (``render.escape.md_text``)."""
+    return str(md_text(text))
 
 
 DRAFT_FILES = ("draft.jsonl", "label.html", "draft.md")

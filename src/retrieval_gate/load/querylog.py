@@ -1,13 +1,14 @@
 """A query log (``retrieval-gate cases draft --queries LOG``): a text file (one query a line), JSONL
-or CSV/TSV with a query column and optional ``count``, ``intent``, ``locale``, ``session``,
-``timestamp`` and other columns — what a search box's log or an analytics table exports.
+or CSV/TSV with a query column and optional ``count``, ``intent``, ``locale`` and other columns
+— what a search box's log or an analytics table exports.
 
 Read as a stream (a million-line log is never held as lines): each row becomes a
 ``audit.querylog.RawQuery``. A line that does not decode as UTF-8 is passed on as text with the
 replacement character, which cleaning drops as "not text". Structural problems (a JSONL line
 that is no object, a row without the query column, a count that is no positive integer) are
-reported as ``file:line`` and nothing is drafted. ``session`` and ``timestamp`` identify a
-user's visit, not a kind of query: they are read and not kept.
+reported as ``file:line`` and nothing is drafted. Every other column is passed on as text (a
+value that is no string or number as ``""``): which columns travel is ``audit.querylog``'s
+allow-list, which counts the columns it drops.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.load.textfile import display
 
-NOT_KEPT = ("session", "timestamp")
 MAX_PROBLEMS = 50
 
 
@@ -72,9 +72,8 @@ def _row(path: Path, number: int, obj: dict[str, Any], *, query_column: str,
     if count < 1:
         problems.append(Problem(display(path), number, f"count {obj.get('count')!r}: expected a positive integer"))
         return None
-    fields = {str(k): str(v) for k, v in obj.items()
-              if k not in (query_column, "count", *NOT_KEPT) and isinstance(v, str | int | float)
-              and not isinstance(v, bool) and str(v).strip()}
+    fields = {str(k): str(v) if isinstance(v, str | int | float) and not isinstance(v, bool) else ""
+              for k, v in obj.items() if k not in (query_column, "count")}
     return number, text, count, fields
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from itertools import compress
+from operator import is_not
 
 import numpy as np
 
@@ -34,6 +36,17 @@ from retrieval_gate.stats.sign_flip import sign_flip_tests
 GOLD_INPUT = "inputs.cases"
 KB_INPUT = "inputs.kb"
 _PR = re.compile(r"(?:pull request #|\(#|merge request \S*!)(\d{1,9})\b", re.IGNORECASE)
+
+
+def changed_keys(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
+    """The keys of ``after`` whose value is not ``before``'s (new ones included), in ``after``'s
+    order. Consecutive versions hand on the same objects for what did not change, so where both
+    hold the same keys in the same order the objects are compared by identity in C first."""
+    keys = list(after)
+    if keys == list(before):
+        odd = compress(keys, map(is_not, before.values(), after.values()))
+        return [k for k in odd if before[k] != after[k]]
+    return [k for k in keys if (old := before.get(k)) is not after[k] and old != after[k]]
 
 
 def pr_number(message: str) -> int | None:
@@ -74,8 +87,8 @@ def change_between(*, before: Baseline, after: Baseline, kb_before: Mapping[str,
                 for c in settings_changes(changes) if c.key != GOLD_INPUT]
     kb_hash_changed = any(c.key == KB_INPUT for c in changes)
     if kb_before is not None and kb_after is not None:
-        edited = sorted(c for c, card in kb_after.items()
-                        if (old := kb_before.get(c)) is not None and old is not card and old.sha != card.sha)
+        edited = sorted(c for c in changed_keys(kb_before, kb_after)
+                        if (old := kb_before.get(c)) is not None and old.sha != kb_after[c].sha)
         kb = KbStep(added=sorted(set(kb_after) - set(kb_before)), removed=sorted(set(kb_before) - set(kb_after)),
                     edited=edited)
     else:

@@ -176,3 +176,13 @@ def test_custom_baseline_dir_and_suite(world, github):
     assert run.outputs["baseline_path"] == "eval/baselines/nightly.json"
     assert github.file_at("main", "eval/baselines/nightly.json") is not None
     assert world.engine.configs[-1].k == (1, 5)
+
+
+def test_the_refresh_commit_names_the_pull_request_its_measured_commit_merged(world, github):
+    event = {**world.push_event(ref="refs/heads/main"),
+             "head_commit": {"message": "Merge pull request #42 from team/faster-chunks\n\nFaster chunks"}}
+    run = world.run(event_name="push", event=event, ref="refs/heads/main", sha=OURS)
+    assert run.exit_code == 0
+    (commit,) = _commits(github)
+    assert commit.body["message"] == (f"retrieval-gate: update {BASELINE} and {AUDIT} for {OURS[:12]} "
+                                      "(pull request #42) [skip ci]")

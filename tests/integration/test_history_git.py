@@ -229,3 +229,34 @@ def test_a_small_cap_reads_every_other_version_whole(tmp_path: Path) -> None:
     assert [v.baseline is None for v in versions] == [False, True, False]
     assert versions[1].problem is not None and f"{sizes[1]:,} bytes" in versions[1].problem
     assert versions[2].message == "Merge pull request #3 from x/y"
+
+
+@pytest.mark.parametrize(("remote", "link"), [
+    ("https://x-access-token:SECRET@github.com/team/kb.git", "https://github.com/team/kb/pull/{n}"),
+    ("git@gitlab.example.com:group/sub/kb.git", "https://gitlab.example.com/group/sub/kb/-/merge_requests/{n}"),
+    ("https://org@dev.azure.com/org/proj/_git/kb", "https://dev.azure.com/org/proj/_git/kb/pullrequest/{n}"),
+    (None, None),
+])
+def test_each_refresh_names_the_pr_its_measured_commit_merged_linked_on_the_forge(
+        tmp_path: Path, remote: str | None, link: str | None) -> None:
+    repo = init_repo(tmp_path / "repo")
+    if remote:
+        git(repo, "remote", "add", "origin", remote)
+    merges = ["Merge pull request #12 from team/a\n\nA", "Faster chunks (#34)",
+              "Chunks\n\nSee merge request group/sub/kb!56", "Merged PR 78: chunk sizes", "a direct push"]
+    for i, subject in enumerate(merges):
+        measured = commit_text(repo, {f"src/{i}.txt": "x"}, message=subject, date=day(2 * i))
+        commit_refresh(repo, Refresh(cases=hits({"a": 1, "b": i % 2}), date=day(2 * i + 1), measured=measured,
+                                     message=f"retrieval-gate: update baselines/default.json for {measured[:12]} "
+                                             "[skip ci]"))
+    done = history(repo, "--out", str(tmp_path / "site"))
+    assert done.returncode == 0, done.stderr
+    points = _suite_json(tmp_path / "site", "default")["points"]
+    assert [p["pr"] for p in points] == [12, 34, 56, 78, None]
+    assert [p["pr_url"] for p in points] == [link.format(n=n) if link else None for n in (12, 34, 56, 78)] + [None]
+    page = (tmp_path / "site" / "default.html").read_text()
+    assert "SECRET" not in page and "x-access-token" not in page
+    if link:
+        assert f'<a href="{link.format(n=12)}">#12</a>' in page
+    else:
+        assert "<a href=\"https://" not in page and ">#12<" in page

@@ -39,12 +39,14 @@ from retrieval_gate.score.kb_manifest import manifest_path
 DEADLINE_S = 300.0  # every git call of one `history` run together
 PREFETCH = 2  # versions read ahead of the walk
 MAX_VERSION_BYTES = 16 * 1024**2  # a larger version of a baseline (or its manifest, or commit) is not read
+MAX_MESSAGE_BYTES = 1024**2  # a measured commit larger than this: its message is not read
 SHALLOW_FIX = ("a shallow clone holds only the last commits, so the baseline's history would be cut short; "
                "fetch the whole history: `fetch-depth: 0` (actions/checkout), `GIT_DEPTH: 0` (GitLab CI) "
                "or `git fetch --unshallow`")
 # settings of the user's that would change what git prints: off for every call
 _GIT = ("git", "-c", "core.quotePath=false", "-c", "log.follow=false", "-c", "log.showSignature=false",
         "-c", "diff.renames=false", "-c", "color.ui=never")
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _HEADER = re.compile(r"\n?commit ([0-9a-f]{40}|[0-9a-f]{64}) (\S+)\Z")
 _OBJECT = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64}) ([a-z]+) (\d+)\n\Z")
 
@@ -95,6 +97,15 @@ def tracked_baselines(repo: Path, *, folder: str, deadline: Deadline) -> list[st
     listed = _git(repo, "ls-tree", "-z", "--name-only", "HEAD", "--", f"{folder.rstrip('/')}/", deadline=deadline)
     return sorted(name for name in listed.split("\0")
                   if name.endswith(".json") and not name.endswith((".kb.json", ".audit.json")))
+
+
+def remote_url(repo: Path, *, deadline: Deadline) -> str | None:
+    """The fetch URL of ``origin`` (None: no such remote), as git holds it — credentials
+    included, so it goes only to ``history.forge_link.web_base``, which keeps the host and path."""
+    try:
+        return _git(repo, "remote", "get-url", "origin", deadline=deadline).strip() or None
+    except HistoryError:
+        return None
 
 
 def _unexpected(what: str, token: str) -> HistoryError:
@@ -246,6 +257,7 @@ def read_versions(repo: Path, commits: list[Commit], *, deadline: Deadline,
     writer = threading.Thread(target=_feed, args=(proc, requests), daemon=True)
     writer.start()
     reader = VersionReader()
+    measured = _Messages(repo, deadline=deadline)
     objects: queue.Queue[list[bytes | None] | Exception] = queue.Queue(maxsize=PREFETCH)
     stop = threading.Event()
     fetcher = threading.Thread(target=_prefetch, args=(proc, asks, objects, stop), daemon=True)
@@ -258,8 +270,9 @@ def read_versions(repo: Path, commits: list[Commit], *, deadline: Deadline,
             if isinstance(texts, Exception):
                 raise HistoryError(f"git cat-file: {texts}")
             yield _version(commit, text=texts[0], skipped=blob.skipped, manifest=texts[1],
-                           message=_message_of(texts[2]), reader=reader)
+                           message=_message_of(texts[2]), reader=reader, measured=measured)
     finally:
+        measured.close()
         stop.set()
         timer.cancel()
         proc.kill()
@@ -292,6 +305,64 @@ def _put(out: queue.Queue[list[bytes | None] | Exception], item: list[bytes | No
         except queue.Full:
             continue
     return False
+
+
+class _Messages:
+    """The message of a commit named by a version (the commit it was measured on), one object read
+    each through one interactive ``git cat-file --batch`` (it answers each line at once); an id
+    that is not hex, not in the repository or not a commit is ""."""
+
+    def __init__(self, repo: Path, *, deadline: Deadline) -> None:
+        self.repo, self.deadline = repo, deadline
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.timer: threading.Timer | None = None
+        self.known: dict[str, str] = {}
+
+    def of(self, sha: str | None) -> str:
+        if sha is None or not _HEX.fullmatch(sha):
+            return ""
+        if sha not in self.known:
+            self.known[sha] = self._read(sha)
+        return self.known[sha]
+
+    def _read(self, sha: str) -> str:
+        if self.proc is None:
+            self.proc = subprocess.Popen([*_GIT, "cat-file", "--batch"], cwd=self.repo, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            self.timer = threading.Timer(self.deadline.left(), self.proc.kill)
+            self.timer.start()
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(f"{sha}\n".encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise HistoryError("git cat-file stopped (past the deadline?)") from None
+        header = self.proc.stdout.readline()
+        if not header:
+            raise HistoryError("git cat-file stopped (past the deadline?)")
+        found = _OBJECT.fullmatch(header)
+        if found is None:
+            return ""  # "<sha> missing"
+        size, left = int(found.group(3)), int(found.group(3)) + 1
+        kept = bytearray()
+        while left:  # an object too large for a message is passed over, never held
+            chunk = self.proc.stdout.read(min(left, 1 << 20))
+            if not chunk:
+                raise HistoryError("git cat-file stopped in the middle of a commit (past the deadline?)")
+            left -= len(chunk)
+            if size <= MAX_MESSAGE_BYTES:
+                kept += chunk
+        return _message_of(bytes(kept[:size])) if found.group(2) == b"commit" and size <= MAX_MESSAGE_BYTES else ""
+
+    def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.proc is not None:
+            assert self.proc.stdin is not None and self.proc.stdout is not None
+            self.proc.kill()
+            self.proc.wait()
+            self.proc.stdin.close()
+            self.proc.stdout.close()
 
 
 def _feed(proc: subprocess.Popen[bytes], requests: bytes) -> None:
@@ -327,7 +398,7 @@ def _message_of(commit: bytes | None) -> str:
 
 
 def _version(commit: Commit, *, text: bytes | None, skipped: str | None, manifest: bytes | None,
-             message: str, reader: VersionReader) -> Version:
+             message: str, reader: VersionReader, measured: _Messages) -> Version:
     source = f"{commit.sha[:12]}:{commit.path}"
     common = {"sha": commit.sha, "date": commit.date, "message": message, "path": commit.path}
     if text is None:
@@ -346,7 +417,8 @@ def _version(commit: Commit, *, text: bytes | None, skipped: str | None, manifes
                                  source=f"{commit.sha[:12]}:{manifest_path(commit.path)}")
         except (UnicodeDecodeError, BaselineError):
             kb = None  # an unreadable manifest: the KB's change is then unseen, never guessed
-    return Version(**common, baseline=baseline, kb=kb)
+    measured_message = measured.of(baseline.sha) if baseline.sha and baseline.sha != commit.sha else ""
+    return Version(**common, baseline=baseline, kb=kb, measured_message=measured_message)
 
 
 def baseline_history(repo: Path, path: str, *, since: str | None, limit: int | None,

@@ -60,8 +60,15 @@ def history_command(
     refresh before with its test, what changed (settings, KB cards, golden set), flaky cases,
     cases lost and not recovered, and a badge. Run it in the repository, with its whole history
     (a shallow clone is exit 2). Exit 0; 2 on bad input or an unreadable repository."""
-    from retrieval_gate.artifacts.git_history import DEADLINE_S, Deadline, baseline_history, check_repository
+    from retrieval_gate.artifacts.git_history import (
+        DEADLINE_S,
+        Deadline,
+        baseline_history,
+        check_repository,
+        remote_url,
+    )
     from retrieval_gate.compare.gate import GateSettings
+    from retrieval_gate.forge import pull_page
     from retrieval_gate.history.build import build_history
     from retrieval_gate.render.badge import badge_svg
     from retrieval_gate.render.history_page import render_index, render_suite_page
@@ -74,10 +81,12 @@ def history_command(
     check_repository(repo, deadline=deadline)
     suites = suite_paths(config=config, suite=suite, repo=repo, deadline=deadline)
     alpha = GateSettings().alpha
+    page = pull_page(remote_url(repo, deadline=deadline))
     histories = []
     for name, path in suites:
         _commits, versions = baseline_history(repo, path=path, since=cutoff, limit=limit, deadline=deadline)
-        histories.append(build_history(versions, suite=name, alpha=alpha, resamples=HISTORY_RESAMPLES))
+        histories.append(build_history(versions, suite=name, alpha=alpha, resamples=HISTORY_RESAMPLES,
+                                       pull_page=page))
     out.mkdir(parents=True, exist_ok=True)
     names = [h.suite for h in histories]
     for h in histories:

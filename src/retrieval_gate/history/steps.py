@@ -10,8 +10,8 @@
   ``baseline.fingerprint.settings_changes``), the KB cards added, removed and edited
   (by content hash, on the KB manifests beside the two versions), the cases added and
   removed, and whether the golden set's file changed;
-- ``pr_number``: the pull request (``Merge pull request #12``, ``… (#12)``) or merge request
-  (``See merge request group/project!12``) a commit message names.
+- ``pr_number``: the pull request (``Merge pull request #12``, ``… (#12)``, ``Merged PR 12:``) or
+  merge request (``See merge request group/project!12``) a commit message names.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from retrieval_gate.stats.sign_flip import sign_flip_tests
 
 GOLD_INPUT = "inputs.cases"
 KB_INPUT = "inputs.kb"
-_PR = re.compile(r"(?:pull request #|\(#|merge request \S*!)(\d{1,9})\b", re.IGNORECASE)
+_PR = re.compile(r"(?:pull request [#!]|\(#|merge request \S*!|^Merged PR )(\d{1,9})\b", re.IGNORECASE | re.MULTILINE)
 
 
 def changed_keys(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
@@ -50,8 +50,17 @@ def changed_keys(before: Mapping[str, object], after: Mapping[str, object]) -> l
 
 
 def pr_number(message: str) -> int | None:
+    """The pull / merge request a commit message names: GitHub's merge commit (``Merge pull request
+    #12 from …``) or squash subject (``… (#12)``), GitLab's ``See merge request group/project!12``,
+    Azure DevOps' ``Merged PR 12: …``; the refresh commit the action writes says ``pull request #12``
+    or ``merge request !12``. None: none named."""
     found = _PR.search(message)
     return int(found.group(1)) if found else None
+
+
+def pr_page(pattern: str | None, number: int | None) -> str | None:
+    """The pull request's page on the forge from its ``pattern`` (``…/pull/{n}``), or None."""
+    return pattern.replace("{n}", str(number)) if pattern and number is not None else None
 
 
 def aggregates_of(baseline: Baseline) -> tuple[dict[str, float], dict[str, SliceCell], int]:

@@ -260,7 +260,7 @@ def parse_config(text: str, *, source: Path) -> ConfigFile:
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as exc:
-        raise InputError(config_problems(source, exc=exc, lines=key_lines(text))) from None
+        raise InputError(config_problems(source, exc=exc, lines=key_lines(text), model=ConfigFile)) from None
 
 
 def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) -> SuiteConfig:
@@ -272,7 +272,7 @@ def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) 
         return SuiteConfig.model_validate(data, context={"embed_exports": base.embed.export_root,
                                                          "env_secrets": base.env_secrets})
     except ValidationError as exc:
-        raise InputError(config_problems(where, exc=exc)) from None
+        raise InputError(config_problems(where, exc=exc, model=SuiteConfig)) from None
 
 
 def resolve_suite(
@@ -304,7 +304,8 @@ def resolve_suite(
     try:
         return SuiteConfig.model_validate(data, context={"embed_exports": embed_exports, "env": env, "where": where})
     except ValidationError as exc:
-        raise InputError(config_problems(config_path or Path("<flags>"), exc=exc, flags=flag_keys(given))) from None
+        raise InputError(config_problems(config_path or Path("<flags>"), exc=exc, flags=flag_keys(given),
+                                         model=SuiteConfig)) from None
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

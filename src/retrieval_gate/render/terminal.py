@@ -155,7 +155,7 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
 
 def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool = False) -> None:
     """Verdict, what changed in the set-up, the table, lost/gained hits, the gate's reasons."""
-    base = comparison.baseline_sha[:7] if comparison.baseline_sha else "(no commit)"
+    base = comparison.baseline_sha[:7] if comparison.baseline_sha else "from a local run (no commit recorded)"
     when = f" ({comparison.baseline_updated_at[:10]})" if comparison.baseline_updated_at else ""
     console.print(f"baseline {base}{' on ' + comparison.baseline_ref if comparison.baseline_ref else ''}{when}"
                   f" · {comparison.n_paired} cases paired · {len(comparison.cases_added)} added · "

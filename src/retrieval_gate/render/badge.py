@@ -47,7 +47,8 @@ def badge_svg(history: SuiteHistory, *, standalone: bool = True) -> str:
     namespace = ' xmlns="http://www.w3.org/2000/svg"' if standalone else ' class="badge"'
     return (f'<svg{namespace} width="{width}" height="20" role="img" aria-label="{text}">'
             f"<title>{text}</title>"
-            f'<rect width="{lw}" height="20" fill="{LABEL_COLOUR}"/><rect x="{lw}" width="{vw}" height="20" fill="{colour}"/>'
+            f'<rect width="{lw}" height="20" fill="{LABEL_COLOUR}"/>'
+            f'<rect x="{lw}" width="{vw}" height="20" fill="{colour}"/>'
             f'<g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
             f'<text x="{lw / 2:.1f}" y="14">{escape(label)}</text>'
             f'<text x="{lw + vw / 2:.1f}" y="14">{escape(value)}</text></g></svg>\n')

@@ -5,6 +5,7 @@ chart and apart; the case grid sorts from the keyboard."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,6 +37,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         commit_refresh(repo, Refresh(cases=cases, kb=edited, slices=slices, model="m1" if r < 12 else "m2",
                                      date=f"2026-04-{r // 3 + 1:02d}T{9 + r % 3:02d}:00:00+00:00",
                                      message=f"Merge pull request #{100 + r} from team/x"))
+    # the golden set in the checkout: the page shows each case's question with its id
+    (repo / "eval").mkdir()
+    (repo / "eval" / "cases.jsonl").write_text("".join(
+        json.dumps({"id": c, "query": f"how do I reach topic {c}? " + "and more words " * 12, "gold": ["k1"]}) + "\n"
+        for c in [f"case-{i:03d}" for i in range(30)] + ["case-flaky"]), encoding="utf-8")
+    (repo / "retrieval-gate.yml").write_text("suites:\n  default:\n    kb: kb\n    cases: eval/cases.jsonl\n",
+                                             encoding="utf-8")
     out = root / "site"
     env = {**os.environ, "PYTHONPATH": SRC}
     done = subprocess.run([sys.executable, "-m", "retrieval_gate", "history", "--out", str(out)], cwd=repo, env=env,
@@ -71,7 +79,8 @@ def test_the_case_grid_shows_the_flaky_case_first_and_sorts_from_the_keyboard(si
     page.open(site / "default.html", width=1400, height=900)
 
     def ids() -> list[str]:
-        return page.js("Array.from(document.querySelectorAll('#grid tbody tr td.id')).map(td => td.textContent)")
+        return page.js("Array.from(document.querySelectorAll('#grid tbody tr td.id'))"
+                       ".map(td => td.firstChild.textContent)")
 
     first = ids()
     assert first[0] == "case-flaky"
@@ -161,3 +170,17 @@ def test_the_chart_is_spaced_by_refresh_with_ticks_that_differ_and_marks_apart(s
     assert m["marker"], m  # the model change (S) is drawn
     text = page.js("document.querySelector('table.steps').innerText")
     assert "KB 1 card edited (k1)" in text
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_each_case_strip_shows_its_question_shortened_whole_on_hover(site: Path, page, width: int) -> None:
+    page.open(site / "default.html", width=width, height=900)
+    rows = page.js("""Array.from(document.querySelectorAll('#grid tbody tr')).map(tr => {
+      const q = tr.querySelector('td.id .q'), td = tr.querySelector('td.id');
+      return {id: td.firstChild.textContent, q: q ? q.title : null, w: q ? q.getBoundingClientRect().width : 0,
+              fits: q ? q.getBoundingClientRect().right <= td.getBoundingClientRect().right + 0.5 : null};
+    })""")
+    flaky = next(r for r in rows if r["id"] == "case-flaky")
+    assert flaky["q"].startswith("how do I reach topic case-flaky?") and flaky["w"] > 40 and flaky["fits"], flaky
+    assert next(r for r in rows if r["id"] == HOSTILE)["q"] is None  # not in the golden set: the id alone
+    assert page.js("document.documentElement.scrollWidth") <= width

@@ -17,6 +17,7 @@ of the shared machine), the page's size, its load time in headless Chromium (tes
 the planted flaky cases found, and any stable case called flaky.
 
     PYTHONPATH=src python benchmarks/bench_history.py [--refreshes 500] [--cases 3000] [--out DIR]
+        [--repo DIR] [--src OTHER/src]
 """
 
 from __future__ import annotations
@@ -184,6 +185,8 @@ def main() -> None:
     parser.add_argument("--refreshes", type=int, default=500)
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src",
+                        help="the package's src folder to time (another checkout's: the figure before a change)")
     parser.add_argument("--repo", type=Path, default=None,
                         help="a repository this script built before with the same --refreshes/--cases (its "
                              "planted cases are re-drawn from the same seed): time `history` only")
@@ -201,12 +204,15 @@ def main() -> None:
         built = time.perf_counter() - t
         site = args.out or work / "site"
         load_before = os.getloadavg()
+        cpu_before = os.times().children_user + os.times().children_system
         t = time.perf_counter()
-        src = str(Path(__file__).resolve().parents[1] / "src")
+        src = str(args.src.resolve())
         env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
         done = subprocess.run([sys.executable, "-m", "retrieval_gate", "history", "--out", str(site.resolve())],
                               cwd=repo, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t
+        children = os.times()
+        cpu = children.children_user + children.children_system - cpu_before
         load_after = os.getloadavg()
         if done.returncode != 0:
             raise SystemExit(f"history failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -215,7 +221,8 @@ def main() -> None:
         found = sorted(data["flaky"])
         report = {
             "refreshes": args.refreshes, "cases": args.cases, "build_repo_s": round(built, 1),
-            "history_wall_s": round(wall, 2), "load_avg_before": load_before, "load_avg_after": load_after,
+            "src": src, "history_wall_s": round(wall, 2), "history_cpu_s": round(cpu, 2),
+            "load_avg_before": load_before, "load_avg_after": load_after,
             "cpus": os.cpu_count(), "page_bytes": page.stat().st_size,
             "json_bytes": (site / "default.json").stat().st_size,
             "points": len(data["points"]), "planted_flaky": planted["flaky"], "flaky_found": found,

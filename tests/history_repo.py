@@ -28,6 +28,7 @@ class Refresh:
     slices: Mapping[str, Sequence[str]] = field(default_factory=dict)  # case → its slices beyond overall
     message: str = "retrieval-gate: refresh baseline"
     date: str = "2026-01-01T00:00:00+00:00"
+    measured: str = "0" * 40  # the commit the baseline says it measured
 
 
 def _sha(text: str) -> str:
@@ -82,7 +83,7 @@ def commit_text(repo: Path, files: Mapping[str, str], *, message: str, date: str
 
 def commit_refresh(repo: Path, refresh: Refresh, *, suite: str = "default", path: str | None = None) -> str:
     path = path or f"baselines/{suite}.json"
-    files = {path: baseline_text(make_baseline(refresh, suite=suite))}
+    files = {path: baseline_text(make_baseline(refresh, suite=suite, sha=refresh.measured))}
     if refresh.kb:
         cards = {c: KbCard(sha=_sha(v), title=c) for c, v in refresh.kb.items()}
         files[path[:-len(".json")] + ".kb.json"] = kb_manifest_text(cards, suite=suite)

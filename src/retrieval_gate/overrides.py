@@ -11,24 +11,71 @@ composes), checked once, when the overrides are laid over the suite (``settings.
 
 from __future__ import annotations
 
+import difflib
+import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from retrieval_gate.errors import InputError, Problem
 
 
+def _model_at(model: type[BaseModel], parts: tuple[str, ...]) -> type[BaseModel] | None:
+    """The settings model that holds the key at ``parts`` (``suites.default.chunk_size`` → the
+    suite's), walking the fields' types (a mapping's key is a name: passed over)."""
+    current: Any = model
+    i = 0
+    while i < len(parts):
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(parts[i])
+        if field is None:
+            return None
+        current, i = field.annotation, i + 1
+        while True:
+            origin = get_origin(current)
+            if origin in (dict, Mapping):
+                current, i = get_args(current)[1], i + 1
+            elif origin in (Union, types.UnionType):
+                current = next((a for a in get_args(current) if isinstance(a, type) and issubclass(a, BaseModel)),
+                               next((a for a in get_args(current) if a is not type(None)), None))
+            else:
+                break
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def key_suggestion(model: type[BaseModel] | None, parts: tuple[str, ...]) -> str | None:
+    """``did you mean `chunking: {size: …}`?`` for an unknown key: the nearest known key beside
+    it (difflib), or a key one block down written flat (``chunk_size`` → ``chunking.size``)."""
+    holder = _model_at(model, parts[:-1]) if model is not None and parts else None
+    if holder is None:
+        return None
+    candidates: dict[str, str] = {}
+    for name in holder.model_fields:
+        candidates.setdefault(name, f"`{name}`")
+        inner = _model_at(holder, (name,))
+        for sub in inner.model_fields if inner is not None else ():
+            for flat in (f"{name}_{sub}", f"{name}.{sub}", f"{name.rstrip('ing')}_{sub}"):
+                candidates.setdefault(flat, f"`{name}: {{{sub}: …}}`")
+    near = difflib.get_close_matches(parts[-1], list(candidates), n=1, cutoff=0.75)
+    return f"did you mean {candidates[near[0]]}?" if near else None
+
+
 def config_problems(path: Path | str, exc: ValidationError, *, flags: frozenset[str] = frozenset(),
-                     lines: Mapping[tuple[str, ...], int] | None = None) -> list[Problem]:
+                    lines: Mapping[tuple[str, ...], int] | None = None,
+                    model: type[BaseModel] | None = None) -> list[Problem]:
     """One problem per field, named with the file (and the key's line, where ``lines`` knows it)
-    — or ``<flags>`` when the value came from a flag (``flags``: the dotted keys given)."""
+    — or ``<flags>`` when the value came from a flag (``flags``: the dotted keys given). An
+    unknown key says the nearest known one of ``model`` (the validated root), if one is near."""
     out = []
     for err in exc.errors(include_url=False):
         parts = tuple(str(p) for p in err["loc"])
         loc = ".".join(parts)
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and (hint := key_suggestion(model, parts)) is not None:
+            msg = f"{msg}: {hint}"
         from_flags = any(loc == f or loc.startswith(f + ".") for f in flags)
         beneath = any(f.startswith(loc + ".") for f in flags)  # a block's rule, over values a flag gave
         where = "<flags>" if from_flags else f"{path} and <flags>" if beneath and loc and str(path) != "<flags>" \

@@ -263,7 +263,7 @@ def parse_config(text: str, *, source: Path) -> ConfigFile:
     try:
         config = ConfigFile.model_validate(data)
     except ValidationError as exc:
-        raise InputError(config_problems(source, exc=exc, lines=key_lines(text))) from None
+        raise InputError(config_problems(source, exc=exc, lines=key_lines(text), model=ConfigFile)) from None
     if any(suite.options.http.headers for suite in config.suites.values()):  # their errors name the line
         config._lines = key_lines(text)
     return config
@@ -278,7 +278,7 @@ def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) 
         return SuiteConfig.model_validate(data, context={"embed_exports": base.embed.export_root,
                                                          "env_secrets": base.env_secrets})
     except ValidationError as exc:
-        raise InputError(config_problems(where, exc=exc)) from None
+        raise InputError(config_problems(where, exc=exc, model=SuiteConfig)) from None
 
 
 def resolve_suite(
@@ -319,7 +319,8 @@ def resolve_suite(
             "embed_exports": embed_exports, "env": env, "where": where, "header_lines": lines,
             "denied": (frozenset(denied_variables), (*_RUNNER_PREFIXES, *denied_prefixes))})
     except ValidationError as exc:
-        raise InputError(config_problems(config_path or Path("<flags>"), exc=exc, flags=flag_keys(given))) from None
+        raise InputError(config_problems(config_path or Path("<flags>"), exc=exc, flags=flag_keys(given),
+                                         model=SuiteConfig)) from None
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -133,7 +133,8 @@ def test_push_to_another_branch_is_eval_and_summary_only(world, github):
     assert run.exit_code == 0 and run.outputs["mode"] == "report"
     assert github.log == []  # no API call at all
     assert run.outputs["verdict"] == "none" and run.outputs["hit_at_k"] == "1.0000"
-    assert run.summary.startswith("<!-- retrieval-gate:default -->") and "| **hit@5** | 1.000 | 10 |" in run.summary
+    assert run.summary.startswith("<!-- retrieval-gate:default -->")
+    assert "| **hit@5** · _indicative_ | 1.000 | 10 |" in run.summary
     assert (world.workspace / run.outputs["results_path"]).is_file()
 
 
@@ -176,3 +177,13 @@ def test_custom_baseline_dir_and_suite(world, github):
     assert run.outputs["baseline_path"] == "eval/baselines/nightly.json"
     assert github.file_at("main", "eval/baselines/nightly.json") is not None
     assert world.engine.configs[-1].k == (1, 5)
+
+
+def test_the_refresh_commit_names_the_pull_request_its_measured_commit_merged(world, github):
+    event = {**world.push_event(ref="refs/heads/main"),
+             "head_commit": {"message": "Merge pull request #42 from team/faster-chunks\n\nFaster chunks"}}
+    run = world.run(event_name="push", event=event, ref="refs/heads/main", sha=OURS)
+    assert run.exit_code == 0
+    (commit,) = _commits(github)
+    assert commit.body["message"] == (f"retrieval-gate: update {BASELINE} and {AUDIT} for {OURS[:12]} "
+                                      "(pull request #42) [skip ci]")

@@ -74,11 +74,14 @@ class GitLabJob:
             "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH": "someone/rag" if fork else self.gitlab.project_path,
         })
 
-    def refresh(self, *, write_token: str | None = WRITE_TOKEN, sha: str = "c" * 40) -> tuple[int, str, str]:
+    def refresh(self, *, write_token: str | None = WRITE_TOKEN, sha: str = "c" * 40,
+                message: str | None = None) -> tuple[int, str, str]:
         """The default branch's two jobs, as the generated .gitlab-ci.yml runs them: ``retrieval``
         evaluates (mode report, no write token), ``retrieval-refresh`` takes its results.json and
         commits (mode write-baseline, the write token, no evaluation)."""
         main_push = {"CI_COMMIT_BRANCH": "main", "CI_COMMIT_SHA": sha}
+        if message is not None:
+            main_push["CI_COMMIT_MESSAGE"] = message
         code, out, err = self.run(source="push", token=None, extra=main_push, inputs={"mode": "report"})
         assert code == 0, err
         calls = getattr(self.engine, "calls", [])  # the fake engine's record (the real one keeps none)
@@ -122,7 +125,8 @@ def test_merge_request_note_is_judged_by_the_base_and_updated_not_duplicated(job
     assert first[0] == second[0] == 1, first[2]  # the base's gate is on, and hit@5 dropped 1.0 → 0.6
     ours = [n for n in gitlab.notes[5] if n["author"]["username"] == "project_12_bot"]
     assert len(ours) == 1 and len(gitlab.notes[5]) == 2  # created once, then edited; the human's note untouched
-    assert ours[0]["body"].startswith(MARKER) and "| **hit@5** | 1.000 | 0.600 | 🔴 ▼ −0.400 |" in ours[0]["body"]
+    assert ours[0]["body"].startswith(MARKER)
+    assert "| **hit@5** · _indicative_ | 1.000 | 0.600 | 🔴 ▼ −0.400 |" in ours[0]["body"]
     assert "pipelines/902" in ours[0]["body"]  # the second run's link
     assert len(gitlab.requests("POST", r"/notes$")) == 1 and len(gitlab.requests("PUT", r"/notes/\d+$")) == 1
     reads = [r for r in gitlab.requests("GET", r"/repository/files/") if "baselines/default.json" in r.path]
@@ -241,3 +245,11 @@ def test_the_note_token_cannot_commit_and_a_wrong_token_is_named(job: GitLabJob,
     code, out, err = job.merge_request(9, base_sha=base, token="glpat-WRONGtoken0123456789")
     assert "RETRIEVAL_GATE_GITLAB_TOKEN" in out + err and "refused" in out + err
     assert "glpat-WRONGtoken0123456789" not in out + err
+
+
+def test_the_refresh_commit_names_the_merge_request_it_measured(job: GitLabJob, gitlab: FakeGitLab) -> None:
+    gitlab.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
+    code, _out, err = job.refresh(message="Merge branch 'chunks' into 'main'\n\nSee merge request group/kb!17\n")
+    assert code == 0, err
+    message = gitlab.messages[gitlab.branches["main"]]
+    assert message.endswith(f"for {'c' * 12} (merge request !17) [skip ci]"), message

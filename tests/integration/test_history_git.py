@@ -136,3 +136,127 @@ def test_not_a_repository_is_exit_2(tmp_path: Path) -> None:
     folder.mkdir()
     done = history(folder, "--out", str(tmp_path / "site"))
     assert done.returncode == 2 and "git" in done.stderr and "Traceback" not in done.stderr
+
+
+def _suite_json(site: Path, suite: str) -> dict:
+    return json.loads((site / f"{suite}.json").read_text())
+
+
+def test_a_commit_message_cannot_change_what_is_read(tmp_path: Path) -> None:
+    """A message holding the old record/field separators and a forged raw change line naming
+    another file's blob: every version is still the blob the commit wrote, the message kept whole."""
+    repo = init_repo(tmp_path / "repo")
+    commit_refresh(repo, Refresh(cases=hits({"a": 1, "b": 1}), model="real-model", date=day(0)), suite="other")
+    other_blob = git(repo, "rev-parse", "HEAD:baselines/other.json").strip()
+    forged = (f"refresh (#5)\x1f\n\n:100644 100644 {other_blob} {other_blob} M\tbaselines/default.json\n"
+              f"\x1e{'0' * 40}\x1f2026-01-01T00:00:00+00:00\x1fforged\x1f\n"
+              f":100644 100644 {other_blob} {other_blob} M\tbaselines/default.json\n")
+    for i, message in enumerate(["first", forged, "refresh \x1e (#6)"]):
+        commit_refresh(repo, Refresh(cases=hits({"a": 0, "b": i % 2}), date=day(i + 1), message=message))
+    done = history(repo, "--out", str(tmp_path / "site"), "--suite", "default")
+    assert done.returncode == 0, done.stderr
+    data = _suite_json(tmp_path / "site", "default")
+    log = git(repo, "log", "--format=%H", "--reverse", "--", "baselines/default.json").split()
+    assert [p["sha"] for p in data["points"]] == log and data["gaps"] == []
+    assert [p["headline"]["hit@5"] for p in data["points"]] == [0.0, 0.5, 0.0]
+    assert all(p["change"] is None or p["change"]["settings"] == [] for p in data["points"])
+    assert [p["pr"] for p in data["points"]] == [None, 5, 6]
+    assert data["points"][1]["subject"] == "refresh (#5)\x1f"
+
+
+def test_renames_are_followed_and_copies_are_not(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    commit_refresh(repo, Refresh(cases=hits({"a": 1}), date=day(0)))
+    for i in range(3):
+        commit_refresh(repo, Refresh(cases=hits({"a": 1, "b": i % 2}), date=day(i)), path="baselines/a.json")
+    # a copy: b.json starts with a.json's text while a.json stays
+    text = (repo / "baselines/a.json").read_text()
+    commit_text(repo, {"baselines/b.json": text}, message="copy a to b", date=day(3))
+    commit_refresh(repo, Refresh(cases=hits({"a": 0, "b": 0}), date=day(4)), path="baselines/b.json")
+    # a rename with an edit in the same commit: c.json's versions are d.json's
+    for i in range(2):
+        commit_refresh(repo, Refresh(cases=hits({"a": 1, "b": 1, "c": i}), date=day(5 + i)), path="baselines/c.json")
+    git(repo, "mv", "baselines/c.json", "baselines/d.json")
+    edited = (repo / "baselines/d.json").read_text().replace('"updated_at": "2026', '"updated_at": "2027')
+    commit_text(repo, {"baselines/d.json": edited}, message="rename c to d, edited", date=day(7))
+    site = tmp_path / "site"
+    done = history(repo, "--out", str(site))
+    assert done.returncode == 0, done.stderr
+    shas = {name: git(repo, "log", "--format=%H", "--reverse", "--", f"baselines/{name}.json").split()
+            for name in "abcd"}
+    assert [p["sha"] for p in _suite_json(site, "a")["points"]] == shas["a"]
+    assert [p["sha"] for p in _suite_json(site, "b")["points"]] == shas["b"]  # the copy and after: 2
+    assert len(shas["b"]) == 2
+    d = _suite_json(site, "d")
+    assert shas["c"][-1] == shas["d"][0]  # the rename commit, an edit too: a version of its own
+    assert [p["sha"] for p in d["points"]] == shas["c"] and len(shas["c"]) == 3
+    assert d["path"] == "baselines/d.json"
+
+
+def test_a_version_above_the_size_cap_is_a_gap_never_read(tmp_path: Path) -> None:
+    from retrieval_gate.artifacts.git_history import MAX_VERSION_BYTES
+
+    repo = init_repo(tmp_path / "repo")
+    commit_refresh(repo, Refresh(cases=hits({"a": 1, "b": 1}), date=day(0)))
+    text = (repo / "baselines/default.json").read_text()
+    big = text[:-2] + " " * (MAX_VERSION_BYTES + 10) + text[-2:]  # whitespace: valid JSON, over the cap
+    commit_text(repo, {"baselines/default.json": big}, message="an 16 MB version", date=day(1))
+    commit_refresh(repo, Refresh(cases=hits({"a": 0, "b": 1}), date=day(2)))
+    done = history(repo, "--out", str(tmp_path / "site"))
+    assert done.returncode == 0, done.stderr
+    data = _suite_json(tmp_path / "site", "default")
+    log = git(repo, "log", "--format=%H", "--reverse").split()
+    assert [p["sha"] for p in data["points"]] == [log[0], log[2]]
+    assert [g["sha"] for g in data["gaps"]] == [log[1]]
+    assert f"{len(big.encode()):,} bytes, larger than `history` reads ({MAX_VERSION_BYTES:,} bytes)" in \
+        data["gaps"][0]["reason"]
+    assert data["points"][1]["step"]["hit@5"]["delta"] == pytest.approx(-0.5)
+
+
+def test_a_small_cap_reads_every_other_version_whole(tmp_path: Path) -> None:
+    from retrieval_gate.artifacts.git_history import Deadline, commits_of, read_versions
+
+    repo = init_repo(tmp_path / "repo")
+    commit_refresh(repo, Refresh(cases=hits({"a": 1}), date=day(0)))
+    commit_refresh(repo, Refresh(cases=hits({f"c{i}": 1 for i in range(40)}), date=day(1)))
+    commit_refresh(repo, Refresh(cases=hits({"a": 0}), date=day(2), message="Merge pull request #3 from x/y"))
+    deadline = Deadline(60)
+    commits = commits_of(repo, "baselines/default.json", since=None, limit=None, deadline=deadline)
+    sizes = [int(git(repo, "cat-file", "-s", c.blob)) for c in commits]
+    cap = (sizes[0] + sizes[1]) // 2
+    assert sizes[0] < cap < sizes[1] and sizes[2] < cap
+    versions = list(read_versions(repo, commits, deadline=deadline, max_bytes=cap))
+    assert [v.baseline is None for v in versions] == [False, True, False]
+    assert versions[1].problem is not None and f"{sizes[1]:,} bytes" in versions[1].problem
+    assert versions[2].message == "Merge pull request #3 from x/y"
+
+
+@pytest.mark.parametrize(("remote", "link"), [
+    ("https://x-access-token:SECRET@github.com/team/kb.git", "https://github.com/team/kb/pull/{n}"),
+    ("git@gitlab.example.com:group/sub/kb.git", "https://gitlab.example.com/group/sub/kb/-/merge_requests/{n}"),
+    ("https://org@dev.azure.com/org/proj/_git/kb", "https://dev.azure.com/org/proj/_git/kb/pullrequest/{n}"),
+    (None, None),
+])
+def test_each_refresh_names_the_pr_its_measured_commit_merged_linked_on_the_forge(
+        tmp_path: Path, remote: str | None, link: str | None) -> None:
+    repo = init_repo(tmp_path / "repo")
+    if remote:
+        git(repo, "remote", "add", "origin", remote)
+    merges = ["Merge pull request #12 from team/a\n\nA", "Faster chunks (#34)",
+              "Chunks\n\nSee merge request group/sub/kb!56", "Merged PR 78: chunk sizes", "a direct push"]
+    for i, subject in enumerate(merges):
+        measured = commit_text(repo, {f"src/{i}.txt": "x"}, message=subject, date=day(2 * i))
+        commit_refresh(repo, Refresh(cases=hits({"a": 1, "b": i % 2}), date=day(2 * i + 1), measured=measured,
+                                     message=f"retrieval-gate: update baselines/default.json for {measured[:12]} "
+                                             "[skip ci]"))
+    done = history(repo, "--out", str(tmp_path / "site"))
+    assert done.returncode == 0, done.stderr
+    points = _suite_json(tmp_path / "site", "default")["points"]
+    assert [p["pr"] for p in points] == [12, 34, 56, 78, None]
+    assert [p["pr_url"] for p in points] == [link.format(n=n) if link else None for n in (12, 34, 56, 78)] + [None]
+    page = (tmp_path / "site" / "default.html").read_text()
+    assert "SECRET" not in page and "x-access-token" not in page
+    if link:
+        assert f'<a href="{link.format(n=12)}">#12</a>' in page
+    else:
+        assert "<a href=\"https://" not in page and ">#12<" in page

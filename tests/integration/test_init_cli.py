@@ -57,7 +57,11 @@ def test_init_writes_config_workflows_and_gitignore_then_a_rerun_changes_nothing
     assert (repo / ".github/workflows/retrieval-comment.yml").is_file()
     assert (repo / ".gitignore").read_text(encoding="utf-8").startswith("node_modules/\n")
     assert ".retrieval-gate/" in (repo / ".gitignore").read_text(encoding="utf-8")
+    assert "\nsite/\n" in (repo / ".gitignore").read_text(encoding="utf-8")  # `history --out site`
     assert "git add retrieval-gate.yml .github/workflows/retrieval.yml" in out and "git push" in out
+    # a phrase is never broken across lines (the console's width is not the message's)
+    assert all(len(line) <= 400 for line in out.splitlines())
+    assert "found: kb (a folder of 3 Markdown/text cards, 3 cards) and eval/cases.jsonl" in out
 
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git/" not in p.as_posix()}
     code, out, _ = cli(capsys, "init", "--no-baseline", "--action-ref", REF)
@@ -125,6 +129,7 @@ def test_init_writes_the_first_baseline_and_compare_is_green(repo, capsys):
     assert sorted(manifest["cards"]) == ["export", "password", "refunds"]
     code, out, _ = cli(capsys, "compare", "--results", "out/results.json")
     assert code == 0 and "PASS" in out
+    assert "baseline from a local run (no commit recorded)" in out and "(no commit)" not in out
     # report finds the same default baseline as compare: an identical rerun, not a first run
     code, out, _ = cli(capsys, "report", "--results", "out/results.json", "--format", "markdown")
     assert code == 0 and out.splitlines()[1] == "### ⚪ Retrieval · default · no case changed"

@@ -120,3 +120,42 @@ def test_the_label_buttons_record_the_chosen_grade_and_the_last_choice_per_card(
         (change.id, "x-card", 2, "sha1"), (change.id, "y-card", 0, "sha2")]
     assert all(d["at"].endswith("Z") for d in decisions)
     assert page.js("document.getElementById('download-labels').textContent") == "Download labels (2)"
+
+
+QUESTIONS_JS = r"""(() => {
+  const shown = el => el && el.offsetParent !== null && el.getBoundingClientRect().width > 0;
+  const rows = Array.from(document.querySelectorAll("#cases tbody.case > tr:first-child")).slice(0, 40);
+  return {
+    lost: Array.from(document.querySelectorAll("#lost-hits li")).map(li => {
+      const q = li.querySelector("q.case-question");
+      return {id: li.querySelector(".ids").textContent, q: q ? q.textContent : null, title: q ? q.title : null,
+              shown: shown(q)};
+    }),
+    rows: rows.map(tr => {
+      const q = tr.querySelector(".case-q"), col = tr.querySelector("td.query");
+      return {id: tr.querySelector(".case-id").textContent, title: q ? q.title : null,
+              under_id: shown(q) && q.getBoundingClientRect().width >= 60,
+              column: col.getBoundingClientRect().width};
+    }),
+    scroll: document.documentElement.scrollWidth,
+  };
+})()"""
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_every_case_id_comes_with_its_question_at_every_width(page, tmp_path, width):
+    scenario = sc.regression()
+    html = tmp_path / "report.html"
+    html.write_text(render_html(results=scenario.results, comparison=scenario.comparison,
+                                baseline=scenario.baseline), encoding="utf-8")
+    page.open(html, width=width, height=900)
+    m = page.js(QUESTIONS_JS)
+    queries = {c.id: c.query for c in scenario.results.cases}
+    assert m["lost"], "the regression scenario loses hits"
+    for item in m["lost"]:
+        assert item["shown"] and item["title"] == queries[item["id"]], item
+        assert queries[item["id"]].startswith(item["q"].rstrip("…"))
+    for row in m["rows"]:
+        readable = row["under_id"] if width == 390 else row["column"] >= 120
+        assert readable and row["title"] == queries[row["id"]], (width, row)
+    assert m["scroll"] <= width

@@ -38,7 +38,8 @@ def test_report_only_output():
     assert "locale=pt-BR" in text and "hit@5" in text and "nDCG@5" in text
     assert "−0.300" in text and "regressed *" in text and "<0.001" in text
     assert "what changed: 12 case(s) moved · 12 lost hits: 12 retrieval settings change" in text
-    assert "q000 [lost hit] gold card-q000 — → — · nDCG@5 1.000 → 0.000 · cause: the retrieval settings changed" in text
+    assert ('q000 "pergunta 0" [lost hit] gold card-q000 — → — · nDCG@5 1.000 → 0.000 · cause: the retrieval '
+            "settings changed") in text
     assert "… and 2 more worse" in text
     assert "verdict: PASS (regressed, report only: no gate is on)" in text
 
@@ -69,3 +70,19 @@ def test_an_unchanged_run_prints_no_what_changed_lines():
     assert comparison.kb_changes is not None and comparison.changed_cases == []
     print_comparison(comparison, console)
     assert "what changed" not in console.export_text() and "KB:" not in console.export_text()
+
+
+def test_a_case_id_comes_with_its_question_shortened_and_without_controls():
+    from retrieval_gate.compare.model import ChangedCase
+
+    comp = comparison(GateSettings())
+    long = "how do I reset my password when the \x1b[31mlink\x1b[0m expired and support is closed for the weekend?"
+    first = comp.changed_cases[0]
+    changed = [first.model_copy(update={"query": long}), *comp.changed_cases[1:]]
+    assert isinstance(first, ChangedCase)
+    console = Console(record=True, width=100, force_terminal=False, color_system=None)
+    print_comparison(comp.model_copy(update={"changed_cases": changed}), console)
+    text = console.export_text()
+    line = next(t for t in text.splitlines() if t.strip().startswith(first.id + " "))
+    assert '"how do I reset my password when the' in line and "…\" [lost hit]" in line
+    assert "\x1b" not in text and "weekend" not in line

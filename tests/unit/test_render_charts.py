@@ -167,9 +167,19 @@ def test_title_states_lead_with_the_counts(lost, gained, state, mark, text) -> N
     from retrieval_gate.render.verdict import title
 
     comp = comparison(n_paired=41, lost_hits=_hits("l", lost, -1.0), gained_hits=_hits("g", gained, 1.0))
-    found = title(comparison=comp, baseline=None, headline=[cell(status="ok", compared=True, gated=True)])
+    found = title(comparison=comp, baseline=None, headline=[cell(status="ok", compared=True, gated=True, n=41)])
     assert (found.state, found.mark, found.text) == (state, mark, text)
     assert "noise" not in found.text
+
+
+def test_the_titles_n_is_the_n_of_the_row_it_judges() -> None:
+    """33 cases paired, 28 of them scored on the headline measure (5 without gold): the title says
+    what the table's row says, n = 28."""
+    from retrieval_gate.render.verdict import title
+
+    comp = comparison(n_paired=33, lost_hits=_hits("l", 3, -1.0))
+    found = title(comparison=comp, baseline=None, headline=[cell(status="ok", compared=True, gated=True, n=28)])
+    assert found.text == "3 lost, 0 gained — too few to be sure at n = 28"
 
 
 def test_a_failed_title_counts_the_rules_not_the_stale_labels_hint() -> None:

@@ -77,7 +77,7 @@ def test_gitignore_lines_are_appended_never_removed():
     step = gitignore_step("node_modules/\n/out\n")
     assert step.action == APPEND
     assert step.text.startswith("node_modules/\n/out\n\n# retrieval-gate")
-    assert step.text.endswith(".retrieval-gate/\nretrieval-gate-out/\n") and "\nout/\n" not in step.text
+    assert step.text.endswith(".retrieval-gate/\nretrieval-gate-out/\nsite/\n") and "\nout/\n" not in step.text
     assert gitignore_step(step.text).action == SAME
     assert gitignore_step(None).action == CREATE
 

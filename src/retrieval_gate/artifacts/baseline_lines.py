@@ -69,7 +69,7 @@ class VersionReader:
             return baseline_from_text(text, source=source)
         prefix, entries, suffix = split
         seen = self._cases.setdefault(keys.group(1), {})
-        new = list(dict.fromkeys(line for line in entries if line not in seen))
+        new = _new_lines(entries, seen)
         parsed = baseline_from_text(_join(prefix, new, suffix), source=source)
         fresh = _by_line(new, parsed.cases)
         if fresh is None:
@@ -86,7 +86,7 @@ class VersionReader:
             return manifest_from_text(text, source=source)
         prefix, entries, suffix = split
         seen = self._cards
-        new = list(dict.fromkeys(line for line in entries if line not in seen))
+        new = _new_lines(entries, seen)
         parsed = manifest_from_text(_join(prefix, new, suffix), source=source)
         fresh = _by_line(new, parsed)
         if fresh is None:
@@ -96,6 +96,13 @@ class VersionReader:
         if len(cards) != len(entries):
             return manifest_from_text(text, source=source)
         return cards
+
+
+def _new_lines(entries: list[str], seen: dict[str, Any]) -> list[str]:
+    """The entries not seen before, each once, in their order (the set difference hashes each
+    line once, in C)."""
+    fresh = set(entries).difference(seen)
+    return list(dict.fromkeys(line for line in entries if line in fresh)) if fresh else []
 
 
 def _by_line(lines: list[str], parsed: dict[str, Any]) -> dict[str, tuple[str, Any]] | None:

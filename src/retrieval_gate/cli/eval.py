@@ -75,8 +75,9 @@ def summary_lines(results: Results) -> list[str]:
                      f"{store['unchanged']} unchanged" + (f" · rebuilt ({store['rebuilt']})" if store["rebuilt"] else ""))
     cut = results.extras.get("truncation")
     if cut and cut.get("chunks"):
-        lines.append(f"truncation: {cut['chunks']} of {cut['of']} chunks exceed the model's {cut['limit']} word pieces "
-                     f"(longest {cut['longest']}): {cut['pieces_cut']} word pieces never embedded")
+        from retrieval_gate.evaluation.chunks import truncation_line
+
+        lines.append(f"truncation: {truncation_line(cut)}")
     ann = results.extras.get("ann_check")
     if ann and ann.get("recall") is not None:
         deltas = ", ".join(f"{m} {d:+.4f}" for m, d in ann["delta"].items())

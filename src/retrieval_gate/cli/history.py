@@ -46,6 +46,25 @@ def suite_paths(*, config: Path | None, suite: str | None, repo: Path, deadline:
     return sorted(found.items())
 
 
+def _questions(config: Path | None, suite: str) -> dict[str, str]:
+    """Each case's question in the suite's golden set as the checkout holds it (shown with its id
+    on the page); {} when the config names none or it cannot be read (the page shows the ids)."""
+    from retrieval_gate.errors import RetrievalGateError
+    from retrieval_gate.load.cases import read_cases
+    from retrieval_gate.settings import load_config
+
+    try:
+        loaded, path = load_config(config)
+    except RetrievalGateError:
+        return {}
+    cases = loaded.suites[suite].cases if suite in loaded.suites else None
+    if not cases:
+        return {}
+    where = Path(cases) if Path(cases).is_absolute() or path is None else Path(path).parent / cases
+    case_set, _problems = read_cases(where)
+    return {c.id: c.query for c in case_set.cases if c.query} if case_set is not None else {}
+
+
 @app.command("history")
 def history_command(
     out: Path = typer.Option(..., "--out", help="Folder to write the site into: index.html, <suite>.html, <suite>.json, badge-<suite>.svg."),
@@ -60,8 +79,15 @@ def history_command(
     refresh before with its test, what changed (settings, KB cards, golden set), flaky cases,
     cases lost and not recovered, and a badge. Run it in the repository, with its whole history
     (a shallow clone is exit 2). Exit 0; 2 on bad input or an unreadable repository."""
-    from retrieval_gate.artifacts.git_history import DEADLINE_S, Deadline, baseline_history, check_repository
+    from retrieval_gate.artifacts.git_history import (
+        DEADLINE_S,
+        Deadline,
+        baseline_history,
+        check_repository,
+        remote_url,
+    )
     from retrieval_gate.compare.gate import GateSettings
+    from retrieval_gate.forge import pull_page
     from retrieval_gate.history.build import build_history
     from retrieval_gate.render.badge import badge_svg
     from retrieval_gate.render.history_page import render_index, render_suite_page
@@ -74,15 +100,18 @@ def history_command(
     check_repository(repo, deadline=deadline)
     suites = suite_paths(config=config, suite=suite, repo=repo, deadline=deadline)
     alpha = GateSettings().alpha
+    page = pull_page(remote_url(repo, deadline=deadline))
     histories = []
     for name, path in suites:
         _commits, versions = baseline_history(repo, path=path, since=cutoff, limit=limit, deadline=deadline)
-        histories.append(build_history(versions, suite=name, alpha=alpha, resamples=HISTORY_RESAMPLES))
+        histories.append(build_history(versions, suite=name, alpha=alpha, resamples=HISTORY_RESAMPLES,
+                                       pull_page=page))
     out.mkdir(parents=True, exist_ok=True)
     names = [h.suite for h in histories]
     for h in histories:
         write_text_atomic(out / f"{h.suite}.json", text=dumps_json(h.model_dump(mode="json")))
-        write_text_atomic(out / f"{h.suite}.html", text=render_suite_page(h, suites=names))
+        write_text_atomic(out / f"{h.suite}.html",
+                          text=render_suite_page(h, suites=names, questions=_questions(config, h.suite)))
         write_text_atomic(out / f"badge-{h.suite}.svg", text=badge_svg(h))
         console.print(f"{h.suite}: {len(h.points)} refreshes, {len(h.gaps)} gaps, {len(h.flaky)} flaky, "
                       f"{len(h.lost)} lost → {out / (h.suite + '.html')}")

@@ -185,7 +185,7 @@ def init_command(
                   planning.GITIGNORE, DRAFT_FOLDER]
         written += [p for p in (_uncommitted(root, [p for p in inputs if (root / p).exists()]) or [])
                     if p not in written]
-        console.print("commit it:", markup=False)
+        console.print("commit it:", markup=False, soft_wrap=True)
         for line in planning.commit_commands(written):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
         return
@@ -193,14 +193,14 @@ def init_command(
     ours = [*paths, *(f"{stem}{end}" for end in (".json", ".kb.json", ".audit.json"))]
     pending = _uncommitted(root, [p for p in ours if (root / p).is_file()])
     if pending is None:
-        console.print("nothing written: every file was already there", markup=False)
+        console.print("nothing written: every file was already there", markup=False, soft_wrap=True)
     elif pending:  # written by an earlier run, never committed: "already there" is not "committed"
         console.print("nothing written: every file was already there, but not committed yet - commit it:",
-                      markup=False)
+                      markup=False, soft_wrap=True)
         for line in planning.commit_commands(pending):
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     else:
-        console.print("nothing to commit: every file was already there and is committed", markup=False)
+        console.print("nothing to commit: every file was already there and is committed", markup=False, soft_wrap=True)
 
 
 DRAFT_FOLDER = "golden-draft"
@@ -226,8 +226,8 @@ def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
                          progress=CliProgress(err_console))
     out = inside(root, DRAFT_FOLDER)
     for path in write_draft_folder(out, result=result, detect=options.detect):
-        console.print(f"wrote {path}", markup=False, highlight=False)
-    console.print(f"no golden set yet: drafted {len(result.entries)} queries of {log} to label. Next:", markup=False)
+        console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"no golden set yet: drafted {len(result.entries)} queries of {log} to label. Next:", markup=False, soft_wrap=True)
     for line in (f"open {out / 'label.html'} (label with the keyboard, then Download labels)",
                  f"retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'} --cases {root / 'cases.jsonl'} "
                  f"--kb {kb}", f"retrieval-gate init --dir {root} --kb {kb} --cases {root / 'cases.jsonl'}"):
@@ -297,7 +297,7 @@ def _apply(root: Path, steps: list, *, force: bool) -> list[str]:
     changed = []
     for step in steps:
         if step.action == SAME:
-            console.print(f"unchanged {step.path}", markup=False, highlight=False)
+            console.print(f"unchanged {step.path}", markup=False, highlight=False, soft_wrap=True)
             continue
         if step.action == KEEP:
             console.print(f"kept {step.path} ({step.why})", markup=False, highlight=False, soft_wrap=True)
@@ -310,7 +310,7 @@ def _apply(root: Path, steps: list, *, force: bool) -> list[str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, text=step.text)
         verb = {"create": "wrote", "replace": "replaced", "append": "appended to"}[step.action]
-        console.print(f"{verb} {step.path}", markup=False, highlight=False)
+        console.print(f"{verb} {step.path}", markup=False, highlight=False, soft_wrap=True)
         changed.append(step.path)
     return changed
 
@@ -357,10 +357,10 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
     results = all_results[suite_config.retrievers[0].name]
     write_results(root / "out" / "results.json", results=results)
     print_results(results, console=console)
-    console.print("wrote out/results.json (ignored by git)", markup=False)
+    console.print("wrote out/results.json (ignored by git)", markup=False, soft_wrap=True)
     write_baseline(root / rel_baseline, baseline=update_baseline(baseline=None, results=results, sha=None, ref=None,
                                                         timestamp=now_iso()))
-    console.print(f"wrote {rel_baseline}", markup=False)
+    console.print(f"wrote {rel_baseline}", markup=False, soft_wrap=True)
     written = [rel_baseline]
     if results.kb_cards is not None:  # the KB manifest beside it: the first PR's causes name edited cards
         rel_manifest = manifest_path(rel_baseline)

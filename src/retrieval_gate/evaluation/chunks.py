@@ -23,6 +23,9 @@ def suite_chunks(kb: KnowledgeBase, *, chunking: ChunkSettings, model: str) -> t
     return chunk_kb(kb, settings=chunking, tokens=tokens)
 
 
+SPECIAL_TOKENS = 2  # [CLS] and [SEP]: counted in the model's limit, not in a chunk's size
+
+
 def truncation_extras(*, model: str, chunks: Sequence[Chunk]) -> dict[str, Any] | None:
     """How many chunks exceed ``model``'s limit (``max_seq_length`` word pieces, special tokens
     counted): their tails are never embedded. None when the model's tokenizer is not at hand."""
@@ -41,4 +44,11 @@ def truncation_line(extras: dict[str, Any] | None) -> str | None:
     if not extras["chunks"]:
         return f"no chunk exceeds the model's {extras['limit']} word pieces (longest {extras['longest']})"
     return (f"{extras['chunks']} of {extras['of']} chunks exceed the model's {extras['limit']} word pieces "
-            f"(longest {extras['longest']}): {extras['pieces_cut']} word pieces never embedded")
+            f"(longest {extras['longest']}): {extras['pieces_cut']} word pieces never embedded; "
+            f"to embed every word: {truncation_fix(extras)}")
+
+
+def truncation_fix(extras: dict[str, Any]) -> str:
+    """The chunking that fits the model: chunks counted in its word pieces, at most its limit less
+    the two special tokens a BERT-style model adds (``[CLS]``, ``[SEP]``)."""
+    return f"`chunking: {{unit: tokens, size: {max(1, int(extras['limit']) - SPECIAL_TOKENS)}}}`"

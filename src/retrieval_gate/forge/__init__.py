@@ -3,7 +3,9 @@ the one registry of them (``FORGES``). Adding a forge: docs/ARCHITECTURE.md, "Wh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from urllib.parse import quote, urlsplit
 
 from retrieval_gate.forge.azure import AzureDevOps
 from retrieval_gate.forge.base import Forge
@@ -38,3 +40,29 @@ def held_write_token(env: Mapping[str, str]) -> str | None:
         if tokens.holds_write_token:
             return tokens.write_variable
     return None
+_SCP = re.compile(r"(?:[^@/:]+@)?([A-Za-z0-9.-]+):(?!/)(.+)\Z")  # git@host:owner/repo.git
+
+
+def pull_page(remote: str | None) -> str | None:
+    """The web page pattern (``{n}``: the number) of the pull / merge requests of the repository
+    whose git remote is ``remote``, from the forge that knows its host; None when none does. Only
+    the host and the path are kept (a remote's user and password never reach a page)."""
+    if not remote or any(c in remote for c in "\n\r\t "):
+        return None
+    scp = None if "://" in remote else _SCP.match(remote)
+    if scp is not None:
+        host, path = scp.group(1), scp.group(2)
+    else:
+        try:
+            parts = urlsplit(remote)
+            host = parts.hostname or ""
+        except ValueError:
+            return None
+        if parts.scheme not in ("https", "http", "ssh", "git"):
+            return None
+        path = parts.path
+    path = path.strip("/").removesuffix(".git").strip("/")
+    if not host or not path or not re.fullmatch(r"[A-Za-z0-9.-]+", host) or ".." in path.split("/"):
+        return None
+    host, path = host.lower(), quote(path, safe="/-._~")
+    return next((page for forge in FORGES if (page := forge.pull_page(host=host, path=path)) is not None), None)

@@ -121,6 +121,7 @@ class ForgeSettings(BaseModel):
     api_url: str = ""
     server_url: str = ""
     sha: str = ""
+    commit_message: str = ""  # the message of the commit at ``sha``, as the forge states it ("" when it does not)
     ref: str = ""  # recorded in the baseline's history (refs/heads/main)
     branch: str | None = None  # the branch this run is on, if any
     run_url: str | None = None
@@ -163,6 +164,11 @@ class Forge(ABC):
     # them): never sent anywhere by the tool (``options.http_headers`` may not name them).
     secret_variables: ClassVar[tuple[str, ...]] = ()
     secret_prefixes: ClassVar[tuple[str, ...]] = ()
+
+    def pull_page(self, *, host: str, path: str) -> str | None:
+        """The web page pattern of a pull / merge request (``{n}``: its number) of the repository
+        at ``host``/``path`` of its git remote, or None when the host is not this forge's."""
+        return None
 
     @abstractmethod
     def detect(self, env: Mapping[str, str]) -> bool:

@@ -32,7 +32,7 @@ from retrieval_gate.history.model import (
     SuiteHistory,
     Version,
 )
-from retrieval_gate.history.steps import aggregates_of, change_between, pr_number
+from retrieval_gate.history.steps import aggregates_of, change_between, pr_number, pr_page
 from retrieval_gate.history.walk import Walker
 
 FLAKY_FLIPS = 2
@@ -40,8 +40,10 @@ DROPS_SHOWN = 5
 
 
 def build_history(versions: Iterable[Version], *, suite: str, alpha: float, resamples: int,
-                  seed: int = 0) -> SuiteHistory:
-    """The history of one suite (module docstring); ``versions`` oldest first."""
+                  seed: int = 0, pull_page: str | None = None) -> SuiteHistory:
+    """The history of one suite (module docstring); ``versions`` oldest first. Each point's PR is
+    the one the measured commit's message names (the merge or squash commit the refresh measured),
+    else the one the refresh commit's own message names; ``pull_page`` (``…/pull/{n}``) links it."""
     walker = Walker()
     points: list[Point] = []
     gaps: list[Gap] = []
@@ -57,8 +59,10 @@ def build_history(versions: Iterable[Version], *, suite: str, alpha: float, resa
             change = change_between(before=previous[1], after=baseline, kb_before=previous[0].kb, kb_after=version.kb)
         interval, step = walker.advance(baseline, change=change, alpha=alpha, resamples=resamples, seed=seed)
         headline, slices, n = aggregates_of(baseline)
+        pr = pr_number(version.measured_message)
+        pr = pr_number(version.message) if pr is None else pr
         points.append(Point(sha=version.sha, date=version.date, ref=baseline.ref, measured_sha=baseline.sha,
-                            pr=pr_number(version.message), subject=version.message.split("\n", 1)[0][:200],
+                            pr=pr, pr_url=pr_page(pull_page, pr), subject=version.message.split("\n", 1)[0][:200],
                             n=n, headline=headline, interval={m: v for m, v in interval.items() if m in headline},
                             slices=slices, change=change, step=step))
         previous = (version, baseline)
@@ -89,7 +93,7 @@ def largest_drops(points: list[Point], *, measures: list[str]) -> list[Drop]:
                  if measure in point.step and point.step[measure].delta < 0]
         for delta, i in sorted(steps)[:DROPS_SHOWN]:
             point, stat = points[i], points[i].step[measure]
-            out.append(Drop(measure=measure, point=i, sha=point.sha, pr=point.pr, delta=delta, p=stat.p,
-                            significant=stat.significant,
+            out.append(Drop(measure=measure, point=i, sha=point.sha, pr=point.pr, pr_url=point.pr_url,
+                            delta=delta, p=stat.p, significant=stat.significant,
                             changed=point.change.kinds() if point.change is not None else []))
     return out

@@ -27,6 +27,7 @@ class Version:
     baseline: Baseline | None
     kb: dict[str, KbCard] | None = None
     problem: str | None = None
+    measured_message: str = ""  # the message of the commit the baseline was measured on ("": unknown)
 
 
 class _Strict(BaseModel):
@@ -91,7 +92,8 @@ class Point(_Strict):
     date: str  # its committer date
     ref: str | None = None  # the ref the baseline was measured on
     measured_sha: str | None = None  # the commit the baseline was measured on
-    pr: int | None = None  # the pull / merge request the commit message names
+    pr: int | None = None  # the pull / merge request the measured commit's message (else this commit's) names
+    pr_url: str | None = None  # its page on the forge (None: the forge is not known)
     subject: str = ""
     n: int
     headline: dict[str, float] = Field(default_factory=dict)
@@ -112,6 +114,7 @@ class Drop(_Strict):
     point: int  # index into ``points``
     sha: str
     pr: int | None = None
+    pr_url: str | None = None
     delta: float
     p: float
     significant: bool

@@ -10,8 +10,8 @@
   ``baseline.fingerprint.settings_changes``), the KB cards added, removed and edited
   (by content hash, on the KB manifests beside the two versions), the cases added and
   removed, and whether the golden set's file changed;
-- ``pr_number``: the pull request (``Merge pull request #12``, ``… (#12)``) or merge request
-  (``See merge request group/project!12``) a commit message names.
+- ``pr_number``: the pull request (``Merge pull request #12``, ``… (#12)``, ``Merged PR 12:``) or
+  merge request (``See merge request group/project!12``) a commit message names.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from itertools import compress
+from operator import is_not
 
 import numpy as np
 
@@ -33,12 +35,32 @@ from retrieval_gate.stats.sign_flip import sign_flip_tests
 
 GOLD_INPUT = "inputs.cases"
 KB_INPUT = "inputs.kb"
-_PR = re.compile(r"(?:pull request #|\(#|merge request \S*!)(\d{1,9})\b", re.IGNORECASE)
+_PR = re.compile(r"(?:pull request [#!]|\(#|merge request \S*!|^Merged PR )(\d{1,9})\b", re.IGNORECASE | re.MULTILINE)
+
+
+def changed_keys(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
+    """The keys of ``after`` whose value is not ``before``'s (new ones included), in ``after``'s
+    order. Consecutive versions hand on the same objects for what did not change, so where both
+    hold the same keys in the same order the objects are compared by identity in C first."""
+    keys = list(after)
+    if keys == list(before):
+        odd = compress(keys, map(is_not, before.values(), after.values()))
+        return [k for k in odd if before[k] != after[k]]
+    return [k for k in keys if (old := before.get(k)) is not after[k] and old != after[k]]
 
 
 def pr_number(message: str) -> int | None:
+    """The pull / merge request a commit message names: GitHub's merge commit (``Merge pull request
+    #12 from …``) or squash subject (``… (#12)``), GitLab's ``See merge request group/project!12``,
+    Azure DevOps' ``Merged PR 12: …``; the refresh commit the action writes says ``pull request #12``
+    or ``merge request !12``. None: none named."""
     found = _PR.search(message)
     return int(found.group(1)) if found else None
+
+
+def pr_page(pattern: str | None, number: int | None) -> str | None:
+    """The pull request's page on the forge from its ``pattern`` (``…/pull/{n}``), or None."""
+    return pattern.replace("{n}", str(number)) if pattern and number is not None else None
 
 
 def aggregates_of(baseline: Baseline) -> tuple[dict[str, float], dict[str, SliceCell], int]:
@@ -74,8 +96,8 @@ def change_between(*, before: Baseline, after: Baseline, kb_before: Mapping[str,
                 for c in settings_changes(changes) if c.key != GOLD_INPUT]
     kb_hash_changed = any(c.key == KB_INPUT for c in changes)
     if kb_before is not None and kb_after is not None:
-        edited = sorted(c for c, card in kb_after.items()
-                        if (old := kb_before.get(c)) is not None and old is not card and old.sha != card.sha)
+        edited = sorted(c for c in changed_keys(kb_before, kb_after)
+                        if (old := kb_before.get(c)) is not None and old.sha != kb_after[c].sha)
         kb = KbStep(added=sorted(set(kb_after) - set(kb_before)), removed=sorted(set(kb_before) - set(kb_after)),
                     edited=edited)
     else:

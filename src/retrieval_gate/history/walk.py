@@ -14,7 +14,7 @@ import numpy as np
 
 from retrieval_gate.baseline.model import Baseline, BaselineCase
 from retrieval_gate.history.model import Change, StepStat
-from retrieval_gate.history.steps import step_stat
+from retrieval_gate.history.steps import changed_keys, step_stat
 from retrieval_gate.metrics.names import headline_names
 from retrieval_gate.stats.proportion import interval_of
 
@@ -85,7 +85,7 @@ class Walker:
         before = self.cases
         same_k = self.k == after.headline_k
         if same_k:
-            changed = [c for c, case in after.cases.items() if (old := before.get(c)) is not case and old != case]
+            changed = changed_keys(before, after.cases)
         else:
             changed = list(after.cases)
             self.sums = {}

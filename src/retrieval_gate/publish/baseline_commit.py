@@ -5,14 +5,15 @@ GitLab's Commits API, Azure DevOps' pushes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from retrieval_gate.artifacts.baseline import baseline_from_text, baseline_text
 from retrieval_gate.baseline.update import update_baseline
 from retrieval_gate.errors import ConflictError
-from retrieval_gate.forge.base import ForgeApi
+from retrieval_gate.forge.base import ForgeApi, Words
+from retrieval_gate.history.steps import pr_number
 from retrieval_gate.publish.flow_context import FlowContext
 
 if TYPE_CHECKING:
@@ -29,6 +30,16 @@ class FilesCommit:
     attempts: int
     texts: dict[str, str]  # path → the text the branch now holds
     changed: tuple[str, ...]  # the paths the commit wrote
+
+
+def refresh_message(changed: Iterable[str], *, sha: str, branch: str, measured_message: str, words: Words) -> str:
+    """The refresh commit's message: what it updates, for which commit and — when that commit's
+    message names one (``history.steps.pr_number``) — which pull / merge request, so the history
+    names the PR from this commit alone: ``retrieval-gate: update baselines/default.json for
+    1a2b3c4d5e6f (pull request #12) [skip ci]``."""
+    number = pr_number(measured_message)
+    which = f" ({words.change} {words.ref(number)})" if number is not None else ""
+    return f"retrieval-gate: update {' and '.join(changed)} for {sha[:12] or branch}{which} [skip ci]"
 
 
 def commit_rendered_files(ctx: FlowContext, *, api: ForgeApi, branch: str, paths: Sequence[str],
@@ -57,7 +68,8 @@ def commit_rendered_files(ctx: FlowContext, *, api: ForgeApi, branch: str, paths
                    if current.get(path) is None or current[path].text != text}  # type: ignore[union-attr]
         if not changed:
             return FilesCommit(commit="", attempts=attempt, texts=texts, changed=())
-        message = f"retrieval-gate: update {' and '.join(changed)} for {s.sha[:12] or branch} [skip ci]"
+        message = refresh_message(changed, sha=s.sha, branch=branch, measured_message=s.place.commit_message,
+                                  words=ctx.forge.words)
         try:
             commit = api.commit_files(branch=branch, parent=head, files=changed, message=message)
             return FilesCommit(commit=commit, attempts=attempt, texts=texts, changed=tuple(changed))

@@ -1,6 +1,6 @@
 """A shields-style badge of a suite's last refresh (``badge-<suite>.svg``): ``hit@5 | 0.927 · n=55``,
 its right half coloured by the last step's paired test — blue: a significant gain, vermillion: a
-significant drop, grey: no significant change (or no step yet). Pure; text escaped, no URL."""
+significant drop, purple: no significant change, light grey: no step yet. Pure; text escaped, no URL."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from retrieval_gate.history.model import SuiteHistory
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.escape import clean_text
 
-BADGE_COLOURS = {"up": "#0072B2", "down": "#C23B00", "flat": "#57606a", "none": "#9f9f9f"}
+LABEL_COLOUR = "#555"
+# the right half: blue up, vermillion down, purple no significant change, light grey no step yet —
+# each apart from the others and from the label's dark grey (tests/unit/test_render_badge_colours.py)
+BADGE_COLOURS = {"up": "#0072B2", "down": "#C23B00", "flat": "#6B4FA0", "none": "#9f9f9f"}
 CHAR_PX = 6.6  # Verdana 11 px: about this wide per character (shields' own estimate)
 
 
@@ -44,7 +47,8 @@ def badge_svg(history: SuiteHistory, *, standalone: bool = True) -> str:
     namespace = ' xmlns="http://www.w3.org/2000/svg"' if standalone else ' class="badge"'
     return (f'<svg{namespace} width="{width}" height="20" role="img" aria-label="{text}">'
             f"<title>{text}</title>"
-            f'<rect width="{lw}" height="20" fill="#555"/><rect x="{lw}" width="{vw}" height="20" fill="{colour}"/>'
+            f'<rect width="{lw}" height="20" fill="{LABEL_COLOUR}"/>'
+            f'<rect x="{lw}" width="{vw}" height="20" fill="{colour}"/>'
             f'<g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
             f'<text x="{lw / 2:.1f}" y="14">{escape(label)}</text>'
             f'<text x="{lw + vw / 2:.1f}" y="14">{escape(value)}</text></g></svg>\n')

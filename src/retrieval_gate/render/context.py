@@ -19,6 +19,7 @@ from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.model import Comparison, ComparisonStats
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.cells import (
+    INDICATIVE_N,
     case_rows,
     cells_by_slice,
     headline_metrics,
@@ -165,7 +166,9 @@ def build_context(
         "slices": shown_rows,
         "slices_total": len(rows),
         "slice_metrics": [(m, Markup(parse_metric(m).display)) for m in names],
-        "any_indicative": any(r.indicative for r in shown_rows),
+        # the same rule marks the overall rows and the slices: fewer than INDICATIVE_N cases
+        "indicative_n": INDICATIVE_N,
+        "any_indicative": any(r.indicative for r in shown_rows) or any(c.n < INDICATIVE_N for c in headline),
         "no_answer": {"n": results.completeness.no_gold,
                       "abstention": no_answer_cells.get("abstention")},
         "other_metrics": [overall[m] for m in other],

@@ -1,18 +1,19 @@
 """Inline SVG charts of a suite's history (the history page). Pure functions returning markup;
 every piece of text escaped with ``markupsafe.escape``; no URL of any kind.
 
-- ``headline_chart``: one measure over the refreshes, x = commit date: the 95 % interval of each
+- ``headline_chart``: one measure over the refreshes, spaced by refresh order, the dates as ticks
+  (each tick a different date, none crowding another): the 95 % interval of each
   point as a band, the value as a line, a point per refresh (its title names the commit, the ref,
   n and the PR), a filled point where the paired step from the previous refresh was significant
   (blue up, vermillion down), a dashed line at every step where the settings (S) or the golden
-  set (G) changed, and a short tick at the top where KB cards changed;
+  set (G) changed, and a short tick at the top where KB cards changed (marks closer than
+  ``MARK_GAP_PX`` are one, its title naming each step);
 - ``slice_chart``: a small multiple, one slice's value over the refreshes, with its last n.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from markupsafe import Markup, escape
 
@@ -27,21 +28,12 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
-def epoch(date: str) -> float:
-    """An ISO 8601 date as seconds (a malformed one as 0: it sorts first, it does not crash)."""
-    try:
-        return datetime.fromisoformat(date.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
-
-
 def _x_scale(points: Sequence[Point], left: float, width: float):
-    times = [epoch(p.date) for p in points]
-    lo, hi = min(times), max(times)
-    span = hi - lo
-    if span <= 0:
-        return lambda i: left + width / 2 if len(points) == 1 else left + i * width / max(len(points) - 1, 1)
-    return lambda i: left + (times[i] - lo) / span * width
+    """Points spaced by refresh order (refreshes come in bursts: by time, a day's four would sit on
+    one pixel); the dates are the ticks."""
+    if len(points) == 1:
+        return lambda i: left + width / 2
+    return lambda i: left + i * width / (len(points) - 1)
 
 
 def point_title(point: Point, *, measure: str, value: float) -> str:
@@ -77,22 +69,16 @@ def headline_chart(points: Sequence[Point], *, measure: str, display: str, width
     band = " ".join(f"{_f(x(i))},{_f(y(h))}" for i, h in enumerate(highs))
     band += " " + " ".join(f"{_f(x(i))},{_f(y(lw))}" for i, lw in reversed(list(enumerate(lows))))
     out.append(f'<polygon points="{band}" class="band"/>')
-    last_mark = -1e9
-    for i, p in enumerate(sub):
-        kinds = p.change.kinds() if p.change is not None else []
-        if not kinds:
-            continue
-        mx, what = x(i), escape(change_words(p))
+    for mx, kinds, words in _merged_marks(sub, x):
+        what = escape(words)
         if kinds == ["kb"]:  # the most common step: a short tick at the top, not a line through the chart
             out.append(f'<line x1="{_f(mx)}" x2="{_f(mx)}" y1="{top - 2}" y2="{top + 6}" class="kb-tick">'
                        f"<title>{what}</title></line>")
             continue
-        letters = "".join(MARK_LETTERS[k] for k in kinds if k != "kb")
+        letters = "".join(MARK_LETTERS[k] for k in ("settings", "golden set") if k in kinds)
         out.append(f'<line x1="{_f(mx)}" x2="{_f(mx)}" y1="{top}" y2="{top + plot_h}" class="marker">'
                    f"<title>{what}</title></line>")
-        if mx - last_mark >= 14:
-            out.append(f'<text x="{_f(mx)}" y="{top - 4}" class="tick mark" text-anchor="middle">{letters}</text>')
-            last_mark = mx
+        out.append(f'<text x="{_f(mx)}" y="{top - 4}" class="tick mark" text-anchor="middle">{letters}</text>')
     path = " ".join(f"{'M' if i == 0 else 'L'}{_f(x(i))},{_f(y(p.headline[measure]))}" for i, p in enumerate(sub))
     out.append(f'<path d="{path}" class="trend-line"/>')
     radius = 3.2 if len(sub) <= 120 else 2.2
@@ -106,19 +92,65 @@ def headline_chart(points: Sequence[Point], *, measure: str, display: str, width
         value = p.headline[measure]
         out.append(f'<circle cx="{_f(x(i))}" cy="{_f(y(value))}" r="{radius}" class="{cls}">'
                    f"<title>{escape(point_title(p, measure=display, value=value))}</title></circle>")
-    last_label = -1e9
-    for i in (*range(0, len(sub) - 1), len(sub) - 1):
-        xi = x(i)
-        if xi - last_label < label_every_px or (i < len(sub) - 1 and x(len(sub) - 1) - xi < label_every_px):
-            continue
-        anchor = "start" if i == 0 else "end" if i == len(sub) - 1 else "middle"
-        out.append(f'<text x="{_f(xi)}" y="{height - 18}" class="tick" text-anchor="{anchor}">'
+    for i, anchor in date_ticks([p.date[:10] for p in sub], x, every_px=label_every_px):
+        out.append(f'<text x="{_f(x(i))}" y="{height - 18}" class="tick" text-anchor="{anchor}">'
                    f"{escape(sub[i].date[:10])}</text>")
-        out.append(f'<text x="{_f(xi)}" y="{height - 5}" class="tick" text-anchor="{anchor}">'
+        out.append(f'<text x="{_f(x(i))}" y="{height - 5}" class="tick" text-anchor="{anchor}">'
                    f"{escape(sub[i].sha[:7])}</text>")
-        last_label = xi
     out.append("</svg>")
     return Markup("".join(out))
+
+
+MARK_GAP_PX = 16  # marks closer than this are one mark (its title names each step it holds)
+
+
+def _merged_marks(points: Sequence[Point], x) -> list[tuple[float, list[str], str]]:
+    """``(x, kinds, words)`` of each mark: the steps where something changed, those within
+    ``MARK_GAP_PX`` of a mark joined into it — a settings or golden-set change (a line with its
+    letters) apart from the KB's (a tick), so no two marks of a kind overlap."""
+    out: list[tuple[float, list[str], str]] = []
+    last: dict[bool, int] = {}  # line or tick → index into out
+    counts: dict[int, int] = {}
+    for i, p in enumerate(points):
+        kinds = p.change.kinds() if p.change is not None else []
+        if not kinds:
+            continue
+        line = kinds != ["kb"]
+        j = last.get(line)
+        if j is not None and x(i) - out[j][0] < MARK_GAP_PX:
+            mx, had, words = out[j]
+            counts[j] = counts.get(j, 1) + 1
+            merged = sorted(set(had) | set(kinds), key=list(MARK_LETTERS).index)
+            more = words if counts[j] > 3 else f"{words}\n{change_words(p)}"
+            out[j] = (mx, merged, more)
+            continue
+        last[line] = len(out)
+        out.append((x(i), kinds, change_words(p)))
+    return [(mx, kinds, words + (f"\n… {counts[j] - 3} more steps" if counts.get(j, 1) > 3 else ""))
+            for j, (mx, kinds, words) in enumerate(out)]
+
+
+def date_ticks(dates: Sequence[str], x, *, every_px: float) -> list[tuple[int, str]]:
+    """``(index, anchor)`` of the points that get a date tick: the first and the last, and between
+    them the first point of a new date at least ``every_px`` from the previous tick (and from the
+    last): no two ticks read the same date, none crowds another."""
+    if not dates:
+        return []
+    last_i = len(dates) - 1
+    out = [(0, "start")]
+    for i in range(1, last_i):
+        if dates[i] == dates[i - 1] or dates[i] == dates[out[-1][0]]:
+            continue
+        if x(i) - x(out[-1][0]) >= every_px and x(last_i) - x(i) >= every_px:
+            out.append((i, "middle"))
+    if last_i > 0 and dates[last_i] != dates[out[-1][0]] and x(last_i) - x(out[-1][0]) >= every_px:
+        out.append((last_i, "end"))
+    return out
+
+
+def _names(ids: Sequence[str], *, shown: int = 5) -> str:
+    names = ", ".join(clean_text(i, max_len=40) for i in ids[:shown])
+    return names + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 def change_words(point: Point) -> str:
@@ -132,15 +164,18 @@ def change_words(point: Point) -> str:
                          for c in change.settings[:4])
         parts.append(f"settings {keys}{' …' if len(change.settings) > 4 else ''}")
     kb = change.kb
-    if kb.added or kb.removed or kb.edited:
-        parts.append(f"KB +{len(kb.added)} −{len(kb.removed)} ~{len(kb.edited)} cards")
-    elif kb.unseen:
+    for verb, cards in (("edited", kb.edited), ("added", kb.added), ("removed", kb.removed)):
+        if cards:
+            parts.append(f"KB {len(cards)} card{'s' if len(cards) != 1 else ''} {verb} ({_names(cards)})")
+    if kb.unseen:
         parts.append("KB changed (no manifest to compare)")
     cases = change.cases
-    if cases.added or cases.removed or cases.gold_changed:
-        parts.append(f"golden set +{len(cases.added)} −{len(cases.removed)} cases"
-                     f"{', gold edited' if cases.gold_changed else ''}")
-    return f"{point.sha[:7]}: " + "; ".join(parts)
+    for verb, ids in (("added", cases.added), ("removed", cases.removed)):
+        if ids:
+            parts.append(f"{len(ids)} case{'s' if len(ids) != 1 else ''} {verb} ({_names(ids)})")
+    if cases.gold_changed and not cases.added and not cases.removed:
+        parts.append("gold edited (the same cases; the golden set's file changed)")
+    return f"{point.sha[:7]}: " + "; ".join(parts) if parts else ""
 
 
 def slice_chart(points: Sequence[Point], *, slice_name: str, measure: str, width: int = 300,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup
@@ -18,7 +18,7 @@ from retrieval_gate.compare.gate import format_p
 from retrieval_gate.history.model import SuiteHistory
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render.badge import badge_svg
-from retrieval_gate.render.escape import no_bidi
+from retrieval_gate.render.escape import clean_text, no_bidi
 from retrieval_gate.render.history_charts import change_words, headline_chart, slice_chart
 from retrieval_gate.render.html import html_environment
 
@@ -51,9 +51,13 @@ def _script_json(data: Any) -> Markup:
     return Markup(text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))
 
 
-def grid_data(history: SuiteHistory) -> dict[str, Any]:
+QUESTION_CHARS = 300  # a case's question in the grid's data (shown shortened, whole on hover)
+
+
+def grid_data(history: SuiteHistory, *, questions: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The case × refresh grid's rows: every case whose hit changed at least once (the others
-    are counted), with its runs, flips, hits and whether it is flaky or lost for good."""
+    are counted), with its runs, flips, hits, whether it is flaky or lost for good, and its
+    question (``questions``: the golden set's, by id) where known."""
     flaky, lost = set(history.flaky), {c.id for c in history.lost}
     rows, steady = [], 0
     for case_id, row in history.cases.items():
@@ -63,7 +67,10 @@ def grid_data(history: SuiteHistory) -> dict[str, Any]:
             steady += 1
             continue
         status = "flaky" if case_id in flaky else "lost" if case_id in lost else ""
-        rows.append({"id": case_id, "r": run_length(row), "f": flips, "h": sum(known), "k": len(known), "s": status})
+        entry = {"id": case_id, "r": run_length(row), "f": flips, "h": sum(known), "k": len(known), "s": status}
+        if questions and questions.get(case_id):
+            entry["q"] = clean_text(questions[case_id], max_len=QUESTION_CHARS)
+        rows.append(entry)
     rows.sort(key=lambda r: ({"flaky": 0, "lost": 1, "": 2}[r["s"]], -r["f"], r["id"]))
     return {"rows": rows, "steady": steady, "points": len(history.points),
             "shas": [p.sha[:7] for p in history.points]}
@@ -73,7 +80,8 @@ def _display(measure: str) -> str:
     return parse_metric(measure).display
 
 
-def suite_context(history: SuiteHistory, *, suites: Sequence[str]) -> dict[str, Any]:
+def suite_context(history: SuiteHistory, *, suites: Sequence[str],
+                  questions: Mapping[str, str] | None = None) -> dict[str, Any]:
     points = history.points
     measures = [(m, _display(m)) for m in history.measures]
     primary = history.measures[0] if history.measures else None
@@ -88,16 +96,17 @@ def suite_context(history: SuiteHistory, *, suites: Sequence[str]) -> dict[str, 
         "slice_charts": [slice_chart(points, slice_name=s, measure=primary) for s in slices] if primary else [],
         "primary": primary, "primary_display": _display(primary) if primary else "", "displays": dict(measures),
         "rows": [{"index": i, "point": p, "changed": change_words(p)} for i, p in reversed(list(enumerate(points)))],
-        "grid": _script_json(grid_data(history)), "grid_rows_shown": GRID_ROWS_SHOWN,
+        "grid": _script_json(grid_data(history, questions=questions)), "grid_rows_shown": GRID_ROWS_SHOWN,
         "badge": Markup(badge_svg(history, standalone=False)),
         "last": points[-1] if points else None, "format_p": format_p,
     }
 
 
-def render_suite_page(history: SuiteHistory, *, suites: Sequence[str]) -> str:
-    """``<suite>.html``."""
+def render_suite_page(history: SuiteHistory, *, suites: Sequence[str],
+                      questions: Mapping[str, str] | None = None) -> str:
+    """``<suite>.html``; ``questions``: each case's question (the golden set's), shown with its id."""
     template = html_environment().get_template(SUITE_TEMPLATE)
-    return no_bidi(template.render(**suite_context(history, suites=suites)))
+    return no_bidi(template.render(**suite_context(history, suites=suites, questions=questions)))
 
 
 def render_index(histories: Sequence[SuiteHistory]) -> str:

@@ -135,7 +135,8 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
     context["case_statuses"] = sorted({c.status for c in context["cases"]})
     context["case_causes"] = [c for c in CAUSES if any(line.cause == c for line in context["cases"])]
     context["case_slices"] = sorted({s for line in context["cases"] for s in line.slices})
-    context["lost_cases"] = [{"id": c.id, "cause": CAUSE_WORDS[c.cause], "gold": [g.card for g in c.gold]}
+    context["lost_cases"] = [{"id": c.id, "query": c.query, "cause": CAUSE_WORDS[c.cause],
+                              "gold": [g.card for g in c.gold]}
                              for c in (comparison.changed_cases if comparison else []) if c.movement == "lost-hit"]
     by_case: dict[str, list[QueueItem]] = {}
     for item in queue or ():

@@ -16,7 +16,7 @@ from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.names import display_name, headline_names
 from retrieval_gate.render.cells import INDICATIVE_N
 from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line
-from retrieval_gate.render.escape import escape_controls
+from retrieval_gate.render.escape import clean_text, escape_controls
 from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.render.verdict import stats_note
 from retrieval_gate.score.results import Results
@@ -155,7 +155,7 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
 
 def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool = False) -> None:
     """Verdict, what changed in the set-up, the table, lost/gained hits, the gate's reasons."""
-    base = comparison.baseline_sha[:7] if comparison.baseline_sha else "(no commit)"
+    base = comparison.baseline_sha[:7] if comparison.baseline_sha else "from a local run (no commit recorded)"
     when = f" ({comparison.baseline_updated_at[:10]})" if comparison.baseline_updated_at else ""
     console.print(f"baseline {base}{' on ' + comparison.baseline_ref if comparison.baseline_ref else ''}{when}"
                   f" · {comparison.n_paired} cases paired · {len(comparison.cases_added)} added · "
@@ -186,6 +186,9 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
                   markup=False)
 
 
+QUESTION_CHARS = 60  # a case's question beside its id, shortened (the comparison JSON has it whole)
+
+
 def print_changes(comparison: Comparison, console: Console) -> None:
     """What changed and why: the counts per cause, the KB's card diff, one line per changed case
     (worse first), at most ``_CHANGE_LINES`` per direction."""
@@ -207,8 +210,9 @@ def print_changes(comparison: Comparison, console: Console) -> None:
         for change in group[:_CHANGE_LINES]:
             line = change_line(change, rankings=comparison.baseline_rankings)
             mark = {"lost-hit": "lost hit", "gained-hit": "gained hit"}.get(change.movement, label)
-            console.print(f"  {escape_controls(change.id)} [{mark}] {escape_controls(line.text)}", markup=False,
-                          soft_wrap=True)
+            question = f' "{clean_text(escape_controls(change.query), max_len=QUESTION_CHARS)}"' if change.query else ""
+            console.print(f"  {escape_controls(change.id)}{question} [{mark}] {escape_controls(line.text)}",
+                          markup=False, soft_wrap=True)
         if len(group) > _CHANGE_LINES:
             console.print(f"  … and {len(group) - _CHANGE_LINES} more {label} (the comparison JSON has all)",
                           markup=False)

@@ -86,7 +86,8 @@ def title(*, comparison: Comparison | None, baseline: Baseline | None, headline:
             return Title("first_run", TITLE_MARKS["first_run"], "first run, no baseline yet")
         return Title("not_compared", TITLE_MARKS["not_compared"], "not compared with the baseline")
     lost, gained, counts = _counts(comparison)
-    n = comparison.n_paired
+    # the n of the row the title judges (the first headline measure's overall row), as its table says
+    n = headline[0].n if headline else comparison.n_paired
     if comparison.verdict == "fail":
         return Title("fail", TITLE_MARKS["fail"], f"{counts} — gate failed: {_rule(comparison)}")
     improved = any(c.status == "improved" and c.gated for c in headline)

@@ -84,8 +84,8 @@ jobs:
           comparison_file: ${{{{ steps.meta.outputs.comparison }}}}
 """
 
-GITIGNORE_HEADER = "# retrieval-gate: the store, the action's checkout, local and CI outputs"
-GITIGNORE_LINES = (".retrieval-gate/", "out/", "retrieval-gate-out/")
+GITIGNORE_HEADER = "# retrieval-gate: the store, the action's checkout, local and CI outputs, the history site"
+GITIGNORE_LINES = (".retrieval-gate/", "out/", "retrieval-gate-out/", "site/")  # site/: `history --out site`
 
 
 def fill(template: str, *, repo: str = "", sha: str = "", version: str = "", branch: str = "main",

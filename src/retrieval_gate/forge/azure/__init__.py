@@ -40,6 +40,14 @@ class AzureDevOps(Forge):
         return AzureRepo(comment_token=settings.comment_token, write_token=settings.write_token,
                          api_url=settings.api_url, scrub=scrub, log=log)
 
+    def pull_page(self, *, host: str, path: str) -> str | None:
+        parts = path.split("/")
+        if host == "ssh.dev.azure.com" and len(parts) == 4 and parts[0] == "v3":  # v3/org/project/repo
+            return f"https://dev.azure.com/{parts[1]}/{parts[2]}/_git/{parts[3]}/pullrequest/{{n}}"
+        if (host == "dev.azure.com" or host.endswith(".visualstudio.com")) and "_git" in parts:
+            return f"https://{host}/{path}/pullrequest/{{n}}"
+        return None
+
     def blob_url(self, settings: ForgeSettings, *, ref: str, path: str) -> str:
         project, _, repo = settings.repository.partition("/")
         kind = "GC" if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref) else "GB"

@@ -67,6 +67,7 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
         api_url=f"{root}/{quote(project, safe='')}/_apis/git/repositories/{quote(repo, safe='')}",
         server_url=root,
         sha=env.get("BUILD_SOURCEVERSION", ""),
+        commit_message=env.get("BUILD_SOURCEVERSIONMESSAGE", "")[:4096],
         ref=ref,
         branch=ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None,
         run_url=f"{root}/{quote(project, safe='')}/_build/results?buildId={build}" if project and build else None,

@@ -43,6 +43,9 @@ class GitHub(Forge):
         return GitHubRepo(token=settings.comment_token, repository=settings.repository, api_url=settings.api_url,
                           scrub=scrub, log=log)
 
+    def pull_page(self, *, host: str, path: str) -> str | None:
+        return f"https://{host}/{path}/pull/{{n}}" if "github" in host.split(".") or host.startswith("github") else None
+
     def blob_url(self, settings: ForgeSettings, *, ref: str, path: str) -> str:
         return f"{settings.server_url.rstrip('/')}/{settings.repository}/blob/{ref}/{path}"
 

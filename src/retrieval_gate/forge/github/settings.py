@@ -66,6 +66,7 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
         api_url=http_url("GITHUB_API_URL", value=env.get("GITHUB_API_URL") or "https://api.github.com"),
         server_url=server_url,
         sha=env.get("GITHUB_SHA", ""),
+        commit_message=_message(_dict(event.get("head_commit")).get("message")),
         ref=ref,
         branch=ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None,
         run_url=f"{server_url.rstrip('/')}/{repository}/actions/runs/{run_id}" if repository and run_id else None,
@@ -85,6 +86,10 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _message(value: object) -> str:
+    return value[:4096] if isinstance(value, str) else ""
 
 
 def read_event(path: str | None) -> dict[str, Any]:

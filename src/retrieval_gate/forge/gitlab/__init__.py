@@ -41,5 +41,8 @@ class GitLab(Forge):
         return GitLabProject(note_token=settings.comment_token, write_token=settings.write_token,
                              project=settings.repository, api_url=settings.api_url, scrub=scrub)
 
+    def pull_page(self, *, host: str, path: str) -> str | None:
+        return f"https://{host}/{path}/-/merge_requests/{{n}}" if "gitlab" in host else None
+
     def blob_url(self, settings: ForgeSettings, *, ref: str, path: str) -> str:
         return f"{settings.server_url.rstrip('/')}/{settings.repository}/-/blob/{ref}/{path}"

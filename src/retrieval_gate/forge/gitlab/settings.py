@@ -75,6 +75,7 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
         api_url=http_url("CI_API_V4_URL", value=env.get("CI_API_V4_URL") or "https://gitlab.com/api/v4"),
         server_url=http_url("CI_SERVER_URL", value=env.get("CI_SERVER_URL") or "https://gitlab.com"),
         sha=env.get("CI_COMMIT_SHA", ""),
+        commit_message=env.get("CI_COMMIT_MESSAGE", "")[:4096],
         ref=f"refs/heads/{branch}" if branch else (f"refs/merge-requests/{iid}/head" if iid else ""),
         branch=branch,
         run_url=env.get("CI_PIPELINE_URL") or None,

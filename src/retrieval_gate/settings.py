@@ -50,7 +50,7 @@ from retrieval_gate.load.boundary import bad_string
 from retrieval_gate.load.yamltext import key_lines, safe_load
 from retrieval_gate.metrics import headline_k_problem, parse_k_list, parse_metric
 from retrieval_gate.overrides import SuiteOverrides, config_problems, flag_keys
-from retrieval_gate.retrieve.settings import RetrieverOptions
+from retrieval_gate.retrieve.settings import HEADERS_KEY, RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
 from retrieval_gate.store.settings import StoreSettings
 
@@ -312,9 +312,9 @@ def resolve_suite(
     _deep_update(data, given)
     where = str(config_path or "<flags>")
     try:
-        in_file = config_path is not None and suite in config.suites and "http_headers" not in given.get("options", {})
+        in_file = config_path is not None and suite in config.suites and HEADERS_KEY not in given.get("options", {})
         lines = {key[4:]: line for key, line in config._lines.items()
-                 if key[:4] == ("suites", suite, "options", "http_headers") and in_file}
+                 if key[:4] == ("suites", suite, "options", HEADERS_KEY) and in_file}
         return SuiteConfig.model_validate(data, context={
             "embed_exports": embed_exports, "env": env, "where": where, "header_lines": lines,
             "denied": (frozenset(denied_variables), (*_RUNNER_PREFIXES, *denied_prefixes))})

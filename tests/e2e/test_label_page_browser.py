@@ -145,7 +145,7 @@ def test_drafting_again_after_a_kb_edit_keeps_the_unchanged_judgements_in_a_page
     """``cases draft`` twice into one folder with a KB edit between: the new page (a new draft
     text) shows the first sitting's judgements of every pair still pooled whose card did not
     change, asks again for the edited card, and opens at the first query not done. Each page is
-    at most 1.5 × the pooled cards' text and the draft (the bound of issue 45)."""
+    at most 1.5 × the pooled cards' text and the draft (the bound docs/golden-set.md states)."""
     import shutil
 
     (tmp_path / ".git").mkdir()

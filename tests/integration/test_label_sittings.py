@@ -2,7 +2,7 @@
 download of the page holds every judgement of the first, a KB edit between sittings sets aside
 the judgements of that one card (``stale.jsonl``) and applies the rest, a conflicting grade is
 refused naming its line unless ``--prefer new|old``; and ``label apply`` / ``label agree`` are
-strict about what a labels file may say (issue 45 items 2, 3, 6; issue 46 item 8)."""
+strict about what a labels file may say (docs/golden-set.md)."""
 
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ DEFAULT_DEPTH = 100
 DEFAULT_TOP_N = 50
 DEFAULT_RERANK_MODEL = "cross-encoder/ms-marco-MiniLM-L6-v2"
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w+\b"
+HEADERS_KEY = "http_headers"  # the flat key of the HTTP retriever's headers (their values may be secrets)
 
 
 class _Settings(BaseModel):

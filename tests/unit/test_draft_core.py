@@ -168,9 +168,28 @@ def test_the_pool_needs_two_different_retrievers_and_adds_the_suites_own():
     from retrieval_gate.evaluation.draft import pool_specs
     from retrieval_gate.settings import SuiteConfig
 
-    assert pool_specs(SuiteConfig(), pool=None) == "dense,bm25"
-    assert pool_specs(SuiteConfig(retriever="hybrid"), pool=None) == "dense,bm25,hybrid"
-    assert pool_specs(SuiteConfig(), pool="bm25,hybrid") == "bm25,hybrid"
-    for one in ("dense", "bm25,bm25"):
+    def names(items):
+        return [(s.name, d) for s, d in items]
+
+    assert names(pool_specs(SuiteConfig(), pool=None)) == [("dense", 10), ("bm25", 10)]
+    assert names(pool_specs(SuiteConfig(retriever="hybrid"), pool=None, depth=20)) == [
+        ("dense", 20), ("bm25", 20), ("hybrid", 20)]
+    assert names(pool_specs(SuiteConfig(), pool="bm25,hybrid")) == [("bm25", 10), ("hybrid", 10)]
+    for one in ("dense", "bm25,bm25", "bm25:10,bm25:20"):
         with pytest.raises(UsageError, match=r"at least two different retrievers|listed twice"):
             pool_specs(SuiteConfig(), pool=one)
+
+
+def test_pool_takes_every_spec_the_suite_takes_each_with_its_own_depth():
+    from retrieval_gate.errors import UsageError
+    from retrieval_gate.evaluation.draft import pool_specs
+    from retrieval_gate.settings import SuiteConfig
+
+    pooled = pool_specs(SuiteConfig(), depth=5, pool="dense:20, bm25:20,hybrid:10,hybrid+rerank,python:pkg.mod:fn:7,"
+                                                      "http://127.0.0.1:8080,https://h:9/search:3,run:runs/r.tsv:4")
+    assert [(s.name, d) for s, d in pooled] == [
+        ("dense", 20), ("bm25", 20), ("hybrid", 10), ("hybrid+rerank", 5), ("python:pkg.mod:fn", 7),
+        ("http://127.0.0.1:8080", 5), ("https://h:9/search", 3), ("run:runs/r.tsv", 4)]
+    for bad in ("dense:0,bm25", "dense:1001,bm25", "nonsense:3,bm25"):
+        with pytest.raises(UsageError):
+            pool_specs(SuiteConfig(), pool=bad)

@@ -8,7 +8,9 @@ drawn query's candidates from every pool retriever. The pure steps are ``audit.q
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,12 +33,14 @@ from retrieval_gate.load.querylog import iter_log
 from retrieval_gate.load.textfile import raise_if
 from retrieval_gate.render.label_page import render_label_page
 from retrieval_gate.retrieve.bm25 import IndexUnit
+from retrieval_gate.retrieve.custom import RunRetriever
 from retrieval_gate.retrieve.factory import RetrieverBuilder
-from retrieval_gate.retrieve.spec import parse_retriever_list
+from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever, parse_retriever_list
 from retrieval_gate.score.kb_manifest import kb_manifest
 from retrieval_gate.settings import SuiteConfig
 
 DEFAULT_POOL = ("dense", "bm25")
+MAX_POOL_DEPTH = 1000
 
 
 @dataclass(frozen=True)
@@ -66,21 +70,63 @@ class DraftResult:
     needed: int
     minimum: int
     systems: list[str]
+    depths: dict[str, int] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     graded: bool = False
     sized: bool = False  # --size N gave the size (not --detect)
 
 
-def pool_specs(suite_config: SuiteConfig, *, pool: str | None) -> str:
-    """``--pool`` as given, else dense + BM25 + the suite's own retrievers when they are others."""
+def pool_specs(suite_config: SuiteConfig, *, pool: str | None, depth: int = 10) -> list[tuple[RetrieverSpec, int]]:
+    """``--pool`` as given (``dense:20,bm25:20,hybrid:10``: any retriever spec the suite takes,
+    each with its own depth, ``--depth`` where none is said), else dense + BM25 + the suite's own
+    retrievers when they are others, each at ``depth``."""
     if pool is not None:
-        names = [s.name for s in parse_retriever_list(pool)]
+        items = [(parse_retriever(spec), d if d is not None else depth) for spec, d in map(split_depth, pool.split(","))
+                 if spec.strip()]
     else:
-        names = list(dict.fromkeys([*DEFAULT_POOL, *(s.name for s in suite_config.retrievers)]))
+        items = [(s, depth) for s in dict.fromkeys([*parse_retriever_list(",".join(DEFAULT_POOL)),
+                                                     *suite_config.retrievers])]
+    names = [s.name for s, _ in items]
+    if len(set(names)) != len(names):
+        raise UsageError(f"--pool {pool!r}: retriever {next(n for n in names if names.count(n) > 1)!r} is listed twice")
     if len(set(names)) < 2:
         raise UsageError(f"--pool {pool!r}: a pool needs at least two different retrievers (e.g. dense,bm25)")
-    return ",".join(names)
+    return items
+
+
+_DEPTH_RE = re.compile(r"(?s)(.*\S)\s*:\s*(\d+)\s*")
+
+
+def split_depth(item: str) -> tuple[str, int | None]:
+    """``"dense:20"`` → ``("dense", 20)``; ``"bm25"`` → ``("bm25", None)``. A trailing ``:N``
+    is a depth except the port of a URL without a path (``http://host:8080`` stays whole:
+    write ``http://host:8080/search:20``)."""
+    match = _DEPTH_RE.fullmatch(item)
+    if match is None:
+        return item, None
+    base, number = match.group(1), int(match.group(2))
+    if base.lower().startswith(("http://", "https://")) and "/" not in base.split("://", 1)[1]:
+        return item, None  # ``http://host:8080``: a port
+    if not 1 <= number <= MAX_POOL_DEPTH:
+        raise UsageError(f"--pool {item!r}: a depth is 1 to {MAX_POOL_DEPTH}")
+    return base, number
+
+
+def pool_heading(entries: Iterable[DraftEntry]) -> str:
+    """``label apply``'s heading of the pool figures: relative to the pool, which it names."""
+    pools = {(tuple(e.pool.systems), e.pool.depth, tuple(sorted((e.pool.depths or {}).items())))
+             for e in entries if e.pool}
+    named = "; ".join(pool_text(list(systems), depth=depth, depths=dict(depths)) for systems, depth, depths in
+                      sorted(pools)) or "no pool recorded"
+    return (f"relevant cards per pool system (relative to the pool — {named}: a relevant card no pooled "
+            "system ranked is not counted):")
+
+
+def pool_text(systems: Sequence[str], *, depth: int, depths: Mapping[str, int] | None = None) -> str:
+    """``dense (top 20), bm25 (top 10)``: the systems and how deep each was pooled."""
+    depths = depths or {}
+    return ", ".join(f"{s} (top {depths.get(s, depth)})" for s in systems)
 
 
 def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions, embedder: Embedder | None = None,
@@ -88,7 +134,9 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     progress = progress or Silent()
     if suite_config.kb is None:
         raise UsageError("cases draft needs --kb (or a suite that names one)")
-    specs = parse_retriever_list(pool_specs(suite_config, pool=options.pool))
+    pooled = pool_specs(suite_config, pool=options.pool, depth=options.depth)
+    specs = [s for s, _ in pooled]
+    depth_of = {s.name: d for s, d in pooled}
     problems: list = []
     rows = (RawQuery(line=n, text=t, count=c, fields=f)
             for n, t, c, f in iter_log(options.log, query_column=options.query_column, problems=problems))
@@ -132,8 +180,7 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
                                                                                 text=c.text, metadata=c.metadata)
                                                                       for c in chunks])
         queries = [leaders[i].text for i in picked]
-        ranked = {s.name: [r.ids for r in builder.build(s).search(queries, options.depth, [None] * len(queries))]
-                  for s in specs}
+        ranked = {s.name: [r.ids for r in _search(builder.build(s), queries, depth_of[s.name])] for s in specs}
     finally:
         dense.close()
     manifest = kb_manifest(kb.cards)
@@ -141,12 +188,14 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     for j, i in enumerate(picked):
         q = leaders[i]
         cid = core.case_id(q.text)
-        order, found = core.pool({name: lists[j] for name, lists in ranked.items()}, depth=options.depth, case=cid,
-                                 seed=options.seed)
+        order, found = core.pool({name: lists[j][:depth_of[name]] for name, lists in ranked.items()},
+                                 depth=max(depth_of.values()), case=cid, seed=options.seed)
         entries.append(DraftEntry(id=cid, query=q.text, intent=labels[i], count=q.count,
                                   fields={k: v for k, v in q.fields.items() if k != "intent"},
                                   candidates=[Candidate(card=c, sha=manifest[c].sha) for c in order if c in manifest],
-                                  pool=Pool(depth=options.depth, systems=[s.name for s in specs], found=found),
+                                  pool=Pool(depth=max(depth_of.values()), systems=[s.name for s in specs],
+                                            depths=depth_of if len(set(depth_of.values())) > 1 else None,
+                                            found=found),
                                   log=options.log.name, detect=options.detect))
     texts: dict[str, list[tuple[str, str]]] = {}
     for card in kb.cards:
@@ -154,10 +203,19 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     return DraftResult(entries=entries, clean=report, distinct=len(distinct), presampled=len(sample), near=near,
                        excluded=sum(excluded), intents=intents, drawn=Counter(labels[i] for i in picked),
                        existing=existing, needed=needed, minimum=minimum, systems=[s.name for s in specs],
+                       depths=depth_of,
                        titles={c: m.title for c, m in manifest.items()},
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
                        graded=any(c.grades and max(c.grades.values()) > 1 for c in existing_cases),
                        sized=options.size is not None)
+
+
+def _search(retriever: Any, queries: list[str], depth: int) -> list[Any]:
+    """Each drafted query's ranking: a ``run:`` file answers by the drafted case id (``case_id``
+    of the query, so a run can be made for the drafted queries), every other retriever by text."""
+    if isinstance(retriever, RunRetriever):
+        return retriever.search_cases([core.case_id(q) for q in queries], depth)
+    return retriever.search(queries, depth, [None] * len(queries))
 
 
 def _unit(vectors: Any) -> np.ndarray:
@@ -181,7 +239,9 @@ def summary_lines(result: DraftResult, *, detect: float) -> list[str]:
              f"- near-duplicates collapsed: {result.near:,} (cosine ≥ {core.NEAR_COSINE})",
              f"- near-duplicates of existing cases left out: {result.excluded:,}",
              f"- personal data masked: {masked}",
-             f"- pool: {', '.join(result.systems)}",
+             f"- pool: {pool_text(result.systems, depth=max(result.depths.values(), default=10), depths=result.depths)}"
+             " — every coverage figure is relative to this pool: a relevant card none of these systems ranks "
+             "that deep is never judged",
              (f"- cases asked for (--size): {result.needed:,}" if result.sized else
               f"- cases needed for a drop of {detect:g} in hit@k at 80 % power: {result.needed:,}")
              + f"; minimum per intent {result.minimum}",
@@ -206,13 +266,21 @@ DRAFT_FILES = ("draft.jsonl", "label.html", "draft.md")
 
 
 def write_draft_folder(out: Path, *, result: DraftResult, detect: float, labeller: str = "") -> list[Path]:
-    """DIR/draft.jsonl, DIR/label.html and DIR/draft.md, each atomically, each confined to the
-    repository (``files.confined``); the paths written."""
+    """DIR/draft.jsonl, DIR/label.html and DIR/draft.md (``write_draft_files``); the paths written."""
+    return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
+                             graded=result.graded, labeller=labeller, summary=summary_lines(result, detect=detect))
+
+
+def write_draft_files(out: Path, *, entries: list[DraftEntry], titles: dict[str, str], texts: dict[str, str],
+                      graded: bool, labeller: str, summary: list[str]) -> list[Path]:
+    """DIR/draft.jsonl, DIR/label.html and DIR/draft.md (``summary``'s lines), each atomically,
+    each confined to the repository (``files.confined``): the format ``cases draft`` and
+    ``label top-up`` both write and ``label apply --draft`` reads; the paths written."""
     paths = [confined(out / name) for name in DRAFT_FILES]
     out.mkdir(parents=True, exist_ok=True)
-    text = draft_text(result.entries)
+    text = draft_text(entries)
     write_text_atomic(paths[0], text=text)
-    write_text_atomic(paths[1], text=render_label_page(result.entries, titles=result.titles, texts=result.texts,
-                                                       graded=result.graded, labeller=labeller, key_text=text))
-    write_text_atomic(paths[2], text="\n".join(summary_lines(result, detect=detect)))
+    write_text_atomic(paths[1], text=render_label_page(entries, titles=titles, texts=texts, graded=graded,
+                                                       labeller=labeller, key_text=text))
+    write_text_atomic(paths[2], text="\n".join(summary))
     return paths

@@ -15,7 +15,7 @@ from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
 from retrieval_gate.audit.agree import Record
 from retrieval_gate.audit.coverage import best_case_mde
 from retrieval_gate.audit.draft_cases import DraftEntry, DraftPlan, check_labels, plan_draft
-from retrieval_gate.audit.label_queue import not_relevant_lines
+from retrieval_gate.audit.label_queue import add_to_jsonl, add_to_qrels, not_relevant_lines
 from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
 from retrieval_gate.files import confined, write_text_atomic
 from retrieval_gate.load.cases import load_cases, qrels_path
@@ -59,21 +59,27 @@ def apply_draft(records: Sequence[Record], *, draft: Mapping[str, DraftEntry], c
     """Write the new cases and the sidecar; read them back; the per-intent figures."""
     fmt = golden_format(cases)
     plan = plan_draft(records, draft=draft, labeller=labeller, date=date)
+    if plan.additions:  # a top-up (``label top-up``): a card judged meanwhile is not added twice
+        held = {c.id: set(c.grades or c.gold) for c in load_cases(cases).cases}
+        plan.additions = [d for d in plan.additions if d.card not in held.get(d.case, set())]
     writes: list[tuple[Path, str]] = []
-    if plan.cases:
+    if plan.cases or plan.additions:
         if fmt == "jsonl":
             before = _text(cases) if cases.exists() else ""
+            before = add_to_jsonl(before, additions=plan.additions) if plan.additions else before
             writes.append((cases, _joined(before, "".join(_line(obj) for obj in plan.cases))))
         else:
             queries, qrels = cases / "queries.jsonl", qrels_path(cases)
             rows = [{"_id": o["id"], "text": o["query"], "metadata": {k: v for k, v in o.items()
                                                                       if k not in ("id", "query", "gold")}}
                     for o in plan.cases]
-            writes.append((queries, _joined(_text(queries), "".join(_line(r) for r in rows))))
+            if rows:
+                writes.append((queries, _joined(_text(queries), "".join(_line(r) for r in rows))))
             sep = "\t"
             qlines = "".join(f"{o['id']}{sep}{card}{sep}{grade}\n" for o in plan.cases
                              for card, grade in _grades(o["gold"]).items())
-            writes.append((qrels, _joined(_text(qrels), qlines)))
+            before = add_to_qrels(_text(qrels), additions=plan.additions) if plan.additions else _text(qrels)
+            writes.append((qrels, _joined(before, qlines)))
     sidecar = not_relevant_path(cases)
     known = {(c, d) for c, d, _ in read_not_relevant(sidecar)}
     fresh = [d for d in plan.not_relevant if (d.case, d.card) not in known]
@@ -102,6 +108,11 @@ def _verify(cases: Path, *, plan: DraftPlan, sidecar: Path, fresh: int) -> None:
         case = loaded.get(obj["id"])
         if case is None or set(case.grades or dict.fromkeys(case.gold, 1)) != set(_grades(obj["gold"])):
             raise OutputError(Problem(str(cases), None, f"cannot write: case {obj['id']!r} is not in the golden set "
+                                                        "as read back"))
+    for d in plan.additions:
+        case = loaded.get(d.case)
+        if case is None or d.card not in set(case.grades or case.gold):
+            raise OutputError(Problem(str(cases), None, f"cannot write: {d.case} {d.card} is not in the golden set "
                                                         "as read back"))
     if fresh and len(read_not_relevant(sidecar)) < fresh:
         raise OutputError(Problem(str(sidecar), None,

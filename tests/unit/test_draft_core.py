@@ -193,3 +193,35 @@ def test_pool_takes_every_spec_the_suite_takes_each_with_its_own_depth():
     for bad in ("dense:0,bm25", "dense:1001,bm25", "nonsense:3,bm25"):
         with pytest.raises(UsageError):
             pool_specs(SuiteConfig(), pool=bad)
+
+
+def test_typo_level_variants_collapse_into_the_more_frequent_wording_and_others_stay():
+    from retrieval_gate.audit.draft import TYPO_COSINE, collapse_typos
+
+    queries = [LogQuery(text="how do I change my billing address", count=5, fields={}, lines=5, first_line=1),
+               LogQuery(text="how do I change my billing adress", count=1, fields={}, lines=1, first_line=2),
+               LogQuery(text="how do i change my biling address", count=2, fields={}, lines=2, first_line=3),
+               LogQuery(text="reset two-factor authentication", count=3, fields={}, lines=3, first_line=4),
+               LogQuery(text="how do I change my shipping address", count=1, fields={}, lines=1, first_line=5)]
+    vectors = np.eye(5, dtype=np.float32)
+    leaders, kept, merged = collapse_typos(queries, vectors=vectors, threshold=TYPO_COSINE)
+    assert [q.text for q in leaders] == ["how do I change my billing address", "reset two-factor authentication",
+                                         "how do I change my shipping address"]  # another need: not merged
+    assert [q.count for q in leaders] == [8, 3, 1] and [q.lines for q in leaders] == [8, 3, 1] and merged == 2
+    assert (kept == vectors[[0, 3, 4]]).all()
+
+
+def test_the_long_query_cut_says_what_it_dropped_and_hints_above_five_percent():
+    from retrieval_gate.audit.querylog import RawQuery, clean_log
+    from retrieval_gate.evaluation.draft import long_lines
+
+    rows = [RawQuery(line=i, text=t, count=1, fields={}) for i, t in
+            enumerate(["short one", "x " * 40, "X  " * 40, "y " * 40, *(f"query {n}" for n in range(20))], 1)]
+    distinct, report = clean_log(rows, max_chars=50)
+    assert report.too_long == 2 and report.dropped["over 50 characters"] == 3  # "x x …" twice, ignoring case
+    lines = long_lines(report, distinct=len(distinct))
+    assert lines[0] == "- long queries dropped (--max-chars 50): 2 distinct (3 lines), 8.7% of the distinct queries"
+    assert lines[1].startswith("- hint: more than 5% of the distinct queries")
+    distinct, report = clean_log(rows, max_chars=500)
+    assert long_lines(report, distinct=len(distinct)) == [
+        "- long queries dropped (--max-chars 500): 0 distinct (0 lines), 0.0% of the distinct queries"]

@@ -61,6 +61,8 @@ class CleanReport:
     dropped: Counter = field(default_factory=Counter)
     masked: Counter = field(default_factory=Counter)
     duplicates: int = 0
+    too_long: int = 0  # distinct queries (ignoring case and whitespace) dropped as over ``max_chars``
+    max_chars: int = MAX_QUERY_CHARS
 
 
 def normalise(text: str) -> str:
@@ -68,14 +70,14 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def drop_reason(text: str) -> str | None:
+def drop_reason(text: str, *, max_chars: int = MAX_QUERY_CHARS) -> str | None:
     """Why a normalised line is not a query (None: it is one)."""
     if not text:
         return "empty"
     if _CONTROL_RE.search(text) or not any(ch.isalnum() for ch in text):
         return "not text"
-    if len(text) > MAX_QUERY_CHARS:
-        return f"over {MAX_QUERY_CHARS} characters"
+    if len(text) > max_chars:
+        return f"over {max_chars} characters"
     return None
 
 
@@ -124,9 +126,11 @@ def duplicate_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False) -> tuple[list[LogQuery], CleanReport]:
+def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False,
+              max_chars: int = MAX_QUERY_CHARS) -> tuple[list[LogQuery], CleanReport]:
     """The distinct queries of ``rows`` (in first-seen order) and what cleaning did."""
-    report = CleanReport()
+    report = CleanReport(max_chars=max_chars)
+    long_keys: set[str] = set()
     wordings: dict[str, Counter] = {}
     values: dict[str, dict[str, Counter]] = {}
     first: dict[str, int] = {}
@@ -134,8 +138,10 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False) -> tuple[list
     for row in rows:
         report.read += 1
         text = normalise(row.text)
-        if (why := drop_reason(text)) is not None:
+        if (why := drop_reason(text, max_chars=max_chars)) is not None:
             report.dropped[why] += 1
+            if len(text) > max_chars:
+                long_keys.add(duplicate_key(text))
             continue
         if not keep_pii:
             text, masked = mask_pii(text)
@@ -150,6 +156,7 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False) -> tuple[list
         for name, value in row.fields.items():
             shown_value = value if keep_pii else mask_pii(value)[0]
             slot.setdefault(name, Counter())[shown_value] += row.count
+    report.too_long = len(long_keys)
     out = []
     for key, line in first.items():
         counts = wordings[key]

@@ -28,8 +28,9 @@ def draft_command(
     per_intent: bool = typer.Option(False, "--per-intent", help="Size every intent to catch --detect on its own."),
     size: int | None = typer.Option(None, "--size", min=1, help="Draw this many cases instead of sizing from --detect."),
     seed: int = typer.Option(0, "--seed", help="Seed of every draw (same inputs, same draft)."),
-    depth: int = typer.Option(10, "--depth", min=1, max=100, help="Each pool retriever's top cards taken."),
-    pool: str | None = typer.Option(None, "--pool", help="Pool retrievers, comma-separated (default dense,bm25 + the suite's own)."),
+    depth: int = typer.Option(10, "--depth", min=1, max=100, help="Each pool retriever's top cards taken (where --pool names no depth)."),
+    pool: str | None = typer.Option(None, "--pool", help="Pool retrievers, comma-separated, any spec the suite takes, each with an optional depth: dense:20,bm25:20,hybrid:10 (default dense,bm25 + the suite's own)."),
+    max_chars: int = typer.Option(500, "--max-chars", min=1, help="Drop queries longer than this (a pasted document, not a query); what it drops is the first line of the output."),
     labeller: str = typer.Option("", "--labeller", help="A name the labelling page writes into each label."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
@@ -49,10 +50,12 @@ def draft_command(
     if settings.kb is None:
         raise UsageError("cases draft needs --kb, or --suite naming a suite with a kb")
     options = DraftOptions(log=queries, query_column=query_column, keep_pii=keep_pii, detect=detect,
-                           per_intent=per_intent, size=size, seed=seed, depth=depth, pool=pool)
+                           per_intent=per_intent, size=size, seed=seed, depth=depth, pool=pool,
+                           max_chars=max_chars)
     result = draft_cases(suite_config=settings, suite=suite, options=options, progress=CliProgress(err_console))
     written = write_draft_folder(out, result=result, detect=detect, labeller=labeller)
-    for line in summary_lines(result, detect=detect)[2:12]:
+    summary = summary_lines(result, detect=detect)
+    for line in summary[2:summary.index("", 2)]:  # the long-query cut first, then the rest above the table
         console.print(line.removeprefix("- "), markup=False, highlight=False, soft_wrap=True)
     for path in written:
         console.print(f"wrote {path}", markup=False, highlight=False)

@@ -21,7 +21,7 @@ from retrieval_gate.artifacts.draft import draft_text
 from retrieval_gate.audit import draft as core
 from retrieval_gate.audit.coverage import best_case_mde
 from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
-from retrieval_gate.audit.querylog import CleanReport, RawQuery, clean_log
+from retrieval_gate.audit.querylog import MAX_QUERY_CHARS, CleanReport, RawQuery, clean_log
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks
@@ -54,6 +54,7 @@ class DraftOptions:
     seed: int = 0
     depth: int = 10
     pool: str | None = None
+    max_chars: int = MAX_QUERY_CHARS
 
 
 @dataclass
@@ -64,6 +65,7 @@ class DraftResult:
     presampled: int
     near: int
     excluded: int
+    typos: int
     intents: list[core.Intent]
     drawn: Counter
     existing: Counter
@@ -140,7 +142,7 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     problems: list = []
     rows = (RawQuery(line=n, text=t, count=c, fields=f)
             for n, t, c, f in iter_log(options.log, query_column=options.query_column, problems=problems))
-    distinct, report = clean_log(rows, keep_pii=options.keep_pii)
+    distinct, report = clean_log(rows, keep_pii=options.keep_pii, max_chars=options.max_chars)
     raise_if(problems)
     if not distinct:
         raise UsageError(f"{options.log}: no query left after cleaning ({report.read:,} lines read)")
@@ -157,6 +159,7 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
         assert dense.embedder is not None
         vectors = _unit(dense.embedder.embed_queries([q.text for q in sample]))
         leaders, lead_vectors, near = core.collapse_near(sample, vectors=vectors)
+        leaders, lead_vectors, typos = core.collapse_typos(leaders, vectors=lead_vectors)
         excluded = [False] * len(leaders)
         labels, intents = core.cluster_intents(leaders, vectors=lead_vectors, seed=options.seed)
         existing: Counter = Counter()
@@ -201,7 +204,7 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     for card in kb.cards:
         texts.setdefault(card.card_id, []).append((card.id, card.text))
     return DraftResult(entries=entries, clean=report, distinct=len(distinct), presampled=len(sample), near=near,
-                       excluded=sum(excluded), intents=intents, drawn=Counter(labels[i] for i in picked),
+                       typos=typos, excluded=sum(excluded), intents=intents, drawn=Counter(labels[i] for i in picked),
                        existing=existing, needed=needed, minimum=minimum, systems=[s.name for s in specs],
                        depths=depth_of,
                        titles={c: m.title for c, m in manifest.items()},
@@ -224,29 +227,51 @@ def _unit(vectors: Any) -> np.ndarray:
     return v / np.where(norms > 0, norms, 1.0)
 
 
+LONG_HINT_SHARE = 0.05  # the share of the distinct queries the long-query cut may drop before a hint
+
+
+def long_lines(clean: CleanReport, *, distinct: int) -> list[str]:
+    """The first lines of the output: what the long-query cut (``--max-chars``) dropped, and a
+    hint when it is more than ``LONG_HINT_SHARE`` of the distinct queries."""
+    why = f"over {clean.max_chars} characters"
+    lines = clean.dropped.get(why, 0)
+    share = clean.too_long / (distinct + clean.too_long) if distinct + clean.too_long else 0.0
+    out = [f"- long queries dropped (--max-chars {clean.max_chars}): {clean.too_long:,} distinct ({lines:,} lines), "
+           f"{share:.1%} of the distinct queries"]
+    if share > LONG_HINT_SHARE:
+        out.append(f"- hint: more than {LONG_HINT_SHARE:.0%} of the distinct queries were cut as too long: if they are "
+                   f"real questions, draft again with a larger --max-chars (e.g. --max-chars {clean.max_chars * 4})")
+    return out
+
+
 def summary_lines(result: DraftResult, *, detect: float) -> list[str]:
-    """draft.md's Markdown: what cleaning did, the intents, what the drawn set can detect."""
+    """draft.md's Markdown: what the long-query cut dropped first, then what cleaning did, the
+    intents, what the drawn set can detect — its power over distinct information needs."""
     c = result.clean
     dropped = ", ".join(f"{n:,} {why}" for why, n in sorted(c.dropped.items())) or "none"
     masked = ", ".join(f"{n:,} {kind}" for kind, n in sorted(c.masked.items())) or "none"
     total = len(result.entries) + sum(result.existing.values())
     mde = best_case_mde(total) if total else 1.0
+    depth = max(result.depths.values(), default=10)
     lines = ["# Draft of a golden set", "",
+             *long_lines(c, distinct=result.distinct),
              f"- log lines read: {c.read:,}; dropped: {dropped}",
              f"- distinct queries: {result.distinct:,} ({c.duplicates:,} exact duplicates collapsed)",
              f"- embedded: {result.presampled:,}" + (" (a traffic-weighted pre-sample)" if result.presampled <
                                                      result.distinct else ""),
-             f"- near-duplicates collapsed: {result.near:,} (cosine ≥ {core.NEAR_COSINE})",
+             f"- near-duplicates collapsed: {result.near:,} (cosine ≥ {core.NEAR_COSINE}) and typo-level variants "
+             f"{result.typos:,} (character 3-gram cosine ≥ {core.TYPO_COSINE}): the power below counts distinct "
+             "information needs",
              f"- near-duplicates of existing cases left out: {result.excluded:,}",
              f"- personal data masked: {masked}",
-             f"- pool: {pool_text(result.systems, depth=max(result.depths.values(), default=10), depths=result.depths)}"
+             f"- pool: {pool_text(result.systems, depth=depth, depths=result.depths)}"
              " — every coverage figure is relative to this pool: a relevant card none of these systems ranks "
              "that deep is never judged",
              (f"- cases asked for (--size): {result.needed:,}" if result.sized else
               f"- cases needed for a drop of {detect:g} in hit@k at 80 % power: {result.needed:,}")
              + f"; minimum per intent {result.minimum}",
-             f"- drawn: {len(result.entries):,}; with the {sum(result.existing.values()):,} existing cases the "
-             f"smallest detectable drop overall is {mde:.3f}", "",
+             f"- drawn: {len(result.entries):,} distinct information needs; with the "
+             f"{sum(result.existing.values()):,} existing cases the smallest detectable drop overall is {mde:.3f}", "",
              "| intent | traffic | queries | existing | drawn | MDE | representative |",
              "|---|---:|---:|---:|---:|---:|---|"]
     for i in result.intents:

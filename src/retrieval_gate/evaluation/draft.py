@@ -303,9 +303,18 @@ def write_draft_files(out: Path, *, entries: list[DraftEntry], titles: dict[str,
     ``label top-up`` both write and ``label apply --draft`` reads; the paths written."""
     paths = [confined(out / name) for name in DRAFT_FILES]
     out.mkdir(parents=True, exist_ok=True)
-    text = draft_text(entries)
-    write_text_atomic(paths[0], text=text)
-    write_text_atomic(paths[1], text=render_label_page(entries, titles=titles, texts=texts, graded=graded,
-                                                       labeller=labeller, key_text=text))
-    write_text_atomic(paths[2], text="\n".join(summary))
+    for path, text in zip(paths, draft_folder_texts(entries, titles=titles, texts=texts, graded=graded,
+                                                     labeller=labeller, summary=summary).values(), strict=True):
+        write_text_atomic(path, text=text)
     return paths
+
+
+def draft_folder_texts(entries: list[DraftEntry], *, titles: dict[str, str], texts: dict[str, str], graded: bool,
+                       labeller: str, summary: list[str]) -> dict[str, str]:
+    """The draft folder's files by name (``DRAFT_FILES``), as text: for a writer that is not the
+    CLI's (the action writes through its scrubbing context)."""
+    text = draft_text(entries)
+    return {"draft.jsonl": text,
+            "label.html": render_label_page(entries, titles=titles, texts=texts, graded=graded, labeller=labeller,
+                                            key_text=text),
+            "draft.md": "\n".join(summary)}

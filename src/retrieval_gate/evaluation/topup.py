@@ -15,12 +15,13 @@ from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
 from retrieval_gate.audit.topup import RunTop, TopUp, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
 from retrieval_gate.errors import Problem, UsageError
-from retrieval_gate.evaluation.draft import write_draft_files
+from retrieval_gate.evaluation.draft import draft_folder_texts, write_draft_files
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if
 from retrieval_gate.models import judgements
 from retrieval_gate.score.kb_manifest import kb_manifest
+from retrieval_gate.score.results import Results
 
 DEFAULT_DEPTH = 10
 ORPHAN_POOL = "bm25"  # what pools an orphaned case no results file ranked
@@ -29,6 +30,7 @@ ORPHAN_POOL = "bm25"  # what pools an orphaned case no results file ranked
 @dataclass(frozen=True)
 class TopUpOptions:
     results: Sequence[Path] = ()
+    loaded: Sequence[tuple[str, Results]] = ()  # runs already in memory (the action's): (where from, results)
     depth: int = DEFAULT_DEPTH
     orphaned: bool = False
     stale: Sequence[Path] = ()
@@ -83,7 +85,7 @@ def _run_name(results_config: dict, path: Path, taken: set[str]) -> str:
 
 def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
     """The top-up of the golden set at ``cases`` for the runs of ``options.results`` (see the module)."""
-    if not options.results and not options.orphaned and not options.stale:
+    if not options.results and not options.loaded and not options.orphaned and not options.stale:
         raise UsageError("label top-up needs --results R.json (one per system compared), --orphaned or --stale FILE")
     case_set = load_cases(cases)
     if case_set.format == "qrels":
@@ -96,8 +98,8 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
     shallow: list[tuple[str, int]] = []
     taken: set[str] = set()
     unknown: set[str] = set()
-    for path in options.results:
-        results = read_results(path)
+    for path, results in [*((p, read_results(p)) for p in options.results),
+                          *((Path(where), r) for where, r in options.loaded)]:
         name = _run_name(results.config, path, taken)
         ranked = {c.id: c.retrieved for c in results.cases if c.status != "failed"}
         unknown.update(cid for cid in ranked if cid not in gold)
@@ -172,6 +174,12 @@ def summary_lines(result: TopUpResult, *, draft: Path | None = None) -> list[str
         lines += ["", f"Label `label.html`, download the labels, then `retrieval-gate label apply labels.jsonl "
                       f"--draft {draft.as_posix()}`."]
     return [*lines, ""]
+
+
+def top_up_texts(out: Path, *, result: TopUpResult) -> dict[str, str]:
+    """The draft folder's files by name, as text (the action writes them through its context)."""
+    return draft_folder_texts(result.entries, titles=result.titles, texts=result.texts, graded=result.graded,
+                              labeller="", summary=summary_lines(result, draft=out / "draft.jsonl"))
 
 
 def write_top_up(out: Path, *, result: TopUpResult, labeller: str = "") -> list[Path]:

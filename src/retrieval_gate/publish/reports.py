@@ -51,7 +51,7 @@ def write_top_up(ctx: FlowContext, *, results: Results) -> dict[str, object] | N
     qrels file) — nothing to top up from."""
     from pathlib import Path
 
-    from retrieval_gate.errors import UsageError
+    from retrieval_gate.errors import ProblemsError, UsageError, one_line
     from retrieval_gate.evaluation.topup import TopUpOptions, top_up, top_up_texts
 
     kb, cases = results.inputs.get("kb"), results.inputs.get("cases")
@@ -60,7 +60,8 @@ def write_top_up(ctx: FlowContext, *, results: Results) -> dict[str, object] | N
     try:
         found = top_up(kb=Path(kb.path), cases=Path(cases.path),
                        options=TopUpOptions(loaded=[("results.json", results)], depth=results.headline_k))
-    except UsageError:
+    except (UsageError, ProblemsError) as exc:  # a top-up never stops the PR run: it says why and goes on
+        ctx.runner.log(f"label top-up: skipped ({one_line(exc)})")
         return None
     folder = ctx.settings.out_dir / TOP_UP_FOLDER
     if found.cards:

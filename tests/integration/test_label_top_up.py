@@ -151,3 +151,36 @@ def test_top_up_without_runs_or_with_a_bad_stale_line_is_refused(repo, capsys):
     code, _, err = run_cli(["label", "top-up", "--stale", "stale.jsonl", "--out", "top-up", "--kb", "kb",
                             "--cases", "cases.jsonl"], capsys)
     assert code == 2 and "stale.jsonl:1:" in err
+
+
+def test_a_top_up_of_a_beir_golden_set_adds_qrels_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    """A BEIR folder (corpus, queries, qrels): the top-up's relevant cards become qrels lines of
+    the cases already there; no query is added."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    monkeypatch.chdir(tmp_path)
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    docs = {"d1": "refund to a credit card takes ten days", "d2": "card refunds show on the statement",
+            "d3": "reset your password from the login page", "d4": "password links expire after one hour"}
+    (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n"
+                                               for d, t in docs.items()))
+    (beir / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "card refund statement"}) + "\n"
+                                        + json.dumps({"_id": "q2", "text": "password reset link"}) + "\n")
+    (beir / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
+    code, _, err = run_cli(["eval", "--kb", "beir", "--cases", "beir", "--retriever", "bm25", "--k", "1,2",
+                            "--out", "r.json"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["label", "top-up", "--results", "r.json", "--out", "top-up", "--depth", "2",
+                            "--kb", "beir", "--cases", "beir"], capsys)
+    assert code == 0, err
+    lines = [json.loads(x) for x in (tmp_path / "top-up" / "draft.jsonl").read_text().splitlines()]
+    asked = {e["id"]: sorted(c["card"] for c in e["candidates"]) for e in lines}
+    assert asked == {"q1": ["d2"], "q2": ["d4"]}  # bm25's top 2 of each: the gold and its unjudged neighbour
+    labels = [{"case": e["id"], "card": c["card"], "sha": c["sha"], "grade": 1} for e in lines for c in e["candidates"]]
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+    code, _, err = run_cli(["label", "apply", "labels.jsonl", "--draft", "top-up/draft.jsonl", "--kb", "beir",
+                            "--cases", "beir"], capsys)
+    assert code == 0, err
+    added = "q1\td2\t1\nq2\td4\t1\n"
+    assert (beir / "qrels.tsv").read_text() == "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n" + added
+    assert len((beir / "queries.jsonl").read_text().splitlines()) == 2

@@ -79,7 +79,8 @@ def test_init_drafts_from_the_log_and_the_labels_become_a_golden_set_eval_takes(
     code, out, err = run_cli(["label", "apply", str(labels), "--draft", str(folder / "draft.jsonl"),
                               "--cases", "cases.jsonl", "--kb", "kb"], capsys)
     assert code == 0, err
-    assert "what the golden set can detect, per intent:" in out and "relevant cards per pool system:" in out
+    assert "what the golden set can detect, per intent:" in out
+    assert "relevant cards per pool system (relative to the pool — dense (top 10), bm25 (top 10)" in out
     assert "already applied: 0" in out and out.splitlines()[-1].startswith("next: open ")  # 2 queries unlabelled
     code, out, err = run_cli(["label", "apply", str(labels), "--draft", str(folder / "draft.jsonl"),
                               "--cases", "cases.jsonl", "--kb", "kb"], capsys)  # a second sitting resends it all
@@ -209,3 +210,36 @@ def test_an_unknown_region_is_exit_2_before_anything_is_read_or_written(tmp_path
                             "--region", "XX"], capsys)
     assert code == 2 and "--region 'XX'" in err and "unknown region" in err
     assert not (tmp_path / "d").exists()
+
+
+def test_pool_takes_a_run_file_and_a_depth_per_system_and_the_long_query_cut_leads_the_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    """``--pool bm25:3,run:FILE:2``: a run made for the drafted ids (``log-`` + the query's hash)
+    pools at its own depth; ``--max-chars 60`` drops the long questions, said in the first line of
+    stdout and of draft.md, with a hint (more than 5 % of the distinct queries)."""
+    from retrieval_gate.audit.draft import case_id
+
+    monkeypatch.chdir(tmp_path)
+    queries = [json.loads(line)["query"] for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()][:12]
+    long_ones = [q + " " + "and some more words to make it long" * 2 for q in queries[:3]]
+    (tmp_path / "log.txt").write_text("\n".join(queries + long_ones) + "\n", encoding="utf-8")
+    run = "".join(f"{case_id(q)} Q0 {card} {rank} {10 - rank} sys\n" for q in queries
+                  for rank, card in enumerate(["en-shortcuts-keyboard", "en-payments-payouts", "en-account-2fa"], 1))
+    (tmp_path / "run.tsv").write_text(run, encoding="utf-8")
+    code, out, err = run_cli(["cases", "draft", "--queries", "log.txt", "--kb", str(EXAMPLES / "kb"), "--out", "d",
+                              "--pool", "bm25:3,run:run.tsv:2", "--max-chars", "60", "--size", "50"], capsys)
+    assert code == 0, err
+    short = [q for q in queries if len(q) <= 60]
+    assert out.splitlines()[0] == (f"long queries dropped (--max-chars 60): {15 - len(short)} distinct "
+                                   f"({15 - len(short)} lines), {(15 - len(short)) / 15:.1%} of the distinct queries")
+    assert out.splitlines()[1].startswith("hint: more than 5% of the distinct queries were cut as too long")
+    md = (tmp_path / "d" / "draft.md").read_text().splitlines()
+    assert md[2] == "- " + out.splitlines()[0]
+    assert any("pool: bm25 (top 3), run:run.tsv (top 2) — every coverage figure is relative to this pool" in line
+               for line in md)
+    drafted = [json.loads(line) for line in (tmp_path / "d" / "draft.jsonl").read_text().splitlines()]
+    assert drafted and all(e["pool"]["depths"] == {"bm25": 3, "run:run.tsv": 2} for e in drafted)
+    for e in drafted:
+        from_run = {c for c, systems in e["pool"]["found"].items() if "run:run.tsv" in systems}
+        assert from_run == {"en-shortcuts-keyboard", "en-payments-payouts"}  # its top 2, not 3
+        assert len([c for c, s in e["pool"]["found"].items() if "bm25" in s]) == 3

@@ -168,9 +168,60 @@ def test_the_pool_needs_two_different_retrievers_and_adds_the_suites_own():
     from retrieval_gate.evaluation.draft import pool_specs
     from retrieval_gate.settings import SuiteConfig
 
-    assert pool_specs(SuiteConfig(), pool=None) == "dense,bm25"
-    assert pool_specs(SuiteConfig(retriever="hybrid"), pool=None) == "dense,bm25,hybrid"
-    assert pool_specs(SuiteConfig(), pool="bm25,hybrid") == "bm25,hybrid"
-    for one in ("dense", "bm25,bm25"):
+    def names(items):
+        return [(s.name, d) for s, d in items]
+
+    assert names(pool_specs(SuiteConfig(), pool=None)) == [("dense", 10), ("bm25", 10)]
+    assert names(pool_specs(SuiteConfig(retriever="hybrid"), pool=None, depth=20)) == [
+        ("dense", 20), ("bm25", 20), ("hybrid", 20)]
+    assert names(pool_specs(SuiteConfig(), pool="bm25,hybrid")) == [("bm25", 10), ("hybrid", 10)]
+    for one in ("dense", "bm25,bm25", "bm25:10,bm25:20"):
         with pytest.raises(UsageError, match=r"at least two different retrievers|listed twice"):
             pool_specs(SuiteConfig(), pool=one)
+
+
+def test_pool_takes_every_spec_the_suite_takes_each_with_its_own_depth():
+    from retrieval_gate.errors import UsageError
+    from retrieval_gate.evaluation.draft import pool_specs
+    from retrieval_gate.settings import SuiteConfig
+
+    pooled = pool_specs(SuiteConfig(), depth=5, pool="dense:20, bm25:20,hybrid:10,hybrid+rerank,python:pkg.mod:fn:7,"
+                                                      "http://127.0.0.1:8080,https://h:9/search:3,run:runs/r.tsv:4")
+    assert [(s.name, d) for s, d in pooled] == [
+        ("dense", 20), ("bm25", 20), ("hybrid", 10), ("hybrid+rerank", 5), ("python:pkg.mod:fn", 7),
+        ("http://127.0.0.1:8080", 5), ("https://h:9/search", 3), ("run:runs/r.tsv", 4)]
+    for bad in ("dense:0,bm25", "dense:1001,bm25", "nonsense:3,bm25"):
+        with pytest.raises(UsageError):
+            pool_specs(SuiteConfig(), pool=bad)
+
+
+def test_typo_level_variants_collapse_into_the_more_frequent_wording_and_others_stay():
+    from retrieval_gate.audit.draft import TYPO_COSINE, collapse_typos
+
+    queries = [LogQuery(text="how do I change my billing address", count=5, fields={}, lines=5, first_line=1),
+               LogQuery(text="how do I change my billing adress", count=1, fields={}, lines=1, first_line=2),
+               LogQuery(text="how do i change my biling address", count=2, fields={}, lines=2, first_line=3),
+               LogQuery(text="reset two-factor authentication", count=3, fields={}, lines=3, first_line=4),
+               LogQuery(text="how do I change my shipping address", count=1, fields={}, lines=1, first_line=5)]
+    vectors = np.eye(5, dtype=np.float32)
+    leaders, kept, merged = collapse_typos(queries, vectors=vectors, threshold=TYPO_COSINE)
+    assert [q.text for q in leaders] == ["how do I change my billing address", "reset two-factor authentication",
+                                         "how do I change my shipping address"]  # another need: not merged
+    assert [q.count for q in leaders] == [8, 3, 1] and [q.lines for q in leaders] == [8, 3, 1] and merged == 2
+    assert (kept == vectors[[0, 3, 4]]).all()
+
+
+def test_the_long_query_cut_says_what_it_dropped_and_hints_above_five_percent():
+    from retrieval_gate.audit.querylog import RawQuery, clean_log
+    from retrieval_gate.evaluation.draft import long_lines
+
+    rows = [RawQuery(line=i, text=t, count=1, fields={}) for i, t in
+            enumerate(["short one", "x " * 40, "X  " * 40, "y " * 40, *(f"query {n}" for n in range(20))], 1)]
+    distinct, report = clean_log(rows, max_chars=50)
+    assert report.too_long == 2 and report.dropped["over 50 characters"] == 3  # "x x …" twice, ignoring case
+    lines = long_lines(report, distinct=len(distinct))
+    assert lines[0] == "- long queries dropped (--max-chars 50): 2 distinct (3 lines), 8.7% of the distinct queries"
+    assert lines[1].startswith("- hint: more than 5% of the distinct queries")
+    distinct, report = clean_log(rows, max_chars=500)
+    assert long_lines(report, distinct=len(distinct)) == [
+        "- long queries dropped (--max-chars 500): 0 distinct (0 lines), 0.0% of the distinct queries"]

@@ -7,6 +7,9 @@ come from the shell's embedder.
   often anyway; the traffic shares of the intents are then estimated from the sample.
 - **Near-duplicates** (``collapse_near``): queries whose embeddings' cosine is at least
   ``NEAR_COSINE`` are one query; the most frequent wording leads and the counts add up.
+- **Typo-level variants** (``collapse_typos``): what the embeddings leave apart (a one-character
+  typo can move the cosine below ``NEAR_COSINE``) but the characters say is one query: the
+  cosine of character 3-gram TF-IDF vectors at least ``TYPO_COSINE``; merged the same way.
 - **Intents** (``cluster_intents``): the log's ``intent`` column when it has one, else
   k-means (scikit-learn) over the embeddings with ``k = clamp(round(√(n/2)), 1, MAX_INTENTS)``,
   each cluster named by its three most distinctive terms (class-based TF-IDF, ``intent_names``)
@@ -37,6 +40,12 @@ from retrieval_gate.audit.querylog import LogQuery
 from retrieval_gate.stats.power import min_changed
 
 NEAR_COSINE = 0.92
+# Typo-level variants (``collapse_typos``): the cosine of character 3-gram TF-IDF vectors (words
+# padded, scikit-learn's ``char_wb``) at which two wordings are one query. Measured by
+# benchmarks/bench_typo_collapse.py (docs/golden-set.md): one-character typos of real queries
+# reach it, distinct real queries of the same collection do not.
+TYPO_COSINE = 0.80
+_TYPO_BLOCK = 256
 MAX_EMBEDDED = 20_000
 MAX_INTENTS = 20
 NO_INTENT = "(none)"
@@ -101,6 +110,44 @@ def collapse_near(queries: Sequence[LogQuery], *, vectors: np.ndarray,
                            lines=lead.lines + sum(queries[j].lines for j in members)))
         kept.append(i)
     return out, vecs[kept] if kept else vecs[:0], merged
+
+
+def collapse_typos(queries: Sequence[LogQuery], *, vectors: np.ndarray,
+                   threshold: float = TYPO_COSINE) -> tuple[list[LogQuery], np.ndarray, int]:
+    """Typo-level variants merged as ``collapse_near`` merges near-duplicates: two wordings whose
+    character 3-gram TF-IDF vectors (scikit-learn, ``char_wb``) have a cosine of at least
+    ``threshold`` are one query, led by the more frequent one."""
+    if len(queries) < 2:
+        return list(queries), np.asarray(vectors, dtype=np.float32), 0
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    grams = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), lowercase=True, sublinear_tf=True,
+                            dtype=np.float32).fit_transform([q.text for q in queries]).tocsr()
+    neighbours: list[np.ndarray] = []
+    for start in range(0, len(queries), _TYPO_BLOCK):  # the similarities, a block of rows at a time
+        block = (grams[start:start + _TYPO_BLOCK] @ grams.T).tocsr()
+        for row in range(block.shape[0]):
+            lo, hi = block.indptr[row], block.indptr[row + 1]
+            neighbours.append(block.indices[lo:hi][block.data[lo:hi] >= threshold])
+    order = sorted(range(len(queries)), key=lambda i: (-queries[i].count, queries[i].first_line))
+    merged_into = np.full(len(queries), -1)
+    out: list[LogQuery] = []
+    kept: list[int] = []
+    merged = 0
+    for i in order:
+        if merged_into[i] >= 0:
+            continue
+        near = neighbours[i][merged_into[neighbours[i]] < 0]
+        merged_into[near] = i
+        merged_into[i] = i
+        members = [int(j) for j in near if j != i]
+        merged += len(members)
+        lead = queries[i]
+        out.append(replace(lead, count=lead.count + sum(queries[j].count for j in members),
+                           lines=lead.lines + sum(queries[j].lines for j in members)))
+        kept.append(i)
+    vecs = np.asarray(vectors, dtype=np.float32)
+    return out, vecs[kept], merged
 
 
 def terms(text: str) -> list[str]:

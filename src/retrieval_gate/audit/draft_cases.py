@@ -32,6 +32,7 @@ class Pool(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     depth: int = Field(ge=1)
     systems: list[str]
+    depths: dict[str, int] | None = None  # per system, where they differ (``--pool dense:20,bm25:10``)
     found: dict[str, list[str]] = Field(default_factory=dict)
 
 
@@ -46,6 +47,8 @@ class DraftEntry(BaseModel):
     pool: Pool | None = None
     log: str = ""
     detect: float | None = None
+    # ``label top-up``: a case the golden set already holds; its labels add judgements to it
+    top_up: bool | None = None
 
 
 def bad_id(value: str) -> bool:
@@ -62,6 +65,7 @@ class DraftPlan:
     judged_nothing: list[str] = field(default_factory=list)
     unique: dict[str, tuple[int, int]] = field(default_factory=dict)  # system → (relevant found, only it)
     relevant: int = 0
+    additions: list[Decision] = field(default_factory=list)  # a top-up's new gold of cases already there
 
 
 def plan_draft(records: Sequence[Record], *, draft: Mapping[str, DraftEntry], labeller: str, date: str) -> DraftPlan:
@@ -79,9 +83,15 @@ def plan_draft(records: Sequence[Record], *, draft: Mapping[str, DraftEntry], la
         who.setdefault(r.case, r.labeller)
         if r.grade == 0:
             plan.not_relevant.append(r)
+    last = {(r.case, r.card): r for r in records if isinstance(r, Decision)}
     for entry in draft.values():
         judged = grades.get(entry.id, {})
         gold = {card: g for card, g in judged.items() if g >= 1}
+        if entry.top_up:  # a case already there: its relevant cards are added to its gold
+            plan.unjudged += not judged
+            plan.additions.extend(last[(entry.id, card)] for card in sorted(gold))
+            _count_found(plan, entry, gold)
+            continue
         if not judged and entry.id not in said_none:
             plan.unjudged += 1
             continue
@@ -89,14 +99,19 @@ def plan_draft(records: Sequence[Record], *, draft: Mapping[str, DraftEntry], la
             plan.judged_nothing.append(entry.id)
             continue
         plan.cases.append(case_object(entry, gold=gold, labeller=who.get(entry.id) or labeller, date=date))
-        found = entry.pool.found if entry.pool else {}
-        for card in gold:
-            plan.relevant += 1
-            systems = found.get(card, [])
-            for s in systems:
-                seen, only = plan.unique.get(s, (0, 0))
-                plan.unique[s] = (seen + 1, only + (len(systems) == 1))
+        _count_found(plan, entry, gold)
     return plan
+
+
+def _count_found(plan: DraftPlan, entry: DraftEntry, gold: Mapping[str, int]) -> None:
+    """The pool figures: each relevant card, and which systems found it."""
+    found = entry.pool.found if entry.pool else {}
+    for card in gold:
+        plan.relevant += 1
+        systems = found.get(card, [])
+        for s in systems:
+            seen, only = plan.unique.get(s, (0, 0))
+            plan.unique[s] = (seen + 1, only + (len(systems) == 1))
 
 
 def case_object(entry: DraftEntry, *, gold: Mapping[str, int], labeller: str, date: str) -> dict[str, Any]:

@@ -66,6 +66,8 @@ class CleanReport:
     masked: Counter = field(default_factory=Counter)
     duplicates: int = 0
     dropped_columns: Counter = field(default_factory=Counter)  # column name → rows that had it
+    too_long: int = 0  # distinct queries (ignoring case and whitespace) dropped as over ``max_chars``
+    max_chars: int = MAX_QUERY_CHARS
 
 
 def normalise(text: str) -> str:
@@ -73,14 +75,14 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def drop_reason(text: str) -> str | None:
+def drop_reason(text: str, *, max_chars: int = MAX_QUERY_CHARS) -> str | None:
     """Why a normalised line is not a query (None: it is one)."""
     if not text:
         return "empty"
     if _CONTROL_RE.search(text) or not any(ch.isalnum() for ch in text):
         return "not text"
-    if len(text) > MAX_QUERY_CHARS:
-        return f"over {MAX_QUERY_CHARS} characters"
+    if len(text) > max_chars:
+        return f"over {max_chars} characters"
     return None
 
 
@@ -107,13 +109,15 @@ def duplicate_key(text: str) -> str:
 
 
 def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Masker | None = None,
-              slice_columns: Iterable[str] = ()) -> tuple[list[LogQuery], CleanReport]:
+              slice_columns: Iterable[str] = (),
+              max_chars: int = MAX_QUERY_CHARS) -> tuple[list[LogQuery], CleanReport]:
     """The distinct queries of ``rows`` (in first-seen order) and what cleaning did. ``masker``:
     the default region's when not given; ``keep_pii``: personal data kept, secrets still masked;
     ``slice_columns``: kept beside ``KEPT_COLUMNS``."""
     if masker is None or (keep_pii and masker.personal):
         masker = Masker(region=masker.region if masker else DEFAULT_REGION, personal=not keep_pii)
-    report = CleanReport()
+    report = CleanReport(max_chars=max_chars)
+    long_keys: set[str] = set()
     keep = frozenset((*KEPT_COLUMNS, *slice_columns))
     masked_values: dict[str, tuple[str, Counter]] = {}
 
@@ -136,8 +140,10 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
         report.read += 1
         text = normalise(row.text)
         fields = kept_fields(row.fields, keep=keep, dropped=report.dropped_columns)
-        if (why := drop_reason(text)) is not None:
+        if (why := drop_reason(text, max_chars=max_chars)) is not None:
             report.dropped[why] += 1
+            if len(text) > max_chars:
+                long_keys.add(duplicate_key(text))
             continue
         text = masked_once(text)
         key = duplicate_key(text)
@@ -149,6 +155,7 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
         slot = values.setdefault(key, {})
         for name, value in fields.items():
             slot.setdefault(name, Counter())[masked_once(value)] += row.count
+    report.too_long = len(long_keys)
     out = []
     for key, line in first.items():
         counts = wordings[key]

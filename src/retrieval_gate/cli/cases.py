@@ -31,8 +31,9 @@ def draft_command(
     per_intent: bool = typer.Option(False, "--per-intent", help="Size every intent to catch --detect on its own."),
     size: int | None = typer.Option(None, "--size", min=1, help="Draw this many cases instead of sizing from --detect."),
     seed: int = typer.Option(0, "--seed", help="Seed of every draw (same inputs, same draft)."),
-    depth: int = typer.Option(10, "--depth", min=1, max=100, help="Each pool retriever's top cards taken."),
-    pool: str | None = typer.Option(None, "--pool", help="Pool retrievers, comma-separated (default dense,bm25 + the suite's own)."),
+    depth: int = typer.Option(10, "--depth", min=1, max=100, help="Each pool retriever's top cards taken (where --pool names no depth)."),
+    pool: str | None = typer.Option(None, "--pool", help="Pool retrievers, comma-separated, any spec the suite takes, each with an optional depth: dense:20,bm25:20,hybrid:10 (default dense,bm25 + the suite's own)."),
+    max_chars: int = typer.Option(500, "--max-chars", min=1, help="Drop queries longer than this (a pasted document, not a query); what it drops is the first line of the output."),
     labeller: str = typer.Option("", "--labeller", help="A name the labelling page writes into each label."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
@@ -44,7 +45,6 @@ def draft_command(
     from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, summary_lines, write_draft_folder
     from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import SuiteOverrides
-    from retrieval_gate.retrieve.spec import parse_retriever_list
     from retrieval_gate.settings import load_config, resolve_suite
 
     config_file, config_path = load_config(config, required=config is not None)
@@ -53,14 +53,14 @@ def draft_command(
                              overrides=SuiteOverrides(kb=str(kb) if kb else None, cases=str(cases) if cases else None))
     if settings.kb is None:
         raise UsageError("cases draft needs --kb, or --suite naming a suite with a kb")
-    refuse_user_code_here(parse_retriever_list(pool_specs(settings, pool=pool)), env=env, command="cases draft")
+    refuse_user_code_here([spec for spec, _ in pool_specs(settings, pool=pool, depth=depth)], env=env, command="cases draft")
     options = DraftOptions(log=queries, query_column=query_column, keep_pii=keep_pii, detect=detect,
                            per_intent=per_intent, size=size, seed=seed, depth=depth, pool=pool, region=region,
-                           slice_columns=tuple(slice_column))
+                           slice_columns=tuple(slice_column), max_chars=max_chars)
     result = draft_cases(suite_config=settings, suite=suite, options=options, progress=CliProgress(err_console))
     written = write_draft_folder(out, result=result, detect=detect, labeller=labeller)
-    figures = summary_lines(result, detect=detect)[2:]
-    for line in figures[: figures.index("")] if "" in figures else figures:  # the figures, not the intents' table
+    summary = summary_lines(result, detect=detect)
+    for line in summary[2:summary.index("", 2)]:  # the long-query cut first, then the rest above the table
         console.print(line.removeprefix("- "), markup=False, highlight=False, soft_wrap=True)
     for path in written:
         console.print(f"wrote {path}", markup=False, highlight=False)

@@ -211,7 +211,6 @@ def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, write_draft_folder
     from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.overrides import SuiteOverrides
-    from retrieval_gate.retrieve.spec import parse_retriever_list
     from retrieval_gate.settings import load_config, resolve_suite
 
     # The store and the embedding cache (.retrieval-gate/) are ignored before the draft creates them.
@@ -221,7 +220,7 @@ def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     settings = resolve_suite(config_file, suite=suite, config_path=config_path, overrides=SuiteOverrides(kb=str(kb)),
                              embed_exports=onnx_export_root(env))
     options = DraftOptions(log=log)
-    refuse_user_code_here(parse_retriever_list(pool_specs(settings, pool=options.pool)), env=env, command="init")
+    refuse_user_code_here([spec for spec, _ in pool_specs(settings, pool=options.pool)], env=env, command="init")
     result = draft_cases(suite_config=settings, suite=suite, options=options,
                          progress=CliProgress(err_console))
     out = inside(root, DRAFT_FOLDER)

@@ -151,6 +151,8 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
     """What was added, kept, set aside, and the next command to run."""
     import shlex
 
+    from retrieval_gate.artifacts.draft import read_draft
+    from retrieval_gate.evaluation.draft import pool_heading
     from retrieval_gate.evaluation.golden import intent_lines, pool_lines
 
     m, plan = applied.merge, applied.plan
@@ -192,7 +194,7 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
              "`retrieval-gate label top-up` offers those cards again")
     if draft is not None and plan is not None:
         for line in ["what the golden set can detect, per intent:", *intent_lines(applied),
-                     "relevant cards per pool system:", *pool_lines(plan, systems=applied.systems)]:
+                     pool_heading(read_draft(draft).values()), *pool_lines(plan, systems=applied.systems)]:
             _say(line)
     q = shlex.quote
     to_label = unlabelled - applied.waiting_stale
@@ -208,6 +210,44 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
     else:
         _say(f"next: retrieval-gate validate --kb {q(str(kb))} --cases {q(str(cases))}" + (
             ", then commit: git add " + " ".join(q(str(p)) for p in applied.written) if applied.written else ""))
+
+
+@label_app.command("top-up")
+def top_up_command(
+    results: list[Path] = typer.Option([], "--results", help="A results JSON of a system being compared (repeat: one per system)."),
+    out: Path = typer.Option(..., "--out", help="Folder for draft.jsonl, label.html and draft.md."),
+    depth: int = typer.Option(10, "--depth", min=1, max=1000, help="Each run's top cards looked at."),
+    orphaned: bool = typer.Option(False, "--orphaned", help="Also draft the cases whose gold card the KB no longer holds, for re-judging."),
+    stale: list[Path] = typer.Option([], "--stale", help="stale.jsonl of `label apply` (repeat): offer those judgements again."),
+    kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
+    cases: Path | None = typer.Option(None, "--cases", help="Golden set (default: the suite's)."),
+    labeller: str = typer.Option("", "--labeller", help="A name the labelling page writes into each label."),
+    config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
+    suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
+) -> None:
+    """For every case, the cards of each run's top --depth that no judgement covers (gold at any
+    grade, the not-relevant sidecar), each once, written as a draft folder that `label apply
+    --draft DIR/draft.jsonl` applies like any draft. Exit 0; 2 on bad input."""
+    from retrieval_gate.evaluation.topup import TopUpOptions, summary_lines, top_up, write_top_up
+
+    kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
+    refuse_output_onto_inputs(outputs={f"--out ({name})": out / name for name in ("draft.jsonl", "label.html",
+                                                                                  "draft.md")},
+                              inputs={"--kb": kb_path, "--cases": cases_path, "--config": config,
+                                      **{f"--results {p}": p for p in results}, **{f"--stale {p}": p for p in stale}})
+    result = top_up(kb=kb_path, cases=cases_path, options=TopUpOptions(results=results, depth=depth,
+                                                                        orphaned=orphaned, stale=stale))
+    written = write_top_up(out, result=result, labeller=labeller)
+    for line in summary_lines(result)[2:-1]:
+        _say(line.removeprefix("- "))
+    for path in written:
+        _say(f"wrote {path}")
+    if result.cards:
+        _say(f"next: open {out / 'label.html'}, label, Download labels, then")
+        _say(f"  retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'} --cases {cases_path}"
+             f" --kb {kb_path}")
+    else:
+        _say("nothing to label: every card of these tops is judged")
 
 
 @label_app.command("agree")

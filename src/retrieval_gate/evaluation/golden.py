@@ -107,6 +107,11 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     scale = scale_of(case_set)
     problems = [Problem(display(path), line, why) for path, records in files
                 for line, why in strict_problems(records, scale=scale, ids=ids, line_based=fmt != "jsonl")]
+    if draft is not None:  # a top-up adds to the cases the golden set holds
+        problems += [Problem(display(path), line, f"case {r.case!r} is not in the golden set (a top-up adds to the "
+                                                  "cases it holds): draft it again with cases draft")
+                     for path, records in files for line, r in records
+                     if (e := draft.get(r.case)) is not None and e.top_up and r.case not in held.gold]
     if problems:
         raise InputError(problems)
     parts = [sort_file(records, shown=display(path), held=held, sha_now=sha_now, pool=pool) for path, records in files]

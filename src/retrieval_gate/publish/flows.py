@@ -64,7 +64,7 @@ from retrieval_gate.publish.flow_context import MAX_WRITE_ATTEMPTS, FlowContext,
 from retrieval_gate.publish.fork_comment import comment_flow, insert_after_marker
 from retrieval_gate.publish.modes import Mode, may_ask_default_branch, resolve_mode, write_refusal
 from retrieval_gate.publish.outputs import annotate, annotate_lost_cases, step_outputs
-from retrieval_gate.publish.reports import fallback_section, links_for, write_reports, write_summary
+from retrieval_gate.publish.reports import fallback_section, links_for, write_reports, write_summary, write_top_up
 from retrieval_gate.publish.runner import Runner
 from retrieval_gate.publish.untrusted import RESULTS_MAX_BYTES, read_confined
 from retrieval_gate.render.limits import sticky_body
@@ -137,7 +137,11 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         kb_before = _base_manifest(ctx, api, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
         comparison = compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
     links = links_for(ctx, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
-    paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline)
+    top_up = write_top_up(ctx, results=results)  # the PR run's unjudged top k: the labels to ask for
+    paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline, top_up=top_up)
+    if top_up and top_up["cards"]:
+        runner.log(f"label top-up: {top_up['cards']} unjudged cards in the top {top_up['k']} of "
+                   f"{top_up['cases']} cases: {top_up['path']}")
     audit = None
     if s.inputs.audit:
         audit = pull_request_audit(ctx, api=api, suite_config=judged.suite_config, baseline_path=baseline_path,
@@ -149,7 +153,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     note = change_note(judged, suite=s.inputs.suite)
     rendered = render_comment(results=results, comparison=comparison, baseline=baseline,
                               links=links, max_chars=ctx.forge.limits.comment_aim - len(note),
-                              audit_section=section)
+                              audit_section=section, top_up=top_up)
     body = ctx.scrub(sticky_body(insert_after_marker(rendered, marker=marker, insert=note), marker=marker,
                                  max_chars=ctx.forge.limits.comment_chars))
     comment_file = s.out_dir / "comment.md"
@@ -178,7 +182,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
             failure = exc
 
     summary = note + render_summary(results=results, comparison=comparison, baseline=baseline, links=links,
-                                    audit_section=section)
+                                    audit_section=section, top_up=top_up)
     if fallback:
         summary += fallback_section(body=body, words=words, pr_number=pr_number, comment_file=paths["comment_file"])
     write_summary(ctx, markdown=summary, shorter=body)

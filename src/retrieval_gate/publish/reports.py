@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison | None,
-                  baseline: Baseline | None, junit_comparison: Comparison | None = None) -> dict[str, str]:
+                  baseline: Baseline | None, junit_comparison: Comparison | None = None,
+                  top_up: dict[str, object] | None = None) -> dict[str, str]:
     """results.json, comparison.json (when compared), report.html and junit.xml (any CI's test
     widget: ``render.junit``; against ``junit_comparison`` when given: a refresh's, against the
     baseline it accepted) under out_dir; their paths."""
@@ -31,12 +32,45 @@ def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison 
         ctx.write_text(out / "comparison.json", comparison_text(comparison))
         paths["comparison_path"] = (out / "comparison.json").as_posix()
     html = render_html(results=results, comparison=comparison, baseline=baseline,
-                       queue=report_queue(results=results, comparison=comparison))
+                       queue=report_queue(results=results, comparison=comparison), top_up=top_up)
     ctx.write_text(out / "report.html", html)
     junit = junit_comparison if junit_comparison is not None else comparison
     ctx.write_text(out / "junit.xml", render_junit(results=results, comparison=junit,
                                                   config_file=ctx.settings.config_repo_path))
     return paths
+
+
+TOP_UP_FOLDER = "top-up"
+
+
+def write_top_up(ctx: FlowContext, *, results: Results) -> dict[str, object] | None:
+    """The PR run's ``label top-up`` (docs/golden-set.md "Top up"): the cards of its top k that no
+    judgement covers, written as a draft folder ``out_dir/top-up/`` beside the reports (uploaded
+    with them); what the report and the comment link to (``top_up``: cards, cases, the page's
+    path, the run's URL). None when the run's KB or golden set is not at hand (or is a bare
+    qrels file) — nothing to top up from."""
+    from pathlib import Path
+
+    from retrieval_gate.errors import ProblemsError, UsageError, one_line
+    from retrieval_gate.evaluation.topup import TopUpOptions, top_up, top_up_texts
+
+    kb, cases = results.inputs.get("kb"), results.inputs.get("cases")
+    if kb is None or cases is None or not Path(kb.path).exists() or not Path(cases.path).exists():
+        return None
+    try:
+        found = top_up(kb=Path(kb.path), cases=Path(cases.path),
+                       options=TopUpOptions(loaded=[("results.json", results)], depth=results.headline_k))
+    except (UsageError, ProblemsError) as exc:  # a top-up never stops the PR run: it says why and goes on
+        ctx.runner.log(f"label top-up: skipped ({one_line(exc)})")
+        return None
+    folder = ctx.settings.out_dir / TOP_UP_FOLDER
+    if found.cards:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in top_up_texts(folder, result=found).items():
+            ctx.write_text(folder / name, text)
+    return {"cards": found.cards, "cases": len(found.entries), "k": results.headline_k,
+            "path": (folder / "label.html").as_posix(), "draft": (folder / "draft.jsonl").as_posix(),
+            "url": ctx.settings.run_url or ""}
 
 
 def write_summary(ctx: FlowContext, markdown: str, *, shorter: str | None = None) -> None:

@@ -105,6 +105,7 @@ def build_context(
     links: Mapping[str, str] | None = None,
     limits: Limits = Limits(),
     marker: str = "",
+    top_up: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything the templates show, as plain data. ``limits`` trims the per-case lists and the
     slice rows (what was cut is listed in ``cut``)."""
@@ -217,4 +218,16 @@ def build_context(
                    lost_clause=lost_clause(comparison),
                    config_changes=with_kb_cards(context["config_changes"], comparison=comparison))
     context["cut"] = Cut(parts=cut)
+    # the PR run's `label top-up` (publish.reports.write_top_up): {cards, cases, k, path, draft, url}; the
+    # labelling link of the report and the comment, and what a `needs-labels` title counts
+    context["top_up"] = dict(top_up) if top_up else None
+    context["labelling_link"] = _labelling_link(top_up)
     return context
+
+
+def _labelling_link(top_up: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The labelling link: the run (whose artifacts hold the top-up folder) and the page's path in it."""
+    if not top_up or not top_up.get("cards"):
+        return None
+    return {"cards": int(top_up["cards"]), "cases": int(top_up.get("cases", 0)), "path": str(top_up.get("path", "")),
+            "draft": str(top_up.get("draft", "")), "url": str(top_up.get("url", ""))}

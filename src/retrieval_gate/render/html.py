@@ -5,7 +5,7 @@ Content-Security-Policy that forbids loading anything."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,10 +107,11 @@ def html_environment() -> ImmutableSandboxedEnvironment:
 
 
 def render_html(*, results: Results, comparison: Comparison | None = None, baseline: Baseline | None = None,
-                audit: AuditReport | None = None, queue: Sequence[QueueItem] | None = None) -> str:
+                audit: AuditReport | None = None, queue: Sequence[QueueItem] | None = None,
+                top_up: Mapping[str, Any] | None = None) -> str:
     """The full report as one HTML document (a string); with ``audit``, its coverage matrix too;
     with ``queue`` (``audit.label_queue``), the cards to label under their cases in "What changed"."""
-    context: dict[str, Any] = build_context(results=results, comparison=comparison, baseline=baseline)
+    context: dict[str, Any] = build_context(results=results, comparison=comparison, baseline=baseline, top_up=top_up)
     if audit is not None and audit.coverage is not None:
         from retrieval_gate.render.audit import coverage_grid
 

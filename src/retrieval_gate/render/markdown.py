@@ -148,10 +148,11 @@ def _check_marker(text: str, marker: str, where: str) -> None:
 
 def _context(results: Results, comparison: Comparison | None, baseline: Baseline | None,
              links: Mapping[str, str] | None, limits: Limits, summary: bool,
-             max_chars: int | None = None, audit_section: str = "") -> dict[str, Any]:
+             max_chars: int | None = None, audit_section: str = "",
+             top_up: Mapping[str, Any] | None = None) -> dict[str, Any]:
     clean_links = {key: str(url) for key, url in (links or {}).items() if fmt.safe_url(str(url))}
     context = build_context(results=results, comparison=comparison, baseline=baseline, links=clean_links,
-                            limits=limits, marker=Markup(comment_marker(results.suite)))
+                            limits=limits, marker=Markup(comment_marker(results.suite)), top_up=top_up)
     context["summary"] = summary
     context["limit"] = max_chars
     context["audit_section"] = Markup(audit_section)  # rendered by render/audit.py
@@ -167,6 +168,7 @@ def render_summary(
     template: Path | None = None,
     max_bytes: int | None = None,
     audit_section: str = "",
+    top_up: Mapping[str, Any] | None = None,
 ) -> str:
     """The job summary: the comment's template with nothing cut. ``max_bytes`` (UTF-8), when
     given, applies the same trimming as the comment (GitHub rejects a step summary over
@@ -177,7 +179,7 @@ def render_summary(
     text = ""
     for limits in steps:
         context = _context(results, comparison, baseline, links, limits, summary=True, max_chars=max_bytes,
-                           audit_section=audit_section)
+                           audit_section=audit_section, top_up=top_up)
         text = _render(tpl, where, context)
         _check_marker(text, marker, where)
         if max_bytes is None or len(text.encode("utf-8")) <= max_bytes:
@@ -194,6 +196,7 @@ def render_comment(
     template: Path | None = None,
     max_chars: int = DEFAULT_COMMENT_CHARS,
     audit_section: str = "",
+    top_up: Mapping[str, Any] | None = None,
 ) -> str:
     """The sticky PR comment, at most ``max_chars`` characters (see the module docstring)."""
     tpl, where = _load_template(template)
@@ -201,7 +204,7 @@ def render_comment(
     marker = comment_marker(results.suite)
     for limits in _steps():
         context = _context(results, comparison, baseline, links, limits, summary=False, max_chars=max_chars,
-                           audit_section=audit_section)
+                           audit_section=audit_section, top_up=top_up)
         text = _render(tpl, where, context)
         _check_marker(text, marker, where)
         if len(text) <= max_chars:

@@ -1,0 +1,189 @@
+"""``retrieval-gate label top-up``'s orchestrator (docs/golden-set.md "Top up"): results files of
+the systems being compared, the golden set, its "not relevant" sidecar and the KB → a draft
+folder (``draft.jsonl``, ``label.html``, ``draft.md``, as ``cases draft`` writes it) holding, per
+case, the cards of each run's top k that no judgement covers; ``label apply --draft`` adds the
+labels to the cases the golden set already holds. The rules are ``audit.topup``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
+from retrieval_gate.artifacts.run_files import read_results
+from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
+from retrieval_gate.audit.topup import RunTop, TopUp, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
+from retrieval_gate.errors import Problem, UsageError
+from retrieval_gate.evaluation.draft import draft_folder_texts, write_draft_files
+from retrieval_gate.load.cases import load_cases
+from retrieval_gate.load.kb import load_kb
+from retrieval_gate.load.textfile import display, iter_json_objects, raise_if
+from retrieval_gate.models import judgements
+from retrieval_gate.score.kb_manifest import kb_manifest
+from retrieval_gate.score.results import Results
+
+DEFAULT_DEPTH = 10
+ORPHAN_POOL = "bm25"  # what pools an orphaned case no results file ranked
+
+
+@dataclass(frozen=True)
+class TopUpOptions:
+    results: Sequence[Path] = ()
+    loaded: Sequence[tuple[str, Results]] = ()  # runs already in memory (the action's): (where from, results)
+    depth: int = DEFAULT_DEPTH
+    orphaned: bool = False
+    stale: Sequence[Path] = ()
+    seed: int = 0
+
+
+@dataclass
+class TopUpResult:
+    entries: list[DraftEntry]
+    top_up: TopUp
+    systems: list[str]
+    depth: int
+    cases: int
+    orphaned: dict[str, list[str]] = field(default_factory=dict)
+    stale: int = 0
+    shallow: list[tuple[str, int]] = field(default_factory=list)  # (system, cards kept) when fewer than depth
+    unknown: int = 0  # cases the runs rank that the golden set does not hold
+    titles: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    graded: bool = False
+
+    @property
+    def cards(self) -> int:
+        return self.top_up.total
+
+
+def read_stale(path: Path) -> list[tuple[str, str]]:
+    """``stale.jsonl`` (``label apply``'s judgements set aside as stale): ``(case, card)`` pairs
+    from each line's ``case_id`` and ``card_id`` (or ``case`` and ``card``); problems as ``file:line``."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such stale file (label apply writes it beside the draft)")
+    problems: list[Problem] = []
+    out = []
+    for number, obj in iter_json_objects(path, problems=problems):
+        case, card = obj.get("case_id", obj.get("case")), obj.get("card_id", obj.get("card"))
+        if not isinstance(case, str) or not isinstance(card, str) or not case or not card:
+            problems.append(Problem(display(path), number, 'expected "case_id" and "card_id" strings'))
+            continue
+        out.append((case, card))
+    raise_if(problems)
+    return out
+
+
+def _run_name(results_config: dict, path: Path, taken: set[str]) -> str:
+    name = results_config.get("retriever") if isinstance(results_config.get("retriever"), str) else path.stem
+    name = str(name)
+    if name in taken:
+        name = f"{name} ({path.as_posix()})"
+    taken.add(name)
+    return name
+
+
+def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
+    """The top-up of the golden set at ``cases`` for the runs of ``options.results`` (see the module)."""
+    if not options.results and not options.loaded and not options.orphaned and not options.stale:
+        raise UsageError("label top-up needs --results R.json (one per system compared), --orphaned or --stale FILE")
+    case_set = load_cases(cases)
+    if case_set.format == "qrels":
+        raise UsageError(f"{cases}: a bare qrels file holds no query text; give --cases a JSONL file or a BEIR folder")
+    knowledge = load_kb(kb)
+    manifest = kb_manifest(knowledge.cards)
+    gold = {c.id: judgements(c) for c in case_set.cases}
+    judged = judged_pairs(gold, ((case, card) for case, card, _ in read_not_relevant(not_relevant_path(cases))))
+    runs: list[RunTop] = []
+    shallow: list[tuple[str, int]] = []
+    taken: set[str] = set()
+    unknown: set[str] = set()
+    for path, results in [*((p, read_results(p)) for p in options.results),
+                          *((Path(where), r) for where, r in options.loaded)]:
+        name = _run_name(results.config, path, taken)
+        ranked = {c.id: c.retrieved for c in results.cases if c.status != "failed"}
+        unknown.update(cid for cid in ranked if cid not in gold)
+        kept = max((len(r) for r in ranked.values()), default=0)
+        if kept < options.depth:
+            shallow.append((name, kept))
+        runs.append(RunTop(name=name, ranked=ranked))
+    orphaned = orphaned_cases(gold, kb_cards=manifest) if options.orphaned else {}
+    if orphaned:
+        runs.append(_orphan_pool(knowledge, cases=[c for c in case_set.cases if c.id in orphaned], depth=options.depth,
+                                 taken=taken))
+    rows = [row for path in options.stale for row in read_stale(path)]
+    stale = stale_pairs(rows, cases=gold, kb_cards=manifest)
+    found = unjudged_pool(runs, judged=judged, depth=options.depth, cases=[c.id for c in case_set.cases],
+                          kb_cards=manifest, seed=options.seed, orphaned=orphaned, stale=stale)
+    systems = [r.name for r in runs]
+    entries = []
+    for case in case_set.cases:
+        if case.id not in found.cards:
+            continue
+        fields = {"locale": case.locale} if case.locale else {}
+        entries.append(DraftEntry(id=case.id, query=case.query, intent=case.tags.get("intent", ""), fields=fields,
+                                  candidates=[Candidate(card=c, sha=manifest[c].sha) for c in found.cards[case.id]],
+                                  pool=Pool(depth=options.depth, systems=systems, found=found.found[case.id]),
+                                  log="", top_up=True))
+    texts: dict[str, list[tuple[str, str]]] = {}
+    wanted = {c for cards in found.cards.values() for c in cards}
+    for card in knowledge.cards:
+        if card.card_id in wanted:
+            texts.setdefault(card.card_id, []).append((card.id, card.text))
+    return TopUpResult(entries=entries, top_up=found, systems=systems, depth=options.depth, cases=len(case_set.cases),
+                       orphaned=orphaned, stale=sum(len(v) for v in stale.values()), shallow=shallow,
+                       unknown=len(unknown), titles={c: manifest[c].title for c in sorted(wanted)},
+                       texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
+                       graded=any(c.grades and max(c.grades.values()) > 1 for c in case_set.cases))
+
+
+def _orphan_pool(knowledge, *, cases, depth: int, taken: set[str]) -> RunTop:
+    """BM25 over the KB for the orphaned cases (no model needed): candidates to re-judge them."""
+    from retrieval_gate.retrieve.bm25 import BM25Retriever, units_from_kb
+
+    retriever = BM25Retriever(units=units_from_kb(knowledge))
+    answers = retriever.search([c.query for c in cases], depth, [None] * len(cases))
+    name = ORPHAN_POOL if ORPHAN_POOL not in taken else f"{ORPHAN_POOL} (orphaned)"
+    return RunTop(name=name, ranked={c.id: list(a.ids) for c, a in zip(cases, answers, strict=True)})
+
+
+def summary_lines(result: TopUpResult, *, draft: Path | None = None) -> list[str]:
+    """draft.md's Markdown (and what the command prints): what was compared, how deep, what is
+    left to judge; every figure relative to the runs named here."""
+    t = result.top_up
+    lines = ["# Top-up of a golden set", "",
+             f"- cards to label: {result.cards:,} in {len(result.entries):,} of {result.cases:,} cases "
+             f"(the cards of each system's top {result.depth} that no judgement covers)",
+             f"- systems compared (top {result.depth} each): {', '.join(result.systems) or 'none'}"]
+    for name, (judged, shown) in sorted(t.judged_in_top.items()):
+        if shown:
+            lines.append(f"- judged@{result.depth} before the top-up, {name}: {judged / shown:.3f} "
+                         f"({judged:,} of {shown:,} cards judged)")
+    for name, kept in result.shallow:
+        lines.append(f"- {name}: its results keep only the top {kept} per case (score with a larger --k to top up "
+                     f"{result.depth} deep)")
+    if result.orphaned:
+        lines.append(f"- orphaned cases (a gold card gone from the KB), drafted again: {len(result.orphaned):,}")
+    if result.stale:
+        lines.append(f"- stale judgements offered again: {result.stale:,}")
+    if result.unknown:
+        lines.append(f"- cases the results rank that the golden set does not hold (left out): {result.unknown:,}")
+    lines.append("- coverage is relative to these systems: a card none of them ranks in its top "
+                 f"{result.depth} stays unjudged")
+    if draft is not None:
+        lines += ["", f"Label `label.html`, download the labels, then `retrieval-gate label apply labels.jsonl "
+                      f"--draft {draft.as_posix()}`."]
+    return [*lines, ""]
+
+
+def top_up_texts(out: Path, *, result: TopUpResult) -> dict[str, str]:
+    """The draft folder's files by name, as text (the action writes them through its context)."""
+    return draft_folder_texts(result.entries, titles=result.titles, texts=result.texts, graded=result.graded,
+                              labeller="", summary=summary_lines(result, draft=out / "draft.jsonl"))
+
+
+def write_top_up(out: Path, *, result: TopUpResult, labeller: str = "") -> list[Path]:
+    """The draft folder under ``out`` (``evaluation.draft.write_draft_files``); the paths written."""
+    return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
+                             graded=result.graded, labeller=labeller,
+                             summary=summary_lines(result, draft=out / "draft.jsonl"))

@@ -64,6 +64,7 @@ def compare_command(
     from retrieval_gate.artifacts.run_files import read_results, write_comparison
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_comparable
+    from retrieval_gate.compare.model import gate_fails
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_comparison
     from retrieval_gate.settings import default_baseline_path, suite_for_results
@@ -91,5 +92,5 @@ def compare_command(
     print_comparison(comparison, console=console, all_rows=all_rows)
     if out is not None:
         console.print(f"wrote {out}", markup=False)
-    if comparison.verdict == "fail":
+    if gate_fails(comparison):  # a failed gate, or needs-labels unless gate.unjudged: warn
         raise typer.Exit(1)

@@ -122,6 +122,7 @@ def eval_command(
     from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.evaluation.run import run_evals
     from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.render.verdict import gold_missing_lines
     from retrieval_gate.settings import load_config, resolve_suite
 
     overrides = eval_overrides(kb=kb, cases=cases, k=k, metrics=metrics, headline_k=headline_k, model=model,
@@ -157,6 +158,8 @@ def eval_command(
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)
         write_results(path, results=results)
+        for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error
+            err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
         if many:
             console.print(f"retriever {spec.name}", markup=False)
         print_results(results, console=console)

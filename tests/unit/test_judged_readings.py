@@ -110,8 +110,10 @@ def comparison_of(pr_rankings, *, not_relevant=None, gate=None):
                        not_relevant=not_relevant, headline_k=1)
     baseline = update_baseline(baseline=None, results=base, sha="b", ref="main", timestamp="2026-01-01T00:00:00Z")
     now = results_for(cases, pr_rankings, ks=(1, 3), not_relevant=not_relevant, headline_k=1)
-    return compare(results=now, baseline=baseline, resamples=1000,
-                   gate=gate or GateSettings(fail_on_regression=True))
+    comparison = compare(results=now, baseline=baseline, resamples=1000,
+                         gate=gate or GateSettings(fail_on_regression=True))
+    comparison_of.last = (now, baseline)
+    return comparison
 
 
 def test_a_pr_that_puts_unjudged_cards_on_top_needs_labels():
@@ -129,6 +131,49 @@ def test_a_pr_that_puts_unjudged_cards_on_top_needs_labels():
     words = title(comparison=comparison, baseline=None, headline=[])
     assert words.state == "needs_labels"
     assert "needs labels: 10 unjudged cards in this PR's top 1" in words.text
+
+
+def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
+    import xml.etree.ElementTree as ET
+
+    from retrieval_gate.publish.outputs import step_outputs
+    from retrieval_gate.render.junit import render_junit
+    from retrieval_gate.render.markdown import render_comment
+
+    comparison = comparison_of({f"q{i}": [f"u{i}", f"g{i}", "z1"] for i in range(N)})
+    results, baseline = comparison_of.last
+    body = render_comment(results=results, comparison=comparison, baseline=baseline)
+    title_line = next(line for line in body.splitlines() if line.startswith("### "))
+    assert title_line.startswith("### 🏷️ Retrieval · default · 10 lost, 0 gained — needs labels: 10 unjudged cards")
+    assert "**Needs labels:** 10 cards in this PR's top 1 have no judgement" in body
+    assert "`retrieval-gate label top-up --results results.json --out top-up`" in body
+    assert "standard reading: hit@1 on overall: dropped by 1.000" in body
+    linked = render_comment(results=results, comparison=comparison, baseline=baseline,
+                            links={"labelling": "https://example.test/top-up/label.html"})
+    assert "(https://example.test/top-up/label.html)" in linked
+    suite = ET.fromstring(render_junit(results=results, comparison=comparison).split("\n", 1)[1])
+    (gate,) = [t for t in suite.iter("testcase") if t.get("name") == "gate"]
+    assert gate.find("failure").get("type") == "needs-labels"
+    outputs = step_outputs(results=results, comparison=comparison, mode="pr")
+    assert (outputs["verdict"], outputs["gate_status"]) == ("needs-labels", "needs-labels")
+    warned = comparison_of({f"q{i}": [f"u{i}", f"g{i}", "z1"] for i in range(N)},
+                           gate=GateSettings(fail_on_regression=True, unjudged="warn"))
+    suite = ET.fromstring(render_junit(results=results, comparison=warned).split("\n", 1)[1])
+    (gate,) = [t for t in suite.iter("testcase") if t.get("name") == "gate"]
+    assert gate.find("failure") is None and gate.find("skipped").get("type") == "needs-labels"
+    assert "`gate.unjudged: warn` is set, so the check passes." in render_comment(
+        results=results, comparison=warned, baseline=baseline)
+
+
+def test_a_share_of_unjudged_cards_above_ten_percent_is_said_even_when_the_readings_agree():
+    from retrieval_gate.render.markdown import render_comment
+
+    # the PR drops every gold card for an unjudged one: both readings fail (no labels can save it)
+    comparison = comparison_of({f"q{i}": [f"u{i}", "z1"] for i in range(N)})
+    results, baseline = comparison_of.last
+    assert comparison.unjudged_note and comparison.verdict == "fail"
+    body = render_comment(results=results, comparison=comparison, baseline=baseline)
+    assert "100% of this PR's top 1 are cards no judgement covers (10 cards; more than 10%)" in body
 
 
 def test_needs_labels_with_gate_unjudged_warn_does_not_fail_the_job():

@@ -156,6 +156,12 @@ def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
     assert gate.find("failure").get("type") == "needs-labels"
     outputs = step_outputs(results=results, comparison=comparison, mode="pr")
     assert (outputs["verdict"], outputs["gate_status"]) == ("needs-labels", "needs-labels")
+    from retrieval_gate.render.html import render_html
+
+    page = render_html(results=results, comparison=comparison, baseline=baseline)
+    assert 'class="verdict v-needs_labels"' in page and 'id="needs-labels"' in page
+    assert "<code>retrieval-gate label top-up --results results.json --out top-up</code>" in page
+    assert "The gate failed" not in page
     warned = comparison_of({f"q{i}": [f"u{i}", f"g{i}", "z1"] for i in range(N)},
                            gate=GateSettings(fail_on_regression=True, unjudged="warn"))
     suite = ET.fromstring(render_junit(results=results, comparison=warned).split("\n", 1)[1])

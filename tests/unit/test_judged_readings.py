@@ -81,7 +81,8 @@ def test_condensed_ndcg_equals_pytrec_eval_on_the_run_with_unjudged_cards_remove
     reference = pytrec_eval.RelevanceEvaluator({"q": grades}, {"ndcg_cut_3", "ndcg_cut_5"}).evaluate(run)["q"]
     results = results_for([Case(id="q", query="q", gold=grades)], {"q": ranked}, ks=(3, 5))
     baseline = update_baseline(baseline=None, results=results, sha="b", ref="main", timestamp="2026-01-01T00:00:00Z")
-    comparison = compare(results=results, baseline=baseline, gate=GateSettings(), resamples=1000)
+    assert compare(results=results, baseline=baseline, gate=GateSettings(), resamples=1000).condensed is None  # no gate
+    comparison = compare(results=results, baseline=baseline, gate=GateSettings(floors={"hit@5": 0.5}), resamples=1000)
     rows = {r.metric: r for r in comparison.condensed.rows} if comparison.condensed else {}
     # the condensed reading's judged row (hit@5 alone by default) and, through the same path, nDCG
     assert "hit@5" in rows and rows["hit@5"].current == 1.0

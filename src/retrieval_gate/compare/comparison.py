@@ -91,10 +91,16 @@ def with_readings(comparison: Comparison, *, results: Results, baseline: Baselin
     unjudged = sum(len(unjudged_cards(case, k)) for case in results.cases if case.status == "scored")
     scored = sum(1 for case in results.cases if case.status == "scored")
     share = round(unjudged / (k * scored), 6) if scored else None
-    inputs = condensed_inputs(results=results, baseline=baseline)
+    known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
+    rules = gate_rules(gate=gate, known_metrics=known, headline_k=k)
+    judged_metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
+    # with no gate knob on, neither reading can fail: nothing to run the gate on twice
+    active = gate.fail_on_regression or bool(gate.floors)
+    inputs = condensed_inputs(results=results, baseline=baseline, metrics=judged_metrics) if active else None
     reading = None
     if inputs is not None:
-        condensed = _judge(results=inputs[0], baseline=inputs[1], gate=gate, seed=seed, resamples=resamples)
+        condensed = _judge(results=inputs[0], baseline=inputs[1], gate=gate, seed=seed, resamples=resamples,
+                           gated_only=True)
         reading = Reading(verdict=condensed.verdict, failures=condensed.failures,
                           rows=[row for row in condensed.rows if row.gated])
     verdict = comparison.verdict
@@ -110,11 +116,15 @@ def with_readings(comparison: Comparison, *, results: Results, baseline: Baselin
 
 def _judge(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int, resamples: int,
+    gated_only: bool = False,
 ) -> Comparison:
-    """The standard reading's rows, statuses and verdict (no changes, no readings)."""
+    """The standard reading's rows, statuses and verdict (no changes, no readings). ``gated_only``:
+    only the rows the gate judges (what a verdict reads: the other reading's gate)."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
+    if gated_only:
+        metrics = [m for m in metrics if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))]
     current = {case.id: case for case in results.cases}
     paired_ids = sorted(set(current) & set(baseline.cases))
     stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
@@ -122,6 +132,8 @@ def _judge(
     keys = [(metric, slice_name) for slice_name in _slice_order(results, baseline) for metric in metrics
             if baseline.aggregates.get(slice_name, {}).get(metric) is not None
             or results.aggregates.get(slice_name, {}).get(metric) is not None]
+    if gated_only:
+        keys = [key for key in keys if rules.gated(key)]
     family = [key for key in keys if rules.gated(key) and key in stats]
     one_sided = {key: stats[key].one_sided for key in family}
     adjusted = dict(zip(family, adjust_p([one_sided[key] for key in family], method=rules.correction), strict=True))

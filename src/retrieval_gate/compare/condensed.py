@@ -23,7 +23,9 @@ settles it.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -70,29 +72,35 @@ def judged_table(*, results: Results, baseline: Baseline) -> dict[str, dict[str,
     """``{slice: {"judged@k": JudgedCell}}`` for every k of the results, both sides read with the
     current judgements; the baseline side over the cases it shares with the run, when it keeps rankings."""
     ks = sorted(results.k)
-    sums: dict[str, dict[str, list[float]]] = {}
+    depth = max(ks, default=0)
+    # slice → [current sums per k, current n, baseline sums per k, baseline n]
+    sums: dict[str, list[Any]] = {}
     for case in results.cases:
         if case.status != "scored":
             continue
         judged = judgements(case)
+        now = _judged_counts(case.retrieved[:depth], judged, ks)
         old = baseline.cases.get(case.id) if baseline.rankings else None
+        before = _judged_counts(old.ranked[:depth], judged, ks) if old is not None and old.status == "scored" else None
         for name in case.slices:
-            cells = sums.setdefault(name, {})
-            for k in ks:
-                cur = cells.setdefault(f"c{k}", [])
-                cur.append(judged_at(case.retrieved, judged, k))
-                if old is not None and old.status == "scored":
-                    cells.setdefault(f"b{k}", []).append(judged_at(old.ranked, judged, k))
-    out: dict[str, dict[str, JudgedCell]] = {}
-    for name, cells in sums.items():
-        row = {}
-        for k in ks:
-            cur, base = cells.get(f"c{k}", []), cells.get(f"b{k}", [])
-            row[f"judged@{k}"] = JudgedCell(
-                current=round(sum(cur) / len(cur), 6) if cur else None, n_current=len(cur),
-                baseline=round(sum(base) / len(base), 6) if base else None, n_baseline=len(base))
-        out[name] = row
-    return out
+            cell = sums.get(name)
+            if cell is None:
+                cell = sums[name] = [[0.0] * len(ks), 0, [0.0] * len(ks), 0]
+            cell[0] = [a + b for a, b in zip(cell[0], now, strict=True)]
+            cell[1] += 1
+            if before is not None:
+                cell[2] = [a + b for a, b in zip(cell[2], before, strict=True)]
+                cell[3] += 1
+    return {name: {f"judged@{k}": JudgedCell(
+        current=round(cur[i] / n_cur, 6) if n_cur else None, n_current=n_cur,
+        baseline=round(base[i] / n_base, 6) if n_base else None, n_baseline=n_base)
+        for i, k in enumerate(ks)} for name, (cur, n_cur, base, n_base) in sums.items()}
+
+
+def _judged_counts(ranked: Sequence[str], judged: Collection[str], ks: Sequence[int]) -> list[float]:
+    """``judged_at(ranked, judged, k)`` for every k (ascending), in one pass."""
+    positions = [i for i, card in enumerate(ranked) if card in judged]
+    return [bisect_left(positions, k) / k for k in ks]
 
 
 def _relevant(case: CaseResult, level: int) -> tuple[frozenset[str], dict[str, int] | None]:
@@ -111,10 +119,10 @@ def _condensed_scores(ranked: Sequence[str], case: CaseResult, *, metrics: Seque
     ``abstention``, kept); None when the stored ranking, scored with the current labels, does not
     give the stored scores back (its labels changed since, or it was cut): then the condensed
     reading keeps that side's standard scores for the case."""
-    specs = [parse_metric(name) for name in metrics if name in scores]
-    if not specs:
+    names = tuple(name for name in metrics if name in scores)
+    if not names:
         return None
-    grid = compile_grid(specs)
+    grid = _grid(names)
     relevant, gains = _relevant(case, level)
     if not relevant and gains is None:
         return None  # nothing relevant: 0 whatever the ranking
@@ -126,15 +134,27 @@ def _condensed_scores(ranked: Sequence[str], case: CaseResult, *, metrics: Seque
 
 
 _SAME = 1e-6  # a baseline rounds its scores to 6 decimals
+_GRIDS: dict[tuple[str, ...], Any] = {}
 
 
-def condensed_inputs(*, results: Results, baseline: Baseline) -> tuple[Results, Baseline] | None:
+def _grid(names: tuple[str, ...]) -> Any:
+    """The compiled metric grid of ``names`` (one per distinct set of score keys)."""
+    grid = _GRIDS.get(names)
+    if grid is None:
+        grid = _GRIDS[names] = compile_grid([parse_metric(name) for name in names])
+    return grid
+
+
+def condensed_inputs(*, results: Results, baseline: Baseline,
+                     metrics: Collection[str] | None = None) -> tuple[Results, Baseline] | None:
     """Both sides rescored on condensed rankings (module docstring), aggregates recomputed, for the
     gate to run on; None when the baseline keeps no rankings (nothing to condense on its side).
+    ``metrics``: the measures to rescore (default every one; the gate reads only those it judges).
     Baseline cases the run no longer has keep their scores (their judgements are unknown)."""
     if not baseline.rankings:
         return None
-    metrics = [m for m in results.metrics if "@" in m]
+    wanted = [m for m in results.metrics if "@" in m]
+    metrics = wanted if metrics is None else [m for m in wanted if m in metrics]
     level = results.relevance_level
     cases: list[CaseResult] = []
     old_cases = dict(baseline.cases)

@@ -61,10 +61,9 @@ def test_judged_at_k_is_ir_measures_judged_which_is_precision_with_every_judgeme
     run = {"q": {card: float(len(ranked) - i) for i, card in enumerate(ranked)}}
     evaluator = pytrec_eval.RelevanceEvaluator({"q": dict.fromkeys(judged, 1)}, {"P_1", "P_3", "P_5", "P_10"})
     reference = evaluator.evaluate(run)["q"]
-    for k in (1, 3, 5, 10):
-        assert judged_at(ranked, judged, k) == pytest.approx(reference[f"P_{k}"])
+    assert judged_at(ranked, judged, (1, 3, 5, 10)) == pytest.approx([reference[f"P_{k}"] for k in (1, 3, 5, 10)])
     # by hand: top 3 = a, u1, x → 2/3; top 10 of a 6-card ranking: 3 judged / 10
-    assert (judged_at(ranked, judged, 3), judged_at(ranked, judged, 10)) == (2 / 3, 0.3)
+    assert judged_at(ranked, judged, (3, 10)) == [2 / 3, 0.3]
     got = results_for([Case(id="q", query="q", gold=judged)], {"q": ranked}, ks=(1, 3, 5, 10))
     assert {k: 1 - v for k, v in got.cases[0].unjudged.items()} == pytest.approx(
         {f"unjudged@{k}": reference[f"P_{k}"] for k in (1, 3, 5, 10)})

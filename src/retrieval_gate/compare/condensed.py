@@ -52,11 +52,6 @@ class JudgedCell(BaseModel):
     n_baseline: int = 0
 
 
-def judged_at(ranked: Sequence[str], judged: Collection[str], k: int) -> float:
-    """ir_measures' ``Judged@k``: the judged cards among the first k, over k."""
-    return sum(1 for card in ranked[:k] if card in judged) / k
-
-
 def condense(ranked: Iterable[str], judged: Collection[str]) -> list[str]:
     """The ranking with every unjudged card removed (the order of the rest kept)."""
     return [card for card in ranked if card in judged]
@@ -79,9 +74,9 @@ def judged_table(*, results: Results, baseline: Baseline) -> dict[str, dict[str,
         if case.status != "scored":
             continue
         judged = judgements(case)
-        now = _judged_counts(case.retrieved[:depth], judged, ks)
+        now = judged_at(case.retrieved[:depth], judged, ks)
         old = baseline.cases.get(case.id) if baseline.rankings else None
-        before = _judged_counts(old.ranked[:depth], judged, ks) if old is not None and old.status == "scored" else None
+        before = judged_at(old.ranked[:depth], judged, ks) if old is not None and old.status == "scored" else None
         for name in case.slices:
             cell = sums.get(name)
             if cell is None:
@@ -97,8 +92,9 @@ def judged_table(*, results: Results, baseline: Baseline) -> dict[str, dict[str,
         for i, k in enumerate(ks)} for name, (cur, n_cur, base, n_base) in sums.items()}
 
 
-def _judged_counts(ranked: Sequence[str], judged: Collection[str], ks: Sequence[int]) -> list[float]:
-    """``judged_at(ranked, judged, k)`` for every k (ascending), in one pass."""
+def judged_at(ranked: Sequence[str], judged: Collection[str], ks: Sequence[int]) -> list[float]:
+    """ir_measures' ``Judged@k`` for every k of ``ks`` (ascending), in one pass: the judged cards
+    among the first k, over k."""
     positions = [i for i, card in enumerate(ranked) if card in judged]
     return [bisect_left(positions, k) / k for k in ks]
 

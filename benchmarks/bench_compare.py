@@ -7,8 +7,9 @@ cases re-ranked (``--changed``, default 30%) — a typical PR — and, as the wo
 case re-ranked. Timed, in one process, best of ``--repeat``:
 
 - ``compare()``: every metric × slice row (168 rows) with its sign-flip p-value and the interval
-  that inverts it, lost/gained hits, config diff, gate — what ``retrieval-gate compare`` does after
-  reading the files;
+  that inverts it, lost/gained hits, config diff, gate, and the condensed reading (both sides
+  rescored without their unjudged cards, the gate run again: each case keeps its top 10, as a
+  results file does) — what ``retrieval-gate compare`` does after reading the files;
 - one metric (nDCG@10, overall) alone: our bootstrap CI and our sign-flip p-value, side by side
   with ``scipy.stats.bootstrap`` (percentile, vectorised) and ``scipy.stats.permutation_test``
   (paired sign flips) with the same number of resamples;
@@ -31,7 +32,8 @@ from scipy import stats as scipy_stats
 
 from retrieval_gate.artifacts.baseline import read_baseline, write_baseline
 from retrieval_gate.baseline.update import update_baseline
-from retrieval_gate.compare.comparison import compare
+from retrieval_gate.compare.changes import attach_changes
+from retrieval_gate.compare.comparison import _judge, compare, with_readings
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.metrics import metric_specs
 from retrieval_gate.score.aggregate import aggregate, completeness
@@ -64,7 +66,7 @@ def make_results(n: int, *, seed: int, changed: float, base_seed: int = 1) -> tu
         new = ranking(rng, gold, 0.33) if rng.random() < changed else old
         for runs, ranked in ((before, old), (after, new)):
             runs.append(CaseResult(id=f"q{i:05d}", query=f"question {i}", gold=gold, slices=slices,
-                                   scores=case_scores(ranked, gold, GRID)))
+                                   scores=case_scores(ranked, gold, GRID), retrieved=ranked[:max(KS)]))
     return tuple(  # type: ignore[return-value]
         Results(tool_version="bench", k=list(KS), headline_k=5, metrics=[m.name for m in GRID],
                 completeness=completeness(cases), aggregates=aggregate(cases), cases=cases)
@@ -99,7 +101,21 @@ def main() -> None:
                                                           resamples=args.resamples), args.repeat)
         print(f"compare(), {label}: {seconds:.2f} s for {len(result.rows)} rows "
               f"({1000 * seconds / len(result.rows):.1f} ms/row); verdict {result.verdict}, "
-              f"{len(result.lost_hits)} lost / {len(result.gained_hits)} gained hits")
+              f"{len(result.lost_hits)} lost / {len(result.gained_hits)} gained hits; condensed reading "
+              f"{result.condensed.verdict if result.condensed else 'none'}, judged@5 "
+              f"{result.judged['overall']['judged@5'].current:.3f}")
+
+    before, after = make_results(args.cases, seed=7, changed=args.changed)
+    baseline = update_baseline(baseline=None, results=before, sha="bench", ref="main", timestamp=None)
+    standard = attach_changes(_judge(results=after, baseline=baseline, gate=gate, seed=0, resamples=args.resamples),
+                              results=after, baseline=baseline, kb_before=None)
+    alone = best(lambda: attach_changes(_judge(results=after, baseline=baseline, gate=gate, seed=0,
+                                               resamples=args.resamples),
+                                        results=after, baseline=baseline, kb_before=None), args.repeat)
+    readings = best(lambda: with_readings(standard, results=after, baseline=baseline, gate=gate,
+                                          resamples=args.resamples), args.repeat)
+    print(f"compare(), {args.changed:.0%} re-ranked: the standard reading alone {alone:.2f} s; judged@k and the "
+          f"condensed reading with its gate add {readings:.2f} s")
 
     before, after = make_results(args.cases, seed=7, changed=1.0)
     ids = [c.id for c in after.cases]

@@ -6,7 +6,7 @@ from files and turn validation errors into ``file:line`` problems.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -139,10 +139,17 @@ class Judged(Protocol):
     def grades(self) -> Mapping[str, int]: ...
 
 
-def judgements(case: Judged) -> dict[str, int]:
+def judgements(case: Judged, not_relevant: Iterable[str] = ()) -> dict[str, int]:
     """Every judged card of a case with its grade (a new dict): ``grades``, or grade 1 for each
-    listed card. What ``unjudged@k``, a lost hit's ``possibly_relevant`` and ``label`` count as judged."""
-    return dict(case.grades) if case.grades else dict.fromkeys(case.gold, 1)
+    listed card; and grade 0 for each card judged not relevant — ``not_relevant`` (the sidecar
+    ``cases.not-relevant.jsonl``, the draft's pool answers once applied) and the case's own
+    ``not_relevant`` where it has one (a scored ``CaseResult``). A judgement is a judgement: a card
+    judged not relevant is *judged*; "unjudged" means never judged for that case. What
+    ``unjudged@k``, the condensed reading, a lost hit's ``possibly_relevant`` and ``label`` count
+    as judged. Gold wins over a sidecar entry that contradicts it."""
+    out = dict.fromkeys((*not_relevant, *getattr(case, "not_relevant", ())), 0)
+    out.update(case.grades if case.grades else dict.fromkeys(case.gold, 1))
+    return out
 
 
 def relevant_at(case: Case, level: int) -> tuple[str, ...]:

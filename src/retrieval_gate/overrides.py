@@ -130,6 +130,7 @@ class GateOverrides(_Overrides):  # gate: compare.gate.GateSettings
     alpha: float | None = None
     require_significance: bool | None = None
     correction: str | None = None
+    unjudged: str | None = None  # needs-labels: "fail" (exit 1) or "warn"
 
 
 class AuditOverrides(_Overrides):  # audit: audit.params.AuditParams

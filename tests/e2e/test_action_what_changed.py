@@ -73,3 +73,40 @@ def test_a_pr_that_empties_a_gold_card_fails_as_stale_labels_with_the_case_annot
     assert any(line.startswith("::warning file=data/cases.jsonl,line=1,title=retrieval-gate%3A c1 lost its hit::")
                for line in warnings), warnings
     assert "::error title=retrieval-gate%3A gate failed::1 gold card of lost cases was edited by this PR" in pr.stdout
+
+
+def test_a_pr_that_deletes_a_gold_card_is_scored_and_its_comment_says_restore_the_card(github: FakeGitHub, tmp_path):
+    """eval → compare → the comment: a deleted gold card is a measured loss (``gold-removed``),
+    never exit 2; the title says so; after the merge the refresh goes on."""
+    ws = tmp_path / "workspace"
+    _write(ws, CARDS)
+    github.commit("main", {"retrieval-gate.yml": CONFIG})
+    merged = _run(github, ws, tmp_path, 1, event_name="push", ref="refs/heads/main", sha="a" * 40,
+                  event={"ref": "refs/heads/main", "repository": {"default_branch": "main"}})
+    assert merged.exit_code == 0, merged.stderr
+    head = github.branches["main"]
+    _write(ws, [card for card in CARDS if card[0] != "refund-card"])  # the PR deletes the gold card
+    pr_event = {"number": 6, "pull_request": {"number": 6, "base": {"sha": head, "ref": "main"},
+                                             "head": {"sha": "f" * 40, "repo": {"full_name": github.repository}}},
+                "repository": {"default_branch": "main"}}
+    pr = _run(github, ws, tmp_path, 2, event_name="pull_request", event=pr_event, ref="refs/pull/6/merge",
+              sha="c" * 40)
+    assert pr.exit_code == 1, pr.stderr  # measured: the floor on hit@1 fails on the loss, not exit 2
+    results = json.loads((ws / pr.outputs["results_path"]).read_text(encoding="utf-8"))
+    assert results["gold_missing"] == {"c1": ["refund-card"]}
+    assert next(c for c in results["cases"] if c["id"] == "c1")["scores"]["hit@1"] == 0.0  # in the denominator
+    comparison = json.loads((ws / pr.outputs["comparison_path"]).read_text(encoding="utf-8"))
+    assert comparison["gold_removed"] == {"c1": ["refund-card"]} and comparison["gold_unknown"] == {}
+    (lost,) = [c for c in comparison["changed_cases"] if c["movement"] == "lost-hit"]
+    assert lost["cause"] == "gold-removed"
+    (comment,) = github.comments[6]
+    title = comment["body"].splitlines()[1]
+    assert "1 case lost their gold card: this PR deleted it — restore the card or update the cases" in title
+    # merged anyway: the refresh goes on (the deleted card is a loss in the new baseline)
+    refreshed = _run(github, ws, tmp_path, 3, event_name="push", ref="refs/heads/main", sha="b" * 40,
+                     event={"ref": "refs/heads/main", "repository": {"default_branch": "main"}})
+    assert refreshed.exit_code == 0, refreshed.stderr
+    baseline = json.loads(github.file_at("main", "baselines/default.json") or "{}")
+    assert baseline["cases"]["c1"]["scores"][baseline["score_keys"].index("hit@1")] == 0
+    audit = json.loads(github.file_at("main", "baselines/default.audit.json") or "{}")
+    assert audit["by_kind"]["orphaned_gold"] == 1

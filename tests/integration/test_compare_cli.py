@@ -23,11 +23,13 @@ def write_dataset(folder: Path) -> None:
         cases.append({"id": f"q{i:02d}", "query": f"question {i}?", "gold": [f"doc{i}"],
                       "locale": "pt-BR" if i % 2 else "en-US", "form": "GAP" if i % 3 == 0 else "MATCH"})
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    for name, lost in (("base", 0), ("same", 0), ("worse", LOST)):
+    for name, lost in (("base", 0), ("same", 0), ("worse", LOST), ("surfacing", LOST)):
         lines = []
         for i in range(N_CASES):
             filler = [f"other{j}" for j in range(10)]
             ranked = filler if i < lost else [*filler[: i % 3], f"doc{i}", *filler[i % 3 :]]
+            if name == "surfacing" and i < lost:  # a new system: 5 cards nobody judged above the gold card
+                ranked = [*(f"new{i}-{j}" for j in range(5)), f"doc{i}", *filler[:4]]
             lines.append(json.dumps({"id": f"q{i:02d}", "retrieved": ranked}))
         (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -53,7 +55,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     worse) and a baseline made from base by ``retrieval-gate baseline update``."""
     folder = tmp_path_factory.mktemp("scored")
     write_dataset(folder)
-    for name in ("base", "same", "worse"):
+    for name in ("base", "same", "worse", "surfacing"):
         assert exit_code("score", "--run", str(folder / f"{name}.jsonl"), "--cases", str(folder / "cases.jsonl"),
                          "--k", "1,3,5,10", "--out", str(folder / f"{name}.results.json")) == 0
     assert exit_code("baseline", "update", "--results", str(folder / "base.results.json"),
@@ -64,8 +66,10 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def workdir(scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh working folder holding copies of the scored results and the baseline."""
-    for name in ("base", "same", "worse"):
+    for name in ("base", "same", "worse", "surfacing"):
         shutil.copy(scored / f"{name}.results.json", tmp_path)
+    shutil.copy(scored / "cases.jsonl", tmp_path)
+    shutil.copy(scored / "surfacing.jsonl", tmp_path)
     (tmp_path / "baselines").mkdir()
     shutil.copy(scored / "baselines" / "default.json", tmp_path / "baselines")
     monkeypatch.chdir(tmp_path)
@@ -80,7 +84,7 @@ def test_unchanged_run_passes_with_the_gate_on(workdir, capsys):
     data = json.loads((workdir / "comparison.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "pass" and data["like_for_like"] is True
     # nothing changed: every row is unchanged, its MDE from the no-change prior
-    assert data["schema_version"] == 4
+    assert data["schema_version"] == 5
     assert {row["status"] for row in data["rows"]} == {"unchanged"}
     assert {row["mde_method"] for row in data["rows"]} == {"prior"}
 
@@ -102,6 +106,45 @@ def test_regressed_run_exits_0_report_only_and_1_with_the_gate(workdir, capsys):
     assert code == 1
     assert "verdict: FAIL" in out
     assert json.loads((workdir / "gated.json").read_text(encoding="utf-8"))["verdict"] == "fail"
+
+
+def test_a_pr_that_surfaces_unjudged_cards_needs_labels_exit_1_or_0_with_unjudged_warn(workdir, capsys):
+    # 15 cases: the PR ranks 5 cards nobody judged above the gold card (out of the top 5). Standard
+    # reading (unjudged = not relevant): 15 hits lost, the gate fails; condensed (unjudged cards
+    # removed from both rankings): the gold card is first on both sides, nothing lost. They disagree.
+    code, out, _ = cli(capsys, "compare", "--results", "surfacing.results.json", "--baseline",
+                       "baselines/default.json", "--fail-on-regression", "--out", "needs.json")
+    assert code == 1
+    # 175 = 15 cases × 5 new cards + 25 cases × 4 filler cards (list gold judges only the gold card)
+    assert "verdict: NEEDS-LABELS" in out and " 175 unjudged cards in this PR's top 5" in out
+    assert "retrieval-gate label top-up" in out
+    data = json.loads((workdir / "needs.json").read_text(encoding="utf-8"))
+    assert (data["verdict"], data["gate"]["status"], data["condensed"]["verdict"]) == ("needs-labels",) * 2 + ("pass",)
+    # judged@5 on both sides: only the gold card of each case is judged. Baseline: 1/5 in every
+    # case; PR: 0 in the 15 surfacing cases (the gold card is 6th), 1/5 in the 25 others
+    cell = data["judged"]["overall"]["judged@5"]
+    assert cell["baseline"] == pytest.approx(0.2) and cell["current"] == pytest.approx(25 * 0.2 / N_CASES)
+    # with gate.unjudged: warn (flag or config), the same status, exit 0
+    code, out, _ = cli(capsys, "compare", "--results", "surfacing.results.json", "--baseline",
+                       "baselines/default.json", "--fail-on-regression", "--unjudged", "warn")
+    assert code == 0 and "verdict: NEEDS-LABELS" in out
+    (workdir / "retrieval-gate.yml").write_text(
+        "suites:\n  default:\n    baseline: baselines/default.json\n    gate:\n      fail_on_regression: true\n"
+        "      unjudged: warn\n", encoding="utf-8")
+    assert cli(capsys, "compare", "--results", "surfacing.results.json")[0] == 0
+    # labelled: the 75 cards judged not relevant (the sidecar `label apply` writes) → rescored,
+    # both readings lose the 15 hits: a failure the labels support
+    (workdir / "retrieval-gate.yml").unlink()
+    (workdir / "cases.not-relevant.jsonl").write_text("".join(
+        json.dumps({"case": f"q{i:02d}", "card": f"new{i}-{j}", "sha": "0" * 12, "at": "2026-01-01"}) + "\n"
+        for i in range(LOST) for j in range(5)), encoding="utf-8")
+    assert exit_code("score", "--run", "surfacing.jsonl", "--cases", "cases.jsonl", "--k", "1,3,5,10",
+                     "--out", "labelled.results.json") == 0
+    code, out, _ = cli(capsys, "compare", "--results", "labelled.results.json", "--baseline",
+                       "baselines/default.json", "--fail-on-regression", "--out", "labelled.json")
+    data = json.loads((workdir / "labelled.json").read_text(encoding="utf-8"))
+    assert code == 1 and (data["verdict"], data["gate"]["status"], data["condensed"]["verdict"]) == ("fail",) * 3
+    assert data["unjudged_top_k"] == 100  # the 75 labelled cards are judged now
 
 
 def test_a_generous_max_drop_lets_the_regression_through(workdir, capsys):

@@ -43,7 +43,8 @@ def test_every_problem_in_both_files_and_every_unresolved_gold_id(tmp_path: Path
         json.dumps({"id": "c7", "query": "q", "gold": ["Z"]}),          # 8 gold id not in the KB
         json.dumps({"id": "c8", "query": "q", "gold": ["B#1"]}),        # 9 gold id that is a chunk
     )
-    code, out, err = run_cli(["validate", "--kb", str(kb), "--cases", str(cases)], capsys)
+    # a gold id that names no card (line 8) is refused by --strict; without it, a finding (below)
+    code, out, err = run_cli(["validate", "--strict", "--kb", str(kb), "--cases", str(cases)], capsys)
     assert code == 2
     assert "Traceback" not in err + out
     lines = [ln for ln in err.splitlines() if ln.startswith("error: ")]
@@ -52,6 +53,9 @@ def test_every_problem_in_both_files_and_every_unresolved_gold_id(tmp_path: Path
     assert "gold id 'Z' is not a card" in lines[6]
     assert "gold id 'B#1' is a chunk of card 'B'" in lines[7]
     assert err.rstrip().endswith("8 problems")
+    code, out, err = run_cli(["validate", "--kb", str(kb), "--cases", str(cases)], capsys)
+    lines = [ln for ln in err.splitlines() if ln.startswith("error: ")]
+    assert code == 2 and [ln.split(":")[2] for ln in lines] == ["2", "3", "4", "5", "6", "7", "9"]
 
 
 def test_kb_problems_are_reported_together_with_case_problems(tmp_path: Path, capsys) -> None:
@@ -70,9 +74,32 @@ def test_gold_ids_are_checked_against_beir_and_markdown_kbs(tmp_path: Path, caps
     cases = write_lines(tmp_path / "cases.jsonl",
                         json.dumps({"id": "c1", "query": "q", "gold": ["refunds"]}),
                         json.dumps({"id": "c2", "query": "q", "gold": ["shipping"]}))
-    code, _, err = run_cli(["validate", "--kb", str(folder), "--cases", str(cases)], capsys)
+    code, _, err = run_cli(["validate", "--strict", "--kb", str(folder), "--cases", str(cases)], capsys)
     assert code == 2
     assert err.splitlines() == [f"error: {cases}:2: case 'c2': gold id 'shipping' is not a card in {folder}"]
+
+
+def test_a_gold_id_that_names_no_card_is_a_finding_and_the_baseline_manifest_tells_deleted_from_typo(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    kb = write_lines(tmp_path / "kb.jsonl", json.dumps({"id": "A", "text": "alpha"}))
+    cases = write_lines(tmp_path / "cases.jsonl",
+                        json.dumps({"id": "c1", "query": "q", "gold": ["A"]}),
+                        json.dumps({"id": "c2", "query": "q", "gold": ["gone"]}),
+                        json.dumps({"id": "c3", "query": "q", "gold": ["tpyo"]}))
+    code, out, _ = run_cli(["validate", "--kb", "kb.jsonl", "--cases", "cases.jsonl"], capsys)
+    assert code == 0 and "2 gold ids name no card (findings above; --strict refuses them)" in out
+    assert "finding: cases.jsonl:2: case 'c2': gold id 'gone' is not a card in kb.jsonl: deleted, or never" in out
+    # the baseline's KB manifest (baselines/default.kb.json) had 'gone': deleted since; never 'tpyo'
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / "default.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "baselines" / "default.kb.json").write_text(json.dumps(
+        {"schema_version": 1, "cards": {"A": {"sha": "1", "title": ""}, "gone": {"sha": "2", "title": ""}}}),
+        encoding="utf-8")
+    code, out, _ = run_cli(["validate", "--kb", str(kb), "--cases", str(cases)], capsys)
+    assert code == 0
+    assert "gold id 'gone' is not a card in" in out and "that this KB deleted: scored as a loss (gold-removed)" in out
+    assert "gold id 'tpyo' is not a card in" in out and "never a card (not in the baseline's KB either" in out
 
 
 @pytest.mark.parametrize(
@@ -98,9 +125,17 @@ def test_score_reports_dataset_and_integrity_problems_before_reading_the_run(tmp
     run = write_lines(tmp_path / "run.trec", "c1 Q0 A 1 1.0 t")
     code, _, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--kb", str(kb),
                             "--out", str(tmp_path / "r.json")], capsys)
-    assert code == 2
-    assert f"error: {cases}:1: case 'c1': gold id 'nope' is not a card" in err
-    assert not (tmp_path / "r.json").exists()
+    # a gold id that names no card is scored as a loss (a deleted card: gold-removed), said on stderr
+    assert code == 0, err
+    assert f"warning: {cases}:1: case 'c1': gold id 'nope' is not a card in {kb}: scored as a loss" in err
+    written = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert written["gold_missing"] == {"c1": ["nope"]} and written["cases"][0]["scores"]["hit@1"] == 0.0
+    # a gold id that is a chunk of a card stays a labelling bug: exit 2 before the run is read
+    cases = write_lines(tmp_path / "chunk.jsonl", json.dumps({"id": "c1", "query": "q", "gold": ["B#1"]}))
+    code, _, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--kb", str(kb),
+                            "--out", str(tmp_path / "r2.json")], capsys)
+    assert code == 2 and "gold id 'B#1' is a chunk of card 'B'" in err
+    assert not (tmp_path / "r2.json").exists()
 
 
 @pytest.mark.parametrize(

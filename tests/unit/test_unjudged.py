@@ -16,10 +16,13 @@ from retrieval_gate.score.scoring import unjudged_at
 KS = (1, 3, 5)
 
 
+# unjudged@k = 1 − Judged@k, Judged@k as ir_measures: judged cards in the first k places over k —
+# an empty place of a ranking shorter than k holds no judged card
 @pytest.mark.parametrize("ranked,judged,expected", [
-    (("a", "x", "b", "y"), {"a", "b"}, {"unjudged@1": 0.0, "unjudged@2": 0.5, "unjudged@4": 0.5, "unjudged@10": 0.2}),
-    ((), {"a"}, {"unjudged@1": 0.0, "unjudged@2": 0.0, "unjudged@4": 0.0, "unjudged@10": 0.0}),
-    (("x",), {"a"}, {"unjudged@1": 1.0, "unjudged@2": 0.5, "unjudged@4": 0.25, "unjudged@10": 0.1}),
+    (("a", "x", "b", "y"), {"a", "b"}, {"unjudged@1": 0.0, "unjudged@2": 0.5, "unjudged@4": 0.5, "unjudged@10": 0.8}),
+    ((), {"a"}, {"unjudged@1": 1.0, "unjudged@2": 1.0, "unjudged@4": 1.0, "unjudged@10": 1.0}),
+    (("x",), {"a"}, {"unjudged@1": 1.0, "unjudged@2": 1.0, "unjudged@4": 1.0, "unjudged@10": 1.0}),
+    (("a", "x"), {"a"}, {"unjudged@1": 0.0, "unjudged@2": 0.5, "unjudged@4": 0.75, "unjudged@10": 0.9}),
 ])
 def test_unjudged_at_by_hand(ranked, judged, expected):
     assert unjudged_at(ranked, judged, (1, 2, 4, 10)) == expected
@@ -43,10 +46,10 @@ def test_unjudged_per_case_and_per_slice():
     results = results_for({"g": ("c0", "x", "a", "y", "z"), "l": ("b", "w"), "none": ("a",)})
     by_id = {c.id: c for c in results.cases}
     assert by_id["g"].unjudged == {"unjudged@1": 0.0, "unjudged@3": 1 / 3, "unjudged@5": 3 / 5}
-    assert by_id["l"].unjudged == {"unjudged@1": 0.0, "unjudged@3": 1 / 3, "unjudged@5": 1 / 5}
+    assert by_id["l"].unjudged == {"unjudged@1": 0.0, "unjudged@3": 2 / 3, "unjudged@5": 4 / 5}
     assert by_id["none"].unjudged == {}
     overall = results.unjudged["overall"]["unjudged@5"]
-    assert (overall.n, overall.value) == (2, pytest.approx((3 / 5 + 1 / 5) / 2))
+    assert (overall.n, overall.value) == (2, pytest.approx((3 / 5 + 4 / 5) / 2))
     assert results.unjudged["locale=en"]["unjudged@5"].value == pytest.approx(3 / 5)
 
 

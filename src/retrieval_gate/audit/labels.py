@@ -7,18 +7,20 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from retrieval_gate.audit.model import Finding, JudgedSlice, LabelReview, ReviewItem
-from retrieval_gate.models import Case
+from retrieval_gate.models import Case, judgements
 from retrieval_gate.score.scoring import OVERALL, slice_names
 
 
-def review_item(case: Case, retrieved: Sequence[str], k: int) -> ReviewItem | None:
-    """The case's unjudged top-k cards (labels judge only the gold cards: any other card in the
-    top k is unjudged), or None when there are none or the case has no gold."""
+def review_item(case: Case, retrieved: Sequence[str], k: int, not_relevant: Collection[str] = ()) -> ReviewItem | None:
+    """The case's unjudged top-k cards — those no judgement names: not its gold (any grade, 0
+    included) nor a card judged not relevant for it (``not_relevant``, the sidecar) — or None when
+    there are none or the case has no gold."""
     if not case.gold:
         return None
     gold = set(case.gold)
+    judged = judgements(case, not_relevant)
     top = list(retrieved[:k])
-    unjudged = [card for card in top if card not in gold]
+    unjudged = [card for card in top if card not in judged]
     if not unjudged:
         return None
     first_gold = next((i for i, card in enumerate(top) if card in gold), None)
@@ -28,16 +30,16 @@ def review_item(case: Case, retrieved: Sequence[str], k: int) -> ReviewItem | No
 
 def judged_at_k(*, cases: Sequence[Case], retrieved: Mapping[str, Sequence[str]], k: int,
                 not_relevant: Mapping[str, Collection[str]]) -> list[JudgedSlice]:
-    """Judged@k per slice (overall first, then by name): the mean over the slice's cases with gold
-    and a non-empty ranking of |judged ∩ top k| / |top k|; judged = the case's gold entries of any
-    grade and the cards kept "not relevant" for it (``not_relevant``: case id → cards)."""
+    """Judged@k per slice (overall first, then by name), as ir_measures: the mean over the slice's
+    cases with gold and a non-empty ranking of |judged ∩ top k| / k; judged = the case's gold
+    entries of any grade and the cards kept "not relevant" for it (``not_relevant``: case id → cards)."""
     sums: dict[str, list[float]] = {}
     for case in cases:
         top = list(retrieved.get(case.id, ()))[:k]
         if not case.gold or not top:
             continue
-        judged = set(case.gold) | set(case.grades) | set(not_relevant.get(case.id, ()))
-        share = sum(1 for card in top if card in judged) / len(top)
+        judged = judgements(case, not_relevant.get(case.id, ()))
+        share = sum(1 for card in top if card in judged) / k
         for name in slice_names(case):
             sums.setdefault(name, []).append(share)
     order = sorted(sums, key=lambda name: (name != OVERALL, name))
@@ -60,7 +62,7 @@ def label_review(
         if case.id not in retrieved or not case.gold:
             continue
         reviewed += 1
-        item = review_item(case, retrieved[case.id], k)
+        item = review_item(case, retrieved[case.id], k, (not_relevant or {}).get(case.id, ()))
         if item is not None:
             items.append(item)
             counter.update(item.unjudged)

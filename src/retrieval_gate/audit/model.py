@@ -33,6 +33,8 @@ KINDS: dict[str, str] = {
     "empty_coverage_cell": "a combination of the coverage fields with no case",
     "underpowered_cell": "a coverage cell whose n cannot detect the gate's max_drop",
     "unjudged_top_k": "a missed case whose top k holds cards no label judges (a missing label?)",
+    "orphaned_gold": ("a gold id names no card of the KB (a card deleted: the case is scored as a loss, "
+                      "gold-removed, until the card is restored or the case updated)"),
 }
 
 

@@ -15,7 +15,7 @@ from retrieval_gate.audit.model import KINDS, AuditCard, AuditReport, Finding, s
 from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.audit.queries import leakage_findings, leaked_queries, query_groups, split_shared_gold
 from retrieval_gate.audit.text import WordHasher, char_shingles, shingle_hashes, words
-from retrieval_gate.audit.unwinnable import unwinnable_findings
+from retrieval_gate.audit.unwinnable import orphaned_gold, unwinnable_findings
 from retrieval_gate.models import Card, Case
 from retrieval_gate.score.provenance import provenance
 
@@ -73,6 +73,7 @@ def run_audit(
                              threshold=params.query_threshold, num_perm=params.num_perm, seed=params.seed)
     findings += split_shared_gold(cases=cases, group_of=card_groups(card_ids, clusters=clusters))
     findings += unwinnable_findings(cases=cases, cards=cards, min_chars=params.min_card_chars)
+    findings += orphaned_gold(cases=cases, cards=cards)
 
     hits = None
     review = None

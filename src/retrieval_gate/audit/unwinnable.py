@@ -26,6 +26,24 @@ def survives_filter(card: AuditCard, where: Mapping | None) -> bool:
     return any(matches(m, where=where) for m in card.metadata) if card.metadata else matches({}, where=where)
 
 
+def orphaned_gold(*, cases: Sequence[Case], cards: Mapping[str, AuditCard]) -> list[Finding]:
+    """One finding per case whose gold names a card the KB no longer has (a deleted card: eval
+    scores the case as a loss, ``gold-removed``): high when none of its gold cards is left."""
+    out = []
+    for case in cases:
+        gone = [gold for gold in case.gold if gold not in cards]
+        if not gone:
+            continue
+        left = len(gone) < len(case.gold)
+        noun = "gold id" if len(gone) == 1 else "gold ids"
+        out.append(Finding(kind="orphaned_gold", severity="low" if left else "high", cases=(case.id,),
+                           cards=tuple(sorted(gone)),
+                           reason=f"{noun} {', '.join(gone)} name{'s' if len(gone) == 1 else ''} no card of the KB "
+                                  f"(deleted?): restore the card or update the case"
+                                  + (" (another gold card can still win the case)" if left else "")))
+    return out
+
+
 def unwinnable_findings(
     *, cases: Sequence[Case], cards: Mapping[str, AuditCard], min_chars: int
 ) -> list[Finding]:

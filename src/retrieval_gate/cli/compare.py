@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def gate_overrides(
     *, fail_on_regression: bool | None, floor: list[str], max_drop: list[str], alpha: float | None,
-    require_significance: bool | None, correction: str | None = None,
+    require_significance: bool | None, correction: str | None = None, unjudged: str | None = None,
 ) -> GateOverrides:
     """Flags → the ``gate`` overrides laid over the config file's (None = not given)."""
     from retrieval_gate.compare.gate import parse_assignment
@@ -38,7 +38,7 @@ def gate_overrides(
                 raise UsageError(f"--max-drop {text!r}: expected VALUE, METRIC=VALUE or METRIC:SLICE=VALUE") from None
     return GateOverrides(fail_on_regression=fail_on_regression, floors=floors, max_drop=drops,
                          default_max_drop=default_drop, alpha=alpha, require_significance=require_significance,
-                         correction=correction)
+                         correction=correction, unjudged=unjudged)
 
 
 @app.command("compare")
@@ -51,6 +51,7 @@ def compare_command(
     alpha: float | None = typer.Option(None, "--alpha", help="Significance level of the p-value (default 0.05); the CI level is 1 − alpha."),
     require_significance: bool | None = typer.Option(None, "--require-significance/--no-require-significance", help="A drop fails only when significant (default on)."),
     correction: str | None = typer.Option(None, "--correction", help="Multiple-comparison correction over the p-values of the rows the gate judges: holm (default), bh or none."),
+    unjudged: str | None = typer.Option(None, "--unjudged", help="When the standard reading (unjudged cards = not relevant) and the condensed one (unjudged cards removed) disagree on the gate: fail (default: needs-labels, exit 1) or warn (needs-labels, exit 0). Config: gate.unjudged."),
     seed: int = typer.Option(0, "--seed", min=0, max=2**63 - 1, help="Seed of the sign-flip draws."),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1000, max=10_000_000, help="Random sign flips (Monte Carlo p-values and intervals)."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
@@ -59,11 +60,13 @@ def compare_command(
     all_rows: bool = typer.Option(False, "--all", help="Print every metric × slice row, not only the notable ones."),
 ) -> None:
     """Compare results with a baseline: per metric × slice, paired delta, CI, p-value, status.
-    Exit 0 unless a gate is on and fails (1); 2 on bad input."""
+    Exit 0 unless a gate is on and fails (1) — or the labels cannot support its verdict
+    (needs-labels: 1, 0 with --unjudged warn); 2 on bad input."""
     from retrieval_gate.artifacts.baseline import read_baseline, read_kb_manifest
     from retrieval_gate.artifacts.run_files import read_results, write_comparison
     from retrieval_gate.compare.comparison import compare
     from retrieval_gate.compare.gate_slices import check_comparable
+    from retrieval_gate.compare.model import gate_fails
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_comparison
     from retrieval_gate.settings import default_baseline_path, suite_for_results
@@ -73,7 +76,8 @@ def compare_command(
     loaded = read_results(results)
     overrides = SuiteOverrides(gate=gate_overrides(fail_on_regression=fail_on_regression, floor=floor,
                                                    max_drop=max_drop, alpha=alpha,
-                                                   require_significance=require_significance, correction=correction))
+                                                   require_significance=require_significance, correction=correction,
+                                                   unjudged=unjudged))
     suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite, overrides=overrides)
     baseline_path = baseline if baseline is not None else default_baseline_path(
         configured=suite_config.baseline, suite=suite, results_suite=loaded.suite)
@@ -91,5 +95,5 @@ def compare_command(
     print_comparison(comparison, console=console, all_rows=all_rows)
     if out is not None:
         console.print(f"wrote {out}", markup=False)
-    if comparison.verdict == "fail":
+    if gate_fails(comparison):  # a failed gate, or needs-labels unless gate.unjudged: warn
         raise typer.Exit(1)

@@ -125,6 +125,7 @@ def eval_command(
     from retrieval_gate.forge import secret_variable_names
     from retrieval_gate.forge.guard import refuse_user_code_here
     from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.render.verdict import gold_missing_lines
     from retrieval_gate.settings import load_config, resolve_suite
 
     overrides = eval_overrides(kb=kb, cases=cases, k=k, metrics=metrics, headline_k=headline_k, model=model,
@@ -163,6 +164,8 @@ def eval_command(
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)
         write_results(path, results=results)
+        for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error
+            err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
         if many:
             console.print(f"retriever {spec.name}", markup=False)
         print_results(results, console=console)

@@ -28,11 +28,13 @@ def score(
     `score --cases qrels --run run --mean trec`). Exit 2 when no case of the golden set is in the
     run (the ids do not match: nothing was measured)."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
+    from retrieval_gate.artifacts.labels import not_relevant_by_case
     from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import check_run_matches, load_run
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.render.terminal import print_results
+    from retrieval_gate.render.verdict import gold_missing_lines
     from retrieval_gate.score.assemble import assemble_results
     from retrieval_gate.score.results import InputInfo
     from retrieval_gate.settings import ConfigFile, resolve_suite
@@ -41,7 +43,7 @@ def score(
                                  overrides=SuiteOverrides(k=k, metrics=metrics, headline_k=headline_k,
                                                           abstain_threshold=abstain_threshold,
                                                           rel_level=rel_level, mean=mean))
-    case_set, loaded_kb = load_dataset(cases=cases, kb=kb)
+    case_set, loaded_kb = load_dataset(cases=cases, kb=kb, missing_gold="score")
     loaded_run = load_run(run)
     warning = check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
                                 run_path=loaded_run.path, cases_path=case_set.path)
@@ -63,7 +65,10 @@ def score(
         abstain_threshold=suite_config.abstain_threshold,
         rel_level=suite_config.rel_level,
         mean=suite_config.mean,
+        not_relevant=not_relevant_by_case(Path(case_set.path)),
     )
     write_results(out, results=results)
+    for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     print_results(results, console=console)
     console.print(f"wrote {out}", markup=False, highlight=False)

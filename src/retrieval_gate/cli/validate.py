@@ -14,10 +14,14 @@ def validate(
     cases: Path | None = typer.Option(None, "--cases", help="Golden set: JSONL cases or a BEIR folder (default: the suite's)."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
+    strict: bool = typer.Option(False, "--strict", help="Also refuse (exit 2) gold ids that name no card of the KB — a deleted card, or a typo — which are otherwise findings (exit 0)."),
 ) -> None:
     """Dataset integrity: every problem in the KB and the cases, and every gold id that does not
-    resolve to a KB card. Exit 2 with file:line for each problem."""
-    from retrieval_gate.load.dataset import load_dataset
+    resolve to a KB card. Exit 2 with file:line for each problem. A gold id that names no card is
+    a finding (exit 0: eval scores it as a loss, ``gold-removed``) — told apart by the baseline's
+    KB manifest as a card deleted since the baseline or never a card (a typo) — and refused by
+    ``--strict`` (exit 2)."""
+    from retrieval_gate.load.dataset import load_dataset, missing_gold_ids
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -29,12 +33,33 @@ def validate(
                                if value is None)
         raise UsageError(f"validate needs {missing} (or a suite of retrieval-gate.yml that names them; "
                          "`retrieval-gate init` writes one)")
-    loaded_cases, loaded_kb = load_dataset(cases=Path(settings.cases), kb=Path(settings.kb))
+    loaded_cases, loaded_kb = load_dataset(cases=Path(settings.cases), kb=Path(settings.kb),
+                                           missing_gold="refuse" if strict else "score")
     assert loaded_kb is not None
+    missing = missing_gold_ids(cases=loaded_cases, kb=loaded_kb)
+    if missing:
+        from retrieval_gate.artifacts.baseline import read_kb_manifest
+        from retrieval_gate.render.escape import escape_terminal
+        from retrieval_gate.settings import default_baseline_path
+
+        baseline_path = default_baseline_path(configured=settings.baseline, suite=suite, results_suite=None)
+        before = read_kb_manifest(baseline_path) if baseline_path.is_file() else None
+        for where, case_id, gold, line in missing:
+            at = f"{where}:{line}" if line is not None else where
+            if before is not None and gold in before:
+                why = (f"a card of the baseline's KB ({baseline_path}) that this KB deleted: scored as a loss "
+                       "(gold-removed) — restore the card or update the case")
+            elif before is not None:
+                why = f"never a card (not in the baseline's KB either, {baseline_path}): a typo? fix the id"
+            else:
+                why = "deleted, or never a card (no baseline KB manifest to tell): restore the card or fix the case"
+            typer.echo(escape_terminal(f"finding: {at}: case {case_id!r}: gold id {gold!r} is not a card in "
+                                       f"{settings.kb}: {why}"))
     n_gold = sum(1 for c in loaded_cases.cases if c.gold)
     # A plain line (no rich: start-up time), as console.print(soft_wrap=True) would print it.
     typer.echo(
         f"ok: {len(loaded_cases.cases)} cases ({n_gold} with gold, "
         f"{len(loaded_cases.cases) - n_gold} no-answer), {len(loaded_kb.card_ids)} cards; "
-        "every gold id resolves to a card"
+        + (f"{len(missing)} gold id{'s' if len(missing) != 1 else ''} name no card (findings above; "
+           "--strict refuses them)" if missing else "every gold id resolves to a card")
     )

@@ -13,7 +13,11 @@ then those now at or above the gold card's old rank, then by rank; at most ``DIS
   added) in, this run's KB — by the card-hash manifests, so only where both sides have one;
 - ``displacer-added`` / ``displacer-edited``: a displacing card is new, or its content changed;
 - ``config``: the retrieval settings changed (model, chunking, retriever, k: ``config.*``, ``k``);
-- ``unjudged``: a card no gold entry judges now outranks the gold card (the labelling queue) —
+- ``card-changed``: another card of the case's rankings (before or after, first max(k)) was added,
+  edited or removed in this run's KB — so a case never reads "no change found to its cards"
+  beside its own ``(edited)`` row;
+- ``unjudged``: a card no judgement names (gold of any grade, or judged not relevant: the
+  sidecar) now outranks the gold card (the labelling queue) —
   never while the KB changed without a manifest on one side (an edit to the case's own cards
   cannot be ruled out);
 - ``ranking``: no change found to the case's cards or the settings, yet it ranked differently.
@@ -31,6 +35,7 @@ from retrieval_gate.baseline.model import Baseline, BaselineCase, ConfigChange
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank, Movement
 from retrieval_gate.compare.kb_changes import KbChange, kb_diff
 from retrieval_gate.compare.model import CaseChange, Comparison
+from retrieval_gate.models import judgements
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 
@@ -114,7 +119,16 @@ def _changed(*, case: CaseResult, old: BaselineCase, k: int, rankings: bool, kb_
                        movement=movement, metric=metric, metric_before=before, metric_after=after,
                        displaced_by=displacers,
                        cause=_cause(gold=gold, displacers=displacers, config_changed=config_changed,
-                                    kb_changed_unseen=kb_changed_unseen))
+                                    kb_changed_unseen=kb_changed_unseen,
+                                    cards_changed=_ranking_changed(case.retrieved, old.ranked if rankings else [],
+                                                                   kb_before, kb_after)))
+
+
+def _ranking_changed(after: Sequence[str], before: Sequence[str], kb_before: Mapping[str, KbCard] | None,
+                     kb_after: Mapping[str, KbCard] | None) -> bool:
+    """Some card of either ranking was added, edited or removed in this run's KB."""
+    return any(_card_change(card, kb_before, kb_after) in ("added", "edited", "removed")
+               for card in {*after, *before})
 
 
 def _movement(*, lost: bool, gained: bool, delta: float, gold: Sequence[GoldRank], depth: int) -> Movement:
@@ -135,7 +149,7 @@ def _movement(*, lost: bool, gained: bool, delta: float, gold: Sequence[GoldRank
 def _displacers(*, case: CaseResult, gold: Sequence[GoldRank], before_rank: Mapping[str, int], rankings: bool,
                 kb_before: Mapping[str, KbCard] | None, kb_after: Mapping[str, KbCard] | None) -> list[Displacer]:
     gold_ids = {g.card for g in gold}
-    judged = set(case.grades) | set(case.gold)
+    judged = judgements(case)  # the cards judged not relevant (the sidecar) are judged too
     after_ranks = [g.rank_after for g in gold if g.rank_after is not None]
     before_ranks = [g.rank_before for g in gold if g.rank_before is not None]
     best_after = min(after_ranks) if after_ranks else None
@@ -164,7 +178,7 @@ def _displacers(*, case: CaseResult, gold: Sequence[GoldRank], before_rank: Mapp
 
 
 def _cause(*, gold: Sequence[GoldRank], displacers: Sequence[Displacer], config_changed: bool,
-           kb_changed_unseen: bool = False) -> str:
+           kb_changed_unseen: bool = False, cards_changed: bool = False) -> str:
     if any(g.kb_change == "removed" for g in gold):
         return "gold-removed"
     if any(g.kb_change in ("edited", "added") for g in gold):
@@ -175,6 +189,8 @@ def _cause(*, gold: Sequence[GoldRank], displacers: Sequence[Displacer], config_
         return "displacer-edited"
     if config_changed:
         return "config"
+    if cards_changed:
+        return "card-changed"
     if not kb_changed_unseen and any(not d.judged for d in displacers):
         return "unjudged"
     return "ranking"
@@ -227,6 +243,28 @@ def gate_reasons(comparison: Comparison) -> tuple[list[str], list[str]]:
     return rules, [line for line in comparison.failures if line == hint]
 
 
+def gold_gone(*, results: Results, kb_before: Mapping[str, KbCard] | None
+              ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The run's gold ids that name no card of its KB (``Results.gold_missing``; else from its KB
+    manifest), split: ``removed`` — cards of the baseline's KB (its manifest), so this PR deleted
+    them; ``unknown`` — never cards of it (a typo), or no manifest of before to tell."""
+    missing = dict(results.gold_missing)
+    if not missing and results.kb_cards is not None:
+        cards = results.kb_cards
+        missing = {c.id: [g for g in c.gold if g not in cards] for c in results.cases
+                   if any(g not in cards for g in c.gold)}
+    removed: dict[str, list[str]] = {}
+    unknown: dict[str, list[str]] = {}
+    for case_id, gone in sorted(missing.items()):
+        was = [g for g in gone if kb_before is not None and g in kb_before]
+        never = [g for g in gone if g not in was]
+        if was:
+            removed[case_id] = was
+        if never:
+            unknown[case_id] = never
+    return removed, unknown
+
+
 def attach_changes(comparison: Comparison, *, results: Results, baseline: Baseline,
                    kb_before: Mapping[str, KbCard] | None) -> Comparison:
     """``comparison`` with its changed cases, the KB's card diff, the lost hits' hints folded in,
@@ -245,7 +283,9 @@ def attach_changes(comparison: Comparison, *, results: Results, baseline: Baseli
     if stale and comparison.verdict == "fail":
         failures.insert(0, stale_line(stale))
     diff = kb_diff(before=kb_before, after=kb_after) if kb_before is not None and kb_after is not None else None
+    removed, unknown = gold_gone(results=results, kb_before=kb_before)
     return comparison.model_copy(update={
+        "gold_removed": removed, "gold_unknown": unknown,
         "changed_cases": changes, "kb_changes": diff, "baseline_rankings": baseline.rankings,
         "kb_changed_unseen": unseen,
         "stale_gold_cards": stale, "lost_hits": fold_hints(comparison.lost_hits, changes), "failures": failures,

@@ -9,11 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.compare.kb_changes import KbChange
 
-Cause = Literal["gold-removed", "gold-edited", "displacer-added", "displacer-edited", "config", "unjudged",
-                "ranking"]
+Cause = Literal["gold-removed", "gold-edited", "displacer-added", "displacer-edited", "config", "card-changed",
+                "unjudged", "ranking"]
 # The order causes are tried in, and the order they are counted in: the first that applies wins.
 CAUSES: tuple[Cause, ...] = ("gold-removed", "gold-edited", "displacer-added", "displacer-edited", "config",
-                             "unjudged", "ranking")
+                             "card-changed", "unjudged", "ranking")
 Movement = Literal["lost-hit", "worse", "better", "gained-hit"]
 
 

@@ -53,8 +53,9 @@ import numpy as np
 from retrieval_gate.baseline.fingerprint import config_changes, fingerprint, settings_changes, settings_view
 from retrieval_gate.baseline.model import DECIMALS, Baseline, ConfigChange
 from retrieval_gate.compare.changes import attach_changes
+from retrieval_gate.compare.condensed import UNJUDGED_NOTE_SHARE, condensed_inputs, judged_table, unjudged_cards
 from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
-from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats
+from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats, GateInForce, Reading
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.models import judgements
 from retrieval_gate.score.kb_manifest import KbCard
@@ -73,10 +74,57 @@ def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
 ) -> Comparison:
-    """``kb_before``: the baseline's KB manifest (``score.kb_manifest``), for what changed and why."""
+    """``kb_before``: the baseline's KB manifest (``score.kb_manifest``), for what changed and why
+    (and which missing gold cards this run's KB deleted). The gate runs on the standard reading and
+    on the condensed one (``compare.condensed``); ``gate.status`` is ``needs-labels`` where they
+    disagree on whether it fails."""
+    standard = attach_changes(_judge(results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples),
+                              results=results, baseline=baseline, kb_before=kb_before)
+    return with_readings(standard, results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples)
+
+
+def with_readings(comparison: Comparison, *, results: Results, baseline: Baseline, gate: GateSettings,
+                  seed: int = 0, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
+    """``comparison`` with judged@k of both sides, the condensed reading with its own gate verdict,
+    the unjudged cards of the PR's top k, and the gate's status (module ``compare.condensed``)."""
+    k = results.headline_k
+    unjudged = sum(len(unjudged_cards(case, k)) for case in results.cases if case.status == "scored")
+    scored = sum(1 for case in results.cases if case.status == "scored")
+    share = round(unjudged / (k * scored), 6) if scored else None
+    known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
+    rules = gate_rules(gate=gate, known_metrics=known, headline_k=k)
+    judged_metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
+    # with no gate knob on, neither reading can fail: nothing to run the gate on twice
+    active = gate.fail_on_regression or bool(gate.floors)
+    inputs = condensed_inputs(results=results, baseline=baseline, metrics=judged_metrics) if active else None
+    reading = None
+    if inputs is not None:
+        condensed = _judge(results=inputs[0], baseline=inputs[1], gate=gate, seed=seed, resamples=resamples,
+                           gated_only=True)
+        reading = Reading(verdict=condensed.verdict, failures=condensed.failures,
+                          rows=[row for row in condensed.rows if row.gated])
+    verdict = comparison.verdict
+    if reading is not None and reading.verdict != comparison.verdict:
+        verdict = "needs-labels"
+    return comparison.model_copy(update={
+        "judged": judged_table(results=results, baseline=baseline), "condensed": reading,
+        "unjudged_top_k": unjudged, "unjudged_share": share,
+        "unjudged_note": share is not None and share > UNJUDGED_NOTE_SHARE,
+        "verdict": verdict, "gate": GateInForce(**gate.model_dump(), status=verdict),
+    })
+
+
+def _judge(
+    *, results: Results, baseline: Baseline, gate: GateSettings, seed: int, resamples: int,
+    gated_only: bool = False,
+) -> Comparison:
+    """The standard reading's rows, statuses and verdict (no changes, no readings). ``gated_only``:
+    only the rows the gate judges (what a verdict reads: the other reading's gate)."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
+    if gated_only:
+        metrics = [m for m in metrics if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))]
     current = {case.id: case for case in results.cases}
     paired_ids = sorted(set(current) & set(baseline.cases))
     stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
@@ -84,6 +132,8 @@ def compare(
     keys = [(metric, slice_name) for slice_name in _slice_order(results, baseline) for metric in metrics
             if baseline.aggregates.get(slice_name, {}).get(metric) is not None
             or results.aggregates.get(slice_name, {}).get(metric) is not None]
+    if gated_only:
+        keys = [key for key in keys if rules.gated(key)]
     family = [key for key in keys if rules.gated(key) and key in stats]
     one_sided = {key: stats[key].one_sided for key in family}
     adjusted = dict(zip(family, adjust_p([one_sided[key] for key in family], method=rules.correction), strict=True))
@@ -162,7 +212,7 @@ def compare(
         rows=rows,
         lost_hits=lost,
         gained_hits=gained,
-        gate=gate,
+        gate=GateInForce(**gate.model_dump(), status="fail" if reasons else "pass"),
         stats=ComparisonStats(
             delta="paired mean of current − baseline over the cases scored in both",
             method="exact sign test (binary measures) or sign-flip test; Tango score interval or t interval",
@@ -187,7 +237,7 @@ def compare(
         failures=reasons,
         verdict="fail" if reasons else "pass",
     )
-    return attach_changes(comparison, results=results, baseline=baseline, kb_before=kb_before)
+    return comparison
 
 
 def _metric_order(results: Results, baseline: Baseline) -> list[str]:

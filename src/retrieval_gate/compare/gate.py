@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -66,6 +67,8 @@ class GateSettings(BaseModel):
     alpha: float = Field(default=0.05, gt=0, lt=1)
     require_significance: bool = True
     correction: Correction = "holm"  # over the p-values of the judged rows
+    # the standard and condensed readings disagree (needs-labels): fail the job (exit 1) or only warn
+    unjudged: Literal["fail", "warn"] = "fail"
 
 
 def normalise_metric(name: str) -> str:

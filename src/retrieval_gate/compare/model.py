@@ -12,10 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from retrieval_gate.baseline.model import ConfigChange
 from retrieval_gate.compare.changes_model import ChangedCase
+from retrieval_gate.compare.condensed import JudgedCell
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.kb_changes import KbChanges
 
-COMPARISON_SCHEMA_VERSION = 4  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
+# 5 added judged, condensed, unjudged_top_k/_share/_note, gate.status, the verdict needs-labels, gold_removed/_unknown;
+COMPARISON_SCHEMA_VERSION = 5  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
 # 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,
 # changed_cases, kb_changes, stale_gold_cards, baseline_rankings; 4: judged rows one-sided (p_one_sided,
 # p_adjusted of it, CI at 1 − 2α/J), only the primary measure judged by default, n_lost, n_gained
@@ -113,8 +115,35 @@ class ComparisonStats(BaseModel):
         return 4 if self.sided is not None else 3
 
 
+GateStatus = Literal["pass", "fail", "needs-labels"]
+
+
+class GateInForce(GateSettings):
+    """The gate knobs in force, and the gate's ``status``: ``pass``, ``fail``, or ``needs-labels``
+    (the standard and the condensed readings disagree on whether it fails: the labels cannot
+    support a verdict). None: a file from before schema 5 (its ``verdict`` says)."""
+
+    status: GateStatus | None = None
+
+
+class Reading(_Strict):
+    """The gate run on another reading of the same runs (the condensed one: unjudged cards removed
+    from each ranking before scoring, ``compare.condensed``): its verdict, failures and judged rows."""
+
+    verdict: GateStatus = "pass"  # needs-labels: the two readings disagree (gate.status)
+    failures: list[str] = Field(default_factory=list)
+    rows: list[ComparisonRow] = Field(default_factory=list)
+
+
+def gate_fails(comparison: Comparison) -> bool:
+    """The gate fails the job (exit 1): a failed gate, or ``needs-labels`` unless ``gate.unjudged: warn``."""
+    if comparison.verdict == "fail":
+        return True
+    return comparison.verdict == "needs-labels" and comparison.gate.unjudged != "warn"
+
+
 class Comparison(_Strict):
-    schema_version: Literal[1, 2, 3, 4] = COMPARISON_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3, 4, 5] = COMPARISON_SCHEMA_VERSION
     suite: str = "default"
     headline_k: int
     metrics: list[str]
@@ -129,11 +158,11 @@ class Comparison(_Strict):
     rows: list[ComparisonRow] = Field(default_factory=list)
     lost_hits: list[CaseChange] = Field(default_factory=list)  # most impactful first
     gained_hits: list[CaseChange] = Field(default_factory=list)
-    gate: GateSettings = Field(default_factory=GateSettings)  # the knobs in force
+    gate: GateInForce = Field(default_factory=GateInForce)  # the knobs in force, and the gate's status
     stats: ComparisonStats = Field(default_factory=ComparisonStats)  # method, levels, correction, seed
     regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
-    verdict: Literal["pass", "fail"] = "pass"
+    verdict: GateStatus = "pass"  # needs-labels: the two readings disagree (gate.status)
     # What changed and why (compare.changes): every paired case whose ranking of relevant cards
     # moved, most harmful first; the KB's card diff (None: no manifest on one side); whether the
     # baseline carries rankings (False: ranks before are unknown).
@@ -142,3 +171,17 @@ class Comparison(_Strict):
     baseline_rankings: bool = True
     stale_gold_cards: list[str] = Field(default_factory=list)  # most lost hits are on these edited gold cards
     kb_changed_unseen: bool = False  # the KB changed, but a manifest is missing: card-level causes unknown
+    # What the labels know (schema 5, compare.condensed): judged@k per slice on both sides (slice →
+    # "judged@k" → cell), the gate on the condensed reading (None: the baseline keeps no rankings),
+    # the unjudged cards in the PR's top k (headline k, every scored case) and their share of it;
+    # unjudged_note: that share exceeds UNJUDGED_NOTE_SHARE (the comment says so, readings agreeing or not)
+    judged: dict[str, dict[str, JudgedCell]] = Field(default_factory=dict)
+    condensed: Reading | None = None
+    unjudged_top_k: int = 0
+    unjudged_share: float | None = None
+    unjudged_note: bool = False
+    # Gold cards gone from this run's KB (case id → card ids): ``gold_removed`` were cards of the
+    # baseline's KB (its manifest): this PR deleted them; ``gold_unknown`` were never cards of it, or
+    # the baseline has no manifest to tell. Both are scored as losses.
+    gold_removed: dict[str, list[str]] = Field(default_factory=dict)
+    gold_unknown: dict[str, list[str]] = Field(default_factory=dict)

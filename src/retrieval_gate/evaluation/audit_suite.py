@@ -32,7 +32,8 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
 
     if suite_config.kb is None or suite_config.cases is None:
         raise UsageError("audit needs --kb and --cases (or a suite that names them)")
-    case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb))
+    case_set, kb = load_dataset(cases=Path(suite_config.cases), kb=Path(suite_config.kb),
+                                missing_gold="score")  # a deleted gold card: an orphaned_gold finding
     assert kb is not None
     chunks: dict[str, int] = {}
     for chunk in suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model):

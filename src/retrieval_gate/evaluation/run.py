@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from retrieval_gate.artifacts.labels import not_relevant_by_case
 from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
@@ -53,8 +54,9 @@ def input_paths(suite_config: SuiteConfig) -> tuple[Path, Path]:
 
 
 def load_inputs(*, kb: Path, cases: Path) -> tuple[KnowledgeBase, CaseSet]:
-    """Load the KB and the cases and run the integrity check (every gold id is a KB card)."""
-    case_set, knowledge = load_dataset(cases=cases, kb=kb)
+    """Load the KB and the cases and run the integrity check (every gold id is a KB card or was
+    one: a gold id naming no card is scored as a loss, ``gold-removed``; one naming a chunk is refused)."""
+    case_set, knowledge = load_dataset(cases=cases, kb=kb, missing_gold="score")
     if case_set.format == "qrels":
         raise UsageError(f"eval needs query text, and {case_set.path} is a bare qrels file: give a BEIR "
                          "folder (queries.jsonl + qrels) or JSONL cases (a qrels file serves `score`)")
@@ -169,6 +171,7 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
         filters = [c.filter for c in case_set.cases]
         false_exclusion = false_exclusion_extras(cases=case_set.cases,
                                                  units=[(c.parent_id, c.metadata) for c in chunks])
+        not_relevant = not_relevant_by_case(Path(case_set.path))  # judged not relevant: judged, never unjudged
         out: dict[str, Results] = {}
         for spec, retriever, built_s in retrievers:
             search_began = time.perf_counter()
@@ -192,7 +195,8 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
             results = assemble_results(case_set=case_set, rankings=rankings, metrics=grid, ks=ks, kb=kb,
                                        suite=suite, config=config_out, headline_k=suite_config.headline_k,
                                        created_at=created_at, abstain_threshold=suite_config.abstain_threshold,
-                                       extras=extras, rel_level=suite_config.rel_level, mean=suite_config.mean)
+                                       extras=extras, rel_level=suite_config.rel_level, mean=suite_config.mean,
+                                       not_relevant=not_relevant)
             if dense is not None and suite_config.store.ann_check and retriever is dense_retriever:
                 results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=kb, queries=queries,
                                                         filters=filters, main=results, grid=grid, ks=ks)

@@ -46,6 +46,7 @@ from retrieval_gate.artifacts.baseline import baseline_from_text, kb_manifest_te
 from retrieval_gate.artifacts.run_files import parse_results
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate_slices import check_comparable
+from retrieval_gate.compare.model import gate_fails
 from retrieval_gate.errors import BaselineError, ForgeError, PermissionDenied, UsageError
 from retrieval_gate.forge.base import ForgeApi
 from retrieval_gate.publish.action_settings import ActionSettings
@@ -199,7 +200,7 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
     annotate_lost_cases(runner, comparison=comparison, cases_file=cases_input.path if cases_input is not None else None)
     if failure is not None:
         raise failure
-    code = 1 if comparison is not None and comparison.verdict == "fail" else 0
+    code = 1 if comparison is not None and gate_fails(comparison) else 0
     return Outcome(mode=Mode.PR, exit_code=code, outputs=outputs)
 
 

@@ -7,10 +7,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.compare.gate import format_p
-from retrieval_gate.compare.model import BAD_STATUSES
+from retrieval_gate.compare.model import BAD_STATUSES, gate_fails
 from retrieval_gate.metrics.names import HEADLINE_MEASURES
 from retrieval_gate.publish.runner import Runner
 from retrieval_gate.render.changes import change_line
+from retrieval_gate.render.verdict import needs_labels_words
 from retrieval_gate.score.scoring import OVERALL
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 # Every output any mode writes; action.yml declares exactly these (checked by a test).
 OUTPUT_NAMES = (
-    "mode", "verdict", "regressed", "n", "headline_k",
+    "mode", "verdict", "gate_status", "regressed", "n", "headline_k",
     "hit_at_k", "recall_at_k", "ndcg_at_k", "delta_hit_at_k", "delta_recall_at_k", "delta_ndcg_at_k",
     "metrics_json", "comment_url", "comment_file", "results_path", "comparison_path", "html_path", "junit_path",
     "baseline_path", "baseline_ref", "baseline_commit", "baseline_file", "audit_file", "audit_commit",
@@ -36,6 +37,9 @@ def annotate(runner: Runner, comparison: Comparison | None, *, gate_applies: boo
     if gate_applies and comparison.verdict == "fail":
         for failure in comparison.failures or ["the retrieval gate failed"]:
             runner.annotate("error", failure, title="retrieval-gate: gate failed")
+    if gate_applies and comparison.verdict == "needs-labels":
+        runner.annotate("error" if gate_fails(comparison) else "warning", needs_labels_words(comparison),
+                        title="retrieval-gate: needs labels")
 
 
 def annotate_lost_cases(runner: Runner, comparison: Comparison | None, *, cases_file: str | None) -> None:
@@ -85,6 +89,7 @@ def step_outputs(*, results: Results, comparison: Comparison | None, mode: str,
     hit = overall.get(f"hit@{k}")
     out["n"] = str(hit.n if hit is not None else results.completeness.scored)
     out["verdict"] = verdict or (comparison.verdict if comparison is not None else "none")
+    out["gate_status"] = comparison.verdict if comparison is not None else "none"
     out["regressed"] = "true" if comparison is not None and comparison.regressed else "false"
     metrics: dict[str, Any] = {}
     for name, cell in sorted(overall.items()):

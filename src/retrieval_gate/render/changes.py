@@ -29,6 +29,7 @@ CAUSE_WORDS = {
     "displacer-added": "a card this PR added outranks the gold",
     "displacer-edited": "a card this PR edited outranks the gold",
     "config": "the retrieval settings changed",
+    "card-changed": "a card of its ranking was added, edited or removed in this PR",
     "unjudged": "an unjudged card outranks the gold: label it",
     "ranking": "ranked differently (no change found to its cards or the settings)",
 }
@@ -38,6 +39,7 @@ CAUSE_COUNT_WORDS = {
     "displacer-added": "outranked by cards this PR added",
     "displacer-edited": "outranked by cards this PR edited",
     "config": "retrieval settings change",
+    "card-changed": "a card of their ranking changed in this PR",
     "unjudged": "unjudged card on top",
     "ranking": "ranking",
 }
@@ -132,11 +134,21 @@ def lost_clause(comparison: Comparison | None) -> Markup:
     PR edited: `` · 2 gold cards of lost cases were edited by this PR: the edit may have removed
     the answer (check the card) or the labels are stale (update the cases)`` (safe text: card ids
     are not in it); else nothing (the title leads with the counts, ``render.verdict.title``)."""
-    if comparison is None or not comparison.stale_gold_cards:
+    if comparison is None:
         return Markup("")
-    if not any(c.movement == "lost-hit" for c in comparison.changed_cases):
-        return Markup("")
-    return Markup(f" · {stale_words(len(comparison.stale_gold_cards))}")
+    out = ""
+    if comparison.gold_removed:
+        out += f" · {gold_removed_words(len(comparison.gold_removed))}"
+    if comparison.stale_gold_cards and any(c.movement == "lost-hit" for c in comparison.changed_cases):
+        out += f" · {stale_words(len(comparison.stale_gold_cards))}"
+    return Markup(out)
+
+
+def gold_removed_words(n: int) -> str:
+    """``3 cases lost their gold card: this PR deleted it — restore the card or update the cases``
+    (the title's words for ``Comparison.gold_removed``; safe text: no id in it)."""
+    return (f"{n:,} case{'s' if n != 1 else ''} lost their gold card: this PR deleted it "
+            "— restore the card or update the cases")
 
 
 def changes_context(comparison: Comparison | None, *, limit: int | None,

@@ -33,11 +33,13 @@ from retrieval_gate.render.fmt import level as level_text
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.render.trend import trend
 from retrieval_gate.render.verdict import (
+    TOP_UP_COMMAND,
     correction_text,
     gate_active,
     gate_summary,
     power_summary,
     stats_line,
+    unjudged_note,
     verdict,
 )
 from retrieval_gate.score.results import Results
@@ -76,7 +78,8 @@ class Link:
 
 
 LINK_LABELS = {"report": "HTML report", "artifact": "HTML report (artifact)", "run": "workflow run",
-               "pipeline": "pipeline", "summary": "job summary", "baseline": "baseline file"}
+               "pipeline": "pipeline", "summary": "job summary", "baseline": "baseline file",
+               "labelling": "label this PR's unjudged cards"}
 
 
 def value_text(value: Any, *, max_len: int = 80) -> str:
@@ -173,9 +176,15 @@ def build_context(
         "no_answer": {"n": results.completeness.no_gold,
                       "abstention": no_answer_cells.get("abstention")},
         "other_metrics": [overall[m] for m in other],
-        # with list-form gold every card outside the list is unjudged: shown for judged sets only
+        # shown for sets that judge more than their gold (graded gold, grade-0 entries, the sidecar)
         "unjudged": results.unjudged.get(OVERALL, {}).get(f"unjudged@{k}")
-        if any(case.grades for case in results.cases) else None,
+        if any(case.grades or case.not_relevant for case in results.cases) else None,
+        # needs-labels: the page (or folder) that labels exactly the PR's unjudged top k — a
+        # "labelling" link where the run built one (the top-up folder), else the command that builds it
+        "labelling_link": (links or {}).get("labelling"),
+        "top_up_command": Markup(TOP_UP_COMMAND),  # a constant: no PR text in it
+        "unjudged_note": unjudged_note(comparison),
+        "condensed": comparison.condensed if comparison else None,
         "correction": correction_text(stats),
         "completeness": results.completeness,
         "failed_ids": _limit(failed_ids, limits.cases, "failed case ids", cut),

@@ -101,7 +101,8 @@ def html_environment() -> ImmutableSandboxedEnvironment:
         lstrip_blocks=True,
     )
     env.filters.update(num=fmt.num, signed=fmt.signed, delta=fmt.delta_plain, ci=fmt.ci, n=fmt.n_label,
-                       mde=fmt.mde_text, count=fmt.count, change=fmt.change, field_label=field_label)
+                       mde=fmt.mde_text, count=fmt.count, change=fmt.change, field_label=field_label,
+                       url=lambda value: fmt.safe_url(str(value)) or "#")
     env.globals.update(status_words=fmt.STATUS_WORDS, split_slice=split_slice)
     return env
 

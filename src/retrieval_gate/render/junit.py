@@ -30,8 +30,9 @@ from decimal import Decimal
 
 from retrieval_gate.compare.changes import gate_reasons
 from retrieval_gate.compare.changes_model import ChangedCase
-from retrieval_gate.compare.model import Comparison
+from retrieval_gate.compare.model import Comparison, gate_fails
 from retrieval_gate.render.changes import change_line
+from retrieval_gate.render.verdict import TOP_UP_COMMAND, needs_labels_words
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
 
@@ -144,6 +145,20 @@ def render_junit(*, results: Results, comparison: Comparison | None, config_file
         rules, hints = gate_reasons(comparison)
         _outcome(gate, "failure", message="; ".join(rules) or "the gate failed", kind="gate",
                  detail="\n".join(hints))
+    if comparison is not None and comparison.verdict == "needs-labels":
+        counts["tests"] += 1
+        gate = ET.SubElement(suite_el, "testcase")
+        gate.set("name", "gate")
+        _set(gate, "classname", f"{results.suite}.gate")
+        # needs-labels: a failure unless gate.unjudged: warn (then a skipped test: no verdict either way)
+        if gate_fails(comparison):
+            counts["failures"] += 1
+            _outcome(gate, "failure", message=needs_labels_words(comparison), kind="needs-labels",
+                     detail=TOP_UP_COMMAND)
+        else:
+            counts["skipped"] += 1
+            _outcome(gate, "skipped", message=needs_labels_words(comparison), kind="needs-labels",
+                     detail=TOP_UP_COMMAND)
     _set(suite_el, "name", results.suite)
     for key, value in counts.items():
         suite_el.set(key, str(value))

@@ -11,14 +11,14 @@ from rich.text import Text
 from retrieval_gate.baseline.fingerprint import settings_changes
 from retrieval_gate.compare.changes import stale_words
 from retrieval_gate.compare.gate import format_p
-from retrieval_gate.compare.model import Comparison
+from retrieval_gate.compare.model import Comparison, gate_fails
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.names import display_name, headline_names
 from retrieval_gate.render.cells import INDICATIVE_N
-from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, kb_line
+from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, gold_removed_words, kb_line
 from retrieval_gate.render.escape import clean_text, escape_controls
 from retrieval_gate.render.slices import slice_order, split_slice
-from retrieval_gate.render.verdict import stats_note
+from retrieval_gate.render.verdict import TOP_UP_COMMAND, needs_labels_words, stats_note, unjudged_note
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
@@ -182,8 +182,18 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
         verdict += " (regressed, report only: no gate is on)"
     elif comparison.verdict == "pass" and not gate_on:
         verdict += " (report only: no gate is on)"
-    console.print(f"verdict: {verdict}", style="bold red" if comparison.verdict == "fail" else "bold",
-                  markup=False)
+    if comparison.verdict == "needs-labels":
+        verdict += f" — {needs_labels_words(comparison)}; label them: {TOP_UP_COMMAND}"
+        if comparison.gate.unjudged == "warn":
+            verdict += " (gate.unjudged: warn, so it passes)"
+    elif comparison.unjudged_note:
+        console.print(f"labels: {unjudged_note(comparison)} ({TOP_UP_COMMAND})", style="yellow", markup=False,
+                      soft_wrap=True)
+    if comparison.gold_removed:
+        console.print(f"gold: {gold_removed_words(len(comparison.gold_removed))}", style="bold red", markup=False,
+                      soft_wrap=True)
+    console.print(f"verdict: {verdict}", style="bold red" if gate_fails(comparison) else "bold",
+                  markup=False, soft_wrap=True)
 
 
 QUESTION_CHARS = 60  # a case's question beside its id, shortened (the comparison JSON has it whole)

@@ -37,6 +37,7 @@ TITLE_MARKS = {
     "mixed": "🟠",  # the judged row held, a reported row or slice got significantly worse
     "regressed": "🔴",  # the judged row dropped significantly (the gate is off or lets it through)
     "fail": "❌",  # the gate failed
+    "needs_labels": "🏷️",  # the standard and condensed readings disagree: label the PR's unjudged top k
     "improved": "🟢",
 }
 TITLE_STATES = tuple(TITLE_MARKS)
@@ -71,6 +72,35 @@ def _rule(comparison: Comparison) -> str:
     return f"{n} rule{'s' if n != 1 else ''} failed"
 
 
+TOP_UP_COMMAND = "retrieval-gate label top-up --results results.json --out top-up"
+
+
+def needs_labels_words(comparison: Comparison) -> str:
+    """``needs labels: 12 unjudged cards in this PR's top 5 decide the verdict`` — what the title
+    says when the standard and the condensed readings disagree on whether the gate fails."""
+    n, k = comparison.unjudged_top_k, comparison.headline_k
+    return (f"needs labels: {n:,} unjudged card{'s' if n != 1 else ''} in this PR's top {k} decide the verdict "
+            f"(the gate {'fails' if _standard_fails(comparison) else 'passes'} if they are not relevant, "
+            f"{'passes' if _standard_fails(comparison) else 'fails'} without them)")
+
+
+def _standard_fails(comparison: Comparison) -> bool:
+    """The standard reading's gate failed (its failures are recorded; the condensed one's differ)."""
+    return bool(comparison.failures)
+
+
+def unjudged_note(comparison: Comparison | None) -> str:
+    """The comment's sentence when the PR's top k holds more than the documented share of unjudged
+    cards (``compare.condensed.UNJUDGED_NOTE_SHARE``), even when both readings agree; else empty."""
+    if comparison is None or not comparison.unjudged_note or comparison.unjudged_share is None:
+        return ""
+    from retrieval_gate.compare.condensed import UNJUDGED_NOTE_SHARE
+
+    return (f"{comparison.unjudged_share:.0%} of this PR's top {comparison.headline_k} are cards no judgement covers "
+            f"({comparison.unjudged_top_k:,} cards; more than {UNJUDGED_NOTE_SHARE:.0%}): the numbers count them as "
+            f"not relevant, a lower bound — label them")
+
+
 def _p_words(p: float | None) -> str:
     text = format_p(p)
     return f"< {text[1:]}" if text.startswith("<") else f"= {text}"
@@ -88,6 +118,8 @@ def title(*, comparison: Comparison | None, baseline: Baseline | None, headline:
     lost, gained, counts = _counts(comparison)
     # the n of the row the title judges (the first headline measure's overall row), as its table says
     n = headline[0].n if headline else comparison.n_paired
+    if comparison.verdict == "needs-labels":
+        return Title("needs_labels", TITLE_MARKS["needs_labels"], f"{counts} — {needs_labels_words(comparison)}")
     if comparison.verdict == "fail":
         return Title("fail", TITLE_MARKS["fail"], f"{counts} — gate failed: {_rule(comparison)}")
     improved = any(c.status == "improved" and c.gated for c in headline)
@@ -122,6 +154,28 @@ def verdict(*, comparison: Comparison | None, baseline: Baseline | None, headlin
     found = title(comparison=comparison, baseline=baseline, headline=headline, worse=worse)
     counts = _counts(comparison)[2] if comparison is not None else ""
     return {"kind": found.state, "emoji": found.mark, "title": found.text, "counts": counts}
+
+
+GOLD_REMOVED_ADVICE = "restore the card or update the cases"
+
+
+def gold_missing_lines(results: Any) -> list[str]:
+    """One warning per case whose gold names no card of this run's KB (``Results.gold_missing``):
+    ``cases.jsonl:15: case 'x': gold id 'df' is not a card in kb: scored as a loss (a deleted card:
+    restore the card or update the cases; never a card: fix the id)``."""
+    inputs = getattr(results, "inputs", {})
+    where = inputs["cases"].path if "cases" in inputs else "cases"
+    kb = inputs["kb"].path if "kb" in inputs else "the KB"
+    lines = {case.id: case.line for case in results.cases}
+    out = []
+    for case_id, cards in sorted(results.gold_missing.items()):
+        line = lines.get(case_id)
+        at = f"{where}:{line}" if line is not None else where
+        ids = ", ".join(repr(c) for c in cards)
+        out.append(f"{at}: case {case_id!r}: gold id{'s' if len(cards) != 1 else ''} {ids} "
+                   f"{'are' if len(cards) != 1 else 'is'} not a card in {kb}: scored as a loss (a card this "
+                   f"change deleted: {GOLD_REMOVED_ADVICE}; never a card: fix the id)")
+    return out
 
 
 def gate_active(gate: GateSettings) -> bool:

@@ -7,7 +7,7 @@ with completeness and latency. Both ``score`` (a run file) and ``eval`` (a retri
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -60,9 +60,11 @@ def assemble_results(
     extras: Mapping[str, Any] | None = None,
     rel_level: int = 1,
     mean: str = "relevant",
+    not_relevant: Mapping[str, Collection[str]] | None = None,
 ) -> Results:
     """Score every expected case (missing rankings count as failed), aggregate per slice.
-    ``rel_level`` and ``mean``: see ``score.scoring.score_case``."""
+    ``rel_level``, ``mean`` and ``not_relevant`` (case id → the cards judged not relevant for it,
+    the sidecar): see ``score.scoring.score_case``."""
     if mean not in MEANS:
         raise ValueError(f"mean {mean!r}: expected one of {', '.join(MEANS)}")
     chunk_to_card = kb.chunk_to_card if kb is not None else None
@@ -73,7 +75,8 @@ def assemble_results(
         cases = [
             score_case(case=case, ranking=rankings.get(case.id), metrics=metrics,
                        chunk_to_card=chunk_to_card, keep=keep, abstain_threshold=abstain_threshold,
-                       rel_level=rel_level, mean=mean, line=lines.get(case.id))
+                       rel_level=rel_level, mean=mean, line=lines.get(case.id),
+                       not_relevant=(not_relevant or {}).get(case.id, ()))
             for case in case_set.cases
         ]
         aggregates = aggregate(cases)
@@ -107,5 +110,19 @@ def assemble_results(
                               cases_sha256=case_set.sha256, kb_sha256=kb.sha256 if kb is not None else None,
                               subset=case_set.subset),
         kb_cards=kb_manifest(kb.cards) if kb is not None else None,
+        gold_missing=_gold_missing(case_set, kb),
         cases=cases,
     )
+
+
+def _gold_missing(case_set: CaseSet, kb: KnowledgeBase | None) -> dict[str, list[str]]:
+    """Case id → its gold ids that name no card of ``kb`` (nor a chunk of one); empty without a KB."""
+    if kb is None:
+        return {}
+    cards, chunks = kb.card_ids, kb.chunk_to_card
+    out: dict[str, list[str]] = {}
+    for case in case_set.cases:
+        missing = [gold for gold in case.gold if gold not in cards and gold not in chunks]
+        if missing:
+            out[case.id] = missing
+    return out

@@ -36,6 +36,8 @@ class CaseResult(BaseModel):
     retrieved_scores: list[float] = Field(default_factory=list)  # the retriever's, per card; empty: none given
     scores: dict[str, float] = Field(default_factory=dict)
     unjudged: dict[str, float] = Field(default_factory=dict)  # unjudged@k: top k without judgement
+    # cards judged not relevant for this case outside its gold (the sidecar): judged, grade 0; written when any
+    not_relevant: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     status: CaseStatus = "scored"
     error: str | None = None
     latency_ms: float | None = None
@@ -107,6 +109,9 @@ class Results(BaseModel):
     # The KB's card-hash manifest (score.kb_manifest): which cards a later run added, removed or
     # edited. None: scored without a KB.
     kb_cards: dict[str, KbCard] | None = None
+    # case id → its gold ids that name no card of this run's KB (a card deleted: ``gold-removed``,
+    # or never a card). Scored as a loss: each stays in its case's denominator. Written when any.
+    gold_missing: dict[str, list[str]] = Field(default_factory=dict, exclude_if=lambda v: not v)
     cases: list[CaseResult]
 
     def to_json_data(self) -> dict[str, Any]:

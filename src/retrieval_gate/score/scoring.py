@@ -13,7 +13,7 @@ Which cases carry scores (and so enter each mean) is the *mean convention* (``ME
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Collection, Container, Mapping, Sequence
 
 from retrieval_gate.metrics import MetricSpec, to_cards
 from retrieval_gate.metrics.grid import compile_grid, grid_scores
@@ -50,17 +50,18 @@ _MEMO_MAX = 1 << 16
 
 
 def unjudged_at(ranked: Sequence[str], judged: Container[str], ks: Sequence[int]) -> dict[str, float]:
-    """``{"unjudged@k": share of the top k with no judgement}``: the number of the first k cards
-    that no gold entry (any grade) names, over k — ``1 − Judged@k`` of ir_measures when the
-    ranking has at least k cards (a shorter ranking's empty places are not counted). The values
-    depend only on (ks, length, judged ranks): memoised (bounded)."""
+    """``{"unjudged@k": 1 − Judged@k}``, Judged@k as ir_measures: the judged cards among the first
+    k (``judged``: every judgement of the case, any grade, the cards judged not relevant included —
+    ``models.judgements``), over k. An empty place of a ranking shorter than k holds no judged card,
+    so it counts as unjudged, as in ir_measures. The values depend only on (ks, judged ranks):
+    memoised (bounded)."""
     ks = tuple(ks)
     top = ranked[:max(ks, default=0)]
     judged_ranks = tuple(i for i, card in enumerate(top, start=1) if card in judged)
-    key = (ks, len(top), judged_ranks)
+    key = (ks, 0, judged_ranks)
     cached = _UNJUDGED_MEMO.get(key)
     if cached is None:
-        cached = {f"unjudged@{k}": (min(k, len(top)) - bisect_right(judged_ranks, k)) / k for k in ks}
+        cached = {f"unjudged@{k}": (k - bisect_right(judged_ranks, k)) / k for k in ks}
         if len(_UNJUDGED_MEMO) < _MEMO_MAX:
             _UNJUDGED_MEMO[key] = cached
     return dict(cached)
@@ -77,11 +78,14 @@ def score_case(
     rel_level: int = 1,
     mean: str = "relevant",
     line: int | None = None,
+    not_relevant: Collection[str] = (),
 ) -> CaseResult:
     """Score one case. A missing ranking or one carrying an error counts as *failed* and is
     scored as an empty ranking: never silently dropped (except that ``mean="trec"`` leaves a
     case missing from the run unscored, as trec_eval). ``keep`` bounds the stored ranking;
-    ``rel_level``: the grade from which a card counts as relevant (trec_eval ``-l``)."""
+    ``rel_level``: the grade from which a card counts as relevant (trec_eval ``-l``);
+    ``not_relevant``: the cards judged not relevant for this case outside its gold (the sidecar
+    ``cases.not-relevant.jsonl``): judged (grade 0), so never unjudged."""
     metrics = compile_grid(metrics)
     depth = metrics.depth
     if ranking is None:
@@ -92,7 +96,8 @@ def score_case(
         ids = () if error else to_cards(ranking.ids, chunk_to_card=chunk_to_card, limit=max(keep, depth))
     relevant = relevant_at(case, level=rel_level)
     relevant_set = frozenset(relevant)
-    judged: Container[str] = judgements(case)
+    judged: Container[str] = judgements(case, not_relevant)
+    sidecar = sorted(set(not_relevant) - set(case.gold) - set(case.grades)) if not_relevant else []
     if mean == "relevant":
         scored = bool(relevant)
     elif mean == "trec":
@@ -116,7 +121,7 @@ def score_case(
         hard_class=case.hard_class, tags=dict(case.tags), gold=list(case.gold),
         grades=dict(case.grades) if case.grades else {}, retrieved=list(ids[:keep]),
         retrieved_scores=card_scores(ranking, ids[:keep], chunk_to_card) if error is None else [],
-        scores=scores, unjudged=unjudged,
+        scores=scores, unjudged=unjudged, not_relevant=sidecar,
         status=status, error=error, latency_ms=None if ranking is None else ranking.latency_ms,
         slices=slice_names(case, relevant), line=line,
     )

@@ -149,8 +149,10 @@ def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
     assert "`retrieval-gate label top-up --results results.json --out top-up`" in body
     assert "standard reading: hit@1 on overall: dropped by 1.000" in body
     linked = render_comment(results=results, comparison=comparison, baseline=baseline,
-                            links={"labelling": "https://example.test/top-up/label.html"})
-    assert "(https://example.test/top-up/label.html)" in linked
+                            top_up={"cards": 10, "cases": 10, "k": 1, "path": "retrieval-gate/top-up/label.html",
+                                    "draft": "top-up/draft.jsonl", "url": "https://example.test/runs/7"})
+    assert ("Label exactly these cards: retrieval-gate/top-up/label.html in [this run's artifacts]"
+            "(https://example.test/runs/7)") in linked
     suite = ET.fromstring(render_junit(results=results, comparison=comparison).split("\n", 1)[1])
     (gate,) = [t for t in suite.iter("testcase") if t.get("name") == "gate"]
     assert gate.find("failure").get("type") == "needs-labels"

@@ -78,8 +78,7 @@ class Link:
 
 
 LINK_LABELS = {"report": "HTML report", "artifact": "HTML report (artifact)", "run": "workflow run",
-               "pipeline": "pipeline", "summary": "job summary", "baseline": "baseline file",
-               "labelling": "label this PR's unjudged cards"}
+               "pipeline": "pipeline", "summary": "job summary", "baseline": "baseline file"}
 
 
 def value_text(value: Any, *, max_len: int = 80) -> str:
@@ -179,9 +178,8 @@ def build_context(
         # shown for sets that judge more than their gold (graded gold, grade-0 entries, the sidecar)
         "unjudged": results.unjudged.get(OVERALL, {}).get(f"unjudged@{k}")
         if any(case.grades or case.not_relevant for case in results.cases) else None,
-        # needs-labels: the page (or folder) that labels exactly the PR's unjudged top k — a
-        # "labelling" link where the run built one (the top-up folder), else the command that builds it
-        "labelling_link": (links or {}).get("labelling"),
+        # needs-labels: labelling_link (below, the PR run's top-up folder) labels exactly the PR's
+        # unjudged top k; without one, the command that builds it
         "top_up_command": Markup(TOP_UP_COMMAND),  # a constant: no PR text in it
         "unjudged_note": unjudged_note(comparison),
         "condensed": comparison.condensed if comparison else None,

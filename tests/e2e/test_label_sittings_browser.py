@@ -25,7 +25,7 @@ from tests.helpers import run_cli
 pytestmark = pytest.mark.model
 
 KEYS = {"1": ("Digit1", 49), "0": ("Digit0", 48), "n": ("KeyN", 78), "r": ("KeyR", 82), "d": ("KeyD", 68),
-        "ArrowDown": ("ArrowDown", 40)}
+        "s": ("KeyS", 83), "ArrowDown": ("ArrowDown", 40)}
 DOWNLOAD_WAIT_S = 30
 CARDS = {
     "refund-card": ("Refund a card payment", "Open the payment, choose Refund and confirm the amount. Card refunds "
@@ -91,6 +91,13 @@ def _classes(page) -> dict[str, str]:
 
 def _progress(page) -> str:
     return page.js("document.getElementById('progress').textContent")
+
+
+def _kept(page) -> str:
+    """What this browser profile keeps for the page (for a failure's message): the stores and the
+    page's own warning, if any."""
+    return page.js("JSON.stringify({stores: Object.keys(localStorage).map(k => [k, localStorage.getItem(k).length]), "
+                   "saved: document.getElementById('saved').textContent})")
 
 
 def _order(page) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -207,6 +214,8 @@ def test_three_sittings_with_a_kb_edit_and_a_gold_card_deleted_lose_no_judgement
         plan = {gold_case: gone, next(c for c in one if c != gold_case): None}
         for case in one:
             pressed |= _judge(page, case, pools[case], plan.get(case, next(iter(pools[case]))), tap=False)
+        kept_one = _kept(page)
+        assert "did not keep" not in kept_one and "retrieval-gate-label:v2" in kept_one, kept_one  # kept, no warning
         first, hint = _download(page, repo / "s1")
         assert hint == "retrieval-gate label apply labels.jsonl --draft draft/draft.jsonl --cases cases.jsonl --kb kb"
         code, out, err = _apply_as_hinted(hint, repo / "s1" / "labels.jsonl", capsys)
@@ -221,7 +230,7 @@ def test_three_sittings_with_a_kb_edit_and_a_gold_card_deleted_lose_no_judgement
 
         # sitting 2: the same page and profile at 390 px, taps alone; the edited card judged relevant once
         page.open(repo / "draft" / "label.html", width=390, height=844, mobile=True)
-        assert _progress(page).startswith(f"3 of 12 queries done · {len(first)} judgements")
+        assert _progress(page).startswith(f"3 of 12 queries done · {len(first)} judgements"), _kept(page)
         edited_case = next(case for case in two if edited in pools[case])
         for case in two:
             other = [c for c in pools[case] if c != edited]
@@ -287,6 +296,25 @@ def test_three_sittings_with_a_kb_edit_and_a_gold_card_deleted_lose_no_judgement
         code, out, err = _apply_as_hinted(hint, repo / "redraft" / "labels.jsonl", capsys)
         assert code == 0, err
         assert f"already applied: {len(redrafted)}," in out and "wrote" not in out
+        assert "(1 of them wait on a card set aside as stale)" in out  # stale.jsonl still holds its judgement
+
+        # the edited card judged again in the new page, at its content now: its query becomes a case
+        for _ in range(len(order2)):
+            if _case(page) == edited_case:
+                break
+            _press(page, "s")
+        assert _case(page) == edited_case and _classes(page)[edited] == "focus"  # asked again, the first not judged
+        _press(page, "1")
+        if _case(page) == edited_case:
+            _press(page, "r")
+        again, hint = _download(page, repo / "again")
+        assert {(r["card"], r["grade"], r["sha"]) for r in again if r["case"] == edited_case and "card" in r} >= {
+            (edited, 1, new_sha)}
+        code, out, err = _apply_as_hinted(hint, repo / "again" / "labels.jsonl", capsys)
+        assert code == 0, err
+        assert next(c for c in load_cases(repo / "cases.jsonl").cases if c.id == edited_case).gold == (edited,)
+        assert (edited_case, edited) not in {(c, k) for c, k, _, _ in _stale(repo)}  # no longer waiting
+        assert len(_stale(repo)) == len(edited_two | edited_three | gone_three) - 1
 
         # a second labeller's page of the same draft, in the same profile: nothing judged yet
         code, _, err = run_cli([*draft[:5], "bob", *draft[6:], "--labeller", "bob"], capsys)

@@ -141,6 +141,26 @@ def test_one_edited_card_sets_aside_only_its_judgements_and_the_rest_is_applied(
     assert left == ["log-1", "log-2"]  # the pair judged again is no longer offered
 
 
+def test_a_query_whose_judgement_waits_in_stale_jsonl_is_still_said_to_wait_when_a_later_file_lacks_it(repo, capsys):
+    """A redraft's page asks again for the edited card, so its download lacks the judgement set
+    aside in an earlier sitting: that query waits on it still (not "judged with no card relevant"),
+    and with nothing else left to label the next command is the top-up."""
+    root, _, sha = repo
+    rest = [_j("log-0", c, 0, sha[c]) for c in ("df", "ls", "grep")]
+    others = [{"case": "log-1", "no_answer": True, "at": "2026-01-01T00:00:00Z"}, _j("log-2", "ls", 1, sha["ls"])]
+    first = _write(root / "one.jsonl", _j("log-0", "tar", 1, sha["tar"]), *rest, *others)
+    _kb(root, edited="tar")  # merged before the first file is applied: its tar judgement is stale
+    code, out, err = _apply(root, capsys, first)
+    assert code == 0, err
+    assert "set aside as stale: 1" in out and "1 drafted queries not labelled yet (1 of them wait" in out
+    code, out, err = _apply(root, capsys, _write(root / "two.jsonl", *rest, *others))  # tar not in it
+    assert code == 0, err
+    assert "already applied: 5, set aside as stale: 0" in out
+    assert "1 drafted queries not labelled yet (1 of them wait on a card set aside as stale)" in out
+    assert "judged with no card relevant" not in out
+    assert out.splitlines()[-1].startswith("next: retrieval-gate label top-up (it offers the 1 set-aside")
+
+
 def test_without_a_draft_a_stale_judgement_goes_beside_the_labels_and_a_resent_one_counts_as_applied(repo, capsys):
     root, kb, sha = repo
     cases = write_lines(root / "cases.jsonl", '{"id": "q1", "query": "how?", "gold": ["tar"]}')

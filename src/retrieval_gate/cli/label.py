@@ -202,9 +202,9 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
         _say(f"next: open {draft.parent / 'label.html'}, label the {to_label:,} queries left, Download labels, then "
              f"retrieval-gate label apply {q(str(labels[0]))} --draft {q(str(draft))} --cases {q(str(cases))} "
              f"--kb {q(str(kb))}")
-    elif applied.stale:
-        _say(f"next: retrieval-gate label top-up (it offers the {len(applied.stale):,} set-aside judgement(s) of "
-             f"{applied.stale_file} for labelling again), then label apply its labels")
+    elif applied.stale or applied.stale_kept:
+        _say(f"next: retrieval-gate label top-up (it offers the {max(len(applied.stale), applied.stale_kept):,} "
+             f"set-aside judgement(s) of {applied.stale_file} for labelling again), then label apply its labels")
     elif config is None and not Path("retrieval-gate.yml").is_file():
         _say(f"next: retrieval-gate init --kb {q(str(kb))} --cases {q(str(cases))} (config, workflows, first baseline)")
     else:

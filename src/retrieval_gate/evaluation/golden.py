@@ -59,6 +59,7 @@ class Applied:
     unlabelled: dict[str, int] = field(default_factory=dict)  # intent → drafted queries nobody labelled yet
     judged_nothing: int = 0  # drafted queries judged with no card relevant and no "no answer"
     waiting_stale: int = 0  # drafted queries not in the golden set with a judgement set aside as stale
+    stale_kept: int = 0  # the entries stale.jsonl holds after this run (earlier sittings' too)
     systems: list[str] = field(default_factory=list)  # the draft's pool systems
 
 
@@ -135,16 +136,18 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text=text)
     out.written = [p for p, _ in writes]
+    kept_stale = read_stale(out.stale_file)  # earlier sittings' set-aside judgements still wait there too
+    out.stale_kept = len(kept_stale)
     if draft is not None:
         out.detect = next((e.detect for e in draft.values() if e.detect is not None), None)
         out.systems = sorted({s for e in draft.values() if e.pool for s in e.pool.systems})
     judged_cases = {r.case for _, recs in files for _, r in recs} | {case for case, _, _ in side}
     if not cases.exists():  # nothing but "not relevant" judgements for a golden set still to come
-        _count_drafted(out, draft=draft or {}, after=None, judged=judged_cases)
+        _count_drafted(out, draft=draft or {}, after=None, judged=judged_cases, kept_stale=kept_stale)
         return out
     after = load_cases(cases)
     _verify(after, cases=cases, merged=merged, plan=out.plan, sidecar=sidecar)
-    _count_drafted(out, draft=draft or {}, after=after, judged=judged_cases)
+    _count_drafted(out, draft=draft or {}, after=after, judged=judged_cases, kept_stale=kept_stale)
     if draft is not None:
         by_intent = Counter(c.tags.get("intent", "(none)") for c in after.cases)
         out.intents = [(name, n, best_case_mde(n)) for name, n in sorted(by_intent.items())]
@@ -230,12 +233,13 @@ def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: set[tuple[str, 
     return None if text == _text(path) else text
 
 
-def _count_drafted(out: Applied, *, draft: Mapping[str, DraftEntry], after: CaseSet | None, judged: set[str]) -> None:
-    """The drafted queries not in the golden set: nobody labelled them yet, or their relevant card
-    was set aside as stale (both per intent: what is still to label), or every card was judged not
-    relevant without "no answer"."""
+def _count_drafted(out: Applied, *, draft: Mapping[str, DraftEntry], after: CaseSet | None, judged: set[str],
+                   kept_stale: Sequence[Mapping[str, object]] = ()) -> None:
+    """The drafted queries not in the golden set: nobody labelled them yet, or a judgement of
+    theirs waits set aside as stale (this file's or an earlier sitting's in ``stale.jsonl``; both
+    per intent: what is still to label), or every card was judged not relevant without "no answer"."""
     there = {c.id for c in after.cases} if after is not None else set()
-    waiting = {s.decision.case for s in out.stale}
+    waiting = {s.decision.case for s in out.stale} | {str(o["case_id"]) for o in kept_stale}
     for entry in draft.values():
         intent = entry.intent or "(none)"
         out.unlabelled.setdefault(intent, 0)

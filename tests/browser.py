@@ -89,12 +89,21 @@ class Page:
         self.call("Emulation.setTouchEmulationEnabled", enabled=mobile, maxTouchPoints=5 if mobile else 1)
         self.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme",
                                                            "value": "dark" if dark else "light"}])
+        # the document open now is marked: "complete" counts only once a new document is there (the
+        # same URL opened again would otherwise read the old one's readyState before it is replaced)
+        self.js("window.__rgOldDocument = true")
         self.call("Page.navigate", url=path.resolve().as_uri())
         deadline = time.monotonic() + CALL_TIMEOUT_S
-        while self.js("document.readyState") != "complete":
+        while not self._loaded():
             if time.monotonic() > deadline:
                 raise TimeoutError("the page did not load")
             time.sleep(0.05)
+
+    def _loaded(self) -> bool:
+        try:
+            return bool(self.js("!window.__rgOldDocument && document.readyState === 'complete'"))
+        except RuntimeError:  # the context went with the old document: still loading
+            return False
 
     def click(self, selector: str) -> None:
         self.js(f"document.querySelector({json.dumps(selector)}).click()")

@@ -33,9 +33,13 @@ def _eval(capsys, out: str, *extra: str) -> dict:
 
 
 def _unjudged_by_hand(results: list[dict], *, depth: int, judged: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Every answerable case's cards in each run's top ``depth`` not judged (a no-answer case, empty
+    gold, judged every card not relevant)."""
     out: dict[str, set[str]] = {}
     for r in results:
         for case in r["cases"]:
+            if not case["gold"]:
+                continue
             for card in case["retrieved"][:depth]:
                 if card not in judged.get(case["id"], set()):
                     out.setdefault(case["id"], set()).add(card)
@@ -87,7 +91,7 @@ def test_top_up_drafts_every_unjudged_card_and_label_apply_adds_them_to_the_case
     code, out, err = run_cli(["label", "apply", "labels.jsonl", "--draft", "top-up/draft.jsonl", "--kb", "kb",
                               "--cases", "cases.jsonl"], capsys)
     assert code == 0, err
-    assert f"{len(lines)} cards added to cases already there, 0 cases added" in out
+    assert f"0 cases added, {len(lines)} cards added to cases that exist" in out
     assert "relative to the pool" in out
     after = {json.loads(line)["id"]: json.loads(line) for line in (repo / "cases.jsonl").read_text().splitlines()}
     assert after.keys() == before.keys()  # no case added, none lost

@@ -113,7 +113,9 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
                                  taken=taken))
     rows = [row for path in options.stale for row in read_stale(path)]
     stale = stale_pairs(rows, cases=gold, kb_cards=manifest)
-    found = unjudged_pool(runs, judged=judged, depth=options.depth, cases=[c.id for c in case_set.cases],
+    # a no-answer case (no card relevant) judged every card not relevant: nothing of it to top up
+    answerable = [c.id for c in case_set.cases if any(g >= 1 for g in gold[c.id].values())]
+    found = unjudged_pool(runs, judged=judged, depth=options.depth, cases=answerable,
                           kb_cards=manifest, seed=options.seed, orphaned=orphaned, stale=stale)
     systems = [r.name for r in runs]
     entries = []

@@ -7,7 +7,7 @@ earlier ones and still apply (exit 0, "already applied: N"); only the edited car
 judgements go to ``stale.jsonl``, the deleted card's are set aside there too (``kb_sha`` null),
 never a whole-file refusal; every judgement pressed is in the golden set, its sidecar or
 ``stale.jsonl``. A redraft into the same folder shows the unchanged pairs as judged, and a second
-labeller in the same profile starts from zero (issue 45 item 7)."""
+labeller in the same profile starts from zero."""
 
 from __future__ import annotations
 

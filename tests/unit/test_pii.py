@@ -123,7 +123,7 @@ def test_draft_md_escapes_log_text_and_counts_masks_and_dropped_columns():
     hostile = "![x](http://evil.example/a.png) \x1b[2J \u202eevil a\\|b"
     clean = CleanReport(read=3, masked=Counter({"email": 2, "secret": 1}),
                         dropped_columns=Counter({"user_id": 3, "# x": 1}))
-    result = DraftResult(entries=[], clean=clean, distinct=1, presampled=1, near=0, excluded=0,
+    result = DraftResult(entries=[], clean=clean, distinct=1, presampled=1, near=0, typos=0, excluded=0,
                          intents=[Intent(name="# heading", representative=hostile, traffic=3, queries=1)],
                          drawn=Counter(), existing=Counter(), needed=10, minimum=6, systems=["dense", "bm25"],
                          coverage=coverage_note(MASKER))

@@ -62,7 +62,7 @@ def child(backend: str, log: Path, work: Path) -> dict:
     return {"backend": backend, "wall_s": round(wall, 1), "prep_s": round(prep_s, 1), "distinct": result.distinct,
             "embedded": result.presampled, "near_duplicates": result.near, "intents": len(result.intents),
             "intent_traffic": sorted(i.traffic for i in result.intents), "drafted": len(result.entries),
-            "drawn_sha256": hashlib.sha256(json.dumps(drawn).encode()).hexdigest(),
+            "drawn_sha256": hashlib.sha256(json.dumps(drawn).encode()).hexdigest(), "drawn": drawn,
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
@@ -99,6 +99,7 @@ def main() -> None:
         if done.returncode != 0:
             raise SystemExit(done.stderr[-2000:])
         run = json.loads(done.stdout.strip().splitlines()[-1])
+        (work / "run.json").write_text(json.dumps(run), encoding="utf-8")
         with open("/proc/loadavg") as handle:
             run["load_before_after"] = [load, handle.read().split()[0]]
         runs.append(run)

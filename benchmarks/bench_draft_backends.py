@@ -55,11 +55,12 @@ def child(backend: str, log: Path, work: Path) -> dict:
     config = resolve_suite(ConfigFile(), suite="bench", config_path=None, embed_exports=exports,
                            overrides=SuiteOverrides(kb=str(EXAMPLE_KB), embed_backend=backend,
                                                     store=StoreOverrides(mode="persistent", path=str(work / "store"))))
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     result = draft_cases(suite_config=config, suite="bench", options=DraftOptions(log=log, size=400, depth=10))
-    wall = time.perf_counter() - began
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     drawn = [[e.query, e.intent] for e in result.entries]
-    return {"backend": backend, "wall_s": round(wall, 1), "prep_s": round(prep_s, 1), "distinct": result.distinct,
+    return {"backend": backend, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "prep_s": round(prep_s, 1),
+            "distinct": result.distinct,
             "embedded": result.presampled, "near_duplicates": result.near, "intents": len(result.intents),
             "intent_traffic": sorted(i.traffic for i in result.intents), "drafted": len(result.entries),
             "drawn_sha256": hashlib.sha256(json.dumps(drawn).encode()).hexdigest(), "drawn": drawn,

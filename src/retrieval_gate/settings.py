@@ -37,6 +37,7 @@ from retrieval_gate.chunk.chunking import ChunkSettings
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.defaults import MAX_OVERFETCH, MIN_OVERFETCH
 from retrieval_gate.embed.settings import (
+    DEFAULT_BACKEND,
     DEFAULT_BATCH_SIZE,
     DEFAULT_MODEL,
     Backend,
@@ -115,7 +116,7 @@ class SuiteConfig(_Strict):
     overfetch: int = Field(default=3, ge=MIN_OVERFETCH, le=MAX_OVERFETCH)
     batch_size: BatchSize = DEFAULT_BATCH_SIZE  # the embedder's rule (embed/settings.py)
     device: Device = "cpu"  # embedding device (embed/settings.py)
-    embed_backend: Backend = "torch"
+    embed_backend: Backend = DEFAULT_BACKEND
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     rel_level: int = Field(default=1, ge=1)  # a card is relevant at grade ≥ this (trec_eval -l)
     mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers

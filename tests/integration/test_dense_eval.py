@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.errors import InputError, UsageError
+from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.run import run_eval, run_evals
 from retrieval_gate.settings import SuiteConfig
 from retrieval_gate.store.settings import StoreSettings

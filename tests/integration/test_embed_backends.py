@@ -24,7 +24,7 @@ import pytest
 from retrieval_gate.cli import main
 from retrieval_gate.embed.backends import make_embedder
 from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
-from retrieval_gate.embed.onnx import FP32_FILE, INT8_FILE, OnnxEmbedder, ensure_exported
+from retrieval_gate.embed.onnx import FP32_FILE, INT8_FILE, VERIFIED_FILE, OnnxEmbedder, ensure_exported
 from retrieval_gate.embed.resolve import ModelRef, resolve_model
 from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
 from retrieval_gate.embed.settings import EmbedSettings
@@ -92,7 +92,7 @@ def test_the_export_is_made_once_and_reused(ref: ModelRef, tmp_path: Path) -> No
     first = OnnxEmbedder(ref, backend="onnx-int8", export_root=tmp_path)
     first.embed_documents(TEXTS[:1])
     folder = tmp_path / ref.sha256
-    assert sorted(p.name for p in folder.iterdir()) == [INT8_FILE, FP32_FILE]  # no temporary file left
+    assert sorted(p.name for p in folder.iterdir()) == [INT8_FILE, FP32_FILE, VERIFIED_FILE]  # no temporary file
     stamps = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.iterdir()}
     second = OnnxEmbedder(ref, backend="onnx-int8", export_root=tmp_path)
     np.testing.assert_array_equal(second.embed_documents(TEXTS[:1]), first.embed_documents(TEXTS[:1]))
@@ -133,7 +133,7 @@ def test_each_backend_has_its_own_cache_space_and_never_gets_anothers_vectors(re
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--embed-backend", "tensorrt"], "embed_backend: Input should be 'torch', 'onnx' or 'onnx-int8'"),
+    (["--embed-backend", "tensorrt"], "embed_backend: Input should be 'auto', 'torch', 'onnx' or 'onnx-int8'"),
     (["--embed-backend", "onnx", "--device", "cuda"], "<flags>: embed_backend: onnx runs on the CPU"),
 ])
 def test_a_bad_backend_setting_is_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -170,3 +170,20 @@ def test_eval_with_the_onnx_backend_records_it_in_the_fingerprint(tmp_path: Path
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["config"]["model_sha256"].endswith("+onnx")
     assert data["extras"]["embedding"]["passages_embedded"] > 0
+
+
+def test_an_export_that_disagrees_with_torch_is_not_kept_and_auto_then_runs_torch(
+        ref: ModelRef, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrieval_gate.embed import onnx
+    from retrieval_gate.embed.backends import resolve_backend
+
+    monkeypatch.setattr(onnx, "VERIFY_TOLERANCE", -1.0)  # no export can pass: the check is what is tested
+    folder = tmp_path / ref.sha256
+    with pytest.raises(EmbedderError, match=r"disagrees with sentence-transformers.*--embed-backend torch"):
+        ensure_exported(ref, folder=folder, quantized=False)
+    assert sorted(p.name for p in folder.iterdir()) == [onnx.REJECTED_FILE]
+    record = json.loads((folder / onnx.REJECTED_FILE).read_text(encoding="utf-8"))
+    assert record["kept"] is False and 0 <= record["max_abs_diff"] < 1e-5
+    assert resolve_backend(ref, settings=EmbedSettings(export_root=tmp_path)) == "torch"
+    with pytest.raises(EmbedderError, match="disagrees"):  # asked for by name: one sentence, no second export
+        OnnxEmbedder(ref, backend="onnx", export_root=tmp_path).embed_documents(TEXTS[:1])

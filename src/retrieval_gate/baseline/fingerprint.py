@@ -9,6 +9,12 @@ Two runs are *like for like* when their **settings** are equal: everything in th
 except the KB (``inputs.kb``). A KB edit is the subject of a PR, shown on the KB line of "What
 changed" (cards edited, added, removed), not a settings change (``settings_changes``); the
 configuration table still lists its hash.
+
+The vectors' backend is in the model's hash (``model_sha256``: the files' hash for torch on the
+CPU, ``<hash>+onnx`` for the fp32 ONNX export). The two fp32 backends make vectors within
+``embed.onnx.VERIFY_TOLERANCE`` of each other (every ONNX export is checked against torch before
+it is used), so a change between them alone is listed in the configuration table but is no
+settings change (``same_vectors``); ``onnx-int8`` and other devices are.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ MEASURED_INPUTS = frozenset({"run"})
 # fingerprint when it is compared (``settings_view``).
 KB_DERIVED_KEYS = frozenset({"units"})
 KB_INPUT_KEYS = ("inputs.kb",)
+# Suffixes of ``model_sha256`` whose vectors agree within the fp32 check (embed/onnx.py).
+FP32_BACKEND_SUFFIXES = ("", "+onnx")
 
 
 def fingerprint(results: Results) -> dict[str, Any]:
@@ -70,8 +78,25 @@ def _strip(value: Any) -> Any:
 
 
 def settings_changes(changes: list[ConfigChange]) -> list[ConfigChange]:
-    """The changes that make a comparison not like-for-like: all but the KB's (``inputs.kb``)."""
-    return [c for c in changes if c.key not in KB_INPUT_KEYS]
+    """The changes that make a comparison not like-for-like: all but the KB's (``inputs.kb``) and
+    a switch between the fp32 backends (``same_vectors``)."""
+    return [c for c in changes if c.key not in KB_INPUT_KEYS and not same_vectors(c)]
+
+
+def same_vectors(change: ConfigChange) -> bool:
+    """A ``model_sha256`` change from one fp32 backend to the other (torch on the CPU ↔ ONNX fp32)
+    of the same model files: vectors within the checked tolerance, not a settings change."""
+    if not (change.key == "config.model_sha256" or change.key.endswith(".model_sha256")):
+        return False
+    old, new = change.baseline, change.current
+    if not isinstance(old, str) or not isinstance(new, str):
+        return False
+    return _fp32_base(old) is not None and _fp32_base(old) == _fp32_base(new)
+
+
+def _fp32_base(sha: str) -> str | None:
+    base, plus, suffix = sha.partition("+")
+    return base if (plus + suffix) in FP32_BACKEND_SUFFIXES else None
 
 
 def relevance_fingerprint(*, level: int = 1, graded: bool = False, mean: str = "relevant") -> dict[str, Any]:

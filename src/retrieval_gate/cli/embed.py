@@ -26,7 +26,7 @@ def embed_command(
     chunk_overlap: int | None = typer.Option(None, "--chunk-overlap", min=0, help="As for eval."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=MIN_BATCH_SIZE, max=MAX_BATCH_SIZE, help="Embedding batch size (default 64; keep the eval's)."),
     device: str | None = typer.Option(None, "--device", help="cpu (default), cuda, mps or auto."),
-    embed_backend: str | None = typer.Option(None, "--embed-backend", help="torch (default), onnx or onnx-int8 (as for eval; keep the eval's)."),
+    embed_backend: str | None = typer.Option(None, "--embed-backend", help="auto (default), torch, onnx or onnx-int8 (as for eval; keep the eval's)."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:

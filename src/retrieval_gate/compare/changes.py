@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from retrieval_gate.baseline.fingerprint import same_vectors
 from retrieval_gate.baseline.model import Baseline, BaselineCase, ConfigChange
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank, Movement
 from retrieval_gate.compare.kb_changes import KbChange, kb_diff
@@ -46,7 +47,7 @@ _ORDER: dict[Movement, int] = {"lost-hit": 0, "worse": 1, "better": 2, "gained-h
 
 def retrieval_config_changed(changes: Sequence[ConfigChange]) -> bool:
     """The retrieval settings changed (not only the inputs or how the numbers are scored)."""
-    return any(c.key == "k" or c.key.startswith("config.") for c in changes)
+    return any((c.key == "k" or c.key.startswith("config.")) and not same_vectors(c) for c in changes)
 
 
 def changed_cases(

@@ -1,4 +1,5 @@
-"""ONNX Runtime embedding backends (opt-in: ``--embed-backend onnx|onnx-int8``).
+"""ONNX Runtime embedding backends: ``--embed-backend onnx|onnx-int8``, and what ``auto`` (the
+default, ``embed/backends.py``) runs once the fp32 export is in the cache.
 
 The model is exported from the same local weights the torch backend loads (``torch.onnx.export``,
 the TorchScript exporter, opset 17, then ONNX Runtime's transformer fusions) on first use, into
@@ -6,13 +7,21 @@ the TorchScript exporter, opset 17, then ONNX Runtime's transformer fusions) on 
 ``onnxruntime.quantization.quantize_dynamic``: weights int8 per channel, activations quantized at
 run time). Each file is written under a temporary name
 and renamed, so a stopped export leaves nothing a later run would take for a model; a later run
-finds the file and exports nothing. Exporting needs the ``onnx`` package (the ``onnx`` extra:
+finds the file and exports nothing. The fp32 export is **verified** before it is kept: the
+probe texts (``PROBE_TEXTS``: short, long past ``max_seq_length``, empty, accented, upper case)
+embedded by sentence-transformers (torch) and by the export must agree within
+``VERIFY_TOLERANCE`` (1e-5 per vector component; measured 3.1e-7); the record,
+``model.onnx.verified.json``, is what lets ``auto`` take the ONNX path. An export that disagrees
+is not kept: ``model.onnx.rejected.json`` says by how much, and ``auto`` then runs torch.
+Exporting needs the ``onnx`` package (the ``onnx`` extra:
 ``pip install 'retrieval-gate[onnx]'``); without it, one ``EmbedderError`` sentence names the extra.
 
 Encoding mirrors sentence-transformers for the models it accepts (a Transformer, mean or CLS
-pooling, an optional Normalize, no prompts): the model folder's tokenizer with padding to the
-longest text of the batch and truncation at ``max_seq_length``, the transformer on ONNX Runtime
-(CPU), pooling and L2 normalisation in numpy. Vectors are close to, not equal to, the torch
+pooling, an optional Normalize, no prompts): the model folder's tokenizer (``tokenizer.json``
+through the ``tokenizers`` library, so neither torch nor transformers is imported; a folder
+without one goes through transformers' ``AutoTokenizer``) with padding to the longest text of
+the batch and truncation at ``max_seq_length``, the transformer on ONNX Runtime (CPU), pooling
+and L2 normalisation in numpy. Vectors are close to, not equal to, the torch
 backend's (fp32: last bits; int8: measurably further — docs/performance.md, "Embedding backends"), so the
 identity carries the backend (``<files sha256>+onnx``, ``+onnx-int8``): their vectors get their
 own cache space and store, and a comparison with a torch baseline shows the change.
@@ -20,6 +29,7 @@ own cache space and store, and a comparison with a torch baseline shows the chan
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -39,8 +49,26 @@ from retrieval_gate.errors import EmbedderError, one_line
 ONNX_BACKENDS = ("onnx", "onnx-int8")
 FP32_FILE = "model.onnx"
 INT8_FILE = "model-int8.onnx"
+VERIFIED_FILE = "model.onnx.verified.json"
+REJECTED_FILE = "model.onnx.rejected.json"
 EXTRA_HINT = "pip install 'retrieval-gate[onnx]'"
 _OPSET = 17
+# Largest |torch - onnx| of any vector component an fp32 export may show on PROBE_TEXTS to be kept
+# (measured on the bundled model: 3.1e-7; docs/performance.md, "Embedding backends"). Vectors that
+# close rank alike except at exact ties, so a baseline made by the other fp32 backend compares
+# like for like (baseline/fingerprint.py, ``same_vectors``).
+VERIFY_TOLERANCE = 1e-5
+PROBE_TEXTS = (
+    "How long does a card refund take to reach the customer?",
+    "Reembolso de cartão: o cliente recebe o valor em cinco a dez dias úteis.",
+    "  leading and trailing spaces  ",
+    "",
+    "UPPER CASE AND punctuation!!! — naïve café, 123 456",
+    "Résumé: 東京 and Zürich, emoji 🙂, tabs\tand\nnew lines.",
+    "a",
+    "Exporting models: the transformer runs on ONNX Runtime; pooling and normalisation in numpy. " * 12,
+    "long " * 400,  # past max_seq_length: truncated the same way
+)
 
 
 class OnnxEmbedder:
@@ -77,21 +105,8 @@ class OnnxEmbedder:
                                quantized=self.backend == "onnx-int8")
 
     def _load(self) -> None:
-        layout = read_layout(self.ref.path)
-        try:
-            import onnxruntime as ort
-            from transformers import AutoTokenizer
-        except ImportError as exc:
-            raise EmbedderError(f"the {self.backend} backend needs onnxruntime and transformers: {exc}") from None
         path = self.model_file()
-        options = ort.SessionOptions()
-        options.log_severity_level = 3  # errors only
-        try:
-            self._session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-            self._tokenizer = AutoTokenizer.from_pretrained(str(self.ref.path), local_files_only=True)
-        except Exception as exc:
-            raise EmbedderError(f"model {self.ref.name!r} ({path}) could not be loaded: {one_line(exc)}") from None
-        self._layout = layout
+        self._session, self._tokenizer, self._layout = open_model(self.ref, path, backend=self.backend)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -117,13 +132,13 @@ class OnnxEmbedder:
     def _encode_batch(self, batch: list[str]) -> np.ndarray:
         layout = self._layout
         assert layout is not None
+        batch = [t.strip() for t in batch]  # sentence-transformers strips each text before tokenizing
         if layout.lower_case:  # sentence-transformers' do_lower_case
             batch = [t.lower() for t in batch]
-        enc = self._tokenizer(batch, padding=True, truncation="longest_first", max_length=layout.max_seq_length,
-                              return_tensors="np")
-        feeds = {i.name: np.asarray(enc[i.name], dtype=np.int64) for i in self._session.get_inputs()}
+        enc = self._tokenizer(batch)
+        feeds = {i.name: enc[i.name] for i in self._session.get_inputs()}
         hidden = self._session.run(None, feeds)[0].astype(np.float32, copy=False)
-        mask = np.asarray(enc["attention_mask"], dtype=np.float32)
+        mask = enc["attention_mask"].astype(np.float32)
         if layout.pooling == "cls":
             pooled = hidden[:, 0, :]
         else:
@@ -131,6 +146,76 @@ class OnnxEmbedder:
             pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)  # the Embedder contract: L2-normalised rows
         return pooled / np.clip(norms, 1e-12, None)
+
+
+def open_model(ref: ModelRef, path: Path, *, backend: str) -> tuple[Any, Any, ModelLayout]:
+    """An ONNX Runtime session on ``path`` (CPU), the tokenizer callable and the layout."""
+    layout = read_layout(ref.path)
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise EmbedderError(f"the {backend} backend needs onnxruntime: {exc}") from None
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # errors only
+    try:
+        session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+        tokenizer = make_tokenizer(ref.path, max_length=layout.max_seq_length)
+    except EmbedderError:
+        raise
+    except Exception as exc:
+        raise EmbedderError(f"model {ref.name!r} ({path}) could not be loaded: {one_line(exc)}") from None
+    return session, tokenizer, layout
+
+
+def make_tokenizer(folder: Path, *, max_length: int) -> Any:
+    """``texts → {"input_ids", "attention_mask", "token_type_ids"}`` (int64 arrays), padded to the
+    longest text, truncated at ``max_length`` tokens — as sentence-transformers calls the fast
+    tokenizer. ``tokenizer.json`` through ``tokenizers`` (no torch, no transformers); else
+    transformers' ``AutoTokenizer``."""
+    if (folder / "tokenizer.json").is_file():
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        pad = _pad_token(folder)
+        pad_id = tok.token_to_id(pad)
+        if pad_id is None:
+            raise EmbedderError(f"{folder / 'tokenizer.json'}: its pad token {pad!r} is not in the vocabulary")
+        tok.enable_truncation(max_length=max_length)
+        tok.enable_padding(pad_id=pad_id, pad_token=pad)
+
+        def encode(texts: list[str]) -> dict[str, np.ndarray]:
+            encodings = tok.encode_batch(texts)
+            return {"input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+                    "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+                    "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64)}
+
+        return encode
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as exc:
+        raise EmbedderError(f"{folder} has no tokenizer.json, and transformers is not installed: {exc}") from None
+    hf = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+
+    def encode_hf(texts: list[str]) -> dict[str, np.ndarray]:
+        enc = hf(texts, padding=True, truncation="longest_first", max_length=max_length, return_tensors="np")
+        out = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items()}
+        out.setdefault("token_type_ids", np.zeros_like(out["input_ids"]))
+        return out
+
+    return encode_hf
+
+
+def _pad_token(folder: Path) -> str:
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        try:
+            value = json.loads((folder / name).read_text(encoding="utf-8")).get("pad_token")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, dict):
+            value = value.get("content")
+        if isinstance(value, str) and value:
+            return value
+    return "[PAD]"
 
 
 @dataclass(frozen=True)
@@ -175,17 +260,79 @@ def read_layout(folder: Path) -> ModelLayout:
                        lower_case=bool(bert.get("do_lower_case")))
 
 
+def export_state(folder: Path) -> str:
+    """``verified`` (an fp32 export that passed the check), ``rejected`` (one that failed it) or
+    ``absent``: file checks only, nothing imported (``auto`` decides by it)."""
+    if (folder / REJECTED_FILE).is_file():
+        return "rejected"
+    if (folder / FP32_FILE).is_file() and (folder / VERIFIED_FILE).is_file():
+        return "verified"
+    return "absent"
+
+
 def ensure_exported(ref: ModelRef, *, folder: Path, quantized: bool) -> Path:
-    """``folder/model.onnx`` (and ``model-int8.onnx`` when ``quantized``), made when absent."""
+    """``folder/model.onnx`` (and ``model-int8.onnx`` when ``quantized``), made when absent; the
+    fp32 file is verified against torch before it is kept (``verify_export``)."""
     fp32 = folder / FP32_FILE
-    if not fp32.is_file():
-        _atomic(fp32, lambda tmp: export_onnx(ref, tmp))
+    if (folder / REJECTED_FILE).is_file():
+        raise EmbedderError(_rejected_message(ref, folder))
+    if not fp32.is_file() or not (folder / VERIFIED_FILE).is_file():
+        if fp32.is_file():  # made before exports were verified: checked once now
+            record = verify_export(ref, fp32)
+        else:
+            made: dict[str, Any] = {}
+
+            def export_and_verify(tmp: Path) -> None:
+                export_onnx(ref, tmp)
+                made.update(verify_export(ref, tmp))
+                if not made["kept"]:
+                    raise _Rejected
+
+            with contextlib.suppress(_Rejected):  # not kept: recorded below
+                _atomic(fp32, export_and_verify)
+            record = made
+        if not record["kept"]:
+            _atomic(folder / REJECTED_FILE, lambda tmp: tmp.write_text(_json(record), encoding="utf-8"))
+            fp32.unlink(missing_ok=True)
+            raise EmbedderError(_rejected_message(ref, folder))
+        _atomic(folder / VERIFIED_FILE, lambda tmp: tmp.write_text(_json(record), encoding="utf-8"))
     if not quantized:
         return fp32
     int8 = folder / INT8_FILE
     if not int8.is_file():
         _atomic(int8, lambda tmp: quantize_int8(fp32, tmp))
     return int8
+
+
+class _Rejected(Exception):
+    """The export disagreed with torch: not kept."""
+
+
+def _json(record: dict[str, Any]) -> str:
+    return json.dumps(record, indent=2, sort_keys=True) + "\n"
+
+
+def _rejected_message(ref: ModelRef, folder: Path) -> str:
+    return (f"the ONNX export of model {ref.name!r} disagrees with sentence-transformers by more than "
+            f"{VERIFY_TOLERANCE:g} per vector component ({folder / REJECTED_FILE}): use --embed-backend torch "
+            "(the default auto does)")
+
+
+def verify_export(ref: ModelRef, path: Path) -> dict[str, Any]:
+    """Embed ``PROBE_TEXTS`` with sentence-transformers (torch) and with the ONNX file ``path``;
+    the record of the check (``kept``: the largest component difference ≤ ``VERIFY_TOLERANCE``)."""
+    from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
+
+    texts = list(PROBE_TEXTS)
+    expected = SentenceTransformerEmbedder(ref, device="cpu").embed_documents(texts)
+    probe = OnnxEmbedder(ref, backend="onnx", export_root=path.parent)
+    probe._session, probe._tokenizer, probe._layout = open_model(ref, path, backend="onnx")
+    got = probe.embed_documents(texts)
+    worst = float(np.abs(got - expected).max()) if got.shape == expected.shape else float("inf")
+    import onnxruntime
+
+    return {"kept": worst <= VERIFY_TOLERANCE, "max_abs_diff": worst, "tolerance": VERIFY_TOLERANCE,
+            "texts": len(texts), "onnxruntime": onnxruntime.__version__, "model_sha256": ref.sha256}
 
 
 def _atomic(target: Path, make: Any) -> None:

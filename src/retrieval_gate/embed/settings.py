@@ -19,13 +19,16 @@ DEFAULT_BATCH_SIZE = 64
 # The one rule for a batch size: the suite's ``batch_size`` key and this model both declare it so.
 BatchSize = Annotated[int, Field(ge=MIN_BATCH_SIZE, le=MAX_BATCH_SIZE)]
 Device = Literal["cpu", "cuda", "mps", "auto"]  # auto: cuda or mps when torch sees one
-# torch: sentence-transformers (embed/sentence.py); onnx, onnx-int8: ONNX Runtime (embed/onnx.py)
-Backend = Literal["torch", "onnx", "onnx-int8"]
+# torch: sentence-transformers (embed/sentence.py); onnx, onnx-int8: ONNX Runtime (embed/onnx.py);
+# auto (the default): onnx fp32 on the CPU where the checked export is (or can be made), else torch
+# (embed/backends.py, resolve_backend)
+Backend = Literal["auto", "torch", "onnx", "onnx-int8"]
+DEFAULT_BACKEND = "auto"
 
 
 def backend_problem(*, backend: str, device: str) -> str | None:
     """Why ``backend`` cannot run on ``device``, or None: ONNX Runtime runs here on the CPU only."""
-    if backend != "torch" and device != "cpu":
+    if backend not in ("torch", "auto") and device != "cpu":
         return f"{backend} runs on the CPU (ONNX Runtime): device {device} needs embed_backend torch"
     return None
 
@@ -36,7 +39,7 @@ class EmbedSettings(BaseModel):
     model: str = DEFAULT_MODEL  # a name or a local folder (embed/resolve.py)
     batch_size: BatchSize = DEFAULT_BATCH_SIZE
     device: Device = "cpu"
-    backend: Backend = "torch"
+    backend: Backend = DEFAULT_BACKEND
     export_root: Path | None = None  # where ONNX exports are kept (one folder per model files hash)
 
     @model_validator(mode="after")

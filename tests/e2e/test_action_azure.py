@@ -65,8 +65,9 @@ class AzureJob:
             "SYSTEM_PULLREQUEST_PULLREQUESTID": str(number), "BUILD_SOURCEBRANCH": f"refs/pull/{number}/merge",
             "SYSTEM_PULLREQUEST_TARGETBRANCH": "refs/heads/main", "SYSTEM_PULLREQUEST_ISFORK": str(fork)})
 
-    def refresh(self, *, write_token: str | None = WRITE_TOKEN) -> tuple[int, str, str]:
-        """The default branch's two jobs, as the generated azure-pipelines.yml runs them."""
+    def refresh(self, *, write_token: str | None = WRITE_TOKEN, config: str | None = None) -> tuple[int, str, str]:
+        """The default branch's two jobs, as the generated azure-pipelines.yml runs them (``config``:
+        the refresh job's own config file, one that names no ``python:`` retriever)."""
         code, out, err = self.run(reason="IndividualCI", token=None, inputs={"mode": "report"})
         assert code == 0, err
         (self.workspace / "retrieval-gate-in").mkdir(exist_ok=True)
@@ -75,7 +76,8 @@ class AzureJob:
         calls = getattr(self.engine, "calls", [])  # the fake engine's record (the real one keeps none)
         evaluations = calls.count(("evaluate", "default"))
         result = self.run(reason="IndividualCI", token=None, write_token=write_token,
-                          inputs={"mode": "write-baseline", "results_file": "retrieval-gate-in/results.json"})
+                          inputs={"mode": "write-baseline", "results_file": "retrieval-gate-in/results.json",
+                                  **({"config": config} if config else {})})
         assert calls.count(("evaluate", "default")) == evaluations  # the refresh evaluates nothing
         return result[0], out + result[1], err + result[2]
 

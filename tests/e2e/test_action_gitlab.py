@@ -75,7 +75,7 @@ class GitLabJob:
         })
 
     def refresh(self, *, write_token: str | None = WRITE_TOKEN, sha: str = "c" * 40,
-                message: str | None = None) -> tuple[int, str, str]:
+                message: str | None = None, config: str | None = None) -> tuple[int, str, str]:
         """The default branch's two jobs, as the generated .gitlab-ci.yml runs them: ``retrieval``
         evaluates (mode report, no write token), ``retrieval-refresh`` takes its results.json and
         commits (mode write-baseline, the write token, no evaluation)."""
@@ -87,7 +87,8 @@ class GitLabJob:
         calls = getattr(self.engine, "calls", [])  # the fake engine's record (the real one keeps none)
         evaluations = calls.count(("evaluate", "default"))
         result = self.run(source="push", token=None, write_token=write_token, extra=main_push,
-                          inputs={"mode": "write-baseline", "results_file": "retrieval-gate-out/results.json"})
+                          inputs={"mode": "write-baseline", "results_file": "retrieval-gate-out/results.json",
+                                  **({"config": config} if config else {})})
         assert calls.count(("evaluate", "default")) == evaluations  # the refresh evaluates nothing
         return result[0], out + result[1], err + result[2]
 

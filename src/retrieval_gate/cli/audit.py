@@ -69,7 +69,7 @@ def audit_command(
         console.print(f"chunks: {cut}", markup=False, highlight=False, soft_wrap=True)
     if html is not None:
         write_text_atomic(html, text=render_audit_html(report))
-        console.print(f"wrote {html}", markup=False)
+        console.print(f"wrote {html}", markup=False, soft_wrap=True)
     if base_report is not None:
         new = introduced(current=report.findings, base=base_report.findings)
         gone = resolved(current=report.findings, base=base_report.findings)
@@ -80,5 +80,5 @@ def audit_command(
         if markdown is not None:
             write_text_atomic(markdown, text=render_audit_section(introduced=new, resolved=len(gone),
                                                              total=len(report.findings)))
-            console.print(f"wrote {markdown}", markup=False)
-    console.print(f"wrote {out}", markup=False)
+            console.print(f"wrote {markdown}", markup=False, soft_wrap=True)
+    console.print(f"wrote {out}", markup=False, soft_wrap=True)

@@ -63,7 +63,7 @@ def draft_command(
     for line in summary[2:summary.index("", 2)]:  # the long-query cut first, then the rest above the table
         console.print(line.removeprefix("- "), markup=False, highlight=False, soft_wrap=True)
     for path in written:
-        console.print(f"wrote {path}", markup=False, highlight=False)
+        console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
     console.print("next: open the labelling page, label with the keyboard, Download labels, then", markup=False)
     console.print(f"  retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'}"
                   + (f" --cases {settings.cases}" if settings.cases else " --cases cases.jsonl")

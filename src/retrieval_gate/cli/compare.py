@@ -94,6 +94,6 @@ def compare_command(
         write_comparison(out, comparison=comparison)
     print_comparison(comparison, console=console, all_rows=all_rows)
     if out is not None:
-        console.print(f"wrote {out}", markup=False)
+        console.print(f"wrote {out}", markup=False, soft_wrap=True)
     if gate_fails(comparison):  # a failed gate, or needs-labels unless gate.unjudged: warn
         raise typer.Exit(1)

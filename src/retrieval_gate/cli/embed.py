@@ -54,4 +54,4 @@ def embed_command(
                   f"passages and {manifest['queries']} of {manifest['cases']['count']} queries; "
                   f"{emb['passages_embedded'] + emb['queries_embedded']} embedded now, "
                   f"{emb['passages_cached'] + emb['queries_cached']} already in {out}", markup=False, soft_wrap=True)
-    console.print(f"wrote {out}", markup=False)
+    console.print(f"wrote {out}", markup=False, soft_wrap=True)

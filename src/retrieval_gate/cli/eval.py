@@ -171,7 +171,7 @@ def eval_command(
         print_results(results, console=console)
         for line in summary_lines(results):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
-        console.print(f"wrote {path}", markup=False)
+        console.print(f"wrote {path}", markup=False, soft_wrap=True)
     if many:
         write_side_by_side(all_results, out=out, reference=reference)
 
@@ -206,4 +206,4 @@ def write_side_by_side(all_results: dict[str, Results], *, out: Path, reference:
     console.print(side_by_side_table(sbs))
     path = out.with_name(f"{out.stem}.side_by_side.json")
     write_json_atomic(path, data=sbs.to_json_data())
-    console.print(f"wrote {path}", markup=False)
+    console.print(f"wrote {path}", markup=False, soft_wrap=True)

@@ -73,7 +73,7 @@ def queue_command(
     if out is not None:
         write_text_atomic(out, text="".join(json.dumps(i.as_json(), ensure_ascii=False, sort_keys=True) + "\n"
                                        for i in items))
-        console.print(f"wrote {out}", markup=False, highlight=False)
+        console.print(f"wrote {out}", markup=False, highlight=False, soft_wrap=True)
 
 
 def read_decisions(path: Path) -> list[tuple[int, Record]]:

@@ -153,7 +153,7 @@ def report_command(
         sys.stdout.flush()
     else:
         write_text_atomic(out, text=text)
-        console.print(f"wrote {out}", markup=False, highlight=False)
+        console.print(f"wrote {out}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _audit_section(audit: Path, audit_base: Path) -> str:

@@ -71,4 +71,4 @@ def score(
     for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error
         err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     print_results(results, console=console)
-    console.print(f"wrote {out}", markup=False, highlight=False)
+    console.print(f"wrote {out}", markup=False, highlight=False, soft_wrap=True)

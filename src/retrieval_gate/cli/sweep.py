@@ -42,13 +42,13 @@ def _print(sweep: dict[str, Any]) -> None:
 
 def _write(sweep: dict[str, Any], *, out: Path, markdown: Path | None, html: Path | None) -> None:
     write_json_atomic(out, data=sweep)
-    console.print(f"wrote {out}", markup=False)
+    console.print(f"wrote {out}", markup=False, soft_wrap=True)
     if markdown is not None:
         write_text_atomic(markdown, text=to_markdown(sweep))
-        console.print(f"wrote {markdown}", markup=False)
+        console.print(f"wrote {markdown}", markup=False, soft_wrap=True)
     if html is not None:
         write_text_atomic(html, text=render_sweep_html(sweep))
-        console.print(f"wrote {html}", markup=False)
+        console.print(f"wrote {html}", markup=False, soft_wrap=True)
 
 
 def _read_part(path: Path) -> dict[str, Any]:

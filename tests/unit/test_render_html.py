@@ -156,3 +156,15 @@ def test_the_shift_histogram_has_a_count_axis_a_count_over_each_bar_and_its_capt
     ticks = [int(t) for t in re.findall(r'class="tick" text-anchor="end">(\d+)</text>', svg)]
     assert ticks[0] == 0 and ticks[-1] == max(by_hand.values())
     assert "rank after − before" not in svg and "<figcaption>Gold cards per rank shift" in html
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_overall_row_under_30_cases_is_marked_indicative_as_a_slice_is(name: str, reports) -> None:
+    """The rule that marks a slice (fewer than 30 cases) marks the headline cards and the overall
+    table's rows too: each one whose n is under 30, and none above."""
+    scenario, html, _ = reports[name]
+    overall = scenario.results.aggregates["overall"]
+    small = overall["hit@5"].n < 30
+    cards = re.findall(r'<div class="metric">([^<]*)(?:<span class="note">\(indicative\)</span>)?</div>', html)
+    marked = html.count('<span class="note">(indicative)</span>')
+    assert cards and (marked == len(cards) if small else marked == 0)

@@ -114,6 +114,20 @@ class Page:
         self.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": x, "y": y}])
         self.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
 
+    def tap_element(self, selector: str, index: int = 0) -> None:
+        """A finger's tap at the middle of the ``index``-th element ``selector`` matches, scrolled
+        into view first when it is not; the element must be what is at that point (not covered by
+        a sticky header or a button bar)."""
+        at = self.js(f"""(() => {{
+          const el = document.querySelectorAll({json.dumps(selector)})[{index}];
+          let r = el.getBoundingClientRect();
+          if (r.top < 0 || r.bottom > window.innerHeight) {{
+            el.scrollIntoView({{block: "center"}}); r = el.getBoundingClientRect(); }}
+          const x = r.left + r.width / 2, y = r.top + r.height / 2;
+          return {{x, y, hit: el.contains(document.elementFromPoint(x, y))}}; }})()""")
+        assert at["hit"], f"{selector}[{index}] is covered where a finger taps it"
+        self.tap(at["x"], at["y"])
+
     def key(self, key: str, code: str, key_code: int, text: str = "") -> None:
         """A real key press (down and up) on the focused element."""
         self.call("Input.dispatchKeyEvent", type="keyDown", key=key, code=code, windowsVirtualKeyCode=key_code,

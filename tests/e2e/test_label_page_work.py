@@ -95,25 +95,13 @@ def _shown(page) -> tuple[str, list[str], list[str]]:
     return case, cards, classes
 
 
-def _tap(page, selector: str, index: int = 0) -> None:
-    """A finger's tap at the middle of the element, scrolled into view first when it is not; the
-    element must be what is at that point (not covered by the sticky header or the button bar)."""
-    at = page.js(f"""(() => {{
-      const el = document.querySelectorAll({json.dumps(selector)})[{index}];
-      let r = el.getBoundingClientRect();
-      if (r.top < 0 || r.bottom > window.innerHeight) {{
-        el.scrollIntoView({{block: "center"}}); r = el.getBoundingClientRect(); }}
-      const x = r.left + r.width / 2, y = r.top + r.height / 2;
-      return {{x, y, hit: el.contains(document.elementFromPoint(x, y))}}; }})()""")
-    assert at["hit"], f"{selector}[{index}] is covered where a finger taps it"
-    page.tap(at["x"], at["y"])
 
 
 def _download(page, folder: Path, *, tap: bool = False) -> list[dict]:
     folder.mkdir()
     page.allow_downloads(folder)
     if tap:
-        _tap(page, "#download-labels")
+        page.tap_element("#download-labels")
     else:
         _press(page, "d")
     deadline = time.monotonic() + DOWNLOAD_WAIT_S
@@ -224,28 +212,28 @@ def test_a_390px_phone_labels_by_taps_and_label_apply_takes_the_download(repo: P
         for n in range(6):
             case, cards, _ = _shown(page)
             if n == 2:
-                _tap(page, "#actions button[data-key='n']")
+                page.tap_element("#actions button[data-key='n']")
                 pressed[case] = None
             elif n == 4:
-                _tap(page, "#actions button[data-key='s']")  # skipped: labelled at the end
+                page.tap_element("#actions button[data-key='s']")  # skipped: labelled at the end
                 skipped = case
             else:
-                _tap(page, "#cands li", 2)  # a tap focuses the third card
+                page.tap_element("#cands li", 2)  # a tap focuses the third card
                 assert "focus" in _shown(page)[2][2]
-                _tap(page, "#actions button[data-key='1']")
+                page.tap_element("#actions button[data-key='1']")
                 page.js("new Promise(done => setTimeout(done, 30))")  # the next judgement is later
-                _tap(page, "#actions button[data-key='r']")
+                page.tap_element("#actions button[data-key='r']")
                 pressed[case] = cards[2]
             if n < 5:
                 r = _rects(page)
                 assert r["text"] == queries_shown(page) and _in_view(r), r
                 assert r["scroll"] == 0 and r["first"] >= r["top"]["bottom"], r
-        _tap(page, "#actions button[data-key='ArrowLeft']")  # the last query stays; back once: the skipped one
+        page.tap_element("#actions button[data-key='ArrowLeft']")  # the last query stays; back once: the skipped one
         case, cards, _ = _shown(page)
         assert case == skipped
-        _tap(page, "#cands li", 0)
-        _tap(page, "#actions button[data-key='1']")
-        _tap(page, "#actions button[data-key='r']")
+        page.tap_element("#cands li", 0)
+        page.tap_element("#actions button[data-key='1']")
+        page.tap_element("#actions button[data-key='r']")
         pressed[case] = cards[0]
         assert page.js("document.getElementById('progress').textContent").startswith("6 of 6 ")
         before = page.js("new Date().toISOString()")

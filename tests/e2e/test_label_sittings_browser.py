@@ -66,18 +66,6 @@ def _press(page, key: str) -> None:
     page.key(key, code, number, text=key if len(key) == 1 else "")
 
 
-def _tap(page, selector: str, index: int = 0) -> None:
-    """A finger's tap at the middle of the element (scrolled into view first), which must be what
-    is at that point."""
-    at = page.js(f"""(() => {{
-      const el = document.querySelectorAll({json.dumps(selector)})[{index}];
-      let r = el.getBoundingClientRect();
-      if (r.top < 0 || r.bottom > window.innerHeight) {{
-        el.scrollIntoView({{block: "center"}}); r = el.getBoundingClientRect(); }}
-      const x = r.left + r.width / 2, y = r.top + r.height / 2;
-      return {{x, y, hit: el.contains(document.elementFromPoint(x, y))}}; }})()""")
-    assert at["hit"], f"{selector}[{index}] is covered where a finger taps it"
-    page.tap(at["x"], at["y"])
 
 
 def _case(page) -> str:
@@ -119,7 +107,7 @@ def _judge(page, case: str, pool: dict[str, str], relevant: str | None, *, tap: 
 
     def act(key: str) -> None:
         if tap:
-            _tap(page, f"#actions button[data-key='{key}']")
+            page.tap_element(f"#actions button[data-key='{key}']")
         else:
             _press(page, key)
 
@@ -128,7 +116,7 @@ def _judge(page, case: str, pool: dict[str, str], relevant: str | None, *, tap: 
         out: Pressed = {(case, None): None}
     else:
         if tap:
-            _tap(page, "#cands li", cards.index(relevant))
+            page.tap_element("#cands li", cards.index(relevant))
         else:
             for _ in range(cards.index(relevant)):
                 _press(page, "ArrowDown")
@@ -146,7 +134,7 @@ def _download(page, folder: Path, *, tap: bool = False) -> tuple[list[dict], str
     folder.mkdir()
     page.allow_downloads(folder)
     if tap:
-        _tap(page, "#download-labels")
+        page.tap_element("#download-labels")
     else:
         _press(page, "d")
     deadline = time.monotonic() + DOWNLOAD_WAIT_S

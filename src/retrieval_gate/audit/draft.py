@@ -30,7 +30,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -91,24 +91,8 @@ def collapse_near(queries: Sequence[LogQuery], *, vectors: np.ndarray,
                   threshold: float = NEAR_COSINE) -> tuple[list[LogQuery], np.ndarray, int]:
     """Near-duplicates merged (cosine ≥ ``threshold`` with a more frequent leader): the leaders,
     their vectors and how many queries were merged into them. Vectors are unit-normalised."""
-    order = sorted(range(len(queries)), key=lambda i: (-queries[i].count, queries[i].first_line))
-    merged_into = np.full(len(queries), -1)
     vecs = np.asarray(vectors, dtype=np.float32)
-    out: list[LogQuery] = []
-    kept: list[int] = []
-    merged = 0
-    for i in order:
-        if merged_into[i] >= 0:
-            continue
-        sims = vecs @ vecs[i]
-        near = np.flatnonzero((sims >= threshold) & (merged_into < 0))
-        merged_into[near] = i
-        members = [int(j) for j in near if j != i]
-        merged += len(members)
-        lead = queries[i]
-        out.append(replace(lead, count=lead.count + sum(queries[j].count for j in members),
-                           lines=lead.lines + sum(queries[j].lines for j in members)))
-        kept.append(i)
+    out, kept, merged = _merge(queries, near_of=lambda i, free: np.flatnonzero((vecs @ vecs[i] >= threshold) & free))
     return out, vecs[kept] if kept else vecs[:0], merged
 
 
@@ -129,6 +113,16 @@ def collapse_typos(queries: Sequence[LogQuery], *, vectors: np.ndarray,
         for row in range(block.shape[0]):
             lo, hi = block.indptr[row], block.indptr[row + 1]
             neighbours.append(block.indices[lo:hi][block.data[lo:hi] >= threshold])
+    out, kept, merged = _merge(queries, near_of=lambda i, free: neighbours[i][free[neighbours[i]]])
+    vecs = np.asarray(vectors, dtype=np.float32)
+    return out, vecs[kept], merged
+
+
+def _merge(queries: Sequence[LogQuery], *, near_of: Callable[[int, np.ndarray], np.ndarray],
+           ) -> tuple[list[LogQuery], list[int], int]:
+    """One merge of both collapses: each query in traffic order (then first seen), not merged yet,
+    leads the queries ``near_of(i, free)`` finds among those still free; the leaders (their counts
+    and lines summed), their indices and how many queries were merged into them."""
     order = sorted(range(len(queries)), key=lambda i: (-queries[i].count, queries[i].first_line))
     merged_into = np.full(len(queries), -1)
     out: list[LogQuery] = []
@@ -137,7 +131,7 @@ def collapse_typos(queries: Sequence[LogQuery], *, vectors: np.ndarray,
     for i in order:
         if merged_into[i] >= 0:
             continue
-        near = neighbours[i][merged_into[neighbours[i]] < 0]
+        near = near_of(i, merged_into < 0)
         merged_into[near] = i
         merged_into[i] = i
         members = [int(j) for j in near if j != i]
@@ -146,8 +140,7 @@ def collapse_typos(queries: Sequence[LogQuery], *, vectors: np.ndarray,
         out.append(replace(lead, count=lead.count + sum(queries[j].count for j in members),
                            lines=lead.lines + sum(queries[j].lines for j in members)))
         kept.append(i)
-    vecs = np.asarray(vectors, dtype=np.float32)
-    return out, vecs[kept], merged
+    return out, kept, merged
 
 
 def terms(text: str) -> list[str]:

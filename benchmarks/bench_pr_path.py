@@ -12,7 +12,11 @@ of the suite and its own store (a backend's vectors live in their own store), wa
 The modules each variant loaded are checked once, after the rounds, with ``-X importtime``:
 ``torch`` must not be among auto's.
 
-    PYTHONPATH=src python benchmarks/bench_pr_path.py [--rounds 9] [--work DIR]
+    PYTHONPATH=src python benchmarks/bench_pr_path.py [--rounds 9] [--work DIR] [--src OTHER/src]
+
+``--src OTHER/src`` adds a fourth command in the same rounds: ``auto`` run by another checkout's
+code (the figure before a change), with its own copy of the suite and store, and the per-round
+ratio this / that.
 
 Processes run with ``PYTHONPYCACHEPREFIX`` set to a temporary folder (bytecode compiled once, as
 an installed package has it), each command run once untimed first. The machine is shared: quote
@@ -73,30 +77,38 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--src", type=Path, default=None, help="another checkout's src: its auto eval, paired")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-pr-path-"))
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONPYCACHEPREFIX": str(work / "pycache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    envs = {"auto": env, "torch": env}
+    backends = {"auto": "auto", "torch": "torch"}
+    if args.src is not None:
+        envs["before"] = {**env, "PYTHONPATH": str(args.src.resolve()),
+                          "PYTHONPYCACHEPREFIX": str(work / "pycache-before")}
+        backends["before"] = "auto"
     suites = {}
-    for backend in ("auto", "torch"):
-        suite = work / backend
+    for name, backend in backends.items():
+        suite = work / name
         shutil.rmtree(suite, ignore_errors=True)
         shutil.copytree(EXAMPLES / "kb", suite / "kb")
         shutil.copy(EXAMPLES / "cases.jsonl", suite / "cases.jsonl")
-        timed(eval_cmd(backend), cwd=suite, env=env)  # the store, the cache and (auto) the export, made once
+        timed(eval_cmd(backend), cwd=suite, env=envs[name])  # the store, the cache and (auto) the export, made once
         edit_one_card(suite, 0)
-        timed(eval_cmd(backend), cwd=suite, env=env)  # untimed warm-up of the edit path
-        suites[backend] = suite
+        timed(eval_cmd(backend), cwd=suite, env=envs[name])  # untimed warm-up of the edit path
+        suites[name] = suite
     timed(FLOOR, cwd=work, env=env)
-    walls: dict[str, list[float]] = {"auto": [], "torch": [], "floor": []}
-    cpus: dict[str, list[float]] = {"auto": [], "torch": [], "floor": []}
+    names = [*backends, "floor"]
+    walls: dict[str, list[float]] = {n: [] for n in names}
+    cpus: dict[str, list[float]] = {n: [] for n in names}
     for round_ in range(1, args.rounds + 1):
-        for name in ("auto", "torch", "floor"):
+        for name in names:
             if name == "floor":
                 wall, cpu = timed(FLOOR, cwd=work, env=env)
             else:
                 edit_one_card(suites[name], round_)
-                wall, cpu = timed(eval_cmd(name), cwd=suites[name], env=env)
+                wall, cpu = timed(eval_cmd(backends[name]), cwd=suites[name], env=envs[name])
             walls[name].append(wall)
             cpus[name].append(cpu)
     embedded = {name: json.loads((suites[name] / "r.json").read_text())["extras"]["embedding"]["passages_embedded"]
@@ -112,6 +124,8 @@ def main() -> None:
                                                                                strict=True)), 2),
         "torch_over_auto_median": round(statistics.median(t / a for t, a in zip(walls["torch"], walls["auto"],
                                                                                strict=True)), 2),
+        **({"auto_over_before_median": round(statistics.median(a / b for a, b in zip(
+            walls["auto"], walls["before"], strict=True)), 2)} if "before" in walls else {}),
         "modules": {"auto": loaded(eval_cmd("auto"), cwd=suites["auto"], env=env),
                     "torch": loaded(eval_cmd("torch"), cwd=suites["torch"], env=env)},
     }

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from retrieval_gate.cli import main
+from retrieval_gate.forge.github import api as github_api
 from retrieval_gate.publish import engine as engine_module
 from tests.e2e.fake_github import FakeGitHub
 
@@ -41,6 +42,9 @@ def run_entry_point(*, env: dict[str, str], workspace: Path, engine: Any, monkey
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(workspace)
     monkeypatch.setattr(engine_module, "real_engine", lambda: engine)
+    # The local fake has no secondary rate limit: no second's pause before each write (our own
+    # tuning constant; its production value is checked in tests/e2e/test_action_github_adapter.py).
+    monkeypatch.setattr(github_api, "SECONDS_BETWEEN_WRITES", None)
     capsys.readouterr()
     with pytest.raises(SystemExit) as exited:
         main(["action"])

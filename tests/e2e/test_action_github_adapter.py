@@ -150,3 +150,16 @@ def masking(*secrets: object) -> object:
     """The adapter's scrubber: the one scrubber (``scrub_text``) over these secrets."""
     values = [s.get_secret_value() if hasattr(s, "get_secret_value") else str(s) for s in secrets]
     return lambda text: scrub_text(text, secrets=values)
+
+
+def test_the_action_pauses_a_second_between_writes_as_github_advises(github):
+    """PyGithub's pause before a mutating request (secondary rate limits): one second in the
+    action's adapter; only the end-to-end harness, against the local fake, sets it to None."""
+    from retrieval_gate.forge.github import GitHub, api
+
+    assert api.SECONDS_BETWEEN_WRITES == 1.0
+    env = {"GITHUB_REPOSITORY": github.repository, "GITHUB_API_URL": github.api_url,
+           "INPUT_GITHUB_TOKEN": PAT}
+    forge = GitHub()
+    adapter = forge.api(forge.read_settings(env, tokens=forge.read_tokens(env)), scrub=masking(PAT), log=print)
+    assert adapter.seconds_between_writes == 1.0

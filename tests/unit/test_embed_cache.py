@@ -174,3 +174,51 @@ def test_empty_model_name_is_an_embedder_error(name: str) -> None:
 def test_a_folder_that_is_not_a_model_is_an_embedder_error(tmp_path: Path) -> None:
     with pytest.raises(EmbedderError, match="not a sentence-transformers model folder"):
         resolve_model(str(tmp_path))
+
+
+def test_missing_names_the_keys_without_a_row(cache: EmbeddingCache) -> None:
+    cache.put_many("m:document", [("k1", vec(1, 0)), ("k2", vec(0, 1))])
+    assert cache.missing("m:document", ["k2", "k3", "k1", "k3"]) == ["k3"]
+    assert cache.missing("m:query", ["k1"]) == ["k1"]  # another space holds nothing of it
+
+
+class LoadsAhead(HashEmbedder):
+    """A fake that counts the calls of ``load_ahead`` (what ``OnnxEmbedder`` starts a thread for)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = 0
+
+    def load_ahead(self) -> None:
+        self.started += 1
+
+
+def test_load_ahead_starts_the_model_only_when_a_passage_is_not_cached(cache: EmbeddingCache) -> None:
+    inner = LoadsAhead()
+    embedder = CachedEmbedder(inner, cache)
+    embedder.embed_documents(["alpha beta", "gamma"])
+    embedder.load_ahead_for(["gamma", "alpha beta"])  # all cached: nothing to load
+    assert inner.started == 0
+    embedder.load_ahead_for(["gamma", "a new passage"])
+    assert inner.started == 1
+    CachedEmbedder(HashEmbedder(), cache).load_ahead_for(["another"])  # an embedder without it: nothing to start
+
+
+def test_an_onnx_load_that_fails_on_its_thread_fails_the_first_embed_with_its_error(tmp_path: Path) -> None:
+    from retrieval_gate.embed.onnx import REJECTED_FILE, OnnxEmbedder
+    from retrieval_gate.embed.resolve import ModelRef
+
+    ref = ModelRef(name="m", path=tmp_path / "model", source="local", sha256="a" * 64)
+    rejected = tmp_path / "exports" / ref.sha256 / REJECTED_FILE
+    rejected.parent.mkdir(parents=True)
+    rejected.write_text("{}", encoding="utf-8")
+    embedder = OnnxEmbedder(ref, backend="onnx", export_root=tmp_path / "exports")
+    with pytest.raises(EmbedderError, match="disagrees with sentence-transformers"):
+        embedder.embed_documents(["text"])  # loaded in line
+    embedder.load_ahead()
+    assert embedder._loading is not None
+    embedder._loading.join()
+    rejected.unlink()  # the error the thread met is the one raised, not a second load's
+    with pytest.raises(EmbedderError, match="disagrees with sentence-transformers"):
+        embedder.embed_documents(["text"])
+    assert not embedder.loaded

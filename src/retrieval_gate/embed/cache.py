@@ -128,6 +128,23 @@ class EmbeddingCache:
             self._evict(space, bad)
         return good
 
+    def missing(self, space: str, keys: Iterable[str]) -> list[str]:
+        """The keys with no row in ``space`` (present rows are not read or checked here:
+        ``get_many`` checks what it reads)."""
+        keys = list(dict.fromkeys(keys))
+        if self._conn is None:
+            return [k for k in keys if (space, k) not in self._memory]
+        present: set[str] = set()
+        try:
+            for i in range(0, len(keys), _SQL_VARS):
+                part = keys[i:i + _SQL_VARS]
+                marks = ",".join("?" * len(part))
+                present.update(k for (k,) in self._conn.execute(
+                    f"SELECT key FROM vectors WHERE space=? AND key IN ({marks})", (space, *part)))
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"embedding cache {self.path} failed: {exc}") from None
+        return [k for k in keys if k not in present]
+
     def _evict(self, space: str, keys: Sequence[str]) -> None:
         self.evicted += len(keys)
         self._notify(f"embedding cache {self.path}: {len(keys)} entr{'y' if len(keys) == 1 else 'ies'} failed the "
@@ -220,6 +237,15 @@ class CachedEmbedder:
 
     def space(self, kind: str) -> str:
         return f"{self.identity().sha256}:{kind}"
+
+    def load_ahead_for(self, texts: Sequence[str]) -> None:
+        """When some of these passages are not in the cache, let the model start loading now, on
+        a second thread, where it can (``OnnxEmbedder.load_ahead``): a run whose texts are all
+        cached still loads nothing."""
+        start = getattr(self.inner, "load_ahead", None)
+        if start is not None and self.cache.missing(self.space("document"),
+                                                    (sha256_bytes(t.encode("utf-8")) for t in texts)):
+            start()
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, "document")

@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,6 +85,8 @@ class OnnxEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._layout: ModelLayout | None = None
+        self._loading: threading.Thread | None = None
+        self._load_error: BaseException | None = None
 
     @property
     def loaded(self) -> bool:
@@ -104,15 +107,42 @@ class OnnxEmbedder:
         return ensure_exported(self.ref, folder=self.export_root / self.ref.sha256,
                                quantized=self.backend == "onnx-int8")
 
+    def load_ahead(self) -> None:
+        """Start loading the session on a second thread (ONNX Runtime reads the graph without the
+        GIL, so it overlaps the store's opening); the first text to embed waits for it, and an
+        error there is raised then, as a load in line would raise it."""
+        if self._session is not None or self._loading is not None:
+            return
+
+        def work() -> None:
+            try:
+                self._load()
+            except BaseException as exc:  # handed to the thread that embeds
+                self._load_error = exc
+
+        self._loading = threading.Thread(target=work, name="load-onnx")
+        self._loading.start()
+
     def _load(self) -> None:
         path = self.model_file()
         self._session, self._tokenizer, self._layout = open_model(self.ref, path, backend=self.backend)
+
+    def _loaded(self) -> None:
+        """The session, loaded here or by ``load_ahead``'s thread (joined, its error raised)."""
+        if self._loading is not None:
+            self._loading.join()
+            self._loading = None
+            error, self._load_error = self._load_error, None
+            if error is not None:
+                raise error
+        if self._session is None:
+            self._load()
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         if self._session is None:
-            self._load()
+            self._loaded()
         assert self._layout is not None
         # Longest first within the call, as sentence-transformers does, so padding stays short.
         order = np.argsort([-len(t) for t in texts], kind="stable")

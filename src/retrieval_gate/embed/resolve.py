@@ -40,16 +40,21 @@ class ModelRef:
 
 def resolve_model(name: str) -> ModelRef:
     """Find the model's files (see the module docstring) and hash them (~0.1 s for 90 MB)."""
+    path, source = model_folder(name)
+    return ModelRef(name=name.strip(), path=path, source=source, sha256=sha256_path(path))
+
+
+def model_folder(name: str) -> tuple[Path, str]:
+    """The model's folder and where it was found (``bundled``, ``local``, ``hub-cache``, ``hub``),
+    without hashing its files: for a reader of the tokenizer, which needs no identity."""
     name = name.strip()
     if not name:
         raise EmbedderError("model name is empty")
     if name.lower() in BUNDLED_ALIASES:
-        path, source = bundled_model_path(), "bundled"
-    elif Path(name).expanduser().exists():
-        path, source = _local_folder(Path(name).expanduser()), "local"
-    else:
-        path, source = _hub_folder(name)
-    return ModelRef(name=name, path=path, source=source, sha256=sha256_path(path))
+        return bundled_model_path(), "bundled"
+    if Path(name).expanduser().exists():
+        return _local_folder(Path(name).expanduser()), "local"
+    return _hub_folder(name)
 
 
 def bundled_model_path() -> Path:

@@ -72,9 +72,9 @@ def _max_seq_length(folder: Path) -> int | None:
 @lru_cache(maxsize=8)
 def load_tokens(model: str) -> ModelTokens | None:
     """The tokenizer of ``model`` (a name or folder, resolved as the embedder resolves it)."""
-    from retrieval_gate.embed.resolve import resolve_model
+    from retrieval_gate.embed.resolve import model_folder
 
-    folder = Path(resolve_model(model).path)
+    folder, _ = model_folder(model)  # the files only: the tokenizer needs no hash of the weights
     if not (folder / "tokenizer.json").is_file():
         return None
     return ModelTokens(folder)

@@ -109,6 +109,7 @@ class DenseParts:
                                + (f"; {report.other} of another model/device/backend left out" if report.other else "")
                                + (f"; {report.bad} that failed the check (checksum, finite, unit norm) left out, "
                                   "to be embedded again" if report.bad else ""))
+        self.embedder.load_ahead_for([c.text for c in chunks])  # the model loads while the store opens
         self.sync_report = store.sync(chunks=chunks, embedder=self.embedder, chunking=self.chunking)
         self.retriever = DenseRetriever(index=store.index(), embedder=self.embedder, overfetch=self.overfetch,
                                         fingerprint=self.fingerprint())

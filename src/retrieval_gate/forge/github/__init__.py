@@ -38,10 +38,10 @@ class GitHub(Forge):
         return github_settings.read_settings(env, tokens=tokens)
 
     def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
-        from retrieval_gate.forge.github.api import GitHubRepo  # PyGithub, requests: kept from start-up
+        from retrieval_gate.forge.github import api  # PyGithub, requests: kept from start-up
 
-        return GitHubRepo(token=settings.comment_token, repository=settings.repository, api_url=settings.api_url,
-                          scrub=scrub, log=log)
+        return api.GitHubRepo(token=settings.comment_token, repository=settings.repository, api_url=settings.api_url,
+                              scrub=scrub, log=log, seconds_between_writes=api.SECONDS_BETWEEN_WRITES)
 
     def pull_page(self, *, host: str, path: str) -> str | None:
         return f"https://{host}/{path}/pull/{{n}}" if "github" in host.split(".") or host.startswith("github") else None

@@ -68,6 +68,12 @@ T = TypeVar("T")
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 
 
+# PyGithub's pause before each mutating request (GitHub's advice against its secondary rate
+# limits: "at least one second between each request" that creates or changes content). A tuning
+# constant: the end-to-end tests, against a local fake, set it to None.
+SECONDS_BETWEEN_WRITES: float | None = 1.0
+
+
 class GitHubRepo:
     """One repository, through one authenticated PyGithub client."""
 
@@ -81,13 +87,14 @@ class GitHubRepo:
         retries: int = 5,
         backoff_factor: float = 1.0,
         timeout: int = 30,
-        seconds_between_writes: float | None = 1.0,
+        seconds_between_writes: float | None = SECONDS_BETWEEN_WRITES,
         deadline_s: float | None = CALL_DEADLINE_S,
         log: Callable[[str], None] | None = None,
     ) -> None:
         if not token.get_secret_value():
             raise ForgeError("no GitHub token: set the action's github_token input")
         self._token = token
+        self.seconds_between_writes = seconds_between_writes
         self._scrub = scrub
         self._api_url = api_url.rstrip("/")
         self._gh = Github(

@@ -150,6 +150,26 @@ class Page:
         self.call("Browser.setDownloadBehavior", session=False, behavior="allow", downloadPath=str(folder),
                   eventsEnabled=True)
 
+    def press(self, key: str) -> None:
+        """One key of ``KEYS`` pressed (down and up), with its text when it is a character."""
+        code, number = KEYS[key]
+        self.key(key, code, number, text=key if len(key) == 1 else "")
+
+
+# The keys the labelling pages take: key → (code, key code).
+KEYS = {**{str(d): (f"Digit{d}", 48 + d) for d in range(10)},
+        "n": ("KeyN", 78), "r": ("KeyR", 82), "s": ("KeyS", 83), "d": ("KeyD", 68),
+        "ArrowDown": ("ArrowDown", 40), "ArrowUp": ("ArrowUp", 38), "ArrowLeft": ("ArrowLeft", 37)}
+DOWNLOAD_WAIT_S = 30
+
+
+def read_download(folder: Path, name: str = "labels.jsonl") -> list[dict[str, Any]]:
+    """The JSONL file the browser saves into ``folder``, waited for under a total deadline."""
+    deadline = time.monotonic() + DOWNLOAD_WAIT_S
+    while not (folder / name).is_file() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [json.loads(line) for line in (folder / name).read_text(encoding="utf-8").splitlines()]
+
 
 @contextmanager
 def browser() -> Iterator[Page]:

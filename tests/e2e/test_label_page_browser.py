@@ -6,22 +6,17 @@ reload, the labels downloaded and applied, and the cases they made checked again
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.cli import main
 from retrieval_gate.load.cases import load_cases
-from tests.browser import browser
+from tests.browser import browser, read_download
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.model
 
-KEYS = {"1": ("Digit1", 49), "2": ("Digit2", 50), "3": ("Digit3", 51), "4": ("Digit4", 52),
-        "0": ("Digit0", 48), "n": ("KeyN", 78), "s": ("KeyS", 83), "d": ("KeyD", 68),
-        "ArrowDown": ("ArrowDown", 40), "ArrowUp": ("ArrowUp", 38), "ArrowLeft": ("ArrowLeft", 37)}
-DOWNLOAD_WAIT_S = 30
 
 
 def _cli(args: list[str]) -> int:
@@ -30,18 +25,11 @@ def _cli(args: list[str]) -> int:
     return int(info.value.code or 0)
 
 
-def _press(page, key: str) -> None:
-    code, number = KEYS[key]
-    page.key(key, code, number, text=key if len(key) == 1 else "")
-
 
 def _download(page, downloads: Path) -> list[dict]:
     """Press d and read the labels file the browser saves (waited for, under a total deadline)."""
-    _press(page, "d")
-    deadline = time.monotonic() + DOWNLOAD_WAIT_S
-    while not (downloads / "labels.jsonl").is_file() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return [json.loads(line) for line in (downloads / "labels.jsonl").read_text().splitlines()]
+    page.press("d")
+    return read_download(downloads)
 
 
 def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -61,7 +49,7 @@ def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path
         page.allow_downloads(downloads)
         total = len(drafted)
         assert page.js("document.getElementById('position').textContent") == f"1 of {total}"
-        _press(page, "s")  # skip the first query, come back to it at the end
+        page.press("s")  # skip the first query, come back to it at the end
         for i in range(1, 30):
             if i == 15:  # the work survives a reload
                 page.open(tmp_path / "draft" / "label.html")
@@ -70,21 +58,21 @@ def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path
             case = page.js("document.getElementById('case-id').textContent")
             cards = page.js("Array.from(document.querySelectorAll('#cands li')).map(li => li.dataset.card)")
             if i % 7 == 3:
-                _press(page, "n")
+                page.press("n")
                 pressed[case] = "none"
                 continue
-            _press(page, "ArrowDown")  # the second card is relevant, the first and the rest are not
-            _press(page, "1")
-            _press(page, "ArrowUp")
-            _press(page, "ArrowUp")
+            page.press("ArrowDown")  # the second card is relevant, the first and the rest are not
+            page.press("1")
+            page.press("ArrowUp")
+            page.press("ArrowUp")
             for _ in range(len(cards) - 1):
-                _press(page, "0")
+                page.press("0")
             pressed[case] = cards[1]
         for _ in range(30):  # back to the skipped first query
-            _press(page, "ArrowLeft")
+            page.press("ArrowLeft")
         assert page.js("document.getElementById('position').textContent") == f"1 of {total}"
         case = page.js("document.getElementById('case-id').textContent")
-        _press(page, "n")
+        page.press("n")
         pressed[case] = "none"
         assert page.js("document.getElementById('progress').textContent").startswith("30 of ")
         labels = _download(page, downloads)
@@ -118,15 +106,15 @@ def test_a_graded_golden_set_gets_a_graded_page_and_the_grades_pressed_become_it
         page.open(tmp_path / "draft" / "label.html")
         page.allow_downloads(downloads)
         assert "relevant at that grade" in page.js("document.querySelector('p.keys').textContent")
-        _press(page, "4")  # above the scale: no judgement
+        page.press("4")  # above the scale: no judgement
         assert page.js("document.getElementById('progress').textContent").startswith("0 of ")
         for _ in range(5):
             case = page.js("document.getElementById('case-id').textContent")
             cards = page.js("Array.from(document.querySelectorAll('#cands li')).map(li => li.dataset.card)")
-            _press(page, "3")  # the first card at grade 3, the second at 2, the rest not relevant
-            _press(page, "2")
+            page.press("3")  # the first card at grade 3, the second at 2, the rest not relevant
+            page.press("2")
             for _ in range(len(cards) - 2):
-                _press(page, "0")
+                page.press("0")
             pressed[case] = {cards[0]: 3, cards[1]: 2}
         assert page.js("document.getElementById('progress').textContent").startswith("5 of ")
         labels = _download(page, downloads)
@@ -162,7 +150,7 @@ def test_drafting_again_after_a_kb_edit_keeps_the_unchanged_judgements_in_a_page
         for _ in range(4):
             case = page.js("document.getElementById('case-id').textContent")
             cards = page.js("Array.from(document.querySelectorAll('#cands li')).map(li => li.dataset.card)")
-            _press(page, "1")
+            page.press("1")
             page.key("r", "KeyR", 82, text="r")
             judged.update({(case, c): int(i == 0) for i, c in enumerate(cards)})
         edited = next(card for (_, card), grade in judged.items() if grade == 1)

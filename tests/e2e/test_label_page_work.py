@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 from pathlib import Path
 
 import pytest
@@ -23,12 +22,9 @@ from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.render.label_page import apply_command, render_label_page
 from retrieval_gate.score.kb_manifest import kb_manifest
-from tests.browser import browser
+from tests.browser import browser, read_download
 from tests.conftest import EXAMPLES
 
-KEYS = {"1": ("Digit1", 49), "0": ("Digit0", 48), "n": ("KeyN", 78), "r": ("KeyR", 82), "s": ("KeyS", 83),
-        "d": ("KeyD", 68), "ArrowDown": ("ArrowDown", 40)}
-DOWNLOAD_WAIT_S = 30
 TOPICS = ["refund a card payment", "refund a bank transfer", "payout schedule", "payout fees", "invoice reminders",
           "recurring invoices", "two factor sign in", "delete the account", "export data", "change the plan",
           "cancel the subscription", "update the card", "quickbooks sync", "xero sync", "tax rates", "currencies",
@@ -82,10 +78,6 @@ def _queries(n: int, width: int = 8) -> list[tuple[str, str, int, list[str]]]:
              [names[(i + k) % len(names)] for k in range(width)]) for i in range(n)]
 
 
-def _press(page, key: str) -> None:
-    code, number = KEYS[key]
-    page.key(key, code, number, text=key if len(key) == 1 else "")
-
 
 def _shown(page) -> tuple[str, list[str], list[str]]:
     """The case shown, its cards, and each card's class (focus / rel / not)."""
@@ -103,11 +95,8 @@ def _download(page, folder: Path, *, tap: bool = False) -> list[dict]:
     if tap:
         page.tap_element("#download-labels")
     else:
-        _press(page, "d")
-    deadline = time.monotonic() + DOWNLOAD_WAIT_S
-    while not (folder / "labels.jsonl").is_file() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return [json.loads(line) for line in (folder / "labels.jsonl").read_text().splitlines()]
+        page.press("d")
+    return read_download(folder)
 
 
 def _rects(page) -> dict:
@@ -142,13 +131,13 @@ def test_a_redraft_keeps_the_judgements_of_unchanged_pairs_and_asks_again_for_an
         page.open(repo / "draft" / "label.html")
         for n in range(3):  # the first three queries the page shows: the first card relevant, the rest not
             case, cards, _ = _shown(page)
-            _press(page, "1")
-            _press(page, "r")
+            page.press("1")
+            page.press("r")
             judged.update({(case, c): int(i == 0) for i, c in enumerate(cards)})
             if n == 0:
                 first_case, edited = case, cards[0]
         said_none, none_cards = _shown(page)[:2]
-        _press(page, "n")  # the fourth: no card answers it
+        page.press("n")  # the fourth: no card answers it
         assert page.js("document.getElementById('progress').textContent").startswith("4 of 6 ")
         with (kb / f"{edited}.md").open("a") as f:  # a KB edit between the drafts: one judged card changes
             f.write("\nA sentence added after the first sitting.\n")
@@ -180,15 +169,15 @@ def test_two_labellers_in_one_browser_profile_keep_their_own_work(repo: Path):
     with browser() as page:
         page.open(repo / "alice" / "label.html")
         alice_case, alice_cards, _ = _shown(page)
-        _press(page, "1")
-        _press(page, "r")
+        page.press("1")
+        page.press("r")
         page.open(repo / "bob" / "label.html")  # the same draft, the same browser profile, another labeller
         assert page.js("document.getElementById('progress').textContent").startswith("0 of 4 queries done · 0 ")
         case, cards, classes = _shown(page)
         assert case == alice_case and not any("rel" in k or "not" in k for k in classes)
-        _press(page, "0")
-        _press(page, "1")
-        _press(page, "r")
+        page.press("0")
+        page.press("1")
+        page.press("r")
         bob = _download(page, repo / "bob-downloads")
         page.open(repo / "alice" / "label.html")
         assert page.js("document.getElementById('progress').textContent").startswith("1 of 4 ")
@@ -262,12 +251,12 @@ def test_the_query_stays_in_view_while_the_cards_scroll_and_on_the_next_query(re
         page.open(repo / "draft" / "label.html", width=width, height=height, mobile=mobile)
         first = page.js("document.getElementById('query').textContent")
         for _ in range(19):
-            _press(page, "0")
+            page.press("0")
         r = _rects(page)
         assert r["scroll"] > 0 and r["text"] == first and _in_view(r), r  # scrolled down to the 20th card
         assert r["focus"]["top"] >= r["top"]["bottom"] and r["focus"]["bottom"] <= r["bar"], r  # not under either bar
         page.screenshot(repo / f"scrolled-{width}.png")
-        _press(page, "0")  # the last card: the next query
+        page.press("0")  # the last card: the next query
         r = _rects(page)
         assert r["text"] != first and r["text"] == queries_shown(page) and _in_view(r), r
         assert r["scroll"] == 0 and r["first"] >= r["top"]["bottom"], r
@@ -290,9 +279,9 @@ def test_card_and_case_ids_named_like_object_properties_are_ids_like_any(repo: P
         _, cards, classes = _shown(page)
         assert cards == TRICKY and classes == ["focus", "", "", "", ""]  # none reads as already judged
         assert page.js("document.querySelectorAll('#cands .grade')[0].textContent") == ""
-        _press(page, "1")
-        _press(page, "r")
-        _press(page, "n")
+        page.press("1")
+        page.press("r")
+        page.press("n")
         assert page.js("document.getElementById('progress').textContent").startswith("2 of 2 ")
         labels = _download(page, repo / "downloads")
         assert page.script_errors() == []

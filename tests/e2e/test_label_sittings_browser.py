@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.load.cases import load_cases
-from tests.browser import browser
+from tests.browser import browser, read_download
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.model
 
-KEYS = {"1": ("Digit1", 49), "0": ("Digit0", 48), "n": ("KeyN", 78), "r": ("KeyR", 82), "d": ("KeyD", 68),
-        "s": ("KeyS", 83), "ArrowDown": ("ArrowDown", 40)}
-DOWNLOAD_WAIT_S = 30
 CARDS = {
     "refund-card": ("Refund a card payment", "Open the payment, choose Refund and confirm the amount. Card refunds "
                     "reach the customer in five to ten days."),
@@ -60,10 +56,6 @@ LOG = [("how do I refund a card payment", 5), ("refund money sent by bank transf
        ("close and delete my account", 3), ("download all my invoices as csv", 2),
        ("upgrade my subscription plan", 3), ("add my accountant as a user", 2)]
 
-
-def _press(page, key: str) -> None:
-    code, number = KEYS[key]
-    page.key(key, code, number, text=key if len(key) == 1 else "")
 
 
 
@@ -109,7 +101,7 @@ def _judge(page, case: str, pool: dict[str, str], relevant: str | None, *, tap: 
         if tap:
             page.tap_element(f"#actions button[data-key='{key}']")
         else:
-            _press(page, key)
+            page.press(key)
 
     if relevant is None:
         act("n")
@@ -119,7 +111,7 @@ def _judge(page, case: str, pool: dict[str, str], relevant: str | None, *, tap: 
             page.tap_element("#cands li", cards.index(relevant))
         else:
             for _ in range(cards.index(relevant)):
-                _press(page, "ArrowDown")
+                page.press("ArrowDown")
         assert "focus" in _classes(page)[relevant]
         act("1")
         if _case(page) == case:
@@ -136,12 +128,8 @@ def _download(page, folder: Path, *, tap: bool = False) -> tuple[list[dict], str
     if tap:
         page.tap_element("#download-labels")
     else:
-        _press(page, "d")
-    deadline = time.monotonic() + DOWNLOAD_WAIT_S
-    while not (folder / "labels.jsonl").is_file() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    labels = [json.loads(line) for line in (folder / "labels.jsonl").read_text().splitlines()]
-    return labels, page.js("document.querySelector('#saved code').textContent")
+        page.press("d")
+    return read_download(folder), page.js("document.querySelector('#saved code').textContent")
 
 
 def _apply_as_hinted(hint: str, labels: Path, capsys) -> tuple[int, str, str]:
@@ -290,11 +278,11 @@ def test_three_sittings_with_a_kb_edit_and_a_gold_card_deleted_lose_no_judgement
         for _ in range(len(order2)):
             if _case(page) == edited_case:
                 break
-            _press(page, "s")
+            page.press("s")
         assert _case(page) == edited_case and _classes(page)[edited] == "focus"  # asked again, the first not judged
-        _press(page, "1")
+        page.press("1")
         if _case(page) == edited_case:
-            _press(page, "r")
+            page.press("r")
         again, hint = _download(page, repo / "again")
         assert {(r["card"], r["grade"], r["sha"]) for r in again if r["case"] == edited_case and "card" in r} >= {
             (edited, 1, new_sha)}

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.cli import main
-from tests.browser import browser, chromium_path, measure
+from tests.browser import browser, chromium_path, measure, read_download
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.model
@@ -22,7 +21,6 @@ KB = EXAMPLES / "kb"
 CASES = EXAMPLES / "cases.jsonl"
 EMPTIED = ("plans-limits.md", "shortcuts-keyboard.md")
 REWORDED = ("en-001", "How many days until a refunded ACH bank transfer or card payment shows up?")
-DOWNLOAD_WAIT_S = 30
 
 
 def _cli(args: list[str]) -> int:
@@ -141,10 +139,7 @@ def test_a_card_labelled_relevant_in_the_report_is_applied_and_counted_by_the_ne
         assert page.js("document.getElementById('download-labels').disabled") is True
         page.click(f'{item} button[data-grade="1"]')
         page.click("#download-labels")
-        deadline = time.monotonic() + DOWNLOAD_WAIT_S
-        while not (downloads / "labels.jsonl").is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-    (decision,) = [json.loads(line) for line in (downloads / "labels.jsonl").read_text().splitlines()]
+        (decision,) = read_download(downloads)
     assert {k: decision[k] for k in ("case", "card", "grade")} == {"case": REWORDED[0], "card": card, "grade": 1}
     assert _cli(["label", "apply", str(downloads / "labels.jsonl"), "--cases", str(cases), "--kb", str(KB)]) == 0
     gold = next(json.loads(line)["gold"] for line in cases.read_text(encoding="utf-8").splitlines()

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -114,16 +115,7 @@ class EmbeddingCache:
         keys = list(dict.fromkeys(keys))
         if self._conn is None:
             return {k: self._memory[(space, k)] for k in keys if (space, k) in self._memory}
-        rows: list[tuple[str, bytes, int]] = []
-        try:
-            for i in range(0, len(keys), _SQL_VARS):
-                part = keys[i:i + _SQL_VARS]
-                marks = ",".join("?" * len(part))
-                rows.extend(self._conn.execute(
-                    f"SELECT key, vec, crc FROM vectors WHERE space=? AND key IN ({marks})", (space, *part)))
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"embedding cache {self.path} failed: {exc}") from None
-        good, bad = _checked(rows, dim=dim)
+        good, bad = _checked(self._select("key, vec, crc", space, keys), dim=dim)
         if bad:
             self._evict(space, bad)
         return good
@@ -134,16 +126,22 @@ class EmbeddingCache:
         keys = list(dict.fromkeys(keys))
         if self._conn is None:
             return [k for k in keys if (space, k) not in self._memory]
-        present: set[str] = set()
+        present = {k for (k,) in self._select("key", space, keys)}
+        return [k for k in keys if k not in present]
+
+    def _select(self, columns: str, space: str, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """``columns`` of the rows of ``keys`` in ``space``, asked in slices of ``_SQL_VARS`` keys."""
+        assert self._conn is not None
+        rows: list[tuple[Any, ...]] = []
         try:
             for i in range(0, len(keys), _SQL_VARS):
                 part = keys[i:i + _SQL_VARS]
                 marks = ",".join("?" * len(part))
-                present.update(k for (k,) in self._conn.execute(
-                    f"SELECT key FROM vectors WHERE space=? AND key IN ({marks})", (space, *part)))
+                rows.extend(self._conn.execute(
+                    f"SELECT {columns} FROM vectors WHERE space=? AND key IN ({marks})", (space, *part)))
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"embedding cache {self.path} failed: {exc}") from None
-        return [k for k in keys if k not in present]
+        return rows
 
     def _evict(self, space: str, keys: Sequence[str]) -> None:
         self.evicted += len(keys)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -79,8 +80,6 @@ def collection_name(suite: str) -> str:
 def _import_ahead() -> threading.Thread | None:
     """Import ``chromadb`` on a second thread, unless it is imported already; the thread, to join
     before the client is made. Not a daemon: the interpreter never exits in the middle of it."""
-    import sys
-
     if "chromadb" in sys.modules:
         return None
 

@@ -6,7 +6,7 @@ same intents, same drafted queries with the same intent labels).
 The log is ``bench_golden_draft.synthetic_log`` (SciFact claims with seeded variations, Zipf
 traffic over ``--distinct`` queries), drafted over the example KB with ``--size 400``, as
 ``bench_golden_draft.py log1m`` does. The embedding cost is bounded by the pre-sample
-(``audit.draft.MAX_EMBEDDED`` = 20,000 distinct queries), which a 100,000-line log over 200,000
+(``golden.draw.MAX_EMBEDDED`` = 20,000 distinct queries), which a 100,000-line log over 200,000
 distinct queries already fills: what a 1,000,000-line log adds is the streaming part (reading,
 cleaning, exact deduplication, pre-sample), timed here alone (``prep_s``) so the 1,000,000-line
 figure can be extrapolated from a 100,000-line run when a full one is too slow for the machine.
@@ -37,11 +37,11 @@ from bench_golden_draft import EXAMPLE_KB, synthetic_log
 
 
 def child(backend: str, log: Path, work: Path) -> dict:
-    from retrieval_gate.audit.draft import presample
-    from retrieval_gate.audit.querylog import RawQuery, clean_log
     from retrieval_gate.environment import onnx_export_root
-    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases
-    from retrieval_gate.load.querylog import iter_log
+    from retrieval_gate.golden.cases_draft import DraftOptions, draft_cases
+    from retrieval_gate.golden.draw import presample
+    from retrieval_gate.golden.log_clean import RawQuery, clean_log
+    from retrieval_gate.golden.log_reader import iter_log
     from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
     from retrieval_gate.settings import ConfigFile, resolve_suite
 

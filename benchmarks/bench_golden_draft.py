@@ -12,7 +12,7 @@ some (a prefix and a suffix a search box sees), a few planted e-mail addresses a
    (48 cards: the log's cost, not the KB's; SciFact's KB embedding is timed in ``pool``).
 3. ``log1m``: a 1,000,000-line log (Zipf-distributed traffic over 200,000 distinct queries):
    exact deduplication while streaming, then the seeded traffic-weighted pre-sample
-   (``audit.draft.MAX_EMBEDDED``) before anything is embedded; wall time and peak memory.
+   (``golden.draw.MAX_EMBEDDED``) before anything is embedded; wall time and peak memory.
 
 4. ``prep``: only the part before the embedding of ``log1m``'s log (streaming, cleaning, exact
    deduplication, pre-sample): its wall time, memory and the share of traffic the sample covers.
@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from retrieval_gate.evaluation.draft import DraftOptions, draft_cases
+from retrieval_gate.golden.cases_draft import DraftOptions, draft_cases
 from retrieval_gate.overrides import StoreOverrides, SuiteOverrides
 from retrieval_gate.settings import ConfigFile, resolve_suite
 
@@ -168,9 +168,9 @@ def log_bench(work: Path, *, lines: int, distinct: int) -> dict:
 def prep_bench(work: Path) -> dict:
     """Only what runs before anything is embedded, on the 1,000,000-line log ``log1m`` wrote:
     streaming, cleaning, exact deduplication and the pre-sample."""
-    from retrieval_gate.audit.draft import presample
-    from retrieval_gate.audit.querylog import RawQuery, clean_log
-    from retrieval_gate.load.querylog import iter_log
+    from retrieval_gate.golden.draw import presample
+    from retrieval_gate.golden.log_clean import RawQuery, clean_log
+    from retrieval_gate.golden.log_reader import iter_log
 
     log = work / "log_1000000.txt"
     began = time.perf_counter()

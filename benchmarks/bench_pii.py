@@ -2,7 +2,7 @@
 
 1. ``battery``: every variant of benchmarks/data/pii_battery.tsv (one a line: the kind expected,
    the region the log would be drafted with, the text with the item between ⟦ and ⟧) through
-   ``audit.pii.Masker``; a variant counts as masked when no piece of the item (no run of 4+
+   ``golden.masking.Masker``; a variant counts as masked when no piece of the item (no run of 4+
    letters or digits of it) is left and a ``<kind>`` of the expected kind stands in the text;
    ``none`` variants must come out unchanged; the identifiers again with the default region (US)
    for every line, as a log drafted without ``--region`` is. Then the false masks on the example suite's
@@ -10,7 +10,7 @@
    query the masker changes is one; and on SciFact's corpus (every title and the first three
    sentences of each abstract: chemical names, gene lists, EC numbers). Prints the table kind ×
    masked (Markdown) and one JSON line.
-2. ``speed``: lines/s of ``audit.querylog.clean_log`` (normalise, drop, mask, deduplicate) on a
+2. ``speed``: lines/s of ``golden.log_clean.clean_log`` (normalise, drop, mask, deduplicate) on a
    synthetic 100,000-line log: SciFact-like and support-like queries, one line in ten holding an
    e-mail, phone, card, key or IP; and the same cleaning with ``keep_pii`` (no masking), so the
    masker's own cost per line is the difference.
@@ -28,8 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from retrieval_gate.audit.pii import Masker
-from retrieval_gate.audit.querylog import RawQuery, clean_log
+from retrieval_gate.golden.log_clean import RawQuery, clean_log
+from retrieval_gate.golden.masking import Masker
 
 ROOT = Path(__file__).resolve().parents[1]
 BATTERY = ROOT / "benchmarks" / "data" / "pii_battery.tsv"

@@ -11,14 +11,14 @@ fusion of min-max-normalised scores over the top 100 (computed here from the two
 Readings of each system's nDCG@10, recall@10 and hit@10, set against the official judgements'
 (all 225 queries) by Kendall's τ-b over the nine systems' means (scipy):
 
-- **draft** — every query drafted, pooled as ``cases draft`` pools (``audit.draft.pool``: dense +
+- **draft** — every query drafted, pooled as ``cases draft`` pools (``golden.draw.pool``: dense +
   BM25 at ``--depth`` 10, and at 5, 20 and 30 for the default depth), the pool judged from the
-  qrels and applied by the project's own rules (``audit.draft_cases.plan_draft``: a query with no
+  qrels and applied by the project's own rules (``golden.draft_entry.plan_draft``: a query with no
   relevant card in its pool is left out, the others' gold is their relevant pooled cards);
   unjudged cards count as not relevant (the standard reading);
 - **condensed** — the same labels, every unjudged card removed from each ranking before scoring
   (Sakai 2007; computed here: the condensed reading of the "score" work may not be on this branch);
-- **top-up** — ``audit.topup.unjudged_pool`` (``label top-up``'s core) over the top 10 of every
+- **top-up** — ``golden.topup.unjudged_pool`` (``label top-up``'s core) over the top 10 of every
   system compared, judged from the qrels and applied as ``label apply --draft`` applies a top-up
   (``plan_draft``: relevant cards added to the cases' gold); standard reading.
 
@@ -141,9 +141,9 @@ def score(runs: dict[str, dict[str, list[str]]], gold: dict[str, set[str]], *,
 def draft_labels(runs, qrels, *, depth: int) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """The drafted golden set a perfect labeller makes of a dense + BM25 pool at ``depth``: (gold of
     the cases ``plan_draft`` keeps, every judged card per case incl. the not-relevant ones)."""
-    from retrieval_gate.audit.draft import pool
-    from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool, plan_draft
-    from retrieval_gate.audit.label_queue import Decision
+    from retrieval_gate.golden.decisions import Decision
+    from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool, plan_draft
+    from retrieval_gate.golden.draw import pool
 
     entries, records = {}, []
     for qid in qrels:
@@ -161,9 +161,9 @@ def draft_labels(runs, qrels, *, depth: int) -> tuple[dict[str, set[str]], dict[
 def top_up_labels(runs, qrels, *, gold, judged) -> tuple[dict[str, set[str]], int]:
     """``label top-up`` of every system compared (top ``TOP``), judged from the qrels, applied as
     ``label apply --draft`` applies it: the new gold and the cards asked."""
-    from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool, plan_draft
-    from retrieval_gate.audit.label_queue import Decision
-    from retrieval_gate.audit.topup import RunTop, unjudged_pool
+    from retrieval_gate.golden.decisions import Decision
+    from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool, plan_draft
+    from retrieval_gate.golden.topup import RunTop, unjudged_pool
 
     every = {d for ranked in runs.values() for ids in ranked.values() for d in ids}
     top = unjudged_pool([RunTop(name, ranked) for name, ranked in runs.items()], judged=judged, depth=TOP,

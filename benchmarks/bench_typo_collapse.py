@@ -1,4 +1,4 @@
-"""The thresholds of the draft's collapse (``audit.draft.NEAR_COSINE`` and ``TYPO_COSINE``),
+"""The thresholds of the draft's collapse (``golden.draw.NEAR_COSINE`` and ``TYPO_COSINE``),
 measured on real queries: the test queries of SciFact, Cranfield and CISI (../shared/datasets).
 
 - *typos*: each query with one seeded character edit (a substitution, a deletion, an insertion
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval_gate.audit.draft import NEAR_COSINE, TYPO_COSINE
-from retrieval_gate.audit.querylog import normalise
+from retrieval_gate.golden.draw import NEAR_COSINE, TYPO_COSINE
+from retrieval_gate.golden.log_clean import normalise
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 if not DATA.is_dir():

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.artifacts.draft import draft_text
-from retrieval_gate.audit.draft import case_id
-from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
 from retrieval_gate.cli import main
+from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
+from retrieval_gate.golden.draft_file import draft_text
+from retrieval_gate.golden.draw import case_id
+from retrieval_gate.golden.label_page import apply_command, render_label_page
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.render.label_page import apply_command, render_label_page
 from retrieval_gate.score.kb_manifest import kb_manifest
 from tests.browser import browser, read_download
 from tests.conftest import EXAMPLES

@@ -217,7 +217,7 @@ def test_pool_takes_a_run_file_and_a_depth_per_system_and_the_long_query_cut_lea
     """``--pool bm25:3,run:FILE:2``: a run made for the drafted ids (``log-`` + the query's hash)
     pools at its own depth; ``--max-chars 60`` drops the long questions, said in the first line of
     stdout and of draft.md, with a hint (more than 5 % of the distinct queries)."""
-    from retrieval_gate.audit.draft import case_id
+    from retrieval_gate.golden.draw import case_id
 
     monkeypatch.chdir(tmp_path)
     queries = [json.loads(line)["query"] for line in (EXAMPLES / "cases.jsonl").read_text().splitlines()][:12]

@@ -97,7 +97,7 @@ def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(ci, outcome, monke
 def test_the_label_buttons_record_the_chosen_grade_and_the_last_choice_per_card(page, tmp_path):
     import json
 
-    from retrieval_gate.audit.label_queue import QueueItem
+    from retrieval_gate.compare.label_queue import QueueItem
 
     scenario = sc.regression()
     change = scenario.comparison.changed_cases[0]

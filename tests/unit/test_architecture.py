@@ -29,6 +29,10 @@ import retrieval_gate
 PACKAGE = Path(retrieval_gate.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]  # the repository: pyproject.toml
 CORE = ("metrics", "stats", "score", "baseline", "compare", "audit", "history")
+# golden/ (the golden-set loop) holds its pure steps beside their adapters: each of these modules
+# is held to the core's rules, module by module (it may import the core and these modules only).
+GOLDEN_PURE = ("golden/log_clean.py", "golden/masking.py", "golden/draw.py", "golden/draft_entry.py",
+               "golden/decisions.py", "golden/sittings.py", "golden/agreement.py", "golden/topup.py")
 # What the core may import from the package: itself, and the leaf modules of plain data.
 CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "defaults", ""})
 # Standard-library and third-party modules that mean disk, network, environment, processes or presentation.
@@ -54,6 +58,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     ("audit", "history"),
     ("render", "settings", "artifacts"),
     ("evaluation", "forge"),
+    ("golden",),
     ("publish", "sweep"),
     ("cli",),
     ("__main__",),
@@ -276,6 +281,38 @@ def test_the_core_touches_no_disk_network_or_environment(trees, unit: str) -> No
     """The core imports only itself and the plain-data leaves: no settings, load, files, artifacts,
     no ``os``, ``pathlib``, ``yaml``, no network or presentation library, and it opens no file."""
     assert impure_core(trees, unit) == []
+
+
+def impure_golden_step(trees: Mapping[str, ast.Module], module: str) -> list[str]:
+    """The core's check for one module of ``golden/``: it may import the core, the plain-data leaves
+    and the other pure steps of ``golden/`` (``GOLDEN_PURE``), no other module of ``golden/``."""
+    pure_steps = {"retrieval_gate." + m.removesuffix(".py").replace("/", ".") for m in GOLDEN_PURE}
+    wrong = []
+    for imp in imports_of(module, trees[module]):
+        internal = internal_unit(imp.target)
+        if internal == "golden" and imp.target in pure_steps:
+            continue
+        if (internal is not None and internal not in CORE_MAY_IMPORT) or imp.target.split(".")[0] in SHELL_LIBRARIES:
+            wrong.append(f"{module}:{imp.line}: imports {imp.target}")
+    wrong += [f"{module}:{node.lineno}: calls {node.func.id}()" for node in ast.walk(trees[module])
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SHELL_BUILTINS]
+    return wrong
+
+
+def test_the_golden_step_check_sees_an_adapter_or_the_disk() -> None:
+    made_up = parsed({"golden/draw.py": "from retrieval_gate.golden.log_clean import x\n"
+                                        "from retrieval_gate.golden.cases_draft import y\n"
+                                        "from retrieval_gate.audit.minhash import z\nimport pathlib\n",
+                      "golden/topup.py": "def f():\n    return open('a')\n"})
+    assert impure_golden_step(made_up, "golden/draw.py") == [
+        "golden/draw.py:2: imports retrieval_gate.golden.cases_draft", "golden/draw.py:4: imports pathlib"]
+    assert impure_golden_step(made_up, "golden/topup.py") == ["golden/topup.py:2: calls open()"]
+
+
+@pytest.mark.parametrize("module", GOLDEN_PURE)
+def test_the_golden_sets_pure_steps_touch_no_disk_network_or_environment(trees, module: str) -> None:
+    """The golden-set loop's pure steps follow the core's rules, checked per module."""
+    assert impure_golden_step(trees, module) == []
 
 
 def test_load_reads_user_inputs_only(trees) -> None:

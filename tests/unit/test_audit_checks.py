@@ -8,7 +8,7 @@ from scipy.stats import binom
 
 from retrieval_gate.audit import AuditParams, introduced, resolved, run_audit
 from retrieval_gate.audit.coverage import best_case_mde, coverage_matrix, required_n
-from retrieval_gate.audit.labels import label_review, review_findings
+from retrieval_gate.audit.label_review import label_review, review_findings
 from retrieval_gate.audit.model import AuditCard, Finding
 from retrieval_gate.audit.unwinnable import unwinnable_findings
 from retrieval_gate.models import Card, Case

@@ -1,4 +1,4 @@
-"""Drawing a golden set from a log (audit/draft.py) and two labellers (audit/agree.py): sizes from
+"""Drawing a golden set from a log (golden/draw.py) and two labellers (golden/agreement.py): sizes from
 the power formula, allocation by traffic worked by hand, near-duplicates, the pool's union and
 order, Cohen's kappa against a hand-worked example."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_gate.audit import draft as core
-from retrieval_gate.audit.agree import agreement, judged, kappa, reconcile
 from retrieval_gate.audit.coverage import best_case_mde, required_n
-from retrieval_gate.audit.label_queue import Decision, NoAnswer
-from retrieval_gate.audit.querylog import LogQuery
+from retrieval_gate.golden import draw as core
+from retrieval_gate.golden.agreement import agreement, judged, kappa, reconcile
+from retrieval_gate.golden.decisions import Decision, NoAnswer
+from retrieval_gate.golden.log_clean import LogQuery
 from retrieval_gate.stats.power import min_changed
 
 
@@ -165,7 +165,7 @@ def test_two_labellers_agree_disagree_and_a_third_or_a_preference_settles_it():
 
 def test_the_pool_needs_two_different_retrievers_and_adds_the_suites_own():
     from retrieval_gate.errors import UsageError
-    from retrieval_gate.evaluation.draft import pool_specs
+    from retrieval_gate.golden.cases_draft import pool_specs
     from retrieval_gate.settings import SuiteConfig
 
     def names(items):
@@ -182,7 +182,7 @@ def test_the_pool_needs_two_different_retrievers_and_adds_the_suites_own():
 
 def test_pool_takes_every_spec_the_suite_takes_each_with_its_own_depth():
     from retrieval_gate.errors import UsageError
-    from retrieval_gate.evaluation.draft import pool_specs
+    from retrieval_gate.golden.cases_draft import pool_specs
     from retrieval_gate.settings import SuiteConfig
 
     pooled = pool_specs(SuiteConfig(), depth=5, pool="dense:20, bm25:20,hybrid:10,hybrid+rerank,python:pkg.mod:fn:7,"
@@ -196,7 +196,7 @@ def test_pool_takes_every_spec_the_suite_takes_each_with_its_own_depth():
 
 
 def test_typo_level_variants_collapse_into_the_more_frequent_wording_and_others_stay():
-    from retrieval_gate.audit.draft import TYPO_COSINE, collapse_typos
+    from retrieval_gate.golden.draw import TYPO_COSINE, collapse_typos
 
     queries = [LogQuery(text="how do I change my billing address", count=5, fields={}, lines=5, first_line=1),
                LogQuery(text="how do I change my billing adress", count=1, fields={}, lines=1, first_line=2),
@@ -212,8 +212,8 @@ def test_typo_level_variants_collapse_into_the_more_frequent_wording_and_others_
 
 
 def test_the_long_query_cut_says_what_it_dropped_and_hints_above_five_percent():
-    from retrieval_gate.audit.querylog import RawQuery, clean_log
-    from retrieval_gate.evaluation.draft import long_lines
+    from retrieval_gate.golden.cases_draft import long_lines
+    from retrieval_gate.golden.log_clean import RawQuery, clean_log
 
     rows = [RawQuery(line=i, text=t, count=1, fields={}) for i, t in
             enumerate(["short one", "x " * 40, "X  " * 40, "y " * 40, *(f"query {n}" for n in range(20))], 1)]

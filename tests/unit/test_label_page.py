@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-from retrieval_gate.audit.draft_cases import Candidate, DraftEntry
-from retrieval_gate.render.label_page import apply_command, page_order, render_label_page
+from retrieval_gate.golden.draft_entry import Candidate, DraftEntry
+from retrieval_gate.golden.label_page import apply_command, page_order, render_label_page
 from retrieval_gate.render.plaintext import markdown_text
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.audit.label_queue import Decision, label_queue
-from retrieval_gate.audit.sittings import Held, edit_jsonl, edit_qrels, merge, sort_file
 from retrieval_gate.compare.changes_model import ChangedCase, Displacer, GoldRank
+from retrieval_gate.compare.label_queue import label_queue
+from retrieval_gate.golden.decisions import Decision
+from retrieval_gate.golden.sittings import Held, edit_jsonl, edit_qrels, merge, sort_file
 from retrieval_gate.score.kb_manifest import KbCard, kb_manifest
 from tests.helpers import run_cli, write_lines
 
@@ -143,7 +144,7 @@ def test_label_apply_reports_a_bad_labels_line_as_file_and_line(tmp_path, capsys
 
 
 def test_judged_at_k_per_slice_counts_gold_of_any_grade_and_kept_not_relevant_cards():
-    from retrieval_gate.audit.labels import judged_at_k
+    from retrieval_gate.audit.label_review import judged_at_k
     from retrieval_gate.models import Case
 
     cases = [Case(id="a", query="q", gold=["g"], locale="en"),
@@ -182,7 +183,7 @@ def test_label_queue_lists_the_cards_to_label_and_leaves_out_a_pair_kept_not_rel
 
 
 def test_a_graded_suite_gets_a_grade_choice_per_card_and_the_report_carries_each_cards_hash():
-    from retrieval_gate.audit.label_queue import QueueItem
+    from retrieval_gate.compare.label_queue import QueueItem
     from retrieval_gate.render.html import render_html
     from tests.golden import scenarios as sc
 

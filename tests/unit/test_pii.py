@@ -1,7 +1,7 @@
-"""The masker of a query log (audit/pii.py): each kind by its detector, on hand-written variants;
+"""The masker of a query log (golden/masking.py): each kind by its detector, on hand-written variants;
 normal queries left alone; the region national phone numbers are read in; the optional name
-detector handed in; column values masked and columns kept by allow-list (audit/querylog.py);
-draft.md's masking lines escaped (evaluation/draft.py)."""
+detector handed in; column values masked and columns kept by allow-list (golden/log_clean.py);
+draft.md's masking lines escaped (golden/cases_draft.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections import Counter
 
 import pytest
 
-from retrieval_gate.audit.draft import Intent
-from retrieval_gate.audit.pii import Masker, coverage_note
-from retrieval_gate.audit.querylog import CleanReport, RawQuery, clean_log
 from retrieval_gate.errors import UsageError
-from retrieval_gate.evaluation.draft import DraftResult, summary_lines
-from retrieval_gate.evaluation.pii_names import draft_masker
+from retrieval_gate.golden.cases_draft import DraftResult, summary_lines
+from retrieval_gate.golden.draw import Intent
+from retrieval_gate.golden.log_clean import CleanReport, RawQuery, clean_log
+from retrieval_gate.golden.masking import Masker, coverage_note
+from retrieval_gate.golden.masking_names import draft_masker
 from tests.hostile_text import CONTROLS
 
 MASKER = Masker()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.audit.pii import Masker
+from retrieval_gate.golden.masking import Masker
 
 ROOT = Path(__file__).resolve().parents[2]
 BATTERY = ROOT / "benchmarks" / "data" / "pii_battery.tsv"

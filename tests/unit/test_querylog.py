@@ -1,13 +1,13 @@
-"""Cleaning a query log (audit/querylog.py, load/querylog.py): whitespace, lines that are not
+"""Cleaning a query log (golden/log_clean.py, golden/log_reader.py): whitespace, lines that are not
 queries, personal data masked (Luhn and mod-97 checked by hand), exact duplicates collapsed."""
 
 from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.audit.querylog import RawQuery, clean_log, drop_reason, mask_pii, normalise
 from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.load.querylog import iter_log
+from retrieval_gate.golden.log_clean import RawQuery, clean_log, drop_reason, mask_pii, normalise
+from retrieval_gate.golden.log_reader import iter_log
 from tests.helpers import write_lines
 
 

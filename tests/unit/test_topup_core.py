@@ -1,8 +1,8 @@
-"""``label top-up``'s pure part (audit.topup): what is judged, what is topped up, hand-worked."""
+"""``label top-up``'s pure part (golden.topup): what is judged, what is topped up, hand-worked."""
 
 from __future__ import annotations
 
-from retrieval_gate.audit.topup import RunTop, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
+from retrieval_gate.golden.topup import RunTop, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
 
 KB = {"a", "b", "c", "d", "e", "f"}
 

@@ -10,7 +10,7 @@ from typing import Any
 from retrieval_gate import __version__
 from retrieval_gate.audit.cards import ambiguous_gold, card_groups, cluster_findings, near_duplicate_clusters
 from retrieval_gate.audit.coverage import coverage_findings, coverage_matrix, default_fields
-from retrieval_gate.audit.labels import label_review, review_findings
+from retrieval_gate.audit.label_review import label_review, review_findings
 from retrieval_gate.audit.model import KINDS, AuditCard, AuditReport, Finding, sort_findings
 from retrieval_gate.audit.params import AuditParams
 from retrieval_gate.audit.queries import leakage_findings, leaked_queries, query_groups, split_shared_gold

@@ -1,5 +1,5 @@
 """``retrieval-gate cases draft``: from a query log to a drafted golden set to label (docs/golden-set.md).
-The work is ``evaluation.draft``; this module turns flags into a suite and prints what it wrote."""
+The work is ``golden.cases_draft``; this module turns flags into a suite and prints what it wrote."""
 
 from __future__ import annotations
 
@@ -42,8 +42,14 @@ def draft_command(
     near-duplicates collapsed), find its intents, draw the cases the --detect drop needs by
     traffic, pool each one's candidates from several retrievers, and write DIR/draft.jsonl,
     DIR/label.html (label with the keyboard) and DIR/draft.md. Exit 0; 2 on bad input."""
-    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, summary_lines, write_draft_folder
     from retrieval_gate.forge.guard import refuse_user_code_here
+    from retrieval_gate.golden.cases_draft import (
+        DraftOptions,
+        draft_cases,
+        pool_specs,
+        summary_lines,
+        write_draft_folder,
+    )
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 

@@ -119,7 +119,7 @@ def init_command(
     first baseline. Idempotent: a file that exists with
     other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
     or do not validate (nothing is written then)."""
-    from retrieval_gate.artifacts.labels import not_relevant_path
+    from retrieval_gate.artifacts.label_sidecar import not_relevant_path
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.settings import load_config, suite_baseline_path, suite_name_problem
 
@@ -208,8 +208,8 @@ DRAFT_FOLDER = "golden-draft"
 
 def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     """No golden set yet: draft one from the query log into golden-draft/ and print what to run next."""
-    from retrieval_gate.evaluation.draft import DraftOptions, draft_cases, pool_specs, write_draft_folder
     from retrieval_gate.forge.guard import refuse_user_code_here
+    from retrieval_gate.golden.cases_draft import DraftOptions, draft_cases, pool_specs, write_draft_folder
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 

@@ -2,7 +2,8 @@
 that outrank the gold of the changed cases (cause ``unjudged``), as the HTML report shows them;
 ``apply`` merges a reviewer's decisions (the report's "Download labels" file) into the golden set
 in its own format, and keeps the "not relevant" ones in the sidecar file beside the cases so the
-same card is not asked about again. The pure part: ``retrieval_gate.audit.label_queue``."""
+same card is not asked about again. The work: ``golden.label_apply``, ``golden.topup_run``; the
+judgement's format ``golden.decisions``; the report's queue ``compare.label_queue``."""
 
 from __future__ import annotations
 
@@ -15,14 +16,13 @@ import typer
 from retrieval_gate.cli.app import app, console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
-from retrieval_gate.errors import InputError, Problem, UsageError
+from retrieval_gate.errors import InputError, UsageError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.render.escape import escape_terminal
 
 if TYPE_CHECKING:
-    from retrieval_gate.audit.agree import Record
-    from retrieval_gate.audit.sittings import Prefer
-    from retrieval_gate.evaluation.golden import Applied
+    from retrieval_gate.golden.label_apply import Applied
+    from retrieval_gate.golden.sittings import Prefer
 
 label_app = typer.Typer(name="label", help="The labelling loop: list unjudged cards to label, apply decisions.",
                         no_args_is_help=True, add_completion=False, rich_markup_mode=None)
@@ -55,7 +55,7 @@ def queue_command(
 ) -> None:
     """List the unjudged cards that outrank the gold of the changed cases (cause unjudged), with
     their title, a snippet and the content hash a decision carries. Exit 0; 2 on bad input."""
-    from retrieval_gate.artifacts.labels import queue_for
+    from retrieval_gate.artifacts.label_sidecar import queue_for
     from retrieval_gate.artifacts.run_files import read_comparison
     from retrieval_gate.load.dataset import load_dataset
 
@@ -76,31 +76,6 @@ def queue_command(
         console.print(f"wrote {out}", markup=False, highlight=False, soft_wrap=True)
 
 
-def read_decisions(path: Path) -> list[tuple[int, Record]]:
-    """The records of a labels file: decisions, and (from the drafting page) no-answer words."""
-    from pydantic import ValidationError
-
-    from retrieval_gate.audit.label_queue import Decision, NoAnswer
-    from retrieval_gate.load.textfile import display, iter_json_objects, raise_if, validation_problems
-
-    if not path.is_file():
-        raise UsageError(f"{path}: no such labels file")
-    problems: list[Problem] = []
-    out: list[tuple[int, Record]] = []
-    for number, obj in iter_json_objects(path, problems=problems):
-        if "no_answer" in obj and ("card" in obj or "grade" in obj):
-            problems.append(Problem(display(path), number, "'no_answer' and a card's grade in one line: keep one"))
-            continue
-        try:
-            out.append((number, NoAnswer.model_validate(obj) if "no_answer" in obj else Decision.model_validate(obj)))
-        except ValidationError as exc:
-            problems.extend(validation_problems(path, line=number, exc=exc))
-    if not out and not problems:
-        problems.append(Problem(display(path), None, "no decisions: the labels file is empty"))
-    raise_if(problems)
-    return out
-
-
 @label_app.command("apply")
 def apply_command(
     labels: list[Path] = typer.Argument(..., help="labels.jsonl (from the HTML report or the labelling page); with --draft, two labellers' files and optionally a third that settles their disagreements."),
@@ -119,8 +94,9 @@ def apply_command(
     labels) and the rest applied. Exit 2, nothing written, for a grade off the scale, two grades
     for one pair, an id the draft (or the golden set) does not hold, or a grade that conflicts
     with the golden set's (unless --prefer new|old)."""
-    from retrieval_gate.artifacts.draft import read_draft
-    from retrieval_gate.evaluation.golden import apply_labels
+    from retrieval_gate.golden.draft_file import read_draft
+    from retrieval_gate.golden.label_apply import apply_labels
+    from retrieval_gate.golden.labels_file import read_decisions
 
     if not 1 <= len(labels) <= (3 if draft is not None else 1):
         raise UsageError("label apply takes one labels file; with --draft two labellers' files, or those and a third")
@@ -151,9 +127,9 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
     """What was added, kept, set aside, and the next command to run."""
     import shlex
 
-    from retrieval_gate.artifacts.draft import read_draft
-    from retrieval_gate.evaluation.draft import pool_heading
-    from retrieval_gate.evaluation.golden import intent_lines, pool_lines
+    from retrieval_gate.golden.cases_draft import pool_heading
+    from retrieval_gate.golden.draft_file import read_draft
+    from retrieval_gate.golden.label_apply import intent_lines, pool_lines
 
     m, plan = applied.merge, applied.plan
     for obj in plan.cases if plan else []:
@@ -228,7 +204,7 @@ def top_up_command(
     """For every case, the cards of each run's top --depth that no judgement covers (gold at any
     grade, the not-relevant sidecar), each once, written as a draft folder that `label apply
     --draft DIR/draft.jsonl` applies like any draft. Exit 0; 2 on bad input."""
-    from retrieval_gate.evaluation.topup import TopUpOptions, summary_lines, top_up, write_top_up
+    from retrieval_gate.golden.topup_run import TopUpOptions, summary_lines, top_up, write_top_up
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
     refuse_output_onto_inputs(outputs={f"--out ({name})": out / name for name in ("draft.jsonl", "label.html",
@@ -260,9 +236,10 @@ def agree_command(
     """Agreement of two labellers on the pairs both judged: Cohen's kappa overall and per intent,
     and the pairs they disagree on. Exit 0; 2 on bad input (a grade off the scale, two grades for
     one pair in a file, "no answer" beside a relevant card, an id the draft does not hold)."""
-    from retrieval_gate.artifacts.draft import read_draft
-    from retrieval_gate.audit.agree import agreement, judged
-    from retrieval_gate.evaluation.golden import agree_problems
+    from retrieval_gate.golden.agreement import agreement, judged
+    from retrieval_gate.golden.draft_file import read_draft
+    from retrieval_gate.golden.label_apply import agree_problems
+    from retrieval_gate.golden.labels_file import read_decisions
 
     drafted = read_draft(draft) if draft is not None else None
     files = [(path, read_decisions(path)) for path in (first, second)]

@@ -123,7 +123,7 @@ def report_command(
             text = render_comment(results=loaded, comparison=comp, baseline=base, links=links, template=template,
                                   max_chars=max_chars, audit_section=section)
     elif fmt == "html":
-        from retrieval_gate.artifacts.labels import report_queue
+        from retrieval_gate.artifacts.label_sidecar import report_queue
         from retrieval_gate.artifacts.run_files import read_audit
         from retrieval_gate.render.html import render_html
 

@@ -28,7 +28,7 @@ def score(
     `score --cases qrels --run run --mean trec`). Exit 2 when no case of the golden set is in the
     run (the ids do not match: nothing was measured)."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
-    from retrieval_gate.artifacts.labels import not_relevant_by_case
+    from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
     from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import check_run_matches, load_run

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.labels import not_relevant_by_case
+from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
 from retrieval_gate.load.dataset import load_dataset

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.artifacts.labels import not_relevant_by_case
+from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
 from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError

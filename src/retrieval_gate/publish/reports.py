@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval_gate.artifacts.labels import report_queue
+from retrieval_gate.artifacts.label_sidecar import report_queue
 from retrieval_gate.artifacts.run_files import comparison_text, results_text
 from retrieval_gate.forge.base import Words
 from retrieval_gate.publish.flow_context import FlowContext
@@ -52,7 +52,7 @@ def write_top_up(ctx: FlowContext, *, results: Results) -> dict[str, object] | N
     from pathlib import Path
 
     from retrieval_gate.errors import ProblemsError, UsageError, one_line
-    from retrieval_gate.evaluation.topup import TopUpOptions, top_up, top_up_texts
+    from retrieval_gate.golden.topup_run import TopUpOptions, top_up, top_up_texts
 
     kb, cases = results.inputs.get("kb"), results.inputs.get("cases")
     if kb is None or cases is None or not Path(kb.path).exists() or not Path(cases.path).exists():

@@ -12,10 +12,10 @@ from typing import Any
 from jinja2 import PackageLoader, StrictUndefined, select_autoescape
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from retrieval_gate.audit.label_queue import QueueItem
 from retrieval_gate.audit.model import AuditReport
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.changes_model import CAUSES
+from retrieval_gate.compare.label_queue import QueueItem
 from retrieval_gate.compare.model import Comparison
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.render import fmt

@@ -28,7 +28,7 @@ digits must not be read as a phone number first):
   written in a national format (a trunk ``0`` or an area code in parentheses, and a separator)
   that is possible in one of ``NATIONAL_REGIONS`` (GB, DE, FR, BR, IN, ES, IT, NL, PT, MX, AU, JP).
 - ``name`` and ``address`` — only when a detector is handed in (``NameDetector``: the optional
-  Presidio adapter, ``evaluation.pii_names``); without one they are not covered, and draft.md
+  Presidio adapter, ``golden.masking_names``); without one they are not covered, and draft.md
   says so.
 
 A compiled pre-filter skips, before any detector runs, every line with no digit, no ``@``, no

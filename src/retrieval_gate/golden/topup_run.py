@@ -2,7 +2,7 @@
 the systems being compared, the golden set, its "not relevant" sidecar and the KB → a draft
 folder (``draft.jsonl``, ``label.html``, ``draft.md``, as ``cases draft`` writes it) holding, per
 case, the cards of each run's top k that no judgement covers; ``label apply --draft`` adds the
-labels to the cases the golden set already holds. The rules are ``audit.topup``."""
+labels to the cases the golden set already holds. The rules are ``golden.topup``."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant
+from retrieval_gate.artifacts.label_sidecar import not_relevant_path, read_not_relevant
 from retrieval_gate.artifacts.run_files import read_results
-from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
-from retrieval_gate.audit.topup import RunTop, TopUp, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
-from retrieval_gate.errors import Problem, UsageError
-from retrieval_gate.evaluation.draft import draft_folder_texts, write_draft_files
+from retrieval_gate.errors import UsageError
+from retrieval_gate.golden.cases_draft import draft_folder_texts, write_draft_files
+from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
+from retrieval_gate.golden.labels_file import read_stale_pairs
+from retrieval_gate.golden.topup import RunTop, TopUp, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.load.textfile import display, iter_json_objects, raise_if
 from retrieval_gate.models import judgements
 from retrieval_gate.score.kb_manifest import kb_manifest
 from retrieval_gate.score.results import Results
@@ -55,23 +55,6 @@ class TopUpResult:
     @property
     def cards(self) -> int:
         return self.top_up.total
-
-
-def read_stale(path: Path) -> list[tuple[str, str]]:
-    """``stale.jsonl`` (``label apply``'s judgements set aside as stale): ``(case, card)`` pairs
-    from each line's ``case_id`` and ``card_id`` (or ``case`` and ``card``); problems as ``file:line``."""
-    if not path.is_file():
-        raise UsageError(f"{path}: no such stale file (label apply writes it beside the draft)")
-    problems: list[Problem] = []
-    out = []
-    for number, obj in iter_json_objects(path, problems=problems):
-        case, card = obj.get("case_id", obj.get("case")), obj.get("card_id", obj.get("card"))
-        if not isinstance(case, str) or not isinstance(card, str) or not case or not card:
-            problems.append(Problem(display(path), number, 'expected "case_id" and "card_id" strings'))
-            continue
-        out.append((case, card))
-    raise_if(problems)
-    return out
 
 
 def _run_name(results_config: dict, path: Path, taken: set[str]) -> str:
@@ -111,7 +94,7 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
     if orphaned:
         runs.append(_orphan_pool(knowledge, cases=[c for c in case_set.cases if c.id in orphaned], depth=options.depth,
                                  taken=taken))
-    rows = [row for path in options.stale for row in read_stale(path)]
+    rows = [row for path in options.stale for row in read_stale_pairs(path)]
     stale = stale_pairs(rows, cases=gold, kb_cards=manifest)
     # a no-answer case (no card relevant) judged every card not relevant: nothing of it to top up
     answerable = [c.id for c in case_set.cases if any(g >= 1 for g in gold[c.id].values())]
@@ -185,7 +168,7 @@ def top_up_texts(out: Path, *, result: TopUpResult) -> dict[str, str]:
 
 
 def write_top_up(out: Path, *, result: TopUpResult, labeller: str = "") -> list[Path]:
-    """The draft folder under ``out`` (``evaluation.draft.write_draft_files``); the paths written."""
+    """The draft folder under ``out`` (``golden.cases_draft.write_draft_files``); the paths written."""
     return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
                              graded=result.graded, labeller=labeller,
                              summary=summary_lines(result, draft=out / "draft.jsonl"))

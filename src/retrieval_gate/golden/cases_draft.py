@@ -3,8 +3,8 @@ queries with their pooled candidates. Read and clean the log (streamed; exact du
 collapse as it is read, so memory grows with the distinct queries, not the lines), pre-sample,
 embed the distinct queries once with the suite's model (through the embedding cache), collapse
 near-duplicates, find intents, size and allocate from the power formula, draw, and pool each
-drawn query's candidates from every pool retriever. The pure steps are ``audit.querylog`` and
-``audit.draft``; the embedder and the store are handed in by tests or built from the suite."""
+drawn query's candidates from every pool retriever. The pure steps are ``golden.log_clean`` and
+``golden.draw``; the embedder and the store are handed in by tests or built from the suite."""
 
 from __future__ import annotations
 
@@ -18,24 +18,24 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.artifacts.draft import draft_text
-from retrieval_gate.audit import draft as core
 from retrieval_gate.audit.coverage import best_case_mde
-from retrieval_gate.audit.draft_cases import Candidate, DraftEntry, Pool
-from retrieval_gate.audit.pii import DEFAULT_REGION, coverage_note
-from retrieval_gate.audit.querylog import MAX_QUERY_CHARS, CleanReport, RawQuery, clean_log
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks
 from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore
-from retrieval_gate.evaluation.pii_names import draft_masker
 from retrieval_gate.files import confined, repository_root, write_text_atomic
+from retrieval_gate.golden import draw as core
+from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
+from retrieval_gate.golden.draft_file import draft_text
+from retrieval_gate.golden.label_page import apply_command, render_label_page
+from retrieval_gate.golden.log_clean import MAX_QUERY_CHARS, CleanReport, RawQuery, clean_log
+from retrieval_gate.golden.log_reader import iter_log
+from retrieval_gate.golden.masking import DEFAULT_REGION, coverage_note
+from retrieval_gate.golden.masking_names import draft_masker
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.load.querylog import iter_log
 from retrieval_gate.load.textfile import raise_if
 from retrieval_gate.render.escape import md_text
-from retrieval_gate.render.label_page import apply_command, render_label_page
 from retrieval_gate.retrieve.bm25 import IndexUnit
 from retrieval_gate.retrieve.custom import RunRetriever
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -299,7 +299,7 @@ def masked_lines(result: DraftResult) -> list[str]:
     the masking does not cover, the log columns dropped (not on the allow-list) with the rows
     that had them."""
     c = result.clean
-    # the kinds are the masker's own names (audit.pii.KINDS), shown as they stand in the text
+    # the kinds are the masker's own names (golden.masking.KINDS), shown as they stand in the text
     masked = ", ".join(f"{n:,} `<{kind}>`" for kind, n in sorted(c.masked.items())) or "none"
     shown = sorted(c.dropped_columns.items())[:MAX_COLUMNS_SHOWN]
     dropped = ", ".join(f"{_md(name)} ({n:,} rows)" for name, n in shown)

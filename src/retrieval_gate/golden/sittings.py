@@ -23,9 +23,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from retrieval_gate.audit.agree import Record
-from retrieval_gate.audit.draft_cases import bad_id
-from retrieval_gate.audit.label_queue import Decision, NoAnswer
+from retrieval_gate.golden.agreement import Record
+from retrieval_gate.golden.decisions import Decision, NoAnswer
+from retrieval_gate.golden.draft_entry import bad_id
 from retrieval_gate.models import GOLD_FIELDS
 
 Prefer = Literal["new", "old"]

@@ -7,7 +7,7 @@ written as a draft folder that ``label apply --draft`` applies like any draft.
   never judged for that case — as ir_measures' Judged@k reads it.
 - **Top-up** (``unjudged_pool``): for every case (not only the changed ones), the union over the
   runs of the unjudged cards in each run's top ``depth``, each once, in a hashed order
-  (``audit.draft.pool``: the page says nothing of which system found a card).
+  (``golden.draw.pool``: the page says nothing of which system found a card).
 - **Orphaned** (``orphaned_cases``): cases whose gold names a card the KB no longer holds; they
   are drafted again for re-judging: the unjudged cards of the runs' tops and of a BM25 pool
   over the KB (the shell's), so a new gold card can take the gone one's place.
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from retrieval_gate.audit.draft import pool
+from retrieval_gate.golden.draw import pool
 
 
 @dataclass(frozen=True)

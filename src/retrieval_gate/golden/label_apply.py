@@ -3,7 +3,7 @@ set, in sittings (docs/golden-set.md): judgements it already holds are counted, 
 into the cases that exist (or, with a draft, make new cases), stale ones set aside in
 ``stale.jsonl``, conflicting ones refused unless ``--prefer new|old``. Every refusal comes before
 any write; every write is atomic and confined to the repository; what was reported as written is
-read back and checked. The rules are ``audit.sittings``, ``audit.draft_cases`` and ``audit.agree``."""
+read back and checked. The rules are ``golden.sittings``, ``golden.draft_entry`` and ``golden.agreement``."""
 
 from __future__ import annotations
 
@@ -13,12 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.labels import not_relevant_path, read_not_relevant, read_stale, stale_path
-from retrieval_gate.audit.agree import Record, judged, reconcile
+from retrieval_gate.artifacts.label_sidecar import not_relevant_path, read_not_relevant
 from retrieval_gate.audit.coverage import best_case_mde
-from retrieval_gate.audit.draft_cases import DraftEntry, DraftPlan, plan_draft
-from retrieval_gate.audit.label_queue import Decision, NoAnswer, not_relevant_lines
-from retrieval_gate.audit.sittings import (
+from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
+from retrieval_gate.files import confined, write_text_atomic
+from retrieval_gate.golden.agreement import Record, judged, reconcile
+from retrieval_gate.golden.decisions import Decision, NoAnswer, not_relevant_lines
+from retrieval_gate.golden.draft_entry import DraftEntry, DraftPlan, plan_draft
+from retrieval_gate.golden.label_page import MAX_GRADE
+from retrieval_gate.golden.labels_file import read_stale, stale_path
+from retrieval_gate.golden.sittings import (
     Held,
     Ids,
     Merge,
@@ -31,13 +35,10 @@ from retrieval_gate.audit.sittings import (
     sort_file,
     strict_problems,
 )
-from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
-from retrieval_gate.files import confined, write_text_atomic
 from retrieval_gate.load.cases import load_cases, qrels_path
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import display, read_bytes
 from retrieval_gate.models import CaseSet, judgements
-from retrieval_gate.render.label_page import MAX_GRADE
 from retrieval_gate.score.kb_manifest import kb_manifest
 
 BOM = "\ufeff"

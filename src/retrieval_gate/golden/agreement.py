@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from retrieval_gate.audit.label_queue import Decision, NoAnswer
+from retrieval_gate.golden.decisions import Decision, NoAnswer
 
 Record = Decision | NoAnswer
 

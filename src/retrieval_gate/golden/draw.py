@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from retrieval_gate.audit.coverage import required_n
-from retrieval_gate.audit.querylog import LogQuery
+from retrieval_gate.golden.log_clean import LogQuery
 from retrieval_gate.stats.power import min_changed
 
 NEAR_COSINE = 0.92

@@ -1,12 +1,12 @@
 """A query log made fit to draw golden cases from (docs/golden-set.md): cleaning, secrets and
 personal data masked, columns kept by allow-list, exact duplicates collapsed. Pure: the rows
-come from ``load.querylog``.
+come from ``golden.log_reader``.
 
 - **Clean.** Whitespace normalised (NFC, runs of whitespace → one space, trimmed). A line is
   dropped when it is empty, not text (a control character other than whitespace, the Unicode
   replacement character of an undecodable byte, or no letter or digit at all) or longer than
   ``MAX_QUERY_CHARS`` (a pasted document, not a query).
-- **Secrets and personal data** (``audit.pii``: detect-secrets' plugins, phonenumbers,
+- **Secrets and personal data** (``golden.masking``: detect-secrets' plugins, phonenumbers,
   python-stdnum, email-validator, ipaddress) become ``<kind>`` — ``<secret>``, ``<email>``,
   ``<phone>``, ``<card>``, … — before anything is compared or embedded, so masked queries also
   collapse together; the values of the columns kept are masked alike.
@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from retrieval_gate.audit.pii import DEFAULT_REGION, KINDS, Masker, mask_text
+from retrieval_gate.golden.masking import DEFAULT_REGION, KINDS, Masker, mask_text
 
 MAX_QUERY_CHARS = 500
 PII_KINDS = KINDS
@@ -87,7 +87,7 @@ def drop_reason(text: str, *, max_chars: int = MAX_QUERY_CHARS) -> str | None:
 
 
 def mask_pii(text: str, *, masker: Masker | None = None) -> tuple[str, Counter]:
-    """``text`` with secrets and personal data masked (``audit.pii``); the count of each kind."""
+    """``text`` with secrets and personal data masked (``golden.masking``); the count of each kind."""
     return mask_text(text, masker=masker)
 
 

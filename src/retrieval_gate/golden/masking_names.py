@@ -1,4 +1,4 @@
-"""The masker ``cases draft`` uses (``audit.pii.Masker``), with the optional detector of names and
+"""The masker ``cases draft`` uses (``golden.masking.Masker``), with the optional detector of names and
 street addresses handed in when it can run here: **presidio-analyzer** with a spaCy English
 model the user installed (``pip install presidio-analyzer`` and a spaCy model package such as
 ``en_core_web_lg``). Nothing is downloaded: without both, names and addresses are not covered
@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterable
 
-from retrieval_gate.audit.pii import DEFAULT_REGION, Masker, NameDetector
 from retrieval_gate.errors import UsageError
+from retrieval_gate.golden.masking import DEFAULT_REGION, Masker, NameDetector
 
 SPACY_MODELS = ("en_core_web_lg", "en_core_web_md", "en_core_web_sm", "en_core_web_trf")
 PRESIDIO_KINDS = {"PERSON": "name", "LOCATION": "address"}

@@ -3,11 +3,11 @@ or CSV/TSV with a query column and optional ``count``, ``intent``, ``locale`` an
 — what a search box's log or an analytics table exports.
 
 Read as a stream (a million-line log is never held as lines): each row becomes a
-``audit.querylog.RawQuery``. A line that does not decode as UTF-8 is passed on as text with the
+``golden.log_clean.RawQuery``. A line that does not decode as UTF-8 is passed on as text with the
 replacement character, which cleaning drops as "not text". Structural problems (a JSONL line
 that is no object, a row without the query column, a count that is no positive integer) are
 reported as ``file:line`` and nothing is drafted. Every other column is passed on as text (a
-value that is no string or number as ``""``): which columns travel is ``audit.querylog``'s
+value that is no string or number as ``""``): which columns travel is ``golden.log_clean``'s
 allow-list, which counts the columns it drops.
 """
 

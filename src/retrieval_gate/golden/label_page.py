@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup
 
-from retrieval_gate.audit.draft import terms
-from retrieval_gate.audit.draft_cases import DraftEntry
+from retrieval_gate.golden.draft_entry import DraftEntry
+from retrieval_gate.golden.draw import terms
 from retrieval_gate.render.escape import no_bidi
 from retrieval_gate.render.html import html_environment
 from retrieval_gate.render.plaintext import markdown_text

@@ -1,5 +1,5 @@
 """The draft of a golden set (``retrieval-gate cases draft``): ``draft.jsonl`` (one drafted query a
-line, ``audit.draft_cases.DraftEntry``) written and read back, checked line by line."""
+line, ``golden.draft_entry.DraftEntry``) written and read back, checked line by line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from retrieval_gate.audit.draft_cases import DraftEntry
 from retrieval_gate.errors import Problem, UsageError
+from retrieval_gate.golden.draft_entry import DraftEntry
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if, validation_problems
 
 

@@ -7,7 +7,7 @@ the log's other columns under ``"fields"`` and, for ``apply``'s provenance and i
 Labels become cases: a query with a card judged relevant gets it as gold (graded when some grade
 is above 1), one judged "no answer" an empty gold, one nobody judged stays out; "not relevant"
 judgements go to the sidecar. What a labels file may say and how it meets the golden set of
-earlier sittings: ``audit.sittings``.
+earlier sittings: ``golden.sittings``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_gate.audit.agree import Record
-from retrieval_gate.audit.label_queue import Decision, NoAnswer
+from retrieval_gate.golden.agreement import Record
+from retrieval_gate.golden.decisions import Decision, NoAnswer
 
 
 class Candidate(BaseModel):

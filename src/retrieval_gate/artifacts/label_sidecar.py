@@ -8,21 +8,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_gate.audit.label_queue import label_queue, snippets
+from retrieval_gate.compare.label_queue import label_queue, snippets
 from retrieval_gate.errors import Problem
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if
 from retrieval_gate.score.kb_manifest import kb_manifest
 
 if TYPE_CHECKING:
-    from retrieval_gate.audit.label_queue import QueueItem
+    from retrieval_gate.compare.label_queue import QueueItem
     from retrieval_gate.compare.model import Comparison
     from retrieval_gate.models import KnowledgeBase
     from retrieval_gate.score.results import Results
 
 NOT_RELEVANT_SUFFIX = ".not-relevant.jsonl"
 NOT_RELEVANT_IN_FOLDER = "not-relevant.jsonl"
-STALE_FILE = "stale.jsonl"
 
 
 def not_relevant_path(cases: Path) -> Path:
@@ -42,30 +41,6 @@ def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
             problems.append(Problem(display(path), number, 'expected "case", "card" and "sha" strings'))
             continue
         out.append((obj["case"], obj["card"], obj["sha"]))
-    raise_if(problems)
-    return out
-
-
-def stale_path(*, draft: Path | None, labels: Path) -> Path:
-    """Where ``label apply`` sets aside judgements of cards edited since: ``stale.jsonl`` in the
-    draft's folder, else beside the (first) labels file."""
-    return (draft if draft is not None else labels).parent / STALE_FILE
-
-
-def read_stale(path: Path) -> list[dict]:
-    """The set-aside judgements (``{"case_id", "card_id", "judged_sha", "kb_sha", "pool_sha",
-    "judgement"}`` a line, docs/golden-set.md "Sittings"), in file order; none when absent."""
-    if not path.is_file():
-        return []
-    problems: list[Problem] = []
-    out = []
-    for number, obj in iter_json_objects(path, problems=problems):
-        if not all(isinstance(obj.get(key), str) for key in ("case_id", "card_id", "judged_sha")) or not isinstance(
-                obj.get("judgement"), dict):
-            problems.append(Problem(display(path), number,
-                                    'expected "case_id", "card_id" and "judged_sha" strings and a "judgement" object'))
-            continue
-        out.append(obj)
     raise_if(problems)
     return out
 

@@ -1,0 +1,77 @@
+"""The labelling loop's files read back: ``labels.jsonl`` (a reviewer's decisions, from the HTML
+report or the labelling page) and ``stale.jsonl`` (the judgements ``label apply`` set aside because
+their card was edited since, docs/golden-set.md "Sittings"); each problem as ``file:line``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from retrieval_gate.errors import Problem, UsageError
+from retrieval_gate.golden.agreement import Record
+from retrieval_gate.golden.decisions import Decision, NoAnswer
+from retrieval_gate.load.textfile import display, iter_json_objects, raise_if, validation_problems
+
+STALE_FILE = "stale.jsonl"
+
+
+def read_decisions(path: Path) -> list[tuple[int, Record]]:
+    """The records of a labels file: decisions, and (from the drafting page) no-answer words."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such labels file")
+    problems: list[Problem] = []
+    out: list[tuple[int, Record]] = []
+    for number, obj in iter_json_objects(path, problems=problems):
+        if "no_answer" in obj and ("card" in obj or "grade" in obj):
+            problems.append(Problem(display(path), number, "'no_answer' and a card's grade in one line: keep one"))
+            continue
+        try:
+            out.append((number, NoAnswer.model_validate(obj) if "no_answer" in obj else Decision.model_validate(obj)))
+        except ValidationError as exc:
+            problems.extend(validation_problems(path, line=number, exc=exc))
+    if not out and not problems:
+        problems.append(Problem(display(path), None, "no decisions: the labels file is empty"))
+    raise_if(problems)
+    return out
+
+
+def stale_path(*, draft: Path | None, labels: Path) -> Path:
+    """Where ``label apply`` sets aside judgements of cards edited since: ``stale.jsonl`` in the
+    draft's folder, else beside the (first) labels file."""
+    return (draft if draft is not None else labels).parent / STALE_FILE
+
+
+def read_stale(path: Path) -> list[dict]:
+    """The set-aside judgements (``{"case_id", "card_id", "judged_sha", "kb_sha", "pool_sha",
+    "judgement"}`` a line, docs/golden-set.md "Sittings"), in file order; none when absent."""
+    if not path.is_file():
+        return []
+    problems: list[Problem] = []
+    out = []
+    for number, obj in iter_json_objects(path, problems=problems):
+        if not all(isinstance(obj.get(key), str) for key in ("case_id", "card_id", "judged_sha")) or not isinstance(
+                obj.get("judgement"), dict):
+            problems.append(Problem(display(path), number,
+                                    'expected "case_id", "card_id" and "judged_sha" strings and a "judgement" object'))
+            continue
+        out.append(obj)
+    raise_if(problems)
+    return out
+
+
+def read_stale_pairs(path: Path) -> list[tuple[str, str]]:
+    """``stale.jsonl`` as ``label top-up --stale`` reads it (the pairs to offer again): ``(case, card)`` pairs
+    from each line's ``case_id`` and ``card_id`` (or ``case`` and ``card``); problems as ``file:line``."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such stale file (label apply writes it beside the draft)")
+    problems: list[Problem] = []
+    out = []
+    for number, obj in iter_json_objects(path, problems=problems):
+        case, card = obj.get("case_id", obj.get("case")), obj.get("card_id", obj.get("card"))
+        if not isinstance(case, str) or not isinstance(card, str) or not case or not card:
+            problems.append(Problem(display(path), number, 'expected "case_id" and "card_id" strings'))
+            continue
+        out.append((case, card))
+    raise_if(problems)
+    return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import inspect
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -240,6 +240,40 @@ def test_the_layer_check_sees_an_import_up_or_sideways() -> None:
 def test_every_import_points_down_the_layers(trees) -> None:
     """The stronger form of "no cycles": the order docs/ARCHITECTURE.md draws is the imports' order."""
     assert upward_imports(trees) == []
+
+
+# --- Module names -----------------------------------------------------------------------------------
+
+# Names that several parts share because each holds the same kind of thing for its own part: its
+# settings model, its data model, its interface, its run, a forge's API, a plan, a cache, its HTML
+# or its changes and side-by-side (core and presentation). A command module of cli/ is named after
+# its command, so it may share a name with the part it drives (cli/audit.py, audit/…).
+SHARED_MODULE_NAMES = frozenset({"settings", "model", "base", "run", "api", "plan", "cache", "html", "changes",
+                                 "side_by_side", "__init__"})
+
+
+def colliding_module_names(paths: Iterable[str]) -> dict[str, list[str]]:
+    """Module name → its files, for each name held by two modules outside ``cli/`` (or by a cli
+    command and another cli module), unless the name is one of ``SHARED_MODULE_NAMES``."""
+    by_name: dict[str, list[str]] = {}
+    for rel in paths:
+        if rel.startswith("cli/"):
+            continue
+        by_name.setdefault(rel.rsplit("/", 1)[-1].removesuffix(".py"), []).append(rel)
+    return {name: sorted(files) for name, files in sorted(by_name.items())
+            if len(files) > 1 and name not in SHARED_MODULE_NAMES}
+
+
+def test_the_name_check_sees_two_drafts() -> None:
+    assert colliding_module_names(["audit/draft.py", "evaluation/draft.py", "embed/settings.py",
+                                   "store/settings.py", "cli/draft.py"]) == {"draft": ["audit/draft.py",
+                                                                                      "evaluation/draft.py"]}
+
+
+def test_no_two_modules_share_a_name_unless_they_hold_the_same_kind_of_thing(trees) -> None:
+    """Three ``draft.py`` or two ``querylog.py`` make a newcomer open the wrong file: a name says
+    what a module holds (``SHARED_MODULE_NAMES``: the kinds every part may have one of)."""
+    assert colliding_module_names(trees) == {}
 
 
 # --- The pure core, and load/ -----------------------------------------------------------------------

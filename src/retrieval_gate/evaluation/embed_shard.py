@@ -15,9 +15,8 @@ from typing import Any
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
 from retrieval_gate.embed.shards import CACHE_FILE, shard_texts, write_manifest
-from retrieval_gate.evaluation.chunks import suite_chunks
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent
-from retrieval_gate.evaluation.run import load_eval_inputs
+from retrieval_gate.evaluation.pipeline import prepare
 from retrieval_gate.settings import SuiteConfig
 
 
@@ -27,8 +26,8 @@ def embed_shard(*, suite_config: SuiteConfig, shard: tuple[int, int], out: Path,
     began = time.perf_counter()
     progress = progress or Silent()
     index, count = shard
-    kb, case_set = load_eval_inputs(suite_config)
-    chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
+    inputs = prepare(suite_config)
+    kb, case_set, chunks = inputs.kb, inputs.case_set, inputs.chunks
     inner = embedder
     if inner is None:
         from retrieval_gate.embed.backends import make_embedder

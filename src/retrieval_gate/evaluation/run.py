@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
-from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.ann_check import ann_check
-from retrieval_gate.evaluation.chunks import suite_chunks, truncation_extras
-from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore, dense_extras
-from retrieval_gate.load.dataset import load_dataset
+from retrieval_gate.evaluation.chunks import truncation_extras
+from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorStore, dense_extras
+from retrieval_gate.evaluation.pipeline import Pipeline, Prepared, input_paths, prepare
 from retrieval_gate.load.runs import check_run_matches
 from retrieval_gate.metrics import DEFAULT_MEASURES, metric_specs
-from retrieval_gate.models import CaseSet, KnowledgeBase, RankedList
+from retrieval_gate.models import CaseSet, RankedList
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.custom import RunRetriever
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -43,45 +41,6 @@ from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.false_exclusion import false_exclusion_extras
 from retrieval_gate.score.results import Results
 from retrieval_gate.settings import SuiteConfig
-
-
-def input_paths(suite_config: SuiteConfig) -> tuple[Path, Path]:
-    """The KB and cases paths of the suite (a usage error when either is missing)."""
-    if not suite_config.kb or not suite_config.cases:
-        missing = " and ".join(n for n, v in (("--kb", suite_config.kb), ("--cases", suite_config.cases)) if not v)
-        raise UsageError(f"eval needs {missing} (or kb:/cases: in the suite of retrieval-gate.yml)")
-    return Path(suite_config.kb), Path(suite_config.cases)
-
-
-def load_inputs(*, kb: Path, cases: Path) -> tuple[KnowledgeBase, CaseSet]:
-    """Load the KB and the cases and run the integrity check (every gold id is a KB card or was
-    one: a gold id naming no card is scored as a loss, ``gold-removed``; one naming a chunk is refused)."""
-    case_set, knowledge = load_dataset(cases=cases, kb=kb, missing_gold="score")
-    if case_set.format == "qrels":
-        raise UsageError(f"eval needs query text, and {case_set.path} is a bare qrels file: give a BEIR "
-                         "folder (queries.jsonl + qrels) or JSONL cases (a qrels file serves `score`)")
-    assert knowledge is not None
-    return knowledge, case_set
-
-
-def load_eval_inputs(suite_config: SuiteConfig) -> tuple[KnowledgeBase, CaseSet]:
-    """``load_inputs`` of the suite's KB and cases."""
-    kb, cases = input_paths(suite_config)
-    return load_inputs(kb=kb, cases=cases)
-
-
-@dataclass
-class Prepared:
-    """What several evals of one suite over the same inputs and chunking share (the sweep): the
-    loaded KB and cases, the chunks, what the model cuts, and the BM25 index (by its settings)
-    — each made once. Handed to ``run_evals`` by a caller that made it for that suite config."""
-
-    kb: KnowledgeBase
-    case_set: CaseSet
-    chunks: tuple[Chunk, ...]
-    truncation: dict[str, Any] | None = None
-    truncation_known: bool = False
-    bm25: dict[str, Any] = field(default_factory=dict)
 
 
 def run_eval(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
@@ -120,104 +79,102 @@ def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | Non
     began = time.perf_counter()
     progress = progress or Silent()
     specs = suite_config.retrievers
-    ks = suite_config.k
+    input_paths(suite_config)  # a missing --kb / --cases before anything is built
     # 0. the parts, from their settings (nothing read or touched yet)
-    kb_path, cases_path = input_paths(suite_config)
-    dense = (DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
-                        overfetch=suite_config.overfetch, suite=suite, embedder=embedder, vector_store=store,
-                        progress=progress, cache_from=cache_from)
-             if any(s.needs_embedder for s in specs) else None)
-    try:
+    with Pipeline(suite_config=suite_config, suite=suite, specs=specs, embedder=embedder, store=store,
+                  progress=progress, cache_from=cache_from) as pipe:
         # 1. inputs
-        if prepared is None:
-            kb, case_set = load_inputs(kb=kb_path, cases=cases_path)
-            chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
-        else:
-            kb, case_set, chunks = prepared.kb, prepared.case_set, prepared.chunks
+        shared = prepared if prepared is not None else prepare(suite_config)
         loaded_s = time.perf_counter() - began
         # 2. parts, then retrievers
-        dense_began = time.perf_counter()
-        dense_retriever = dense.build(kb=kb, chunks=chunks) if dense is not None else None
-        dense_s = time.perf_counter() - dense_began
-        # What the model cuts (the real model only: a handed-in embedder has no tokenizer here)
-        truncation = None
-        if dense_retriever is not None and embedder is None:
-            if prepared is not None and prepared.truncation_known:
-                truncation = prepared.truncation
-            else:
-                truncation = truncation_extras(model=suite_config.model, chunks=chunks)
-                if prepared is not None:
-                    prepared.truncation, prepared.truncation_known = truncation, True
-        builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,
-                                   dense=dense_retriever, cases=case_set.cases,
-                                   bm25_units=_bm25_units(chunks, specs),
-                                   bm25_built=prepared.bm25 if prepared is not None else None)
-        retrievers: list[tuple[RetrieverSpec, Retriever, float]] = []
-        for spec in specs:
-            spec_began = time.perf_counter()
-            retriever = builder.build(spec)
-            if isinstance(retriever, RunRetriever):  # a run that matches no case measured nothing: exit 2
-                warning = check_run_matches(run_ids=retriever.run.rankings, case_ids=[c.id for c in case_set.cases],
-                                            run_path=retriever.run.path, cases_path=case_set.path)
-                if warning is not None:
-                    progress.note(warning)
-            built_s = time.perf_counter() - spec_began
-            if spec.needs_embedder:  # the dense side's build counts once, for the first spec using it
-                built_s, dense_s = built_s + dense_s, 0.0
-            retrievers.append((spec, retriever, built_s))
+        builder = pipe.build(kb=shared.kb, chunks=shared.chunks, cases=shared.case_set.cases, bm25_built=shared.bm25)
+        truncation = _truncation(pipe, shared, model=suite_config.model, handed_in=embedder is not None)
+        retrievers = _retrievers(builder, pipe=pipe, case_set=shared.case_set, progress=progress)
         # 3 and 4. rank, score
-        grid = metric_specs(ks, measures=suite_config.metrics or DEFAULT_MEASURES)
-        queries = [c.query for c in case_set.cases]
-        filters = [c.filter for c in case_set.cases]
-        false_exclusion = false_exclusion_extras(cases=case_set.cases,
-                                                 units=[(c.parent_id, c.metadata) for c in chunks])
-        not_relevant = not_relevant_by_case(Path(case_set.path))  # judged not relevant: judged, never unjudged
-        out: dict[str, Results] = {}
-        for spec, retriever, built_s in retrievers:
-            search_began = time.perf_counter()
-            ranked = (retriever.search_cases([c.id for c in case_set.cases], max(ks))  # run files: by case id
-                      if isinstance(retriever, RunRetriever) else retriever.search(queries, max(ks), filters))
-            search_s = time.perf_counter() - search_began
-            rankings = _by_case(case_set, ranked, retriever)
-            extras: dict[str, Any] = {}
-            config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": suite_config.overfetch}
-            if dense is not None and spec.needs_embedder:  # built when a spec needs it; bm25/custom carry no model
-                config_out.update(dense.fingerprint())
-                extras.update(dense_extras(dense))
-                if truncation is not None:
-                    extras["truncation"] = truncation
-            if false_exclusion is not None:
-                extras["filter_false_exclusion"] = false_exclusion
-            if retriever is not dense_retriever:  # hybrid, bm25, custom: their own parameters
-                config_out["details"] = retriever.fingerprint()
-            extras["timings"] = {"load_s": round(loaded_s, 3), "build_s": round(built_s, 3),
-                                 "search_s": round(search_s, 3)}
-            results = assemble_results(case_set=case_set, rankings=rankings, metrics=grid, ks=ks, kb=kb,
-                                       suite=suite, config=config_out, headline_k=suite_config.headline_k,
-                                       created_at=created_at, abstain_threshold=suite_config.abstain_threshold,
-                                       extras=extras, rel_level=suite_config.rel_level, mean=suite_config.mean,
-                                       not_relevant=not_relevant)
-            if dense is not None and suite_config.store.ann_check and retriever is dense_retriever:
-                results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=kb, queries=queries,
-                                                        filters=filters, main=results, grid=grid, ks=ks)
-            results.extras["timings"]["total_s"] = round(time.perf_counter() - began, 3)
-            out[spec.name] = results
-    finally:
-        if dense is not None:
-            dense.close()
+        measure = _Measure(suite_config=suite_config, suite=suite, shared=shared, pipe=pipe, created_at=created_at,
+                           truncation=truncation, loaded_s=loaded_s, began=began)
+        return {spec.name: measure.results(spec, retriever, built_s) for spec, retriever, built_s in retrievers}
+
+
+def _truncation(pipe: Pipeline, shared: Prepared, *, model: str, handed_in: bool) -> dict[str, Any] | None:
+    """What the model cuts (the real model only: a handed-in embedder has no tokenizer here), once
+    per ``Prepared``."""
+    if pipe.dense_retriever is None or handed_in:
+        return None
+    if not shared.truncation_known:
+        shared.truncation, shared.truncation_known = truncation_extras(model=model, chunks=shared.chunks), True
+    return shared.truncation
+
+
+def _retrievers(builder: RetrieverBuilder, *, pipe: Pipeline, case_set: CaseSet,
+                progress: EvalProgress) -> list[tuple[RetrieverSpec, Retriever, float]]:
+    """Each spec's retriever and the seconds it took to build (the dense side's build counted once,
+    for the first spec that uses it); a ``run:`` file that matches no case is noted."""
+    out: list[tuple[RetrieverSpec, Retriever, float]] = []
+    dense_s = pipe.dense_s
+    for spec in pipe.specs:
+        spec_began = time.perf_counter()
+        retriever = builder.build(spec)
+        if isinstance(retriever, RunRetriever):  # a run that matches no case measured nothing: exit 2
+            warning = check_run_matches(run_ids=retriever.run.rankings, case_ids=[c.id for c in case_set.cases],
+                                        run_path=retriever.run.path, cases_path=case_set.path)
+            if warning is not None:
+                progress.note(warning)
+        built_s = time.perf_counter() - spec_began
+        if spec.needs_embedder:
+            built_s, dense_s = built_s + dense_s, 0.0
+        out.append((spec, retriever, built_s))
     return out
+
+
+class _Measure:
+    """Rank every case with one retriever and score it (the same path as ``score``)."""
+
+    def __init__(self, *, suite_config: SuiteConfig, suite: str, shared: Prepared, pipe: Pipeline,
+                 created_at: str | None, truncation: dict[str, Any] | None, loaded_s: float, began: float):
+        self.config, self.suite, self.shared, self.pipe = suite_config, suite, shared, pipe
+        self.created_at, self.truncation, self.loaded_s, self.began = created_at, truncation, loaded_s, began
+        cases = shared.case_set.cases
+        self.grid = metric_specs(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
+        self.queries = [c.query for c in cases]
+        self.filters = [c.filter for c in cases]
+        self.false_exclusion = false_exclusion_extras(cases=cases,
+                                                      units=[(c.parent_id, c.metadata) for c in shared.chunks])
+        self.not_relevant = not_relevant_by_case(Path(shared.case_set.path))  # judged not relevant: never unjudged
+
+    def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
+        config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense
+        search_began = time.perf_counter()
+        ranked = (retriever.search_cases([c.id for c in case_set.cases], max(ks))  # run files: by case id
+                  if isinstance(retriever, RunRetriever) else retriever.search(self.queries, max(ks), self.filters))
+        search_s = time.perf_counter() - search_began
+        extras: dict[str, Any] = {}
+        config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": config.overfetch}
+        if dense is not None and spec.needs_embedder:  # built when a spec needs it; bm25/custom carry no model
+            config_out.update(dense.fingerprint())
+            extras.update(dense_extras(dense))
+            if self.truncation is not None:
+                extras["truncation"] = self.truncation
+        if self.false_exclusion is not None:
+            extras["filter_false_exclusion"] = self.false_exclusion
+        if retriever is not self.pipe.dense_retriever:  # hybrid, bm25, custom: their own parameters
+            config_out["details"] = retriever.fingerprint()
+        extras["timings"] = {"load_s": round(self.loaded_s, 3), "build_s": round(built_s, 3),
+                             "search_s": round(search_s, 3)}
+        results = assemble_results(case_set=case_set, rankings=_by_case(case_set, ranked, retriever), metrics=self.grid,
+                                   ks=ks, kb=self.shared.kb, suite=self.suite, config=config_out,
+                                   headline_k=config.headline_k, created_at=self.created_at,
+                                   abstain_threshold=config.abstain_threshold, extras=extras,
+                                   rel_level=config.rel_level, mean=config.mean, not_relevant=self.not_relevant)
+        if dense is not None and config.store.ann_check and retriever is self.pipe.dense_retriever:
+            results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=self.shared.kb,
+                                                    queries=self.queries, filters=self.filters, main=results,
+                                                    grid=self.grid, ks=ks)
+        results.extras["timings"]["total_s"] = round(time.perf_counter() - self.began, 3)
+        return results
 
 
 def _by_case(case_set: CaseSet, ranked: Sequence[RankedList], retriever: Retriever) -> dict[str, RankedList]:
     if len(ranked) != len(case_set.cases):
         raise UsageError(f"retriever {retriever.name!r} answered {len(ranked)} of {len(case_set.cases)} queries")
     return {case.id: r for case, r in zip(case_set.cases, ranked, strict=True)}
-
-
-def _bm25_units(chunks: Sequence[Chunk], specs: Sequence[RetrieverSpec]) -> list[Any] | None:
-    """BM25 indexes the same chunks the dense retriever embeds."""
-    if not any(s.kind in ("bm25", "hybrid") for s in specs):
-        return None
-    from retrieval_gate.retrieve.bm25 import IndexUnit
-
-    return [IndexUnit(id=c.id, card_id=c.parent_id, text=c.text, metadata=c.metadata) for c in chunks]

@@ -22,7 +22,8 @@ from retrieval_gate.audit.coverage import best_case_mde
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks
-from retrieval_gate.evaluation.dense_parts import DenseParts, EvalProgress, Silent, VectorStore
+from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorStore
+from retrieval_gate.evaluation.pipeline import Pipeline
 from retrieval_gate.files import confined, repository_root, write_text_atomic
 from retrieval_gate.golden import draw as core
 from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
@@ -36,9 +37,7 @@ from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import raise_if
 from retrieval_gate.render.escape import md_text
-from retrieval_gate.retrieve.bm25 import IndexUnit
 from retrieval_gate.retrieve.custom import RunRetriever
-from retrieval_gate.retrieve.factory import RetrieverBuilder
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever, parse_retriever_list
 from retrieval_gate.score.kb_manifest import kb_manifest
 from retrieval_gate.settings import SuiteConfig
@@ -162,12 +161,11 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
     cases_path = Path(suite_config.cases) if suite_config.cases else None
     existing_cases = load_cases(cases_path).cases if cases_path is not None and cases_path.exists() else ()
     chunks = suite_chunks(kb, chunking=suite_config.chunking, model=suite_config.model)
-    dense = DenseParts(embed=suite_config.embed, store=suite_config.store, chunking=suite_config.chunking,
-                       overfetch=suite_config.overfetch, suite=suite, embedder=embedder, vector_store=store,
-                       progress=progress)
-    try:
-        dense_retriever = dense.build(kb=kb, chunks=chunks)
-        assert dense.embedder is not None
+    with Pipeline(suite_config=suite_config, suite=suite, specs=specs, embedder=embedder, store=store,
+                  progress=progress, dense=True) as pipe:
+        builder = pipe.build(kb=kb, chunks=chunks)
+        dense = pipe.dense
+        assert dense is not None and dense.embedder is not None
         vectors = _unit(dense.embedder.embed_queries([q.text for q in sample]))
         leaders, lead_vectors, near = core.collapse_near(sample, vectors=vectors)
         leaders, lead_vectors, typos = core.collapse_typos(leaders, vectors=lead_vectors)
@@ -189,14 +187,8 @@ def draft_cases(*, suite_config: SuiteConfig, suite: str, options: DraftOptions,
                               existing=existing, minimum=minimum,
                               per_intent=needed if options.per_intent and options.size is None else None)
         picked = core.draw(leaders, labels=labels, quota=quota, seed=options.seed, excluded=excluded)
-        builder = RetrieverBuilder(kb=kb, options=suite_config.options, overfetch=suite_config.overfetch,
-                                   dense=dense_retriever, bm25_units=[IndexUnit(id=c.id, card_id=c.parent_id,
-                                                                                text=c.text, metadata=c.metadata)
-                                                                      for c in chunks])
         queries = [leaders[i].text for i in picked]
         ranked = {s.name: [r.ids for r in _search(builder.build(s), queries, depth_of[s.name])] for s in specs}
-    finally:
-        dense.close()
     manifest = kb_manifest(kb.cards)
     entries = []
     for j, i in enumerate(picked):

@@ -45,7 +45,7 @@ nobody labelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -114,58 +114,44 @@ def with_readings(comparison: Comparison, *, results: Results, baseline: Baselin
     })
 
 
-def _judge(
-    *, results: Results, baseline: Baseline, gate: GateSettings, seed: int, resamples: int,
-    gated_only: bool = False,
-) -> Comparison:
-    """The standard reading's rows, statuses and verdict (no changes, no readings). ``gated_only``:
-    only the rows the gate judges (what a verdict reads: the other reading's gate)."""
-    metrics = _metric_order(results, baseline)
-    known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
-    rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
-    if gated_only:
-        metrics = [m for m in metrics if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))]
-    current = {case.id: case for case in results.cases}
-    paired_ids = sorted(set(current) & set(baseline.cases))
-    stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
-                          seed=seed, resamples=resamples)
-    keys = [(metric, slice_name) for slice_name in _slice_order(results, baseline) for metric in metrics
-            if baseline.aggregates.get(slice_name, {}).get(metric) is not None
-            or results.aggregates.get(slice_name, {}).get(metric) is not None]
-    if gated_only:
-        keys = [key for key in keys if rules.gated(key)]
-    family = [key for key in keys if rules.gated(key) and key in stats]
-    one_sided = {key: stats[key].one_sided for key in family}
-    adjusted = dict(zip(family, adjust_p([one_sided[key] for key in family], method=rules.correction), strict=True))
-    reported = [key for key in keys if not rules.gated(key) and key in stats]
-    family_p = dict(zip(reported, adjust_p([stats[key].p for key in reported], method="holm"), strict=True))
-    # one level for the judged column: Bonferroni over the J judged rows (alpha itself when no
-    # correction applies); each judged row is tested one-sided at that level, and its interval is
-    # the two-sided 1 − 2·level one, whose bound on the tested side is the one-sided 1 − level bound
-    judged_alpha = rules.alpha if rules.correction == "none" else rules.alpha / max(1, len(family))
-    rows: list[ComparisonRow] = []
-    views: dict[RowKey, RowView] = {}
-    for key in keys:
-        metric, slice_name = key
-        old = baseline.aggregates.get(slice_name, {}).get(metric)
-        new = results.aggregates.get(slice_name, {}).get(metric)
-        stat = stats.get(key)
+class _Family:
+    """The rows' tests as one family: the gated rows' one-sided p-values adjusted together (the
+    gate's correction), the reported rows' two-sided ones by Holm, and one level for the judged
+    column — Bonferroni over the J judged rows (alpha itself when no correction applies); each
+    judged row is tested one-sided at that level, and its interval is the two-sided 1 − 2·level
+    one, whose bound on the tested side is the one-sided 1 − level bound."""
+
+    def __init__(self, *, rules: Any, stats: Mapping[RowKey, Any], keys: Sequence[RowKey]):
+        self.rules, self.stats = rules, stats
+        family = [key for key in keys if rules.gated(key) and key in stats]
+        self.one_sided = {key: stats[key].one_sided for key in family}
+        self.adjusted = dict(zip(family, adjust_p([self.one_sided[key] for key in family], method=rules.correction),
+                                 strict=True))
+        reported = [key for key in keys if not rules.gated(key) and key in stats]
+        self.family_p = dict(zip(reported, adjust_p([stats[key].p for key in reported], method="holm"), strict=True))
+        self.judged_alpha = rules.alpha if rules.correction == "none" else rules.alpha / max(1, len(family))
+        self.judged_rows, self.reported_rows = len(family), len(reported)
+
+    def row(self, key: RowKey, *, old: Any, new: Any) -> tuple[ComparisonRow, RowView]:
+        """One row of the table: its test, interval and MDE, and its status under the gate."""
+        rules, (metric, slice_name) = self.rules, key
+        stat = self.stats.get(key)
         tolerance, floor = rules.tolerance(key), rules.floor(key)
         extra: dict[str, Any] = {}
         p_used: float | None = None
-        judged = key in adjusted
-        a = judged_alpha if judged else rules.alpha
+        judged = key in self.adjusted
+        a = self.judged_alpha if judged else rules.alpha
         level = 1 - 2 * a if judged else 1 - a
         if stat is not None:
-            p_adj = adjusted.get(key)
+            p_adj = self.adjusted.get(key)
             ci, ci_method = stat.interval(level)
             size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a, one_sided=judged)
             p_used = stat.p if p_adj is None else p_adj
             ci, agrees, extended = reconcile(ci, significant=p_used < rules.alpha)
             extra = {"ci": ci, "ci_level": level, "ci_method": ci_method + ("+0" if extended else ""),
                      "ci_agrees": agrees,
-                     "p_value": stat.p, "p_one_sided": one_sided.get(key), "p_adjusted": p_adj,
-                     "p_family": family_p.get(key),
+                     "p_value": stat.p, "p_one_sided": self.one_sided.get(key), "p_adjusted": p_adj,
+                     "p_family": self.family_p.get(key),
                      "mde": size, "mde_method": method, "delta": stat.delta, "n": stat.n,
                      "n_changed": stat.changed, "n_lost": stat.lost, "n_gained": stat.gained}
         status = row_status(
@@ -188,10 +174,40 @@ def _judge(
             floor=floor, max_drop=tolerance, status=status, gated=rules.gated(key),
             **{"delta": None, "n": 0, **extra},
         )
+        view = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
+                       n_current=row.n_current, delta=row.delta, p_value=p_used,
+                       tolerance=tolerance, floor=floor, n_lost=row.n_lost, n_gained=row.n_gained)
+        return row, view
+
+
+def _judge(
+    *, results: Results, baseline: Baseline, gate: GateSettings, seed: int, resamples: int,
+    gated_only: bool = False,
+) -> Comparison:
+    """The standard reading's rows, statuses and verdict (no changes, no readings). ``gated_only``:
+    only the rows the gate judges (what a verdict reads: the other reading's gate)."""
+    metrics = _metric_order(results, baseline)
+    known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
+    rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
+    if gated_only:
+        metrics = [m for m in metrics if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))]
+    current = {case.id: case for case in results.cases}
+    paired_ids = sorted(set(current) & set(baseline.cases))
+    stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
+                          seed=seed, resamples=resamples)
+    keys = [(metric, slice_name) for slice_name in _slice_order(results, baseline) for metric in metrics
+            if baseline.aggregates.get(slice_name, {}).get(metric) is not None
+            or results.aggregates.get(slice_name, {}).get(metric) is not None]
+    if gated_only:
+        keys = [key for key in keys if rules.gated(key)]
+    family = _Family(rules=rules, stats=stats, keys=keys)
+    judged_alpha = family.judged_alpha
+    rows: list[ComparisonRow] = []
+    views: dict[RowKey, RowView] = {}
+    for key in keys:
+        row, views[key] = family.row(key, old=baseline.aggregates.get(key[1], {}).get(key[0]),
+                                     new=results.aggregates.get(key[1], {}).get(key[0]))
         rows.append(row)
-        views[key] = RowView(metric=metric, slice=slice_name, status=status, current=row.current, n=row.n,
-                             n_current=row.n_current, delta=row.delta, p_value=p_used,
-                             tolerance=tolerance, floor=floor, n_lost=row.n_lost, n_gained=row.n_gained)
     reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
     changes = config_changes(baseline=settings_view(baseline.fingerprint), current=fingerprint(results))
     if baseline.suite != results.suite:
@@ -224,9 +240,9 @@ def _judge(
                     "two-sided, otherwise (exact when the permutation law is small, else Monte Carlo)",
             sided="judged rows: one-sided in the direction of the change (a drop: P(S* <= S)), "
                   "interval two-sided at 1 - 2 alpha/J",
-            correction=rules.correction, judged_rows=len(family),
+            correction=rules.correction, judged_rows=family.judged_rows,
             family="reported rows: Holm over the rows the gate does not judge (p_family)",
-            reported_rows=len(reported),
+            reported_rows=family.reported_rows,
             mde="smallest true drop the row's own test detects at power 0.8 at its n (judged rows "
                 "one-sided at alpha / judged rows): observed churn and spread, or the prior that only "
                 "lost cases change",

@@ -10,7 +10,7 @@ same path as ``retrieval-gate eval``, with the parts shared where the settings a
   (query-time variants) search the one build; a rerun finds it built.
 - The KB and the cases are loaded and checked once for the whole sweep, chunked once per
   chunking, the truncation counted once per chunking and BM25 built once per chunking and BM25
-  settings (``evaluation.run.Prepared``).
+  settings (``evaluation.pipeline.Prepared``).
 - With a persistent store, each point's run is kept under its full fingerprint
   (``sweep.cache``): an unchanged rerun reads every point back, verified, and runs nothing.
 
@@ -33,9 +33,10 @@ from retrieval_gate.baseline.model import DECIMALS
 from retrieval_gate.compare.side_by_side import default_metrics
 from retrieval_gate.embed.base import Embedder, ModelIdentity
 from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.evaluation.chunks import suite_chunks, truncation_line
+from retrieval_gate.evaluation.chunks import truncation_line
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent
-from retrieval_gate.evaluation.run import Prepared, load_eval_inputs, run_evals
+from retrieval_gate.evaluation.pipeline import Prepared, load_eval_inputs, prepare
+from retrieval_gate.evaluation.run import run_evals
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.settings import SuiteConfig
 from retrieval_gate.sweep import cache
@@ -82,54 +83,12 @@ def _same_index_as(point: Point, *, shared: Prepared, seen: dict[str, str]) -> s
 def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric: str,
                progress: EvalProgress | None = None, embedder: Embedder | None = None,
                line: Callable[[str], None] = lambda _s: None) -> list[dict[str, Any]]:
-    """Run ``points`` (a plan's, in plan order); one ``PointRun`` mapping each."""
-    from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
-    from retrieval_gate.store.chroma import ChromaStore, collection_name
-
-    progress = progress or Silent()
-    embedders: dict[str, CountingEmbedder] = {}
-    shared_cache = EmbeddingCache(None) if base.store.mode == "ephemeral" else None
-
-    def embedder_for(config: SuiteConfig) -> CountingEmbedder:
-        key = canonical(config.embed.model_dump(mode="json"))
-        if key not in embedders:
-            inner = embedder
-            if inner is None:
-                from retrieval_gate.embed.backends import make_embedder
-                from retrieval_gate.embed.resolve import resolve_model
-
-                inner = make_embedder(resolve_model(config.model), settings=config.embed)
-            embedders[key] = CountingEmbedder(inner)
-        return embedders[key]
-
+    """Run ``points`` (a plan's, in plan order); one ``PointRun`` mapping each: read back from the
+    sweep's cache when unchanged since its run, else measured by ``run_evals``."""
+    sweep = _Sweep(plan=plan, base=base, metric=metric, progress=progress or Silent(), embedder=embedder, line=line)
     if embedder is None:  # every model the points embed with resolves before anything runs (an unknown one: exit 2)
-        from retrieval_gate.embed.resolve import resolve_model
-
-        for name in dict.fromkeys(c.model for c in (p.override.apply(base) for p in points)
-                                  if c.retrievers and any(s.needs_embedder for s in c.retrievers)):
-            resolve_model(name)
+        sweep.resolve_models(points)
     out: list[dict[str, Any]] = []
-    store: Any = None
-    group: tuple[int, str] | None = None
-    total = len(points)
-    loaded: dict[str, Any] = {}  # (kb, cases) → (KnowledgeBase, CaseSet), loaded once
-    prepared: dict[str, Prepared] = {}  # … and chunking + model → its chunks, truncation, BM25
-    inputs: dict[str, str] = {}  # (kb, cases) → the fingerprint of their content
-    identity = None if embedder is None else canonical(vars(embedder.identity()))
-    pending: list[tuple[SuiteConfig, str, dict[str, Any]]] = []  # runs to keep once the store folder is a store
-    index_contents: dict[str, str] = {}  # what an index build holds → the first point that built it
-
-    def prepared_for(config: SuiteConfig) -> Prepared:
-        where = canonical([config.kb, config.cases])
-        if where not in loaded:
-            loaded[where] = load_eval_inputs(config)
-        key = canonical([where, config.chunking.model_dump(mode="json"), config.model])
-        if key not in prepared:
-            kb, case_set = loaded[where]
-            prepared[key] = Prepared(kb=kb, case_set=case_set,
-                                     chunks=suite_chunks(kb, chunking=config.chunking, model=config.model))
-        return prepared[key]
-
     try:
         for number, point in enumerate(points, 1):
             began = time.perf_counter()
@@ -137,82 +96,166 @@ def run_points(*, plan: Plan, points: Sequence[Point], base: SuiteConfig, metric
             if len(config.retrievers) != 1:
                 raise InputError(Problem("<sweep>", None, f"retriever {config.retriever!r}: a sweep point runs one "
                                          "retriever; sweep several with --axis retriever=dense,bm25"))
-            what = ", ".join(f"{k}={v}" for k, v in point.settings.items())
-            fingerprint = None
-            if cache.cacheable(config):
-                where = canonical([config.kb, config.cases])
-                if where not in inputs:
-                    inputs[where] = cache.inputs_fingerprint(config)
-                fingerprint = cache.point_fingerprint(config, inputs=inputs[where], metric=metric, embedder=identity)
-                kept, why = cache.read_point(config, fingerprint=fingerprint, metric=metric)
-                if kept is not None:
-                    seconds = time.perf_counter() - began
-                    run = {"key": point.override.key, "settings": point.settings, "reference": point.reference,
-                           "group": point.group, **kept, "seconds": round(seconds, 3),
-                           "run": {"embedded": 0, "reused": len(kept["texts"]), "cached": True}}
-                    out.append(run)
-                    score = f"{metric} {kept['metrics'][metric]:.4f}"
-                    line(f"point {number}/{total} {what}{' (reference)' if point.reference else ''}: {score} · "
-                         f"{kept['chunks']} chunks · read back (unchanged since its run: {fingerprint[:12]}) · "
-                         f"{seconds:.1f}s")
-                    continue
-                if why is not None:
-                    line(f"point {number}/{total}: its kept run {fingerprint[:12]} cannot be trusted ({why}); "
-                         "running it again")
-            # A new store object for a new index build, or for other search settings (exact,
-            # hnsw_search_ef) on the same build: the collection, named by the build, is kept.
-            if (point.group, canonical(config.store.model_dump(mode="json"))) != group:
-                if store is not None:
-                    store.close()
-                if group is None or group[0] != point.group:  # a new index build: is it one already made?
-                    same = _same_index_as(point, shared=prepared_for(config), seen=index_contents)
-                    if same is not None:
-                        line(f"point {number}/{total} {what}: the same chunks and index settings as {same} — "
-                             "this axis may change nothing here (the summary says so when the scores agree)")
-                group = (point.group, canonical(config.store.model_dump(mode="json")))
-                tag = hashlib.sha256(canonical(point.override.index_part()).encode()).hexdigest()[:10]
-                store = ChromaStore(config.store, collection=collection_name(f"{plan.suite}-sweep-{tag}"),
-                                    notify=progress.note)
-            counting = embedder_for(config)
-            before = counting.documents
-            model: Embedder = counting
-            if shared_cache is not None:
-                model = CachedEmbedder(counting, shared_cache)
-            shared = prepared_for(config)
-            results = next(iter(run_evals(suite_config=config, suite=plan.suite, embedder=model, store=store,
-                                          progress=progress, prepared=shared).values()))
-            chunks = shared.chunks
-            dense = config.retrievers[0].needs_embedder
-            texts = text_keys(config=config, shas=[c.sha256 for c in chunks]) if dense else []
-            cut = results.extras.get("truncation") if dense and embedder is None else None
-            embedded_now = counting.documents - before
-            seconds = time.perf_counter() - began
-            names = list(dict.fromkeys([*default_metrics(results), metric]))
-            if metric not in results.metrics:
-                raise InputError(Problem("<sweep>", None, f"metric {metric}: not measured (measured: "
-                                         f"{', '.join(results.metrics)})"))
-            run = {
-                "key": point.override.key, "settings": point.settings, "reference": point.reference,
-                "group": point.group, "chunks": len(chunks), "texts": texts, "seconds": round(seconds, 3),
-                "metrics": {n: results.aggregates.get(OVERALL, {})[n].value for n in names
-                            if n in results.aggregates.get(OVERALL, {})},
-                "cases": {c.id: {"scores": {n: round(c.scores[n], DECIMALS) for n in names if n in c.scores},
-                                 "slices": sorted(c.slices)} for c in results.cases},
-                "run": {"embedded": embedded_now, "reused": max(0, len(texts) - embedded_now)},
-                "truncation": cut,
-                "search": (results.config.get("store") or {}).get("search"),  # exact or hnsw; None: no dense side
-            }
+            where = f"point {number}/{len(points)}"
+            fingerprint, kept = sweep.kept(point, config=config, began=began, where=where)
+            if kept is not None:
+                out.append(kept)
+                continue
+            run = sweep.measure(point, config=config, began=began, where=where)
             out.append(run)
             if fingerprint is not None:
-                pending.append((config, fingerprint, run))
-                pending[:] = [p for p in pending if not cache.write_point(p[0], fingerprint=p[1], run=p[2])]
-            score = f"{metric} {run['metrics'][metric]:.4f}" if metric in run["metrics"] else f"{metric}: no score"
-            line(f"point {number}/{total} {what}{' (reference)' if point.reference else ''}: {score} · "
-                 f"{len(chunks)} chunks · embedded {embedded_now}, reused {run['run']['reused']} · {seconds:.1f}s"
-                 + (f" · {truncation_line(cut)}" if cut and cut["chunks"] else ""))
+                sweep.keep(config, fingerprint=fingerprint, run=run)
     finally:
-        if store is not None:
-            store.close()
-        if shared_cache is not None:
-            shared_cache.close()
+        sweep.close()
     return out
+
+
+def _what(point: Point) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.settings.items())
+
+
+class _Sweep:
+    """What the points of one sweep share: the model (one per embedding setting, counting what it
+    embeds), the inputs (loaded once per KB and cases, chunked once per chunking and model), the
+    store (one per index build and search settings), and the runs still to keep in the cache."""
+
+    def __init__(self, *, plan: Plan, base: SuiteConfig, metric: str, progress: EvalProgress,
+                 embedder: Embedder | None, line: Callable[[str], None]):
+        from retrieval_gate.embed.cache import EmbeddingCache
+
+        self.plan, self.base, self.metric, self.progress, self.embedder, self.line = (plan, base, metric, progress,
+                                                                                      embedder, line)
+        self.embedders: dict[str, CountingEmbedder] = {}
+        self.shared_cache = EmbeddingCache(None) if base.store.mode == "ephemeral" else None
+        self.store: Any = None
+        self.group: tuple[int, str] | None = None
+        self.loaded: dict[str, Any] = {}  # (kb, cases) → (KnowledgeBase, CaseSet), loaded once
+        self.prepared: dict[str, Prepared] = {}  # … and chunking + model → its chunks, truncation, BM25
+        self.inputs: dict[str, str] = {}  # (kb, cases) → the fingerprint of their content
+        self.identity = None if embedder is None else canonical(vars(embedder.identity()))
+        self.pending: list[tuple[SuiteConfig, str, dict[str, Any]]] = []  # runs to keep once the folder is a store
+        self.index_contents: dict[str, str] = {}  # what an index build holds → the first point that built it
+
+    def resolve_models(self, points: Sequence[Point]) -> None:
+        from retrieval_gate.embed.resolve import resolve_model
+
+        for name in dict.fromkeys(c.model for c in (p.override.apply(self.base) for p in points)
+                                  if c.retrievers and any(s.needs_embedder for s in c.retrievers)):
+            resolve_model(name)
+
+    def embedder_for(self, config: SuiteConfig) -> CountingEmbedder:
+        key = canonical(config.embed.model_dump(mode="json"))
+        if key not in self.embedders:
+            inner = self.embedder
+            if inner is None:
+                from retrieval_gate.embed.backends import make_embedder
+                from retrieval_gate.embed.resolve import resolve_model
+
+                inner = make_embedder(resolve_model(config.model), settings=config.embed)
+            self.embedders[key] = CountingEmbedder(inner)
+        return self.embedders[key]
+
+    def prepared_for(self, config: SuiteConfig) -> Prepared:
+        where = canonical([config.kb, config.cases])
+        if where not in self.loaded:
+            self.loaded[where] = load_eval_inputs(config)
+        key = canonical([where, config.chunking.model_dump(mode="json"), config.model])
+        if key not in self.prepared:
+            self.prepared[key] = prepare(config, loaded=self.loaded[where])
+        return self.prepared[key]
+
+    def kept(self, point: Point, *, config: SuiteConfig, began: float,
+             where: str) -> tuple[str | None, dict[str, Any] | None]:
+        """The point's fingerprint (None: not cacheable) and its run read back from the cache, if
+        kept and trusted."""
+        if not cache.cacheable(config):
+            return None, None
+        inputs = canonical([config.kb, config.cases])
+        if inputs not in self.inputs:
+            self.inputs[inputs] = cache.inputs_fingerprint(config)
+        fingerprint = cache.point_fingerprint(config, inputs=self.inputs[inputs], metric=self.metric,
+                                              embedder=self.identity)
+        kept, why = cache.read_point(config, fingerprint=fingerprint, metric=self.metric)
+        if kept is None:
+            if why is not None:
+                self.line(f"{where}: its kept run {fingerprint[:12]} cannot be trusted ({why}); running it again")
+            return fingerprint, None
+        seconds = time.perf_counter() - began
+        run = {"key": point.override.key, "settings": point.settings, "reference": point.reference,
+               "group": point.group, **kept, "seconds": round(seconds, 3),
+               "run": {"embedded": 0, "reused": len(kept["texts"]), "cached": True}}
+        score = f"{self.metric} {kept['metrics'][self.metric]:.4f}"
+        self.line(f"{where} {_what(point)}{' (reference)' if point.reference else ''}: {score} · "
+                  f"{kept['chunks']} chunks · read back (unchanged since its run: {fingerprint[:12]}) · "
+                  f"{seconds:.1f}s")
+        return fingerprint, run
+
+    def store_for(self, point: Point, *, config: SuiteConfig, where: str) -> Any:
+        """A new store object for a new index build, or for other search settings (exact,
+        hnsw_search_ef) on the same build: the collection, named by the build, is kept."""
+        from retrieval_gate.store.chroma import ChromaStore, collection_name
+
+        if (point.group, canonical(config.store.model_dump(mode="json"))) == self.group:
+            return self.store
+        if self.store is not None:
+            self.store.close()
+        if self.group is None or self.group[0] != point.group:  # a new index build: is it one already made?
+            same = _same_index_as(point, shared=self.prepared_for(config), seen=self.index_contents)
+            if same is not None:
+                self.line(f"{where} {_what(point)}: the same chunks and index settings as {same} — "
+                          "this axis may change nothing here (the summary says so when the scores agree)")
+        self.group = (point.group, canonical(config.store.model_dump(mode="json")))
+        tag = hashlib.sha256(canonical(point.override.index_part()).encode()).hexdigest()[:10]
+        self.store = ChromaStore(config.store, collection=collection_name(f"{self.plan.suite}-sweep-{tag}"),
+                                 notify=self.progress.note)
+        return self.store
+
+    def measure(self, point: Point, *, config: SuiteConfig, began: float, where: str) -> dict[str, Any]:
+        """One ``run_evals`` of the point, its run mapping, and its progress line."""
+        from retrieval_gate.embed.cache import CachedEmbedder
+
+        store = self.store_for(point, config=config, where=where)
+        counting = self.embedder_for(config)
+        before = counting.documents
+        model: Embedder = counting if self.shared_cache is None else CachedEmbedder(counting, self.shared_cache)
+        shared = self.prepared_for(config)
+        results = next(iter(run_evals(suite_config=config, suite=self.plan.suite, embedder=model, store=store,
+                                      progress=self.progress, prepared=shared).values()))
+        metric, chunks = self.metric, shared.chunks
+        dense = config.retrievers[0].needs_embedder
+        texts = text_keys(config=config, shas=[c.sha256 for c in chunks]) if dense else []
+        cut = results.extras.get("truncation") if dense and self.embedder is None else None
+        embedded_now = counting.documents - before
+        seconds = time.perf_counter() - began
+        names = list(dict.fromkeys([*default_metrics(results), metric]))
+        if metric not in results.metrics:
+            raise InputError(Problem("<sweep>", None, f"metric {metric}: not measured (measured: "
+                                     f"{', '.join(results.metrics)})"))
+        overall = results.aggregates.get(OVERALL, {})
+        run = {
+            "key": point.override.key, "settings": point.settings, "reference": point.reference,
+            "group": point.group, "chunks": len(chunks), "texts": texts, "seconds": round(seconds, 3),
+            "metrics": {n: overall[n].value for n in names if n in overall},
+            "cases": {c.id: {"scores": {n: round(c.scores[n], DECIMALS) for n in names if n in c.scores},
+                             "slices": sorted(c.slices)} for c in results.cases},
+            "run": {"embedded": embedded_now, "reused": max(0, len(texts) - embedded_now)},
+            "truncation": cut,
+            "search": (results.config.get("store") or {}).get("search"),  # exact or hnsw; None: no dense side
+        }
+        score = f"{metric} {run['metrics'][metric]:.4f}" if metric in run["metrics"] else f"{metric}: no score"
+        self.line(f"{where} {_what(point)}{' (reference)' if point.reference else ''}: {score} · "
+                  f"{len(chunks)} chunks · embedded {embedded_now}, reused {run['run']['reused']} · {seconds:.1f}s"
+                  + (f" · {truncation_line(cut)}" if cut and cut["chunks"] else ""))
+        return run
+
+    def keep(self, config: SuiteConfig, *, fingerprint: str, run: dict[str, Any]) -> None:
+        """Keep the run in the cache (the ones that could not be kept yet, too: the store folder
+        becomes a store at the first dense run)."""
+        self.pending.append((config, fingerprint, run))
+        self.pending[:] = [p for p in self.pending if not cache.write_point(p[0], fingerprint=p[1], run=p[2])]
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+        if self.shared_cache is not None:
+            self.shared_cache.close()

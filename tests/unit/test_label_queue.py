@@ -1,4 +1,4 @@
-"""The labelling loop's pure part (audit/label_queue.py) and ``label apply`` / ``label queue`` on
+"""The labelling loop's pure part (compare/label_queue.py, golden/decisions.py) and ``label apply`` / ``label queue`` on
 small files: what a decision adds, where "not relevant" is kept, what is refused."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import pytest
 
 from retrieval_gate.cli import main
 from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
-from retrieval_gate.golden.draft_file import draft_text
+from retrieval_gate.golden.draft_folder import draft_text
 from retrieval_gate.golden.draw import case_id
 from retrieval_gate.golden.label_page import apply_command, render_label_page
 from retrieval_gate.load.cases import load_cases

@@ -94,7 +94,7 @@ def apply_command(
     labels) and the rest applied. Exit 2, nothing written, for a grade off the scale, two grades
     for one pair, an id the draft (or the golden set) does not hold, or a grade that conflicts
     with the golden set's (unless --prefer new|old)."""
-    from retrieval_gate.golden.draft_file import read_draft
+    from retrieval_gate.golden.draft_folder import read_draft
     from retrieval_gate.golden.label_apply import apply_labels
     from retrieval_gate.golden.labels_file import read_decisions
 
@@ -128,7 +128,7 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
     import shlex
 
     from retrieval_gate.golden.cases_draft import pool_heading
-    from retrieval_gate.golden.draft_file import read_draft
+    from retrieval_gate.golden.draft_folder import read_draft
     from retrieval_gate.golden.label_apply import intent_lines, pool_lines
 
     m, plan = applied.merge, applied.plan
@@ -237,7 +237,7 @@ def agree_command(
     and the pairs they disagree on. Exit 0; 2 on bad input (a grade off the scale, two grades for
     one pair in a file, "no answer" beside a relevant card, an id the draft does not hold)."""
     from retrieval_gate.golden.agreement import agreement, judged
-    from retrieval_gate.golden.draft_file import read_draft
+    from retrieval_gate.golden.draft_folder import read_draft
     from retrieval_gate.golden.label_apply import agree_problems
     from retrieval_gate.golden.labels_file import read_decisions
 

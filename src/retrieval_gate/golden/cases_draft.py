@@ -24,11 +24,11 @@ from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorStore
 from retrieval_gate.evaluation.pipeline import Pipeline
-from retrieval_gate.files import confined, repository_root, write_text_atomic
+from retrieval_gate.files import confined, repository_root
 from retrieval_gate.golden import draw as core
 from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
-from retrieval_gate.golden.draft_file import draft_text
-from retrieval_gate.golden.label_page import apply_command, render_label_page
+from retrieval_gate.golden.draft_folder import DRAFT_FILES, write_draft_files
+from retrieval_gate.golden.label_page import apply_command
 from retrieval_gate.golden.log_clean import MAX_QUERY_CHARS, CleanReport, RawQuery, clean_log
 from retrieval_gate.golden.log_reader import iter_log
 from retrieval_gate.golden.masking import DEFAULT_REGION, coverage_note
@@ -312,9 +312,6 @@ def _md(text: str) -> str:
     return str(md_text(text))
 
 
-DRAFT_FILES = ("draft.jsonl", "label.html", "draft.md")
-
-
 def _from_root(path: Path, root: Path) -> str:
     """``path`` as written from the repository root (POSIX separators), or absolute when outside it."""
     full = Path(os.path.abspath(path))
@@ -330,30 +327,3 @@ def write_draft_folder(out: Path, *, result: DraftResult, detect: float, labelle
     return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
                              graded=result.graded, labeller=labeller, summary=summary_lines(result, detect=detect),
                              apply=apply, traffic={i.name: i.traffic for i in result.intents})
-
-
-def write_draft_files(out: Path, *, entries: list[DraftEntry], titles: dict[str, str], texts: dict[str, str],
-                      graded: bool, labeller: str, summary: list[str], apply: str = "",
-                      traffic: dict[str, int] | None = None) -> list[Path]:
-    """DIR/draft.jsonl, DIR/label.html and DIR/draft.md (``summary``'s lines), each atomically,
-    each confined to the repository (``files.confined``): the format ``cases draft`` and
-    ``label top-up`` both write and ``label apply --draft`` reads; the paths written."""
-    paths = [confined(out / name) for name in DRAFT_FILES]
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in zip(paths, draft_folder_texts(entries, titles=titles, texts=texts, graded=graded,
-                                                     labeller=labeller, summary=summary, apply=apply,
-                                                     traffic=traffic).values(), strict=True):
-        write_text_atomic(path, text=text)
-    return paths
-
-
-def draft_folder_texts(entries: list[DraftEntry], *, titles: dict[str, str], texts: dict[str, str], graded: bool,
-                       labeller: str, summary: list[str], apply: str = "",
-                       traffic: dict[str, int] | None = None) -> dict[str, str]:
-    """The draft folder's files by name (``DRAFT_FILES``), as text: for a writer that is not the
-    CLI's (the action writes through its scrubbing context)."""
-    text = draft_text(entries)
-    return {"draft.jsonl": text,
-            "label.html": render_label_page(entries, titles=titles, texts=texts, graded=graded, labeller=labeller,
-                                            key_text=text, apply=apply, traffic=traffic),
-            "draft.md": "\n".join(summary)}

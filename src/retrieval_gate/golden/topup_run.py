@@ -13,8 +13,8 @@ from pathlib import Path
 from retrieval_gate.artifacts.label_sidecar import not_relevant_path, read_not_relevant
 from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.errors import UsageError
-from retrieval_gate.golden.cases_draft import draft_folder_texts, write_draft_files
 from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
+from retrieval_gate.golden.draft_folder import draft_folder_texts, write_draft_files
 from retrieval_gate.golden.labels_file import read_stale_pairs
 from retrieval_gate.golden.topup import RunTop, TopUp, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
 from retrieval_gate.load.cases import load_cases
@@ -168,7 +168,7 @@ def top_up_texts(out: Path, *, result: TopUpResult) -> dict[str, str]:
 
 
 def write_top_up(out: Path, *, result: TopUpResult, labeller: str = "") -> list[Path]:
-    """The draft folder under ``out`` (``golden.cases_draft.write_draft_files``); the paths written."""
+    """The draft folder under ``out`` (``golden.draft_folder.write_draft_files``); the paths written."""
     return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
                              graded=result.graded, labeller=labeller,
                              summary=summary_lines(result, draft=out / "draft.jsonl"))

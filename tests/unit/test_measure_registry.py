@@ -23,6 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 N, R = "n", "r"  # an irrelevant and a relevant card; ranks are made unique below
 
 
+TABLE_HEADER = "| name | display | formula | on by default | also accepted | trec_eval equivalent |"
+
+
+def written(name: str) -> str:
+    """How the docs write a measure's key: ``ndcg@k``, or ``rprec`` for one without a cutoff."""
+    return f"{name}@k" if REGISTRY[name].cutoff else name
+
+
 def table_row(name: str) -> str:
     """docs/formats.md's row for a measure, from its record: the formula is its function's
     docstring's first paragraph."""
@@ -30,21 +38,44 @@ def table_row(name: str) -> str:
     formula = " ".join((measure.value.__doc__ or "").split("\n\n")[0].split())
     trec = f"`{measure.trec_eval}`" if measure.trec_eval else "—"
     aliases = ", ".join(f"`{a}`" for a in measure.aliases) or "—"
-    return (f"| `{name}@k` | {measure.display}@k | {formula} | {'yes' if measure.default else 'opt-in'} | "
+    display = f"{measure.display}@k" if measure.cutoff else measure.display
+    return (f"| `{written(name)}` | {display} | {formula} | {'yes' if measure.default else 'opt-in'} | "
             f"{aliases} | {trec} |")
+
+
+def table_after(text: str, header: str) -> list[str]:
+    """The rows of the Markdown table whose header line is ``header`` (the separator skipped)."""
+    lines = text.splitlines()
+    start = lines.index(header) + 2
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return lines[start:end]
 
 
 def test_docs_measure_table_is_the_registry() -> None:
     text = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
-    rows = [line for line in text.splitlines() if re.match(r"^\| `[a-z_]+@k` \|", line)]
-    assert rows == [table_row(name) for name in MEASURES]
+    assert table_after(text, TABLE_HEADER) == [table_row(name) for name in MEASURES]
+
+
+def test_readme_lists_every_measure_of_the_registry() -> None:
+    """README.md's "What it measures" table names each default measure in its first column, in the
+    registry's order, and the opt-in ones in its last row ("opt-in (`--metrics`): …")."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = table_after(text, "| metric | per case |")
+    names = [re.findall(r"`([a-z0-9_@]+)`", row.split(" | ")[0]) for row in rows]
+    assert [row.startswith("| opt-in (`--metrics`): ") for row in rows] == [False] * (len(rows) - 1) + [True]
+    assert [n for found in names[:-1] for n in found] == [written(m) for m in DEFAULT_MEASURES]
+    assert names[-1] == [written(m) for m in MEASURES if m not in DEFAULT_MEASURES]
 
 
 def test_every_record_is_complete_and_its_names_parse() -> None:
     for name, measure in REGISTRY.items():
         assert measure.name == name and measure.value.__doc__, name
         for alias in (name, *measure.aliases):
-            assert parse_metric(f"{alias}@5").name == f"{name}@5"
+            if measure.cutoff:
+                assert parse_metric(f"{alias}@5").name == f"{name}@5"
+                assert parse_metric(f"{alias.upper()}_10").name == f"{name}@10"  # trec_eval's form
+            else:
+                assert parse_metric(alias).name == parse_metric(alias.upper()).name == name
     aliases = [a for m in REGISTRY.values() for a in (m.name, *m.aliases)]
     assert len(aliases) == len(set(aliases)), "an alias names two measures"
     assert set(FUNCTIONS) == set(MEASURES), "every measure has its reference in tests/reference.py"
@@ -60,6 +91,48 @@ def test_opt_in_measures_are_off_by_default_and_listed_in_the_help() -> None:
     assert parse_metric("context_precision_unweighted_3").name == "context_precision_unweighted@3"
     with pytest.raises(UsageError, match="known: hit, recall, ndcg, mrr, precision, map, context_precision"):
         parse_metric("context_relevance@5")
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("nDCG@10", "ndcg@10"), ("ndcg_cut_10", "ndcg@10"), ("P@5", "precision@5"), ("P_5", "precision@5"),
+    (" recall @ 3 ", "recall@3"), ("map_cut_100", "map@100"), ("success_1", "hit@1"),
+])
+def test_names_are_written_as_ir_measures_and_trec_eval_write_them(text: str, name: str) -> None:
+    assert parse_metric(text).name == name
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("f1@5", "unknown measure"),  # a name may hold digits: f1 is read as a measure, k 5
+    ("ndcg2@5", "unknown measure"),
+    ("ndcg", "nDCG takes a cutoff; write ndcg@K"),
+    ("ndcg_cut", "nDCG takes a cutoff; write ndcg@K"),
+    ("ndcg@0", "k must be ≥ 1"),
+    ("ndcg@", "expected NAME@K"),
+    ("ndcg@ten", "expected NAME@K"),
+    ("@5", "expected NAME@K"),
+    ("nd-cg@5", "expected NAME@K"),
+])
+def test_a_wrong_metric_name_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        parse_metric(text)
+
+
+def test_a_suite_names_its_measures_by_name_or_alias(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--metrics`` takes measures (``nDCG``, ``P``, ``ndcg@10`` → their measure); a misspelt one
+    is a usage error (exit 2) naming the known measures, not a traceback."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "q", "query": "?", "gold": ["g1"]}) + "\n")
+    run = tmp_path / "run.trec"
+    run.write_text("q Q0 x 1 2 t\nq Q0 g1 2 1 t\n")
+    out = tmp_path / "out.json"
+    code, _out, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--k", "2", "--metrics",
+                               "nDCG, P,hit@7", "--out", str(out)], capsys)
+    assert code == 0, err
+    assert json.loads(out.read_text())["metrics"] == ["ndcg@2", "precision@2", "hit@2"]
+    code, _out, err = run_cli(["score", "--run", str(run), "--cases", str(cases), "--k", "2", "--metrics",
+                               "ndcg,f1", "--out", str(out)], capsys)
+    assert code == 2
+    assert "measure 'f1': unknown measure (known: hit, recall, ndcg" in err
 
 
 def grid_of(ranked: list[str], gold: set[str], k: int) -> dict[str, float]:

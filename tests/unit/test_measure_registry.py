@@ -199,6 +199,35 @@ def test_context_precision_is_counted_on_the_de_duplicated_ranking() -> None:
                       "context_precision_unweighted@3": 2 / 3}
 
 
+@pytest.mark.parametrize(("ranked", "n_gold", "k", "expected"), [
+    # R = 4: the top 4 hold r1 and r2 → 2/4 (r3 at rank 5 is past R)
+    ([R + "1", N + "1", R + "2", N + "2", R + "3"], 4, 10, 2 / 4),
+    ([N + "1", R + "1", R + "2"], 2, 10, 1 / 2),  # R = 2: the top 2 hold r1
+    ([R + "2", R + "1"], 2, 10, 1.0),  # both in the top R, in any order
+    ([R + "1"], 1, 5, 1.0),
+    ([N + "1", R + "1"], 1, 5, 0.0),  # R = 1: precision@1
+    ([], 3, 5, 0.0),  # nothing retrieved: 0
+    ([R + "1"], 3, 5, 1 / 3),  # fewer than R came back: still over R, as trec_eval
+    # R = 4 > the depth 2 (the suite's largest k): read to rank 2 only, 2/4 (trec_eval on the whole
+    # list of four would say 1)
+    ([R + "1", R + "2", R + "3", R + "4"], 4, 2, 2 / 4),
+])
+def test_r_precision_by_hand(ranked: list[str], n_gold: int, k: int, expected: float) -> None:
+    gold = sorted(f"{R}{i}" for i in range(1, n_gold + 1))
+    grid = metric_specs((k,), measures=("rprec", "precision"))
+    assert [spec.name for spec in grid] == ["rprec", f"precision@{k}"]
+    assert case_scores(ranked, gold, grid)["rprec"] == expected
+
+
+def test_r_precision_is_named_without_a_cutoff() -> None:
+    assert parse_metric("Rprec") == parse_metric("rprec") == parse_metric("R_Precision")
+    assert (parse_metric("Rprec").name, parse_metric("Rprec").display) == ("rprec", "Rprec")
+    with pytest.raises(UsageError, match="Rprec takes no cutoff; write rprec"):
+        parse_metric("Rprec@5")
+    with pytest.raises(UsageError, match="Rprec takes no cutoff; write rprec"):
+        parse_metric("rprec_5")
+
+
 def test_score_computes_an_opt_in_measure_when_metrics_names_it(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """``retrieval-gate score --metrics`` end to end on the glossary's example: the opt-in measures

@@ -23,6 +23,7 @@ docs/ARCHITECTURE.md.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -130,6 +131,14 @@ def context_precision_unweighted(cut: Cut) -> float:
     return cut.hits / retrieved if retrieved else 0.0
 
 
+def r_precision(cut: Cut) -> float:
+    """hits@R / R, R = \\|G\\| (the case's relevant count) — trec_eval's R-precision, on the ranking
+    read to the grid's depth (the suite's largest k): at most depth / R when R exceeds it.
+
+    Takes no cutoff: R is the case's own. Equals precision@R and recall@R."""
+    return bisect_right(cut.positions, cut.n_gold) / cut.n_gold
+
+
 @dataclass(frozen=True)
 class Measure:
     """One measure (module docstring)."""
@@ -156,6 +165,7 @@ REGISTRY: dict[str, Measure] = {m.name: m for m in (
     Measure("context_precision", "context precision", context_precision, aliases=("cp",), default=False),
     Measure("context_precision_unweighted", "unweighted context precision", context_precision_unweighted,
             default=False),
+    Measure("rprec", "Rprec", r_precision, aliases=("r_precision",), default=False, cutoff=False, trec_eval="Rprec"),
 )}
 
 MEASURES = tuple(REGISTRY)  # every known measure, in the order grids and tables list them

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+import pytrec_eval
 
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, metric_specs, parse_metric
@@ -248,3 +249,84 @@ def test_score_computes_an_opt_in_measure_when_metrics_names_it(tmp_path: Path,
                                "--out", str(tmp_path / "default.json")], capsys)
     assert code == 0, err
     assert not any(m.startswith("context") for m in json.loads((tmp_path / "default.json").read_text())["metrics"])
+
+
+def rprec_runs(tmp_path: Path) -> tuple[Path, dict[str, Path], dict[str, dict[str, dict[str, float]]]]:
+    """Twelve cases with three gold cards each, two locales; a base run that ranks gold high and a
+    PR run that ranks it lower, six cards a case (deeper than the suite's k). Returns the cases, the runs
+    and, per run, its rows as pytrec_eval reads them (strictly decreasing scores)."""
+    rng = random.Random(49)
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"id": f"q{i}", "query": f"query {i}", "gold": [f"g{i}{c}" for c in "abc"],
+                                         "locale": "en" if i % 2 else "pt"}) + "\n" for i in range(12)))
+    runs, pytrec_runs = {}, {}
+    for name, share in (("base", 0.8), ("pr", 0.3)):
+        rows, run = [], {}
+        for i in range(12):
+            picks = (f"g{i}{c}" if rng.random() < share else f"x{i}{j}" for j, c in enumerate("abcdef"))
+            docs = list(dict.fromkeys(picks))
+            run[f"q{i}"] = {d: float(10 - r) for r, d in enumerate(docs)}
+            rows += [f"q{i} Q0 {d} {r} {10 - r} t\n" for r, d in enumerate(docs, 1)]
+        runs[name] = tmp_path / f"{name}.trec"
+        runs[name].write_text("".join(rows))
+        pytrec_runs[name] = run
+    return cases, runs, pytrec_runs
+
+
+def test_a_measure_without_a_cutoff_flows_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--metrics hit,Rprec`` through score, the baseline, compare (paired Δ, a floor and a
+    slice's max drop on ``rprec``) and every report format; the values are trec_eval's Rprec on
+    the runs cut at the suite's largest k, 2, below R = 3 (pytrec_eval), their means and their
+    paired difference."""
+    cases, runs, pytrec_runs = rprec_runs(tmp_path)
+    qrels = {f"q{i}": {f"g{i}{c}": 1 for c in "abc"} for i in range(12)}
+    want = {}
+    for name, run in pytrec_runs.items():
+        top2 = {q: dict(list(docs.items())[:2]) for q, docs in run.items()}  # the grid's depth: k = 2
+        want[name] = {q: v["Rprec"] for q, v in pytrec_eval.RelevanceEvaluator(qrels, {"Rprec"}).evaluate(top2).items()}
+        out = tmp_path / f"{name}.json"
+        code, stdout, err = run_cli(["score", "--run", str(runs[name]), "--cases", str(cases), "--k", "1,2",
+                                     "--metrics", "hit,Rprec", "--out", str(out)], capsys)
+        assert code == 0, err
+        data = json.loads(out.read_text())
+        assert data["metrics"] == ["hit@1", "hit@2", "rprec"]
+        assert {c["id"]: c["scores"]["rprec"] for c in data["cases"]} == pytest.approx(want[name], abs=1e-12)
+        assert data["aggregates"]["overall"]["rprec"]["value"] == pytest.approx(sum(want[name].values()) / 12)
+    assert want["pr"] != want["base"]
+    baseline = tmp_path / "baseline.json"
+    code, _out, err = run_cli(["baseline", "update", "--results", str(tmp_path / "base.json"),
+                               "--baseline", str(baseline)], capsys)
+    assert code == 0, err
+    comparison = tmp_path / "comparison.json"
+    code, stdout, err = run_cli(["compare", "--results", str(tmp_path / "pr.json"), "--baseline", str(baseline),
+                                 "--floor", "Rprec=0.99", "--max-drop", "rprec:locale=en=0.5",
+                                 "--out", str(comparison), "--all"], capsys)
+    assert code == 1, err
+    rows = {(r["metric"], r["slice"]): r for r in json.loads(comparison.read_text())["rows"]}
+    row = rows[("rprec", "overall")]
+    assert row["delta"] == pytest.approx(sum(want["pr"][q] - want["base"][q] for q in qrels) / 12, abs=1e-5)
+    assert (row["n"], row["floor"], row["status"]) == (12, 0.99, "below_floor")
+    assert rows[("rprec", "locale=en")]["max_drop"] == 0.5
+    assert "Rprec on overall" in stdout and "is below the floor 0.99" in stdout
+    for fmt in ("markdown", "html", "terminal", "junit"):
+        code, stdout, err = run_cli(["report", "--results", str(tmp_path / "pr.json"), "--comparison",
+                                     str(comparison), "--format", fmt], capsys)
+        assert code == 0, err
+        assert "Rprec" in stdout, fmt
+    for wrong, message in (("rprec@5=0.5", "Rprec takes no cutoff; write rprec"),
+                           ("ndcg=0.5", "nDCG takes a cutoff; write ndcg@K")):
+        code, _out, err = run_cli(["compare", "--results", str(tmp_path / "pr.json"), "--baseline", str(baseline),
+                                   "--floor", wrong], capsys)
+        assert code == 2 and message in err
+
+
+def test_the_terminal_table_shows_the_measures_asked_for_when_none_is_a_headline_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``score --metrics Rprec`` (or any set without hit, recall, nDCG) prints that measure's column,
+    as the comment does, not a table without one."""
+    cases, runs, _ = rprec_runs(tmp_path)
+    code, stdout, err = run_cli(["score", "--run", str(runs["pr"]), "--cases", str(cases), "--k", "2",
+                                 "--metrics", "Rprec", "--out", str(tmp_path / "out.json")], capsys)
+    assert code == 0, err
+    overall = json.loads((tmp_path / "out.json").read_text())["aggregates"]["overall"]["rprec"]["value"]
+    assert "Rprec" in stdout and f"{overall:.3f}" in stdout

@@ -15,6 +15,7 @@ import pytrec_eval
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, metric_specs, parse_metric
 from retrieval_gate.metrics.grid import compile_grid
+from retrieval_gate.metrics.names import lead_metrics
 from retrieval_gate.models import Case, RankedList
 from retrieval_gate.score.scoring import score_case
 from tests.helpers import run_cli
@@ -330,3 +331,28 @@ def test_the_terminal_table_shows_the_measures_asked_for_when_none_is_a_headline
     assert code == 0, err
     overall = json.loads((tmp_path / "out.json").read_text())["aggregates"]["overall"]["rprec"]["value"]
     assert "Rprec" in stdout and f"{overall:.3f}" in stdout
+
+
+def test_the_gate_judges_the_lead_of_a_suite_without_a_headline_measure(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A suite that measures only R-precision (or only measures other than hit, recall, nDCG):
+    ``--fail-on-regression`` judges what the report leads with, so a significant drop fails the
+    gate instead of passing with nothing judged."""
+    assert lead_metrics(5, ["rprec"]) == ["rprec"]
+    assert lead_metrics(5, ["precision@3", "precision@5", "map@3", "map@5", "rprec"]) == ["precision@5", "map@5"]
+    assert lead_metrics(5, ["hit@5", "precision@5", "rprec"]) == ["hit@5"]
+    cases, runs, _ = rprec_runs(tmp_path)
+    for name in ("base", "pr"):
+        code, _out, err = run_cli(["score", "--run", str(runs[name]), "--cases", str(cases), "--k", "2",
+                                   "--metrics", "Rprec", "--out", str(tmp_path / f"{name}.json")], capsys)
+        assert code == 0, err
+    baseline = tmp_path / "baseline.json"
+    code, _out, err = run_cli(["baseline", "update", "--results", str(tmp_path / "base.json"),
+                               "--baseline", str(baseline)], capsys)
+    assert code == 0, err
+    out = tmp_path / "comparison.json"
+    code, stdout, err = run_cli(["compare", "--results", str(tmp_path / "pr.json"), "--baseline", str(baseline),
+                                 "--fail-on-regression", "--out", str(out)], capsys)
+    row = next(r for r in json.loads(out.read_text())["rows"] if r["slice"] == "overall")
+    assert (row["metric"], row["gated"], row["status"]) == ("rprec", True, "regressed")
+    assert code == 1 and "Rprec on overall: dropped by" in stdout

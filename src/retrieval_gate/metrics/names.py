@@ -145,3 +145,13 @@ def headline_names(headline_k: int, measured: Collection[str] | None = None,
     """``["hit@5", "recall@5", "ndcg@5"]``, keeping only the names in ``measured`` when given."""
     names = [f"{m}@{headline_k}" for m in measures]
     return names if measured is None else [n for n in names if n in measured]
+
+
+def lead_metrics(headline_k: int, metrics: Sequence[str]) -> list[str]:
+    """What a report leads with, the first being the primary metric the gate judges: the headline
+    measures measured (``headline_names``); when a suite measures none of them, its other measures
+    at the headline k; else its first three (a suite of measures without a cutoff: ``rprec``).
+    ``metrics``: the measured metrics in the grid's order (``Results.metrics``)."""
+    return (headline_names(headline_k, measured=metrics)
+            or [m for m in metrics if is_metric_name(m) and parse_metric(m).k == headline_k]
+            or [m for m in metrics if is_metric_name(m)][:3])

@@ -111,6 +111,8 @@ def test_names_are_written_as_ir_measures_and_trec_eval_write_them(text: str, na
     ("ndcg@0", "k must be ≥ 1"),
     ("ndcg@", "expected NAME@K"),
     ("ndcg@ten", "expected NAME@K"),
+    ("ndcg@²", "expected NAME@K"),  # a digit to str.isdigit, not to int()
+    ("ndcg@５", "expected NAME@K"),
     ("@5", "expected NAME@K"),
     ("nd-cg@5", "expected NAME@K"),
 ])

@@ -17,7 +17,7 @@ from retrieval_gate.metrics.measures import MEASURES, REGISTRY
 DISPLAY = {m.name: m.display for m in REGISTRY.values()}
 _ALIASES = {alias: m.name for m in REGISTRY.values() for alias in (m.name, *m.aliases)}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_TREC_CUT = re.compile(r"^(.+?)_(\d+)$")  # trec_eval's ndcg_cut_10, P_5
+_TREC_CUT = re.compile(r"^(.+?)_([0-9]+)$")  # trec_eval's ndcg_cut_10, P_5
 PLAIN_METRICS = ("abstention",)  # score keys that are not measures
 
 
@@ -63,7 +63,7 @@ def parse_metric(text: str) -> MetricSpec:
         if name.lower() not in _ALIASES and match:
             name, k_text = match.group(1), match.group(2)
     name, k_text = name.strip(), k_text.strip()
-    if not _NAME.match(name) or (at and not k_text.isdigit()):
+    if not _NAME.match(name) or (at and not re.fullmatch(r"[0-9]+", k_text)):
         raise UsageError(f"metric {text!r}: expected NAME@K (e.g. ndcg@10), or NAME for a measure without a "
                          f"cutoff; measures: {', '.join(map(_written, MEASURES))}")
     measure = _ALIASES.get(name.lower())

@@ -118,7 +118,7 @@ def score(runs: dict[str, dict[str, list[str]]], gold: dict[str, set[str]], *,
           judged: dict[str, set[str]] | None = None) -> dict[str, dict[str, np.ndarray]]:
     """Per system, per measure, the per-case scores over the cases of ``gold`` (in its order),
     through the project's scoring; ``judged``: the condensed reading (unjudged cards removed)."""
-    from retrieval_gate.metrics.names import metric_specs
+    from retrieval_gate.metrics import metric_specs
     from retrieval_gate.models import Case, RankedList
     from retrieval_gate.score.scoring import score_case
 

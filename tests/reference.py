@@ -191,9 +191,16 @@ def context_precision_unweighted_at_k(ranked: Sequence[str], gold: Set[str], k: 
     return sum(1 for d in top if d in gold) / len(top) if top else 0.0
 
 
+def r_precision(ranked: Sequence[str], gold: Set[str], depth: int) -> float:
+    """R-precision (trec_eval ``Rprec``): the gold cards among the first R = |gold| ranked cards,
+    over R, on the ranking read to ``depth`` (a measure without a cutoff reads the grid's depth)."""
+    top = ranked[:depth][:len(gold)]
+    return sum(1 for d in top if d in gold) / len(gold)
+
+
 FUNCTIONS = {"hit": hit_at_k, "recall": recall_at_k, "ndcg": ndcg_at_k, "mrr": mrr_at_k, "precision": precision_at_k,
              "map": average_precision_at_k, "context_precision": context_precision_at_k,
-             "context_precision_unweighted": context_precision_unweighted_at_k}
+             "context_precision_unweighted": context_precision_unweighted_at_k, "rprec": r_precision}
 
 
 def graded_ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> float:

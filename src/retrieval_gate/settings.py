@@ -49,7 +49,7 @@ from retrieval_gate.embed.settings import (
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.boundary import bad_string
 from retrieval_gate.load.yamltext import key_lines, safe_load
-from retrieval_gate.metrics import headline_k_problem, parse_k_list, parse_metric
+from retrieval_gate.metrics import headline_k_problem, parse_k_list, parse_measure
 from retrieval_gate.overrides import SuiteOverrides, config_problems, flag_keys
 from retrieval_gate.retrieve.settings import HEADERS_KEY, RetrieverOptions
 from retrieval_gate.retrieve.spec import RetrieverSpec, parse_retriever_list
@@ -158,10 +158,9 @@ class SuiteConfig(_Strict):
         for item in items:
             name = str(item).strip()
             try:
-                spec = parse_metric(name if "@" in name else f"{name}@1")
+                out.append(parse_measure(name))
             except UsageError as exc:
                 raise ValueError(str(exc)) from None
-            out.append(spec.measure)
         return tuple(dict.fromkeys(out))
 
     @field_validator("embed_backend")

@@ -104,6 +104,22 @@ def test_merge_refuses_a_file_that_is_not_a_part(suite, capsys):
     assert code == 2 and "not a sweep part" in err
 
 
+def test_a_sweep_picks_its_winner_by_a_measure_without_a_cutoff(suite, capsys):
+    """``--metric Rprec`` (R-precision, measured when the suite's ``metrics:`` names it): the sweep
+    reads ``rprec`` like any measure; ``Rprec@3`` is a usage error."""
+    suite.write_text(suite.read_text().replace("    retriever: bm25\n", "    retriever: bm25\n    k: [1, 3]\n"
+                                               "    metrics: [hit, Rprec]\n"), encoding="utf-8")
+    out = suite.parent / "sweep.json"
+    code, stdout, stderr = run_cli(["sweep", "--config", str(suite), "--axis", "chunking.size=100,200",
+                                    "--axis", "chunking.overlap=0", "--metric", "Rprec", "--out", str(out)], capsys)
+    assert code == 0, stdout + stderr
+    data = json.loads(out.read_text())
+    assert data["metric"] == "rprec" and len(data["points"]) == 3
+    assert all(0 <= point["metrics"]["rprec"] <= 1 for point in data["points"])
+    code, _out, err = run_cli(["sweep", "--config", str(suite), "--metric", "Rprec@3", "--out", str(out)], capsys)
+    assert code == 2 and "Rprec takes no cutoff; write rprec" in err
+
+
 @pytest.mark.parametrize(("axis", "message"), [("chunking.size=10", "chunking.size"),
                                                ("cases=x.jsonl", "cannot be swept"),
                                                ("chunking.overlap=5000", "must be smaller than chunk size")])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -641,11 +642,25 @@ def test_each_part_settings_model_lives_with_the_part(trees) -> None:
     assert readers == []
 
 
+NUMBER_WORDS = dict(enumerate(("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")))
+
+
 def test_a_metric_is_wired_where_the_doc_says() -> None:
     """docs/ARCHITECTURE.md, "Where to add a metric": a function and a ``Measure`` record in
     ``metrics/measures.py`` (formula in the docstring), nothing else in the package; the grid and
-    the names read the registry (tests/unit/test_measure_registry.py checks the docs' table)."""
+    the names read the registry (tests/unit/test_measure_registry.py checks the docs' table and
+    README's list, tests/unit/test_metrics_pytrec.py reads ``Measure.trec_eval``). The walk-through
+    lists as many files as it says, each one that exists."""
     from retrieval_gate.metrics import measures, names
+
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text[text.index("- **a metric**"):text.index("- **a retriever**")]
+    files = re.findall(r"^  \d+\. `([^`]+)`", section, flags=re.MULTILINE)
+    count = re.search(r"^  (\w+) files —", section, flags=re.MULTILINE)
+    assert count is not None and count.group(1) == NUMBER_WORDS[len(files)], (count, files)
+    assert all((ROOT / f).is_file() for f in files), files
+    pytrec = (ROOT / "tests" / "unit" / "test_metrics_pytrec.py").read_text(encoding="utf-8")
+    assert "REGISTRY" in pytrec and "TREC_NAME" not in pytrec, "the parity test reads the registry's trec_eval names"
 
     assert set(names.DISPLAY) == set(measures.REGISTRY) == set(measures.MEASURES)
     for name, measure in measures.REGISTRY.items():

@@ -3,9 +3,10 @@
 1,200 seeded random queries with graded qrels (grades −1…3, judged-but-nothing-relevant queries,
 unjudged retrieved documents) and TREC runs with tied scores, written to files and read by our
 loaders (qrels as ``--cases``, ties broken as trec_eval breaks them), scored by
-``assemble_results`` and compared per query with pytrec_eval to 1e-9: nDCG@k (gain = grade,
-``ndcg_cut``), P@k, recall@k, AP@k, success@k and reciprocal rank at relevance levels 1, 2 and 3
-(``trec_eval -l``). Then the overall means under ``--mean relevant|trec|trec-c``.
+``assemble_results`` and compared per query with pytrec_eval to 1e-9: every measure of the
+registry that trec_eval has, by its record's ``Measure.trec_eval`` — nDCG@k (gain = grade,
+``ndcg_cut``), P@k, recall@k, AP@k, success@k, reciprocal rank and R-precision — at relevance
+levels 1, 2 and 3 (``trec_eval -l``). Then the overall means under ``--mean relevant|trec|trec-c``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytrec_eval
 
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.runs import load_run
-from retrieval_gate.metrics import metric_specs
+from retrieval_gate.metrics import REGISTRY, metric_specs
 from retrieval_gate.models import Case
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.results import Results
@@ -29,7 +30,9 @@ from tests.reference import graded_ndcg_at_k
 KS = (1, 3, 5, 10, 20)
 TOL = 1e-9
 N_QUERIES = 1200
-TREC = {"ndcg": "ndcg_cut", "precision": "P", "recall": "recall", "map": "map_cut", "hit": "success"}
+TREC = {name: m.trec_eval for name, m in REGISTRY.items() if m.trec_eval}  # read from the registry
+AT_K = {name: trec.removesuffix("_k") for name, trec in TREC.items() if trec.endswith("_k")}  # P_k → P_5
+ON_THE_CUT_RUN = {name: trec for name, trec in TREC.items() if name not in AT_K}  # recip_rank, Rprec
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -78,8 +81,8 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> tuple[Qrels, Run, Pa
 def score(qrels_path: Path, run_path: Path, *, level: int = 1, mean: str = "trec") -> Results:
     case_set = load_cases(qrels_path)
     loaded = load_run(run_path)
-    return assemble_results(case_set=case_set, rankings=loaded.rankings, metrics=metric_specs(KS), ks=KS,
-                            rel_level=level, mean=mean)
+    return assemble_results(case_set=case_set, rankings=loaded.rankings, metrics=metric_specs(KS, tuple(TREC)),
+                            ks=KS, rel_level=level, mean=mean)
 
 
 def trec_eval(qrels: Qrels, run: Run, level: int, measures: set[str]) -> dict[str, dict[str, float]]:
@@ -100,13 +103,13 @@ def test_every_measure_equals_trec_eval_per_query(collection, level: int) -> Non
     qrels, run, qrels_path, run_path = collection
     results = score(qrels_path, run_path, level=level)
     cuts = ",".join(map(str, KS))
-    expected = trec_eval(qrels, run, level, {f"{name}.{cuts}" for name in TREC.values()})
+    expected = trec_eval(qrels, run, level, {f"{name}.{cuts}" for name in AT_K.values()})
     by_id = {c.id: c for c in results.cases}
     assert set(expected) == {c.id for c in results.cases if c.scores}  # run ∩ qrels
     compared = 0
     for qid, values in expected.items():
         scores = by_id[qid].scores
-        for measure, name in TREC.items():
+        for measure, name in AT_K.items():
             for k in KS:
                 want = values[f"{name}_{k}"]
                 assert scores[f"{measure}@{k}"] == pytest.approx(want, abs=TOL, rel=0), (qid, measure, k)
@@ -115,16 +118,21 @@ def test_every_measure_equals_trec_eval_per_query(collection, level: int) -> Non
 
 
 @pytest.mark.parametrize("level", [1, 2])
-@pytest.mark.parametrize("k", KS)
-def test_mrr_at_k_equals_recip_rank_on_the_run_cut_at_k(collection, level: int, k: int) -> None:
+@pytest.mark.parametrize(("measure", "k"), [(m, k) for m in sorted(ON_THE_CUT_RUN)
+                                            for k in (KS if REGISTRY[m].cutoff else (None,))])
+def test_a_measure_trec_eval_reads_on_the_run_cut_at_k(collection, level: int, measure: str, k: int | None) -> None:
+    """MRR@k is ``recip_rank`` on the run cut at k; a measure without a cutoff (R-precision:
+    ``Rprec``) is trec_eval's on the run cut at the grid's depth, the largest k."""
     qrels, _, qrels_path, run_path = collection
     results = score(qrels_path, run_path, level=level)
+    name, key = ON_THE_CUT_RUN[measure], measure if k is None else f"{measure}@{k}"
+    k = max(KS) if k is None else k
     cut = {c.id: {d: float(k - i) for i, d in enumerate(c.retrieved[:k])} for c in results.cases if c.scores}
-    expected = trec_eval(qrels, {q: r for q, r in cut.items() if r}, level, {"recip_rank"})
+    expected = trec_eval(qrels, {q: r for q, r in cut.items() if r}, level, {name})
     for case in results.cases:
         if case.scores:
-            want = expected[case.id]["recip_rank"] if case.id in expected else 0.0
-            assert case.scores[f"mrr@{k}"] == pytest.approx(want, abs=TOL, rel=0), case.id
+            want = expected[case.id][name] if case.id in expected else 0.0
+            assert case.scores[key] == pytest.approx(want, abs=TOL, rel=0), case.id
 
 
 def test_graded_ndcg_reference_function_equals_trec_eval_with_negative_and_zero_grades() -> None:

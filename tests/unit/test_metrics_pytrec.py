@@ -1,9 +1,11 @@
-"""Every metric against trec_eval (pytrec_eval) on seeded random runs, to 1e-9.
+"""Every measure of the registry that trec_eval has (its record's ``Measure.trec_eval``) against
+trec_eval (pytrec_eval) on seeded random runs, to 1e-9.
 
 pytrec_eval gets, per query, the de-duplicated ranking with strictly decreasing scores, so its own
-ordering (score desc, ties by docid desc) reproduces our ranking exactly. MRR@k is trec_eval's
-``recip_rank`` on the run truncated to k; hit@k is trec_eval's ``success_k`` and an independent
-set formula. A separate test feeds tied scores through our TREC loader.
+ordering (score desc, ties by docid desc) reproduces our ranking exactly. A ``…_k`` name is
+trec_eval's measure at cutoff k (``P_k`` → ``P_5``); any other is trec_eval's measure on the run
+truncated to k (MRR@k: ``recip_rank``), and to the grid's depth for a measure without a cutoff.
+hit@k is also an independent set formula. A separate test feeds tied scores through our TREC loader.
 """
 
 from __future__ import annotations
@@ -15,12 +17,11 @@ import pytest
 import pytrec_eval
 
 from retrieval_gate.load.runs import load_run
-from retrieval_gate.metrics import MEASURES, dedupe_first, metric_specs
-from retrieval_gate.metrics.grid import compile_grid
+from retrieval_gate.metrics import MEASURES, REGISTRY, dedupe_first, metric_specs
 from tests.reference import FUNCTIONS, case_scores
 
 CUTOFFS = (1, 3, 5, 10, 100)
-TREC_NAME = {"ndcg": "ndcg_cut", "recall": "recall", "precision": "P", "map": "map_cut", "hit": "success"}
+TREC = {name: m.trec_eval for name, m in REGISTRY.items() if m.trec_eval}  # read from the registry
 TOL = 1e-9
 
 Queries = dict[str, tuple[tuple[str, ...], frozenset[str]]]
@@ -68,21 +69,28 @@ def test_random_runs_cover_the_edge_cases(queries: Queries) -> None:
     assert any(0 < len(r) < 5 for r, _ in queries.values())
 
 
-@pytest.mark.parametrize("measure", ["ndcg", "recall", "precision", "map", "hit"])
+def trec_values(queries: Queries, measure: str, k: int) -> dict[str, float]:
+    """trec_eval's value of ``measure`` per query at cutoff k (for a measure without a cutoff: at
+    the grid's depth k), read through the registry's ``trec_eval`` name (module docstring)."""
+    name = TREC[measure]
+    if name.endswith("_k"):
+        family = name.removesuffix("_k")
+        return {q: v[f"{family}_{k}"] for q, v in trec_eval(queries, {f"{family}.{k}"}).items()}
+    return {q: v[name] for q, v in trec_eval(queries, {name}, cut=k).items()}
+
+
+def test_the_parity_tests_cover_every_measure_trec_eval_has() -> None:
+    assert set(TREC) >= {"hit", "recall", "ndcg", "mrr", "precision", "map"}
+    assert all(TREC[m] for m in TREC)
+
+
+@pytest.mark.parametrize("measure", sorted(TREC))
 def test_metric_equals_trec_eval(queries: Queries, measure: str) -> None:
-    name = TREC_NAME[measure]
-    expected = trec_eval(queries, {f"{name}.{','.join(map(str, CUTOFFS))}"})
     fn = FUNCTIONS[measure]
-    for q, (ranked, gold) in queries.items():
-        for k in CUTOFFS:
-            assert fn(ranked, gold, k) == pytest.approx(expected[q][f"{name}_{k}"], abs=TOL, rel=0), (q, k)
-
-
-@pytest.mark.parametrize("k", CUTOFFS)
-def test_mrr_at_k_equals_recip_rank_on_the_run_cut_at_k(queries: Queries, k: int) -> None:
-    expected = trec_eval(queries, {"recip_rank"}, cut=k)
-    for q, (ranked, gold) in queries.items():
-        assert FUNCTIONS["mrr"](ranked, gold, k) == pytest.approx(expected[q]["recip_rank"], abs=TOL, rel=0)
+    for k in CUTOFFS:
+        expected = trec_values(queries, measure, k)
+        for q, (ranked, gold) in queries.items():
+            assert fn(ranked, gold, k) == pytest.approx(expected[q], abs=TOL, rel=0), (q, k)
 
 
 def test_hit_equals_the_set_formula(queries: Queries) -> None:
@@ -91,29 +99,29 @@ def test_hit_equals_the_set_formula(queries: Queries) -> None:
             assert FUNCTIONS["hit"](ranked, gold, k) == (1.0 if set(ranked[:k]) & gold else 0.0)
 
 
-def test_case_scores_equal_trec_eval_for_the_whole_grid(queries: Queries) -> None:
+@pytest.mark.parametrize("ks", [CUTOFFS, (1, 3), (7,)])
+def test_case_scores_equal_trec_eval_for_the_whole_grid(queries: Queries, ks: tuple[int, ...]) -> None:
     """The hot path used by ``score`` and ``eval`` (one pass per case, one compiled grid with its
-    memo shared by every case), against trec_eval."""
-    grid = compile_grid(metric_specs(CUTOFFS))
-    spec = ",".join(map(str, CUTOFFS))
-    expected = trec_eval(queries, {f"{n}.{spec}" for n in TREC_NAME.values()})
-    recip = {k: trec_eval(queries, {"recip_rank"}, cut=k) for k in CUTOFFS}
+    memo shared by every case) over every measure trec_eval has, against trec_eval; a measure
+    without a cutoff at the grid's depth, the largest k."""
+    grid = metric_specs(ks, measures=tuple(TREC))
+    expected = {spec.name: trec_values(queries, spec.measure, grid.depth if spec.k is None else spec.k)
+                for spec in grid}
     for q, (ranked, gold) in queries.items():
         got = case_scores(ranked, sorted(gold), grid)
-        assert len(got) == len(grid)
-        for k in CUTOFFS:
-            for measure, name in TREC_NAME.items():
-                assert got[f"{measure}@{k}"] == pytest.approx(expected[q][f"{name}_{k}"], abs=TOL, rel=0)
-            assert got[f"mrr@{k}"] == pytest.approx(recip[k][q]["recip_rank"], abs=TOL, rel=0)
+        assert set(got) == set(expected)
+        for name, values in expected.items():
+            assert got[name] == pytest.approx(values[q], abs=TOL, rel=0), (q, name)
 
 
 def test_case_scores_are_bit_identical_to_the_reference_functions(queries: Queries) -> None:
     """The one-pass grid must not change a single float of the per-measure definitions."""
-    grid = compile_grid(metric_specs((1, 2, 3, 5, 7, 10, 20, 100), measures=MEASURES))
+    grid = metric_specs((1, 2, 3, 5, 7, 10, 20, 100), measures=MEASURES)
     assert {spec.measure for spec in grid} == set(FUNCTIONS)
     for ranked, gold in queries.values():
         got = case_scores(ranked, sorted(gold), grid)
-        want = {spec.name: FUNCTIONS[spec.measure](ranked, gold, spec.k) for spec in grid}
+        want = {spec.name: FUNCTIONS[spec.measure](ranked, gold, grid.depth if spec.k is None else spec.k)
+                for spec in grid}
         assert got == want
 
 
@@ -142,13 +150,23 @@ def test_tied_scores_in_a_trec_file_are_ordered_as_trec_eval_orders_them(tmp_pat
     path.write_text("\n".join(lines) + "\n")
 
     loaded = load_run(path)
-    grid = compile_grid(metric_specs(CUTOFFS))
+    grid = metric_specs(CUTOFFS, measures=tuple(TREC))
     spec = ",".join(map(str, CUTOFFS))
-    expected = pytrec_eval.RelevanceEvaluator(qrels, {f"{n}.{spec}" for n in TREC_NAME.values()} | {"recip_rank"}
-                                              ).evaluate(run)
+    # a ``…_k`` measure at every k; any other on the whole run (every run is shorter than 100), so
+    # at k = 100 and at the grid's depth (100)
+    names = {n.removesuffix("_k") + f".{spec}" if n.endswith("_k") else n for n in TREC.values()}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    checked = 0
     for qid, gold in qrels.items():
         got = case_scores(loaded.rankings[qid].ids, list(gold), grid)
-        for k in CUTOFFS:
-            for measure, name in TREC_NAME.items():
-                assert got[f"{measure}@{k}"] == pytest.approx(expected[qid][f"{name}_{k}"], abs=TOL, rel=0)
-        assert got["mrr@100"] == pytest.approx(expected[qid]["recip_rank"], abs=TOL, rel=0)
+        for metric in grid:
+            name = TREC[metric.measure]
+            if name.endswith("_k"):
+                want = expected[qid][f"{name.removesuffix('_k')}_{metric.k}"]
+            elif metric.k in (None, 100):
+                want = expected[qid][name]
+            else:
+                continue
+            assert got[metric.name] == pytest.approx(want, abs=TOL, rel=0), (qid, metric.name)
+            checked += 1
+    assert checked >= len(qrels) * len(TREC)

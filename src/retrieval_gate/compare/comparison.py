@@ -92,7 +92,7 @@ def with_readings(comparison: Comparison, *, results: Results, baseline: Baselin
     scored = sum(1 for case in results.cases if case.status == "scored")
     share = round(unjudged / (k * scored), 6) if scored else None
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
-    rules = gate_rules(gate=gate, known_metrics=known, headline_k=k)
+    rules = gate_rules(gate=gate, known_metrics=known, headline_k=k, measured=results.metrics)
     judged_metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
     # with no gate knob on, neither reading can fail: nothing to run the gate on twice
     active = gate.fail_on_regression or bool(gate.floors)
@@ -188,7 +188,7 @@ def _judge(
     only the rows the gate judges (what a verdict reads: the other reading's gate)."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
-    rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k)
+    rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k, measured=results.metrics)
     if gated_only:
         metrics = [m for m in metrics if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))]
     current = {case.id: case for case in results.cases}

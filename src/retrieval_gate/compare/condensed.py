@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.grid import compile_grid, grid_scores
+from retrieval_gate.metrics.names import is_metric_name
 from retrieval_gate.models import judgements
 from retrieval_gate.score.aggregate import aggregate
 from retrieval_gate.score.results import CaseResult, Results
@@ -109,8 +110,8 @@ def _relevant(case: CaseResult, level: int) -> tuple[frozenset[str], dict[str, i
     return relevant, {card: grade for card, grade in case.grades.items() if grade > 0}
 
 
-def _condensed_scores(ranked: Sequence[str], case: CaseResult, *, metrics: Sequence[str], level: int,
-                      scores: Mapping[str, float]) -> dict[str, float] | None:
+def _condensed_scores(ranked: Sequence[str], case: CaseResult, *, metrics: Sequence[str], ks: tuple[int, ...],
+                      level: int, scores: Mapping[str, float]) -> dict[str, float] | None:
     """``scores`` with every retrieval measure recomputed on the condensed ranking (other keys, as
     ``abstention``, kept); None when the stored ranking, scored with the current labels, does not
     give the stored scores back (its labels changed since, or it was cut): then the condensed
@@ -118,7 +119,7 @@ def _condensed_scores(ranked: Sequence[str], case: CaseResult, *, metrics: Seque
     names = tuple(name for name in metrics if name in scores)
     if not names:
         return None
-    grid = _grid(names)
+    grid = _grid(names, ks)
     relevant, gains = _relevant(case, level)
     if not relevant and gains is None:
         return None  # nothing relevant: 0 whatever the ranking
@@ -130,14 +131,15 @@ def _condensed_scores(ranked: Sequence[str], case: CaseResult, *, metrics: Seque
 
 
 _SAME = 1e-6  # a baseline rounds its scores to 6 decimals
-_GRIDS: dict[tuple[str, ...], Any] = {}
+_GRIDS: dict[tuple[tuple[str, ...], tuple[int, ...]], Any] = {}
 
 
-def _grid(names: tuple[str, ...]) -> Any:
-    """The compiled metric grid of ``names`` (one per distinct set of score keys)."""
-    grid = _GRIDS.get(names)
+def _grid(names: tuple[str, ...], ks: tuple[int, ...]) -> Any:
+    """The compiled metric grid of ``names`` at the cutoffs ``ks`` (one per distinct set of score
+    keys and cutoffs)."""
+    grid = _GRIDS.get((names, ks))
     if grid is None:
-        grid = _GRIDS[names] = compile_grid([parse_metric(name) for name in names])
+        grid = _GRIDS[(names, ks)] = compile_grid([parse_metric(name) for name in names], ks)
     return grid
 
 
@@ -149,20 +151,21 @@ def condensed_inputs(*, results: Results, baseline: Baseline,
     Baseline cases the run no longer has keep their scores (their judgements are unknown)."""
     if not baseline.rankings:
         return None
-    wanted = [m for m in results.metrics if "@" in m]
+    wanted = [m for m in results.metrics if is_metric_name(m)]
     metrics = wanted if metrics is None else [m for m in wanted if m in metrics]
     level = results.relevance_level
+    ks = tuple(sorted(results.k))
     cases: list[CaseResult] = []
     old_cases = dict(baseline.cases)
     for case in results.cases:
         if case.status != "scored" or not case.scores:
             cases.append(case)
             continue
-        now = _condensed_scores(case.retrieved, case, metrics=metrics, level=level, scores=case.scores)
+        now = _condensed_scores(case.retrieved, case, metrics=metrics, ks=ks, level=level, scores=case.scores)
         cases.append(case if now is None else case.model_copy(update={"scores": now}))
         old = old_cases.get(case.id)
         if old is not None and old.status == "scored" and old.scores:
-            before = _condensed_scores(old.ranked, case, metrics=metrics, level=level, scores=old.scores)
+            before = _condensed_scores(old.ranked, case, metrics=metrics, ks=ks, level=level, scores=old.scores)
             if before is not None:
                 old_cases[case.id] = old.model_copy(update={"scores": before})
     condensed = results.model_copy(update={"cases": cases, "aggregates": aggregate(cases)})

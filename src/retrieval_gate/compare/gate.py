@@ -26,7 +26,8 @@ MDE = the row's minimum detectable effect at the level and sidedness it is judge
 - ``ok``: the rest (``|Δ| ≤ tol``, or significant but within the tolerance).
 
 Judged ("gated") rows: the primary measure — hit@k at the headline k on ``overall`` (the first
-headline measure measured, ``metrics.names.headline_names``) — plus every row named by a ``max_drop`` or
+headline measure measured; for a suite that measures none of them, the report's lead:
+``metrics.names.lead_metrics``) — plus every row named by a ``max_drop`` or
 ``floors`` key. recall@k and nDCG@k are reported beside it, not judged: for single-gold cases they
 carry the same information as hit@k, and judging all three with a correction that ignores that
 would triple the p-value (docs/decisions.md). Other slices and metrics are reported, never
@@ -37,7 +38,7 @@ Floors are judged whenever given; regressions only with ``fail_on_regression``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.metrics.names import PLAIN_METRICS, headline_names
+from retrieval_gate.metrics.names import PLAIN_METRICS, lead_metrics
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.multiplicity import CORRECTIONS, Correction
 
@@ -130,8 +131,10 @@ class GateRules:
         return key in self.headline or named or key in self.floors
 
 
-def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: int) -> GateRules:
-    """Parse and check the knobs. A key naming a metric the results do not have → UsageError."""
+def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: int,
+               measured: Sequence[str]) -> GateRules:
+    """Parse and check the knobs. A key naming a metric the results do not have → UsageError.
+    ``measured``: the results' metrics in the grid's order, whose lead is the primary metric."""
     known = set(known_metrics)
 
     def check(kind: str, key: str) -> RowKey:
@@ -155,8 +158,9 @@ def gate_rules(*, gate: GateSettings, known_metrics: Iterable[str], headline_k: 
         floors[check("floor", key)] = float(value)
     if not 0 <= gate.default_max_drop < math.inf:
         raise UsageError(f"default max drop {gate.default_max_drop} must be a finite number ≥ 0")
-    # the primary measure alone (hit@k at the headline k; the first headline measure measured)
-    headline = frozenset((name, OVERALL) for name in headline_names(headline_k, measured=known)[:1])
+    # the primary measure alone (hit@k at the headline k; the first headline measure measured; the
+    # report's lead when none is)
+    headline = frozenset((name, OVERALL) for name in lead_metrics(headline_k, measured)[:1])
     return GateRules(fail_on_regression=gate.fail_on_regression, default_max_drop=gate.default_max_drop,
                      max_drop=max_drop, floors=floors, alpha=gate.alpha,
                      require_significance=gate.require_significance, headline=headline,

@@ -4,13 +4,13 @@ measure), the grid that computes a case's measures in one pass (``grid``), names
 Aggregation lives in ``retrieval_gate.score``.
 """
 
-from retrieval_gate.metrics.grid import dedupe_first, to_cards
+from retrieval_gate.metrics.grid import dedupe_first, metric_specs, to_cards
 from retrieval_gate.metrics.measures import DEFAULT_MEASURES, MEASURES, METRICS_HELP, REGISTRY, Measure
 from retrieval_gate.metrics.names import (
     MetricSpec,
     headline_k_problem,
-    metric_specs,
     parse_k_list,
+    parse_measure,
     parse_metric,
 )
 
@@ -25,6 +25,7 @@ __all__ = [
     "headline_k_problem",
     "metric_specs",
     "parse_k_list",
+    "parse_measure",
     "parse_metric",
     "to_cards",
 ]

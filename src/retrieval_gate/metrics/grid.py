@@ -7,6 +7,11 @@ function once per cutoff, with the case at that cutoff (``measures.Cut``) worked
     positions = [i for i, card in enumerate(ranked[:max_k], 1) if card in gold]
     hits@k    = |{p ∈ positions : p ≤ k}|                     (a prefix of positions)
 
+A measure without a cutoff (``Measure.cutoff`` False: R-precision) is called once, with the whole
+ranking the grid reads: the top ``depth`` = the grid's largest cutoff, which is the suite's
+largest k (``metric_specs`` gives the grid the suite's cutoffs even when no measure of it takes
+one) — the depth every retriever is asked for, so a run file is read as deep as a live retriever.
+
 With graded gains (``gains``: card → grade > 0, trec_eval's ``ndcg_cut``), the binary measures
 still come from the ranks of the relevant cards, and a measure with a ``graded`` function (nDCG)
 from the gains, in one more pass over the top ``max(k)`` (the reference is ``graded_ndcg_at_k``
@@ -21,16 +26,17 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence, Set
 
-from retrieval_gate.metrics.measures import REGISTRY, Cut, Measure, discount
+from retrieval_gate.metrics.measures import DEFAULT_MEASURES, REGISTRY, Cut, Measure, discount
 from retrieval_gate.metrics.names import MetricSpec
 
 # One row per cutoff: (k, ((name, measure), …)) for the measures asked for at this k, in the
-# registry's order.
-_Row = tuple[int, tuple[tuple[str, Measure], ...]]
+# registry's order; k None: the measures without a cutoff, last.
+_Row = tuple[int | None, tuple[tuple[str, Measure], ...]]
 
 
 class CompiledGrid(tuple[MetricSpec, ...]):
-    """A metric grid (a tuple of MetricSpec) with its per-cutoff plan worked out once."""
+    """A metric grid (a tuple of MetricSpec) with its per-cutoff plan worked out once. ``ks``: the
+    suite's cutoffs, when the grid has measures without one (they read the top ``max(ks)``)."""
 
     depth: int
     ks: tuple[int, ...]
@@ -38,25 +44,42 @@ class CompiledGrid(tuple[MetricSpec, ...]):
     zeros: dict[str, float]
     memo: dict[tuple[int, tuple[int, ...]], dict[str, float]]
 
-    def __new__(cls, metrics: Iterable[MetricSpec]) -> CompiledGrid:
+    def __new__(cls, metrics: Iterable[MetricSpec], ks: Iterable[int] = ()) -> CompiledGrid:
         grid = super().__new__(cls, metrics)
-        by_k: dict[int, dict[str, str]] = {}
+        by_k: dict[int | None, dict[str, str]] = {}
         for spec in grid:
-            if spec.measure not in REGISTRY:
+            measure = REGISTRY.get(spec.measure)
+            if measure is None:
                 raise ValueError(f"unknown measure {spec.measure!r}")
+            if measure.cutoff != (spec.k is not None):
+                raise ValueError(f"{spec.name}: {measure.display} {'takes' if measure.cutoff else 'takes no'} cutoff")
             by_k.setdefault(spec.k, {})[spec.measure] = spec.name
-        grid.depth = max(by_k, default=0)
-        grid.ks = tuple(sorted(by_k))
+        grid.ks = tuple(sorted({*ks, *(k for k in by_k if k is not None)}))
+        grid.depth = max(grid.ks, default=0)
+        if None in by_k and not grid.depth:
+            raise ValueError("a measure without a cutoff reads the grid's depth: give the grid the suite's cutoffs")
         grid.rows = tuple((k, tuple((names[m], measure) for m, measure in REGISTRY.items() if m in names))
-                          for k, names in sorted(by_k.items()))
+                          for k, names in sorted(by_k.items(), key=lambda item: (item[0] is None, item[0] or 0)))
         # Same key order as grid_scores builds, so aggregation can transpose all rows together.
         grid.zeros = {name: 0.0 for _k, row in grid.rows for name, _m in row}
         grid.memo = {}
         return grid
 
+    def __getnewargs__(self) -> tuple[tuple[MetricSpec, ...], tuple[int, ...]]:
+        """Copied and pickled with its cutoffs (a measure without one needs them)."""
+        return tuple(self), self.ks
 
-def compile_grid(metrics: Sequence[MetricSpec]) -> CompiledGrid:
-    return metrics if isinstance(metrics, CompiledGrid) else CompiledGrid(metrics)
+
+def compile_grid(metrics: Sequence[MetricSpec], ks: Iterable[int] = ()) -> CompiledGrid:
+    """``metrics`` compiled (as they are when they already are); ``ks``: ``CompiledGrid``."""
+    return metrics if isinstance(metrics, CompiledGrid) else CompiledGrid(metrics, ks)
+
+
+def metric_specs(ks: tuple[int, ...], measures: tuple[str, ...] = DEFAULT_MEASURES) -> CompiledGrid:
+    """Every measure (default: the default set) at every cutoff — once for a measure without
+    one —, in a stable order (measure order, then k), compiled with the cutoffs ``ks``."""
+    specs = (MetricSpec(m, k) for m in measures for k in (ks if REGISTRY[m].cutoff else (None,)))
+    return CompiledGrid(specs, ks)
 
 
 def gold_positions(ranked: Sequence[str], gold: Set[str], depth: int) -> list[int]:
@@ -96,7 +119,8 @@ def grid_scores(ranked: Sequence[str], gold: Set[str], metrics: Sequence[MetricS
 def graded_ndcg(grid: CompiledGrid, ranked: Sequence[str], gains: Mapping[str, float]) -> dict[str, float]:
     """Every graded measure of the grid (nDCG@k) with graded gains, from one pass over the top
     ``grid.depth``."""
-    wanted = [(k, name, measure.graded) for k, row in grid.rows for name, measure in row if measure.graded]
+    wanted = [(grid.depth if k is None else k, name, measure.graded) for k, row in grid.rows
+              for name, measure in row if measure.graded]
     if not wanted:
         return {}
     terms = [(i, gains[card] * discount(i)) for i, card in enumerate(ranked[:grid.depth], start=1)
@@ -110,7 +134,8 @@ def scores_from_positions(grid: CompiledGrid, positions: Sequence[int], *, n_gol
     """The grid's values from the ascending 1-based gold ranks within the top ``grid.depth``."""
     out: dict[str, float] = {}
     for k, row in grid.rows:
-        cut = Cut(positions, bisect_right(positions, k), k, n_gold, n_ranked)
+        cut = (Cut(positions, len(positions), grid.depth, n_gold, n_ranked) if k is None
+               else Cut(positions, bisect_right(positions, k), k, n_gold, n_ranked))
         for name, measure in row:
             out[name] = measure.value(cut)
     return out

@@ -1,7 +1,8 @@
 """The registry of measures: one ``Measure`` record per measure, the one place a measure is defined.
 
 A record holds the canonical name (the key in every file: ``ndcg@10``), the display name, the
-aliases ``--metrics`` accepts, whether it is on by default (an opt-in measure is computed only
+aliases ``--metrics`` accepts, whether it takes a cutoff (as in ir_measures: ``nDCG@10`` does,
+``Rprec`` does not), whether it is on by default (an opt-in measure is computed only
 when ``--metrics`` / the suite's ``metrics:`` names it, so it never appears in every comment),
 trec_eval's name where there is one, and the function the metric grid (``metrics/grid.py``)
 calls. The function's docstring is the formula — its first paragraph is the row of
@@ -10,15 +11,19 @@ docs/formats.md's measure table (``tests/unit/test_measure_registry.py`` checks 
 Every function gets one ``Cut``: a case's de-duplicated ranking seen at cutoff k, through the
 1-based ranks of its relevant cards within the grid's depth (``positions``, ascending), ``hits``
 = how many of them are ≤ k, ``n_gold`` = |G| and ``n_ranked`` = how many distinct cards were
-retrieved (within the depth). Graded gains (nDCG) get a second function, ``graded``.
+retrieved (within the depth). A measure without a cutoff sees the whole ranking the grid has:
+k = the grid's depth (the suite's largest k, the depth every retriever is asked for), ``hits``
+= every relevant card in it. Graded gains (nDCG) get a second function, ``graded``.
 
 Adding a measure: a function here (formula in its docstring), a ``Measure`` row in ``REGISTRY``,
-its reference in tests/reference.py and a row in docs/formats.md — docs/ARCHITECTURE.md.
+its reference in tests/reference.py, its tests, a row in docs/formats.md and a CHANGELOG line —
+docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -126,6 +131,14 @@ def context_precision_unweighted(cut: Cut) -> float:
     return cut.hits / retrieved if retrieved else 0.0
 
 
+def r_precision(cut: Cut) -> float:
+    """hits@R / R, R = \\|G\\| (the case's relevant count) — trec_eval's R-precision, on the ranking
+    read to the grid's depth (the suite's largest k): at most depth / R when R exceeds it.
+
+    Takes no cutoff: R is the case's own. Equals precision@R and recall@R."""
+    return bisect_right(cut.positions, cut.n_gold) / cut.n_gold
+
+
 @dataclass(frozen=True)
 class Measure:
     """One measure (module docstring)."""
@@ -135,6 +148,9 @@ class Measure:
     value: Callable[[Cut], float]
     aliases: tuple[str, ...] = ()
     default: bool = True
+    cutoff: bool = True  # takes a cutoff k (``ndcg@10``); False: named alone (``rprec``), sees the grid's depth
+    # trec_eval's name: ``…_k`` = its measure at cutoff k (``P_k`` → ``P_5``); any other = its
+    # measure on the run cut at k (``recip_rank``), at the grid's depth for one without a cutoff
     trec_eval: str | None = None
     graded: Callable[[Sequence[tuple[int, float]], Sequence[float], int], float] | None = None
 
@@ -149,6 +165,7 @@ REGISTRY: dict[str, Measure] = {m.name: m for m in (
     Measure("context_precision", "context precision", context_precision, aliases=("cp",), default=False),
     Measure("context_precision_unweighted", "unweighted context precision", context_precision_unweighted,
             default=False),
+    Measure("rprec", "Rprec", r_precision, aliases=("r_precision",), default=False, cutoff=False, trec_eval="Rprec"),
 )}
 
 MEASURES = tuple(REGISTRY)  # every known measure, in the order grids and tables list them

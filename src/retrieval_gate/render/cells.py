@@ -12,7 +12,7 @@ from markupsafe import Markup
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.compare.model import BAD_STATUSES, CaseChange, Comparison, ComparisonRow
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.metrics.names import display_name, headline_names, is_metric_name
+from retrieval_gate.metrics.names import display_name, is_metric_name, lead_metrics
 from retrieval_gate.render.slices import field_label, slice_order, split_slice
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
@@ -93,9 +93,7 @@ class CaseRow:
 def headline_metrics(results: Results) -> list[str]:
     """hit@k, recall@k, nDCG@k at the headline k, in that order (hit first: the success signal
     under disjunctive gold); the other measures at that k when none of the three was measured."""
-    k = results.headline_k
-    names = headline_names(k, measured=results.metrics)
-    return names or [m for m in results.metrics if parse_metric(m).k == k] or list(results.metrics[:3])
+    return lead_metrics(results.headline_k, results.metrics)
 
 
 def cell_from_row(row: ComparisonRow, stated_level: float | None = None, alpha: float = 0.05) -> Cell:

@@ -14,7 +14,7 @@ from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.model import Comparison, gate_fails
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.names import display_name, headline_names
-from retrieval_gate.render.cells import INDICATIVE_N
+from retrieval_gate.render.cells import INDICATIVE_N, headline_metrics
 from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, gold_removed_words, kb_line
 from retrieval_gate.render.escape import clean_text, escape_controls
 from retrieval_gate.render.slices import slice_order, split_slice
@@ -32,10 +32,11 @@ def _slice_sort_key(name: str) -> tuple[int, int, str, str]:
 
 
 def results_table(results: Results) -> Table:
-    """overall and every slice with its n and the headline metrics; slices with n < 30 are dimmed
-    and marked "indicative" (n < 30; colours only on a TTY: rich drops styles elsewhere)."""
+    """overall and every slice with its n and the headline metrics (the comment's: other measures
+    when none of hit, recall, nDCG was measured); slices with n < 30 are dimmed and marked
+    "indicative" (n < 30; colours only on a TTY: rich drops styles elsewhere)."""
     k = results.headline_k
-    names = headline_names(k, measured=results.metrics)
+    names = headline_metrics(results)
     table = Table(title=Text(escape_controls(f"retrieval-gate · suite {results.suite} · k={k}")), title_justify="left",
                   title_style="bold")
     table.add_column("slice", overflow="fold")

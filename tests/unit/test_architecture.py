@@ -25,6 +25,7 @@ from jinja2 import Environment
 from jinja2 import nodes as jinja_nodes
 
 import retrieval_gate
+from retrieval_gate.forge import FORGES
 
 PACKAGE = Path(retrieval_gate.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]  # the repository: pyproject.toml
@@ -372,13 +373,8 @@ def test_adapters_are_handed_in(module: str, function: str, adapters: tuple[str,
 # Each forge's token variables and the one module that reads them (``read_tokens`` in its settings);
 # outside ``forge/``, only the action's entry point calls ``read_tokens`` and hands the tokens on, to
 # the settings and to the scrubbing, as a required argument.
-TOKEN_VARIABLES = {
-    "INPUT_GITHUB_TOKEN": "forge/github/settings.py",
-    "RETRIEVAL_GATE_GITLAB_TOKEN": "forge/gitlab/settings.py",
-    "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN": "forge/gitlab/settings.py",
-    "SYSTEM_ACCESSTOKEN": "forge/azure/settings.py",
-    "RETRIEVAL_GATE_AZURE_WRITE_TOKEN": "forge/azure/settings.py",
-}
+# The registry says which (``Forge.token_variables``): a new forge's are checked without a line here.
+TOKEN_VARIABLES = {name: f"forge/{forge.name}/settings.py" for forge in FORGES for name in forge.token_variables}
 TOKEN_READER = "read_tokens"
 TOKEN_ASKERS = ["cli/action.py"]
 

@@ -77,8 +77,10 @@ class Link:
     url: str
 
 
+# The labels of the links' keys (``report --link KEY=URL``); a key not here is its own label (the
+# action keys the run's link by the forge's own words, ``Words.run_link``: "workflow run", "pipeline").
 LINK_LABELS = {"report": "HTML report", "artifact": "HTML report (artifact)", "run": "workflow run",
-               "pipeline": "pipeline", "summary": "job summary", "baseline": "baseline file"}
+               "summary": "job summary", "baseline": "baseline file"}
 
 
 def value_text(value: Any, *, max_len: int = 80) -> str:

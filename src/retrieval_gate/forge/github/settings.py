@@ -16,6 +16,7 @@ from retrieval_gate.forge.base import ForgeSettings, Tokens, http_url
 from retrieval_gate.load import boundary
 
 TOKEN_INPUT = "github_token"  # action.yml's input (INPUT_GITHUB_TOKEN reaches the Docker action)
+TOKEN_VARIABLE = "INPUT_GITHUB_TOKEN"
 EVENT_MAX_BYTES = 25 * 1024 * 1024  # GitHub's own webhook payload limit
 # The token as the workflow passes it (``${{ secrets.GITHUB_TOKEN }}`` is often mapped to the name)
 # and as the Docker action receives it; ``ACTIONS_*``: the runtime token, the OIDC request token, …
@@ -26,7 +27,7 @@ SECRET_PREFIXES = ("ACTIONS_",)
 def read_tokens(env: Mapping[str, str]) -> Tokens:
     """The ``github_token`` input (empty when not set): one token, whose reach the workflow's
     ``permissions:`` set (docs/action.md: the job that writes runs no evaluation)."""
-    token = SecretStr((env.get("INPUT_GITHUB_TOKEN") or "").strip())
+    token = SecretStr((env.get(TOKEN_VARIABLE) or "").strip())
     return Tokens(comment=token, write=token)
 
 

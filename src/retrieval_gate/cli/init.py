@@ -121,31 +121,15 @@ def init_command(
     first baseline. Idempotent: a file that exists with
     other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
     or do not validate (nothing is written then)."""
-    from retrieval_gate.settings import load_config
-
     root = directory
     _check_names(root, suite=suite, branch=branch)
     ks = _parse_k(k)
     pipeline = _pipeline_choice(ci=ci, image=image, action_ref=action_ref)
     pin = _pin(action_ref) if pipeline is None else None
-    config_path = root / planning.CONFIG
-    configured = None
-    if _read(config_path) is not None and kb is None and cases is None:
-        config_file, _ = load_config(config_path, required=True)
-        configured = config_file.suites.get(suite)
-    if configured is not None and configured.kb and configured.cases:
-        kb_found = Found(configured.kb, f"from {planning.CONFIG}")
-        cases_found = Found(configured.cases, f"from {planning.CONFIG}")
-    else:
-        found = detect(list_files(root)) if kb is None or cases is None else None
-        kb_found = (Found(_relative(kb, root), "given with --kb") if kb is not None
-                    else _pick("knowledge base", "--kb", found.kb if found else []))
-        if queries is None and cases is None and found is not None and not found.cases and found.logs:
-            queries = root / found.logs[0].path  # a KB and a query log, no golden set: start from the log
-        if queries is not None:
-            return _start_from_log(root, kb=root / kb_found.path, log=queries, suite=suite)
-        cases_found = (Found(_relative(cases, root), "given with --cases") if cases is not None
-                       else _pick("golden set", "--cases", found.cases if found else []))
+    located = _locate_inputs(root, kb=kb, cases=cases, queries=queries, suite=suite)
+    if located is None:
+        return  # no golden set yet: a draft from the query log was written instead
+    kb_found, cases_found, from_config = located
     _validate_inputs(root, kb=kb_found, cases=cases_found)  # exit 2 before anything is written
     branch_name = branch or current_branch(root)
     pipeline_file = None if pipeline is None or image is None else (
@@ -155,7 +139,7 @@ def init_command(
     steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
                           cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch_name,
                           existing={p: _read(root / p) for p in paths}, force=force, pipeline=pipeline_file)
-    if configured is not None and configured.kb and configured.cases:  # its suite already names both: as it is
+    if from_config:  # its suite already names both: as it is
         steps = [planning.FileStep(s.path, planning.SAME, s.text) if s.path == planning.CONFIG else s for s in steps]
     for rel in [step.path for step in steps] + (list(_baseline_paths(suite)) if baseline else []):
         inside(root, rel)  # every path checked before anything is written
@@ -167,6 +151,32 @@ def init_command(
         _print_commit(root, written=written, inputs=[kb_found.path, cases_found.path])
     else:
         _print_nothing_written(root, suite=suite, paths=paths)
+
+
+def _locate_inputs(root: Path, *, kb: Path | None, cases: Path | None, queries: Path | None,
+                   suite: str) -> tuple[Found, Found, bool] | None:
+    """The KB and the golden set: as the config's suite names them (then ``True``: the config is kept
+    as it is), as given, or detected. None when there is no golden set but a query log: a draft to
+    label is written from it instead (``_start_from_log``)."""
+    from retrieval_gate.settings import load_config
+
+    config_path = root / planning.CONFIG
+    if _read(config_path) is not None and kb is None and cases is None:
+        config_file, _ = load_config(config_path, required=True)
+        configured = config_file.suites.get(suite)
+        if configured is not None and configured.kb and configured.cases:
+            return Found(configured.kb, f"from {planning.CONFIG}"), Found(configured.cases, f"from {planning.CONFIG}"), True
+    found = detect(list_files(root)) if kb is None or cases is None else None
+    kb_found = (Found(_relative(kb, root), "given with --kb") if kb is not None
+                else _pick("knowledge base", "--kb", found.kb if found else []))
+    if queries is None and cases is None and found is not None and not found.cases and found.logs:
+        queries = root / found.logs[0].path  # a KB and a query log, no golden set: start from the log
+    if queries is not None:
+        _start_from_log(root, kb=root / kb_found.path, log=queries, suite=suite)
+        return None
+    cases_found = (Found(_relative(cases, root), "given with --cases") if cases is not None
+                   else _pick("golden set", "--cases", found.cases if found else []))
+    return kb_found, cases_found, False
 
 
 def _check_names(root: Path, *, suite: str, branch: str | None) -> None:

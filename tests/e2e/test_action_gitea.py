@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import SecretStr
 
+from retrieval_gate.errors import ConflictError, PermissionDenied
 from retrieval_gate.forge import detect_forge
+from retrieval_gate.forge.gitea.api import GiteaRepo
 from retrieval_gate.forge.gitea.ci import pipeline_text
 from tests.e2e.action_harness import run_entry_point
 from tests.e2e.fake_engine import FakeEngine, baseline_text
@@ -205,3 +208,26 @@ def test_the_docs_show_what_init_writes() -> None:
     written = pipeline_text(image=image.removeprefix("docker://"), suite="default", branch="main", kb="kb",
                             kb_is_file=False)
     assert shown == yaml.safe_load(written)
+
+
+def _repo(gitea: FakeGitea, *, comment_token: str = TOKEN, write_token: str = WRITE_TOKEN) -> GiteaRepo:
+    return GiteaRepo(comment_token=SecretStr(comment_token), write_token=SecretStr(write_token),
+                     repository=gitea.repository, api_url=gitea.api_url, server_url=gitea.url,
+                     scrub=lambda text: text.replace(WRITE_TOKEN, "***"), log=lambda line: None)
+
+
+def test_a_commit_on_a_branch_that_moved_is_refused_though_its_files_did_not_change(gitea: FakeGitea) -> None:
+    parent = gitea.branches["main"]
+    gitea.commit("main", {"README.md": "another writer"})  # Gitea itself would take ours on top of it
+    with pytest.raises(ConflictError, match="moved from"):
+        _repo(gitea).commit_files(branch="main", parent=parent, files={BASELINE: "{}"}, message="refresh")
+    assert gitea.requests("POST", r"/contents$") == []  # refused before anything was sent
+
+
+def test_a_write_without_its_token_is_refused_naming_the_variable_and_nothing_is_sent(gitea: FakeGitea) -> None:
+    with pytest.raises(PermissionDenied, match="no RETRIEVAL_GATE_GITEA_WRITE_TOKEN"):
+        _repo(gitea, write_token="").commit_files(branch="main", parent=gitea.branches["main"],
+                                                  files={BASELINE: "{}"}, message="refresh")
+    with pytest.raises(PermissionDenied, match="no RETRIEVAL_GATE_GITEA_TOKEN"):
+        _repo(gitea, comment_token="").upsert_comment(number=3, marker=MARKER, body=MARKER)
+    assert [r for r in gitea.log if r.method != "GET"] == []

@@ -438,6 +438,51 @@ def test_the_tokens_are_read_in_one_place_per_forge_and_asked_for_by_the_entry_p
                                   "reader called": TOKEN_ASKERS}
 
 
+# --- A forge is one folder ---------------------------------------------------------------------------
+
+FORGE_FOLDERS = frozenset(forge.name for forge in FORGES)
+FORGE_REGISTRY = "forge/__init__.py"
+
+
+def forge_folder_reaches(trees: Mapping[str, ast.Module], folders: frozenset[str] = FORGE_FOLDERS) -> list[str]:
+    """``module:line → retrieval_gate.forge.<name>…`` for each import of a forge's folder from outside
+    it, but the registry's import of the folder's package (``from retrieval_gate.forge.gitea import
+    Gitea``). What forges share lives beside them in ``forge/`` (``base``, ``http``, ``wait``, ``event``)."""
+    found = []
+    for rel, tree in sorted(trees.items()):
+        targets = [(i.target, i.line) for i in imports_of(rel, tree)]
+        targets += [(f"retrieval_gate.forge.{alias.name}", node.lineno) for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module == "retrieval_gate.forge"
+                    for alias in node.names]
+        for target, line in targets:
+            parts = target.split(".")
+            if parts[:2] != ["retrieval_gate", "forge"] or len(parts) < 3 or parts[2] not in folders:
+                continue
+            if rel.startswith(f"forge/{parts[2]}/") or (rel == FORGE_REGISTRY and len(parts) == 3):
+                continue
+            found.append(f"{rel}:{line} → {target}")
+    return found
+
+
+def test_the_forge_folder_finder_sees_a_forge_reached_from_outside() -> None:
+    made_up = parsed({"forge/__init__.py": "from retrieval_gate.forge.gitea import Gitea\n",
+                      "forge/gitea/settings.py": "from retrieval_gate.forge.gitea.api import X\n"
+                                                 "from retrieval_gate.forge.github.settings import read_event\n",
+                      "forge/event.py": "from retrieval_gate.forge.base import Forge\n",
+                      "publish/action_settings.py": "from retrieval_gate.forge import gitea\n",
+                      "cli/init.py": "def f():\n    from retrieval_gate.forge.gitlab.ci import gitlab_ci\n"})
+    assert forge_folder_reaches(made_up, frozenset({"gitea", "github", "gitlab"})) == [
+        "cli/init.py:2 → retrieval_gate.forge.gitlab.ci",
+        "forge/gitea/settings.py:2 → retrieval_gate.forge.github.settings",
+        "publish/action_settings.py:1 → retrieval_gate.forge.gitea"]
+
+
+def test_a_forge_is_one_folder_that_only_the_registry_imports(trees) -> None:
+    """docs/ARCHITECTURE.md, "Where to add … a forge": the rest of the package reaches a forge through
+    the registry (``FORGES``) and the ``Forge`` interface, and no forge through another's folder."""
+    assert forge_folder_reaches(trees) == []
+
+
 # --- The tool's own files ---------------------------------------------------------------------------
 
 # The text forms of the tool's own files (the core's codecs, the models' validation) and their

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import SecretStr
 
 from retrieval_gate.forge.base import ForgeSettings, Tokens, http_url
-from retrieval_gate.forge.github.settings import read_event
+from retrieval_gate.forge.event import payload_object, read_event
 
 COMMENT_TOKEN_VARIABLE = "RETRIEVAL_GATE_GITEA_TOKEN"
 WRITE_TOKEN_VARIABLE = "RETRIEVAL_GATE_GITEA_WRITE_TOKEN"
@@ -58,11 +57,11 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
     api_url = http_url("GITHUB_API_URL", value=env.get("GITHUB_API_URL") or f"{server_url}/api/v1")
     ref = env.get("GITHUB_REF", "")
     run = env.get("GITHUB_RUN_NUMBER", "")
-    pull = _dict(event.get("pull_request"))
+    pull = payload_object(event.get("pull_request"))
     number = pull.get("number")
-    head_repo = _dict(_dict(pull.get("head")).get("repo")).get("full_name")
-    base_sha = _dict(pull.get("base")).get("sha")
-    default_branch = _dict(event.get("repository")).get("default_branch")
+    head_repo = payload_object(payload_object(pull.get("head")).get("repo")).get("full_name")
+    base_sha = payload_object(pull.get("base")).get("sha")
+    default_branch = payload_object(event.get("repository")).get("default_branch")
     is_pull = isinstance(number, int) and not isinstance(number, bool)
     return ForgeSettings(
         forge="gitea",
@@ -84,6 +83,3 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
         write_variable=tokens.write_variable,
     )
 
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -65,7 +65,8 @@ class GiteaJob:
                "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(event_path),
                "GITHUB_REPOSITORY": self.gitea.repository, "GITHUB_SERVER_URL": self.gitea.url,
                "GITHUB_API_URL": self.gitea.api_url, "GITHUB_WORKSPACE": str(self.workspace),
-               "GITHUB_SHA": sha, "GITHUB_REF": ref, "GITHUB_RUN_ID": "9001", "GITHUB_RUN_NUMBER": str(40 + self.runs),
+               "GITHUB_SHA": sha, "GITHUB_REF": ref,
+               "GITHUB_RUN_ID": str(9000 + self.runs), "GITHUB_RUN_NUMBER": str(40 + self.runs),
                "GITHUB_OUTPUT": str(self.runner_dir / "output"), "GITEA_TOKEN": JOB_TOKEN,
                "GITHUB_TOKEN": JOB_TOKEN, "ACTIONS_RUNTIME_TOKEN": RUNTIME_TOKEN, "INPUT_AUDIT": "false"}
         if token is not None:
@@ -119,6 +120,17 @@ def test_gitea_and_forgejo_runners_are_told_from_github_though_they_set_its_vari
     assert detect_forge({"GITHUB_ACTIONS": "true"}).name == "github"
 
 
+def test_the_run_s_page_is_by_its_id_on_gitea_and_by_its_number_on_forgejo() -> None:
+    env = {"GITEA_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/rag", "GITHUB_SERVER_URL": "https://git.example",
+           "GITHUB_RUN_ID": "1564", "GITHUB_RUN_NUMBER": "1251"}
+    forge = detect_forge(env)
+    tokens = forge.read_tokens(env)
+    assert forge.read_settings(env, tokens=tokens).run_url == "https://git.example/acme/rag/actions/runs/1564"
+    forgejo = {**env, "FORGEJO_ACTIONS": "true"}
+    assert forge.read_settings(forgejo, tokens=tokens).run_url == "https://git.example/acme/rag/actions/runs/1251"
+    assert forge.read_settings(env, tokens=tokens).api_url == "https://git.example/api/v1"
+
+
 def test_pull_request_comment_is_judged_at_the_base_and_updated_not_duplicated(job: GiteaJob,
                                                                                 gitea: FakeGitea) -> None:
     base = gitea.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
@@ -131,7 +143,7 @@ def test_pull_request_comment_is_judged_at_the_base_and_updated_not_duplicated(j
     assert len(ours) == 1 and len(gitea.comments[3]) == 2  # created once, then edited; the human's untouched
     body = ours[0]["body"]
     assert body.startswith(MARKER) and "| **hit@5** · _indicative_ | 1.000 | 0.900 |" in body
-    assert f"[workflow run]({gitea.url}/acme/rag/actions/runs/42)" in body  # the second run's page
+    assert f"[workflow run]({gitea.url}/acme/rag/actions/runs/9002)" in body  # the second run's page (its id)
     assert len(gitea.requests("POST", r"/comments$")) == 1 and len(gitea.requests("PATCH", r"/comments/\d+$")) == 1
     reads = [r for r in gitea.requests("GET", r"/contents/baselines/default\.json$")]
     assert reads and {r.query["ref"][0] for r in reads} == {base}

@@ -3,8 +3,9 @@
 workflows and sets GitHub's variables too: ``GITHUB_EVENT_NAME`` (the modes' vocabulary already:
 ``pull_request``, ``push``, ``workflow_dispatch``, ``schedule``, …), ``GITHUB_REPOSITORY``,
 ``GITHUB_SHA``, ``GITHUB_REF``, ``GITHUB_SERVER_URL``, ``GITHUB_API_URL`` (``<server>/api/v1``),
-``GITHUB_WORKSPACE``, ``GITHUB_OUTPUT``, ``GITHUB_RUN_NUMBER`` (the run's page is
-``<server>/<owner>/<repo>/actions/runs/<number>``) and the event payload at ``GITHUB_EVENT_PATH``, in
+``GITHUB_WORKSPACE``, ``GITHUB_OUTPUT``, ``GITHUB_RUN_ID`` and ``GITHUB_RUN_NUMBER`` (the run's page is
+``<server>/<owner>/<repo>/actions/runs/<id>`` on Gitea since 1.26, ``…/runs/<number>`` on Forgejo and
+on Gitea before 1.26) and the event payload at ``GITHUB_EVENT_PATH``, in
 GitHub's shape (``pull_request.number``, ``.base.sha``, ``.head.repo.full_name``,
 ``repository.default_branch``). It shows no job summary, so none is written.
 
@@ -56,7 +57,8 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
     server_url = http_url("GITHUB_SERVER_URL", value=env.get("GITHUB_SERVER_URL") or "https://gitea.com").rstrip("/")
     api_url = http_url("GITHUB_API_URL", value=env.get("GITHUB_API_URL") or f"{server_url}/api/v1")
     ref = env.get("GITHUB_REF", "")
-    run = env.get("GITHUB_RUN_NUMBER", "")
+    # the run's page: by its id on Gitea (1.26 on), by its number on Forgejo, whose runner says so
+    run = env.get("GITHUB_RUN_NUMBER" if env.get("FORGEJO_ACTIONS") == "true" else "GITHUB_RUN_ID", "")
     pull = payload_object(event.get("pull_request"))
     number = pull.get("number")
     head_repo = payload_object(payload_object(pull.get("head")).get("repo")).get("full_name")

@@ -1,5 +1,5 @@
 """The ``.gitea/workflows/retrieval.yml`` ``retrieval-gate init --ci gitea`` writes (``Gitea.pipeline``;
-Forgejo reads ``.gitea/workflows`` too). Pure.
+Forgejo reads ``.gitea/workflows`` when a repository has no ``.forgejo/workflows``). Pure.
 
 Two jobs; each checks out the repository (without credentials) and runs the retrieval-gate image,
 pinned by its registry digest, as a ``docker://`` step (its entry point is ``retrieval-gate action``,

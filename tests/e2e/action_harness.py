@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from retrieval_gate.cli import main
+from retrieval_gate.forge import FORGES
 from retrieval_gate.forge.github import api as github_api
 from retrieval_gate.publish import engine as engine_module
 from tests.e2e.fake_github import FakeGitHub
@@ -25,9 +26,9 @@ from tests.e2e.fake_github import FakeGitHub
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "ghs_FAKEtoken0123456789abcdefSECRETvalue"
 RUNNER_PREFIXES = ("GITHUB_", "INPUT_", "RUNNER_", "ACTIONS_")
-# Every forge's runner variables and the forges' token variables: none leaks from one run into the next.
-FORGE_PREFIXES = (*RUNNER_PREFIXES, "CI_", "GITLAB_", "TF_", "BUILD_", "SYSTEM_", "RETRIEVAL_GATE_GITLAB",
-                  "RETRIEVAL_GATE_AZURE")
+# Every forge's runner variables and the forges' token variables (the registry's
+# ``Forge.variable_prefixes``): none leaks from one run into the next.
+FORGE_PREFIXES = tuple(dict.fromkeys((*RUNNER_PREFIXES, *(p for forge in FORGES for p in forge.variable_prefixes))))
 
 
 def run_entry_point(*, env: dict[str, str], workspace: Path, engine: Any, monkeypatch: pytest.MonkeyPatch,

@@ -1,4 +1,5 @@
-"""The same pull / merge request through each forge, with the real engine (a ``python:``
+"""The same pull / merge request through each forge of the registry (``forge.FORGES``: each one's
+kit in ``tests/e2e/kits/<name>.py``), with the real engine (a ``python:``
 retriever, so no model is loaded) and each forge's real adapter against its fake API over HTTP:
 one lost hit and one edited gold card. Each forge: the refresh on the default branch commits once
 (a retried one commits nothing), the PR gets one comment / note / thread that a rerun updates,
@@ -8,20 +9,16 @@ probing its own process) never sees a token that writes the default branch."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import pytest
 
+from retrieval_gate.forge import FORGES
 from retrieval_gate.publish import engine as engine_module
-from tests.e2e import test_action_azure as az
-from tests.e2e import test_action_gitlab as gl
-from tests.e2e.action_harness import TOKEN as GH_TOKEN
-from tests.e2e.action_harness import ActionWorld
-from tests.e2e.fake_azure import serve_fake_azure
-from tests.e2e.fake_github import serve_fake_github
-from tests.e2e.fake_gitlab import serve_fake_gitlab
+from tests.e2e.kits import Kit
 
 CARDS = {"refunds": "# Refunds\n\nA card refund shows up on the statement in 5 to 10 business days.\n",
          "password": "# Reset your password\n\nClick 'forgot password' on the login page.\n",
@@ -38,7 +35,6 @@ def search(query, limit):
     hit = [card for word, card in WORDS.items() if word in query.lower() and card not in LOSE]
     return hit + [c for c in ("refunds", "password", "export") if c not in hit]
 '''
-WRITE_VARIABLES = {"RETRIEVAL_GATE_GITLAB_WRITE_TOKEN", "RETRIEVAL_GATE_AZURE_WRITE_TOKEN"}
 
 
 def _workspace(root: Path, *, pr: bool) -> None:
@@ -59,90 +55,29 @@ def _probe(root: Path) -> set[str]:
     return set(json.loads((root / "probe.json").read_text(encoding="utf-8")))
 
 
-class Forge:
-    """One forge's fake, its job runner, and how to read what was posted and committed."""
-
-    def __init__(self, name: str, *, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                 capsys: pytest.CaptureFixture[str], fake: Any, engine: Any) -> None:
-        self.name, self.fake = name, fake
-        if name == "github":
-            self.job: Any = ActionWorld(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, github=fake,
-                                        engine=engine)
-        elif name == "gitlab":
-            self.job = gl.GitLabJob(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, gitlab=fake,
-                                    engine=engine)
-        else:
-            self.job = az.AzureJob(tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, azure=fake,
-                                   engine=engine)
-        self.root: Path = self.job.workspace
-
-    def refresh(self) -> tuple[int, str]:
-        if self.name == "github":
-            run = self.job.run(event_name="push", event=self.job.push_event(ref="refs/heads/main"),
-                               ref="refs/heads/main", sha="a" * 40, inputs={"audit": "false"})
-            return run.exit_code, run.stdout + run.stderr
-        code, out, err = self.job.refresh(config="refresh.yml")
-        return code, out + err
-
-    def commits(self) -> int:
-        if self.name == "github":
-            return len(self.fake.requests("PATCH", r"/git/refs/heads/main$"))
-        if self.name == "gitlab":
-            return len([r for r in self.fake.requests("POST", r"/repository/commits$") if r.status == 201])
-        return len([r for r in self.fake.requests("POST", r"/pushes$") if r.status == 201])
-
-    def head(self) -> str:
-        return self.fake.branches["main"]
-
-    def pull_request(self, base: str) -> tuple[int, str]:
-        if self.name == "github":
-            if 7 not in getattr(self.fake, "pulls", {}):
-                self.fake.add_pull(7, head_sha="f" * 40, base_sha=base)
-            run = self.job.run(event_name="pull_request", event=self.job.pr_event(7, base_sha=base),
-                               ref="refs/pull/7/merge", sha="f" * 40, inputs={"audit": "false"})
-            return run.exit_code, run.stdout + run.stderr
-        if self.name == "gitlab":
-            code, out, err = self.job.merge_request(7, base_sha=base)
-        else:
-            code, out, err = self.job.pull_request(7, target=base)
-        return code, out + err
-
-    def posted(self) -> list[str]:
-        if self.name == "github":
-            return [c["body"] for c in self.fake.comments.get(7, [])]
-        if self.name == "gitlab":
-            return [n["body"] for n in self.fake.notes.get(7, [])]
-        return [t["comments"][0]["content"] for t in self.fake.threads.get(7, [])]
-
-    def writes_of_the_comment(self) -> tuple[int, int]:
-        if self.name == "github":
-            return len(self.fake.requests("POST", r"/comments$")), len(self.fake.requests("PATCH", r"/comments/\d+$"))
-        if self.name == "gitlab":
-            return len(self.fake.requests("POST", r"/notes$")), len(self.fake.requests("PUT", r"/notes/\d+$"))
-        return len(self.fake.requests("POST", r"/threads$")), len(self.fake.requests("PATCH", r"/comments/\d+$"))
+def _kit_module(name: str) -> ModuleType:
+    return import_module(f"tests.e2e.kits.{name}")
 
 
-SERVERS: dict[str, Callable[[], Any]] = {
-    "github": lambda: serve_fake_github(token=GH_TOKEN),
-    "gitlab": lambda: serve_fake_gitlab(token=gl.TOKEN, write_token=gl.WRITE_TOKEN),
-    "azure": lambda: serve_fake_azure(token=az.TOKEN, write_token=az.WRITE_TOKEN),
-}
+WRITE_VARIABLES = {variable for forge in FORGES if (variable := _kit_module(forge.name).Kit.write_variable)}
+SECRETS = tuple(secret for forge in FORGES for secret in _kit_module(forge.name).SECRETS)
 
 
-@pytest.fixture(params=sorted(SERVERS))
+@pytest.fixture(params=[forge.name for forge in FORGES])
 def forge(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-          capsys: pytest.CaptureFixture[str]) -> Iterator[Forge]:
+          capsys: pytest.CaptureFixture[str]) -> Iterator[Kit]:
+    kit = _kit_module(request.param)
     real = engine_module.real_engine()
-    with SERVERS[request.param]() as fake:
-        yield Forge(request.param, tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, fake=fake, engine=real)
+    with kit.serve() as fake:
+        yield kit.Kit(fake=fake, tmp_path=tmp_path, monkeypatch=monkeypatch, capsys=capsys, engine=real)
 
 
-def test_the_same_pull_request_through_each_forge(forge: Forge) -> None:
+def test_the_same_pull_request_through_each_forge(forge: Kit) -> None:
     _workspace(forge.root, pr=False)
     code, log = forge.refresh()
     assert code == 0, log
     assert forge.commits() == 1
-    if forge.name != "github":  # GitHub's token reach is the workflow's permissions (docs/action.md)
+    if forge.write_variable is not None:  # GitHub's token reach is the workflow's permissions (docs/action.md)
         assert not _probe(forge.root) & WRITE_VARIABLES  # the evaluation's user code: no write token
     again, log = forge.refresh()
     assert again == 0, log
@@ -158,5 +93,5 @@ def test_the_same_pull_request_through_each_forge(forge: Forge) -> None:
     assert "**c3**" in body and "gold export 1 → 3" in body  # the lost case (hit@1) …
     assert '1 card edited (refunds "Refunds")' in body  # … and the edited card, from the base's manifest
     assert not _probe(forge.root) & WRITE_VARIABLES
-    for secret in (GH_TOKEN, gl.TOKEN, gl.WRITE_TOKEN, az.TOKEN, az.WRITE_TOKEN):
+    for secret in SECRETS:
         assert secret not in log1 + log2 + body

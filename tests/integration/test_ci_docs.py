@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_gate.scaffold.gitlab_ci import gitlab_ci
+from retrieval_gate.forge.gitlab.ci import gitlab_ci
 from tests.helpers import run_cli
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_gate.scaffold.azure_ci import azure_ci
+from retrieval_gate.forge.azure.ci import azure_ci
 from tests.integration.test_init_cli import cli, repo  # noqa: F401  (the fixture)
 
 IMAGE = "ghcr.io/acme/retrieval-gate:0.2.0@sha256:" + "a" * 64

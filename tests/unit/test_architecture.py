@@ -26,6 +26,7 @@ from jinja2 import Environment
 from jinja2 import nodes as jinja_nodes
 
 import retrieval_gate
+from retrieval_gate.forge import FORGES
 
 PACKAGE = Path(retrieval_gate.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]  # the repository: pyproject.toml
@@ -246,11 +247,11 @@ def test_every_import_points_down_the_layers(trees) -> None:
 # --- Module names -----------------------------------------------------------------------------------
 
 # Names that several parts share because each holds the same kind of thing for its own part: its
-# settings model, its data model, its interface, its run, a forge's API, a plan, a cache, its HTML
-# or its changes and side-by-side (core and presentation). A command module of cli/ is named after
+# settings model, its data model, its interface, its run, a forge's API and CI pipeline, a plan, a
+# cache, its HTML or its changes and side-by-side (core and presentation). A command module of cli/ is named after
 # its command, so it may share a name with the part it drives (cli/audit.py, audit/…).
-SHARED_MODULE_NAMES = frozenset({"settings", "model", "base", "run", "api", "plan", "cache", "html", "changes",
-                                 "side_by_side", "__init__"})
+SHARED_MODULE_NAMES = frozenset({"settings", "model", "base", "run", "api", "ci", "plan", "cache", "html",
+                                 "changes", "side_by_side", "__init__"})
 
 
 def colliding_module_names(paths: Iterable[str]) -> dict[str, list[str]]:
@@ -444,13 +445,8 @@ def test_adapters_are_handed_in(module: str, function: str, adapters: tuple[str,
 # Each forge's token variables and the one module that reads them (``read_tokens`` in its settings);
 # outside ``forge/``, only the action's entry point calls ``read_tokens`` and hands the tokens on, to
 # the settings and to the scrubbing, as a required argument.
-TOKEN_VARIABLES = {
-    "INPUT_GITHUB_TOKEN": "forge/github/settings.py",
-    "RETRIEVAL_GATE_GITLAB_TOKEN": "forge/gitlab/settings.py",
-    "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN": "forge/gitlab/settings.py",
-    "SYSTEM_ACCESSTOKEN": "forge/azure/settings.py",
-    "RETRIEVAL_GATE_AZURE_WRITE_TOKEN": "forge/azure/settings.py",
-}
+# The registry says which (``Forge.token_variables``): a new forge's are checked without a line here.
+TOKEN_VARIABLES = {name: f"forge/{forge.name}/settings.py" for forge in FORGES for name in forge.token_variables}
 TOKEN_READER = "read_tokens"
 TOKEN_ASKERS = ["cli/action.py"]
 
@@ -512,6 +508,51 @@ def test_the_tokens_are_read_in_one_place_per_forge_and_asked_for_by_the_entry_p
     action's entry point alone calls ``read_tokens``."""
     assert token_reads(trees) == {**{name: [home] for name, home in TOKEN_VARIABLES.items()},
                                   "reader called": TOKEN_ASKERS}
+
+
+# --- A forge is one folder ---------------------------------------------------------------------------
+
+FORGE_FOLDERS = frozenset(forge.name for forge in FORGES)
+FORGE_REGISTRY = "forge/__init__.py"
+
+
+def forge_folder_reaches(trees: Mapping[str, ast.Module], folders: frozenset[str] = FORGE_FOLDERS) -> list[str]:
+    """``module:line → retrieval_gate.forge.<name>…`` for each import of a forge's folder from outside
+    it, but the registry's import of the folder's package (``from retrieval_gate.forge.gitea import
+    Gitea``). What forges share lives beside them in ``forge/`` (``base``, ``http``, ``wait``, ``event``)."""
+    found = []
+    for rel, tree in sorted(trees.items()):
+        targets = [(i.target, i.line) for i in imports_of(rel, tree)]
+        targets += [(f"retrieval_gate.forge.{alias.name}", node.lineno) for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module == "retrieval_gate.forge"
+                    for alias in node.names]
+        for target, line in targets:
+            parts = target.split(".")
+            if parts[:2] != ["retrieval_gate", "forge"] or len(parts) < 3 or parts[2] not in folders:
+                continue
+            if rel.startswith(f"forge/{parts[2]}/") or (rel == FORGE_REGISTRY and len(parts) == 3):
+                continue
+            found.append(f"{rel}:{line} → {target}")
+    return found
+
+
+def test_the_forge_folder_finder_sees_a_forge_reached_from_outside() -> None:
+    made_up = parsed({"forge/__init__.py": "from retrieval_gate.forge.gitea import Gitea\n",
+                      "forge/gitea/settings.py": "from retrieval_gate.forge.gitea.api import X\n"
+                                                 "from retrieval_gate.forge.github.settings import read_event\n",
+                      "forge/event.py": "from retrieval_gate.forge.base import Forge\n",
+                      "publish/action_settings.py": "from retrieval_gate.forge import gitea\n",
+                      "cli/init.py": "def f():\n    from retrieval_gate.forge.gitlab.ci import gitlab_ci\n"})
+    assert forge_folder_reaches(made_up, frozenset({"gitea", "github", "gitlab"})) == [
+        "cli/init.py:2 → retrieval_gate.forge.gitlab.ci",
+        "forge/gitea/settings.py:2 → retrieval_gate.forge.github.settings",
+        "publish/action_settings.py:1 → retrieval_gate.forge.gitea"]
+
+
+def test_a_forge_is_one_folder_that_only_the_registry_imports(trees) -> None:
+    """docs/ARCHITECTURE.md, "Where to add … a forge": the rest of the package reaches a forge through
+    the registry (``FORGES``) and the ``Forge`` interface, and no forge through another's folder."""
+    assert forge_folder_reaches(trees) == []
 
 
 # --- The tool's own files ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.files import ReadRefused, decode_text, read_bounded
-from retrieval_gate.forge.github import settings as github_settings
+from retrieval_gate.forge import event as forge_event
 
 
 def test_a_file_at_the_cap_is_read_one_byte_over_is_refused(tmp_path: Path) -> None:
@@ -47,11 +47,11 @@ def test_the_action_s_event_payload_goes_through_the_bounded_read(tmp_path: Path
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     event = tmp_path / "event.json"
     event.write_text('{"number": 7}')
-    assert github_settings.read_event(str(event)) == {"number": 7}
-    monkeypatch.setattr(github_settings, "EVENT_MAX_BYTES", 10)  # our own cap, small to reach the refusal
+    assert forge_event.read_event(str(event)) == {"number": 7}
+    monkeypatch.setattr(forge_event, "EVENT_MAX_BYTES", 10)  # our own cap, small to reach the refusal
     with pytest.raises(InputError, match="cannot read the event payload: larger than 10 bytes"):
-        github_settings.read_event(str(event))
+        forge_event.read_event(str(event))
     event.write_bytes(b'{"n": "\xff"}')
-    monkeypatch.setattr(github_settings, "EVENT_MAX_BYTES", 100)
+    monkeypatch.setattr(forge_event, "EVENT_MAX_BYTES", 100)
     with pytest.raises(InputError, match="cannot read the event payload: invalid UTF-8 at byte 8"):
-        github_settings.read_event(str(event))
+        forge_event.read_event(str(event))

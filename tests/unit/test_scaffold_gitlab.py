@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from retrieval_gate.scaffold.gitlab_ci import gitlab_ci, valid_image
+from retrieval_gate.forge.gitlab.ci import gitlab_ci
+from retrieval_gate.scaffold.texts import valid_image
 
 IMAGE = "ghcr.io/acme/retrieval-gate:0.2.0@sha256:" + "a" * 64
 

@@ -1,11 +1,11 @@
-"""The GitLab ``pages`` job text (``scaffold/gitlab_ci.py``): valid YAML beside the ``retrieval``
+"""The GitLab ``pages`` job text (``forge/gitlab/ci.py``): valid YAML beside the ``retrieval``
 job ``init --ci gitlab`` writes, the whole history, after the refresh, ``public/`` published."""
 
 from __future__ import annotations
 
 import yaml
 
-from retrieval_gate.scaffold.gitlab_ci import gitlab_ci, gitlab_pages_job
+from retrieval_gate.forge.gitlab.ci import gitlab_ci, gitlab_pages_job
 
 IMAGE = "ghcr.io/acme/retrieval-gate@sha256:" + "a" * 64
 

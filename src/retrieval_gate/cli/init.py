@@ -24,10 +24,11 @@ from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.scaffold import plan as planning
 from retrieval_gate.scaffold.detect import Found, choose, detect
-from retrieval_gate.scaffold.gitlab_ci import valid_image
-from retrieval_gate.scaffold.plan import CI_SYSTEMS, IMAGE_CI, KEEP, SAME, parse_action_ref
+from retrieval_gate.scaffold.plan import KEEP, SAME, parse_action_ref
+from retrieval_gate.scaffold.texts import valid_image
 
 if TYPE_CHECKING:
+    from retrieval_gate.forge.base import Pipeline
     from retrieval_gate.scaffold.plan import ActionPin
 
 SKIP_DIRS = frozenset({".git", ".retrieval-gate", "node_modules", ".venv", "venv", "env", "site-packages",
@@ -110,85 +111,129 @@ def init_command(
     directory: Path = typer.Option(Path("."), "--dir", help="The repository's root (default: the working folder)."),
     baseline: bool = typer.Option(True, "--baseline/--no-baseline", help="Run the first eval and write baselines/<suite>.json and its audit."),
     force: bool = typer.Option(False, "--force", help="Replace files that exist with other content (never done without it)."),
-    ci: str = typer.Option("github", "--ci", help="github: the two workflows; gitlab: a .gitlab-ci.yml; azure: an azure-pipelines.yml (docs/ci.md)."),
+    ci: str = typer.Option("github", "--ci", help="github: the two workflows; another forge's name (gitlab, azure, …): its pipeline file instead, .gitlab-ci.yml, azure-pipelines.yml, … (docs/ci.md lists them)."),
     queries: Path | None = typer.Option(None, "--queries", help="A query log and no golden set yet: draft one to label (golden-draft/) and say what to run next."),
-    image: str | None = typer.Option(None, "--image", help="--ci gitlab|azure: the retrieval-gate image pinned by its registry's digest, REGISTRY/NAME[:TAG]@sha256:<64 hex>."),
+    image: str | None = typer.Option(None, "--image", help="--ci other than github: the retrieval-gate image pinned by its registry's digest, REGISTRY/NAME[:TAG]@sha256:<64 hex>."),
 ) -> None:
     """Set up this repository: retrieval-gate.yml, .github/workflows/retrieval.yml (+ the fork
-    comment workflow; with --ci gitlab a .gitlab-ci.yml, with --ci azure an azure-pipelines.yml instead), .gitignore lines, and the
+    comment workflow; with --ci gitlab a .gitlab-ci.yml, with --ci azure an azure-pipelines.yml, with
+    another forge's name its pipeline file instead: docs/ci.md), .gitignore lines, and the
     first baseline. Idempotent: a file that exists with
     other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
     or do not validate (nothing is written then)."""
-    from retrieval_gate.artifacts.label_sidecar import not_relevant_path
-    from retrieval_gate.load.dataset import load_dataset
-    from retrieval_gate.settings import load_config, suite_baseline_path, suite_name_problem
-
     root = directory
+    _check_names(root, suite=suite, branch=branch)
+    ks = _parse_k(k)
+    pipeline = _pipeline_choice(ci=ci, image=image, action_ref=action_ref)
+    pin = _pin(action_ref) if pipeline is None else None
+    located = _locate_inputs(root, kb=kb, cases=cases, queries=queries, suite=suite)
+    if located is None:
+        return  # no golden set yet: a draft from the query log was written instead
+    kb_found, cases_found, from_config = located
+    _validate_inputs(root, kb=kb_found, cases=cases_found)  # exit 2 before anything is written
+    branch_name = branch or current_branch(root)
+    pipeline_file = None if pipeline is None or image is None else (
+        pipeline.path, pipeline.text(image=image, suite=suite, branch=branch_name, kb=kb_found.path,
+                                     kb_is_file=(root / kb_found.path).is_file()))
+    paths = [planning.CONFIG, planning.CALLER, planning.COMMENT, *_pipeline_paths(), planning.GITIGNORE]
+    steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
+                          cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch_name,
+                          existing={p: _read(root / p) for p in paths}, force=force, pipeline=pipeline_file)
+    if from_config:  # its suite already names both: as it is
+        steps = [planning.FileStep(s.path, planning.SAME, s.text) if s.path == planning.CONFIG else s for s in steps]
+    for rel in [step.path for step in steps] + (list(_baseline_paths(suite)) if baseline else []):
+        inside(root, rel)  # every path checked before anything is written
+    written = _apply(root, steps, force=force)
+    _say_what_was_not_written(ci=ci, pipeline=pipeline, image=image, pin=pin)
+    if baseline:
+        written += _first_baseline(root, suite=suite, force=force)
+    if written:
+        _print_commit(root, written=written, inputs=[kb_found.path, cases_found.path])
+    else:
+        _print_nothing_written(root, suite=suite, paths=paths)
+
+
+def _locate_inputs(root: Path, *, kb: Path | None, cases: Path | None, queries: Path | None,
+                   suite: str) -> tuple[Found, Found, bool] | None:
+    """The KB and the golden set: as the config's suite names them (then ``True``: the config is kept
+    as it is), as given, or detected. None when there is no golden set but a query log: a draft to
+    label is written from it instead (``_start_from_log``)."""
+    from retrieval_gate.settings import load_config
+
+    config_path = root / planning.CONFIG
+    if _read(config_path) is not None and kb is None and cases is None:
+        config_file, _ = load_config(config_path, required=True)
+        configured = config_file.suites.get(suite)
+        if configured is not None and configured.kb and configured.cases:
+            return Found(configured.kb, f"from {planning.CONFIG}"), Found(configured.cases, f"from {planning.CONFIG}"), True
+    found = detect(list_files(root)) if kb is None or cases is None else None
+    kb_found = (Found(_relative(kb, root), "given with --kb") if kb is not None
+                else _pick("knowledge base", "--kb", found.kb if found else []))
+    if queries is None and cases is None and found is not None and not found.cases and found.logs:
+        queries = root / found.logs[0].path  # a KB and a query log, no golden set: start from the log
+    if queries is not None:
+        _start_from_log(root, kb=root / kb_found.path, log=queries, suite=suite)
+        return None
+    cases_found = (Found(_relative(cases, root), "given with --cases") if cases is not None
+                   else _pick("golden set", "--cases", found.cases if found else []))
+    return kb_found, cases_found, False
+
+
+def _check_names(root: Path, *, suite: str, branch: str | None) -> None:
+    """The folder, the suite's name and the branch's, each by its own rule (exit 2)."""
+    from retrieval_gate.settings import suite_name_problem
+
     if not root.is_dir():
         raise UsageError(f"--dir {root}: not a folder")
     if (why := suite_name_problem(suite)) is not None:  # the action's own rule
         raise UsageError(f"--suite {suite!r} {why}")
     if branch is not None and (why := planning.branch_problem(branch)) is not None:  # git's own rule
         raise UsageError(f"--branch {branch!r} is not a branch name git takes: it {why}")
-    ks = _parse_k(k)
-    pipeline = _pipeline_choice(ci=ci, image=image, action_ref=action_ref)
-    pin = _pin(action_ref) if not pipeline else None
-    config_path = root / planning.CONFIG
-    existing_config = _read(config_path)
-    configured = None
-    if existing_config is not None and kb is None and cases is None:
-        config_file, _ = load_config(config_path, required=True)
-        configured = config_file.suites.get(suite)
-    if configured is not None and configured.kb and configured.cases:
-        kb_found = Found(configured.kb, f"from {planning.CONFIG}")
-        cases_found = Found(configured.cases, f"from {planning.CONFIG}")
-    else:
-        found = detect(list_files(root)) if kb is None or cases is None else None
-        kb_found = (Found(_relative(kb, root), "given with --kb") if kb is not None
-                    else _pick("knowledge base", "--kb", found.kb if found else []))
-        if queries is None and cases is None and found is not None and not found.cases and found.logs:
-            queries = root / found.logs[0].path  # a KB and a query log, no golden set: start from the log
-        if queries is not None:
-            return _start_from_log(root, kb=root / kb_found.path, log=queries, suite=suite)
-        cases_found = (Found(_relative(cases, root), "given with --cases") if cases is not None
-                       else _pick("golden set", "--cases", found.cases if found else []))
-    case_set, loaded_kb = load_dataset(cases=root / cases_found.path, kb=root / kb_found.path)  # exit 2 first
+
+
+def _validate_inputs(root: Path, *, kb: Found, cases: Found) -> None:
+    """Load the KB and the golden set as ``eval`` would (exit 2 on a problem) and say what was found."""
+    from retrieval_gate.load.dataset import load_dataset
+
+    case_set, loaded_kb = load_dataset(cases=root / cases.path, kb=root / kb.path)
     assert loaded_kb is not None
     n_gold = sum(1 for c in case_set.cases if c.gold)
-    console.print(f"found: {kb_found.path} ({kb_found.kind}, {len(loaded_kb.card_ids)} cards) and "
-                  f"{cases_found.path} ({cases_found.kind}, {len(case_set.cases)} cases, {n_gold} with gold); "
+    console.print(f"found: {kb.path} ({kb.kind}, {len(loaded_kb.card_ids)} cards) and "
+                  f"{cases.path} ({cases.kind}, {len(case_set.cases)} cases, {n_gold} with gold); "
                   "every gold id resolves to a card", markup=False, highlight=False, soft_wrap=True)
-    paths = [planning.CONFIG, planning.CALLER, planning.COMMENT, *planning.IMAGE_CI.values(), planning.GITIGNORE]
-    steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
-                          cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch or current_branch(root),
-                          existing={p: _read(root / p) for p in paths}, force=force, ci=ci, gitlab_image=image,
-                          kb_is_file=(root / kb_found.path).is_file())
-    if configured is not None and configured.kb and configured.cases:  # its suite already names both: as it is
-        steps = [planning.FileStep(s.path, planning.SAME, s.text) if s.path == planning.CONFIG else s for s in steps]
-    for rel in [step.path for step in steps] + (list(_baseline_paths(suite)) if baseline else []):
-        inside(root, rel)  # every path checked before anything is written
-    written = _apply(root, steps, force=force)
-    if pipeline and image is None:
+
+
+def _say_what_was_not_written(*, ci: str, pipeline: Pipeline | None, image: str | None,
+                              pin: ActionPin | None) -> None:
+    if pipeline is not None and image is None:
         err_console.print(f"{ci} pipeline: not written - pass --image REGISTRY/retrieval-gate:X.Y.Z@sha256:<digest> "
                           "(the image pinned by its digest; docs/ci.md)", markup=False, highlight=False, soft_wrap=True)
-    elif not pipeline and pin is None:
+    elif pipeline is None and pin is None:
         err_console.print("workflows: not written - this build of retrieval-gate carries no release pin; rerun "
                           "with --action-ref OWNER/retrieval-gate@<commit sha> (docs/action.md, \"Using a commit\")",
                           markup=False, highlight=False, soft_wrap=True)
-    if baseline:
-        written += _first_baseline(root, suite=suite, force=force)
-    if written:
-        # The golden set, its "not relevant" sidecar and the KB go in the same commit when git does not
-        # have them yet (a golden set just made by ``label apply``): the baseline is measured on them;
-        # so do .gitignore and the draft folder an earlier ``init`` wrote (the draft, its page, stale.jsonl).
-        inputs = [cases_found.path, _relative(not_relevant_path(root / cases_found.path), root), kb_found.path,
-                  planning.GITIGNORE, DRAFT_FOLDER]
-        written += [p for p in (_uncommitted(root, [p for p in inputs if (root / p).exists()]) or [])
-                    if p not in written]
-        console.print("commit it:", markup=False, soft_wrap=True)
-        for line in planning.commit_commands(written):
-            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
-        return
+
+
+def _print_commit(root: Path, *, written: list[str], inputs: list[str]) -> None:
+    """The commands that commit what was written. The golden set, its "not relevant" sidecar and the
+    KB go in the same commit when git does not have them yet (a golden set just made by ``label
+    apply``): the baseline is measured on them; so do .gitignore and the draft folder an earlier
+    ``init`` wrote (the draft, its page, stale.jsonl)."""
+    from retrieval_gate.artifacts.label_sidecar import not_relevant_path
+
+    kb, cases = inputs
+    candidates = [cases, _relative(not_relevant_path(root / cases), root), kb, planning.GITIGNORE, DRAFT_FOLDER]
+    written = written + [p for p in (_uncommitted(root, [p for p in candidates if (root / p).exists()]) or [])
+                         if p not in written]
+    console.print("commit it:", markup=False, soft_wrap=True)
+    for line in planning.commit_commands(written):
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_nothing_written(root: Path, *, suite: str, paths: list[str]) -> None:
+    """Nothing written: whether what an earlier run wrote is committed yet."""
+    from retrieval_gate.settings import suite_baseline_path
+
     stem = suite_baseline_path(suite=suite).removesuffix(".json")
     ours = [*paths, *(f"{stem}{end}" for end in (".json", ".kb.json", ".audit.json"))]
     pending = _uncommitted(root, [p for p in ours if (root / p).is_file()])
@@ -249,20 +294,33 @@ def _uncommitted(root: Path, paths: list[str]) -> list[str] | None:
     return [p for p in paths if p in listed or any(e.startswith(p.rstrip("/") + "/") for e in listed)]
 
 
-def _pipeline_choice(*, ci: str, image: str | None, action_ref: str | None) -> bool:
-    """Whether init writes a pipeline that pins the image (``--ci gitlab`` / ``azure``) rather
-    than GitHub's workflows."""
-    if ci not in CI_SYSTEMS:
-        raise UsageError(f"--ci {ci!r}: expected one of {', '.join(CI_SYSTEMS)}")
+def _pipelines() -> dict[str, Pipeline]:
+    """The forges whose pipeline file ``init --ci <name>`` writes (``forge.base.Pipeline``), by name."""
+    from retrieval_gate.forge import FORGES
+
+    return {forge.name: forge.pipeline for forge in FORGES if forge.pipeline is not None}
+
+
+def _pipeline_paths() -> list[str]:
+    return [pipeline.path for pipeline in _pipelines().values()]
+
+
+def _pipeline_choice(*, ci: str, image: str | None, action_ref: str | None) -> Pipeline | None:
+    """The pipeline init writes instead of GitHub's workflows (``--ci gitlab``, ``azure``, …: one
+    that pins the image), or None for ``--ci github``."""
+    pipelines = _pipelines()
+    if ci != "github" and ci not in pipelines:
+        raise UsageError(f"--ci {ci!r}: expected one of {', '.join(['github', *pipelines])}")
     if ci == "github" and image is not None:
-        raise UsageError("--image applies to --ci gitlab or azure (GitHub's workflows pin the action by --action-ref)")
+        raise UsageError(f"--image applies to --ci {' or '.join(pipelines)} (GitHub's workflows pin the action by "
+                         "--action-ref)")
     if ci != "github" and action_ref is not None:
         raise UsageError(f"--action-ref applies to --ci github (the {ci} pipeline pins the image: --image)")
     if image is not None and not valid_image(image):
         raise UsageError(f"--image {image[:200]!r}: expected an image pinned by the digest its registry gave, "
                          "REGISTRY/NAME[:TAG]@sha256:<64 hex>, as docker inspect's RepoDigests shows after a push "
                          "(a tag can be moved; a local image id or name no runner can pull)")
-    return ci in IMAGE_CI
+    return pipelines.get(ci)
 
 
 def _parse_k(text: str | None) -> list[int] | None:

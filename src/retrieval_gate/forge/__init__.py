@@ -9,11 +9,12 @@ from urllib.parse import quote, urlsplit
 
 from retrieval_gate.forge.azure import AzureDevOps
 from retrieval_gate.forge.base import Forge
+from retrieval_gate.forge.gitea import Gitea
 from retrieval_gate.forge.github import GitHub
 from retrieval_gate.forge.gitlab import GitLab
 
 # Detection order: the first whose ``detect`` says yes. GitHub last: the default (a local run too).
-FORGES: tuple[Forge, ...] = (GitLab(), AzureDevOps(), GitHub())
+FORGES: tuple[Forge, ...] = (GitLab(), AzureDevOps(), Gitea(), GitHub())
 
 
 def detect_forge(env: Mapping[str, str]) -> Forge:

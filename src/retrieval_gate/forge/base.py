@@ -1,6 +1,6 @@
 """The ``Forge`` interface: what the action's flows need from a code host, written once.
 
-A forge (``forge/github``, ``forge/gitlab``, ``forge/azure``: one folder each) says
+A forge (``forge/<name>/``: one folder each) says
 
 - whether this process runs in one of its pipelines (``detect``, from the environment the entry
   point read: ``environment.py`` is the one reader);
@@ -11,7 +11,8 @@ A forge (``forge/github``, ``forge/gitlab``, ``forge/azure``: one folder each) s
   concurrency check, the comment / note / thread upsert by marker, a pull request's commits);
 - its size limits (``limits``), its URLs (``blob_url``), whether its log takes runner commands
   (``workflow_commands``: GitHub's ``::warning``; elsewhere plain lines, every one through
-  ``render.escape.escape_terminal``), and its own words (``words``: "merge request !7", "thread", …).
+  ``render.escape.escape_terminal``), and its own words (``words``: "merge request !7", "thread", …);
+- the pipeline file ``init --ci <name>`` writes (``pipeline``), when it is not GitHub's workflows.
 
 The flows (``publish/``) call only this interface; ``forge/__init__.py`` is the registry.
 """
@@ -95,7 +96,7 @@ class Words:
     no_comment: str  # what the job did instead when it could not comment, and how to post it
     summary: str  # where the report is shown: "the job summary", "the job's artifacts"
     fork: str  # why a change from a fork could not be commented on
-    run_link: str = "pipeline"  # the key of the run's link in the report (``render.context.LINK_LABELS``)
+    run_link: str = "pipeline"  # the label of the run's link in the report ("workflow run", "pipeline")
 
     def ref(self, number: int | None) -> str:
         return f"{self.sigil}{number}"
@@ -152,18 +153,47 @@ class ForgeSettings(BaseModel):
         return self.write_variable is not None and bool(self.write_token.get_secret_value())
 
 
-class Forge(ABC):
-    """One forge. Subclasses are stateless; ``forge/__init__.py:FORGES`` holds one of each."""
+class SettingsModule(Protocol):
+    """What a forge's ``settings.py`` holds: its one reader of the tokens and of the run's place."""
 
-    name: ClassVar[str]
+    def read_tokens(self, env: Mapping[str, str]) -> Tokens: ...
+
+    def secret_values(self, env: Mapping[str, str], *, tokens: Tokens) -> list[str]: ...
+
+    def workspace(self, env: Mapping[str, str]) -> Path: ...
+
+    def read_settings(self, env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings: ...
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The file ``retrieval-gate init --ci <forge>`` writes: the forge's pipeline, which pins the
+    retrieval-gate image by its digest (``--image``). ``text`` takes the keywords ``image``, ``suite``,
+    ``branch``, ``kb`` and ``kb_is_file`` and returns the file's text (pure)."""
+
+    path: str  # where it goes in the repository: .gitlab-ci.yml, azure-pipelines.yml, …
+    text: Callable[..., str]
+
+
+class Forge(ABC):
+    """One forge. Subclasses are stateless; ``forge/__init__.py:FORGES`` holds one of each. What the
+    environment says (tokens, secrets, the run's place) is read by its ``settings_module``
+    (``forge/<name>/settings.py``), to which the four readers below delegate."""
+
+    name: ClassVar[str]  # its folder under forge/ and its ``--ci`` name
     title: ClassVar[str]  # "GitHub", "GitLab", "Azure DevOps"
     words: ClassVar[Words]
     limits: ClassVar[Limits]
+    settings_module: ClassVar[SettingsModule]  # the forge's ``settings.py``
     workflow_commands: ClassVar[bool] = False  # the runner obeys ``::warning`` lines (GitHub only)
     # The variables that hold the forge's tokens and secrets (and prefixes of whole families of
     # them): never sent anywhere by the tool (``options.http_headers`` may not name them).
     secret_variables: ClassVar[tuple[str, ...]] = ()
     secret_prefixes: ClassVar[tuple[str, ...]] = ()
+    token_variables: ClassVar[tuple[str, ...]] = ()  # the variables ``settings.read_tokens`` reads, and only it
+    variable_prefixes: ClassVar[tuple[str, ...]] = ()  # the families of variables its runner sets (and its tokens')
+    action_inputs: ClassVar[tuple[str, ...]] = ()  # action.yml inputs that are the forge's, not the flows'
+    pipeline: ClassVar[Pipeline | None] = None  # what ``init --ci <name>`` writes (None: GitHub's two workflows)
 
     def pull_page(self, *, host: str, path: str) -> str | None:
         """The web page pattern of a pull / merge request (``{n}``: its number) of the repository
@@ -174,21 +204,21 @@ class Forge(ABC):
     def detect(self, env: Mapping[str, str]) -> bool:
         """Whether ``env`` is one of this forge's pipelines."""
 
-    @abstractmethod
     def read_tokens(self, env: Mapping[str, str]) -> Tokens:
         """The job's tokens (empty when absent); the entry point calls this once."""
+        return self.settings_module.read_tokens(env)
 
-    @abstractmethod
     def secret_values(self, env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
         """Every value of ``env`` that is a secret: the tokens and the forge's secret variables."""
+        return self.settings_module.secret_values(env, tokens=tokens)
 
-    @abstractmethod
     def workspace(self, env: Mapping[str, str]) -> Path:
         """The checkout the job runs in."""
+        return self.settings_module.workspace(env)
 
-    @abstractmethod
     def read_settings(self, env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
         """The run's place, read once."""
+        return self.settings_module.read_settings(env, tokens=tokens)
 
     @abstractmethod
     def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str],

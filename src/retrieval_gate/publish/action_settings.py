@@ -26,9 +26,8 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import ReadRefused, decode_text
-from retrieval_gate.forge import secret_variable_names
+from retrieval_gate.forge import FORGES, secret_variable_names
 from retrieval_gate.forge.base import Forge, ForgeSettings, Tokens, http_url
-from retrieval_gate.forge.github.settings import TOKEN_INPUT as GITHUB_TOKEN_INPUT
 from retrieval_gate.forge.guard import refuse_user_code
 from retrieval_gate.overrides import GateOverrides, StoreOverrides, SuiteOverrides
 from retrieval_gate.publish.modes import MODES, Mode, is_privileged
@@ -62,8 +61,8 @@ class _Frozen(BaseModel):
 
 class ActionInputs(_Frozen):
     """The action's inputs (action.yml), after parsing. Empty strings mean "not set". The token
-    input (``github_token``) is the GitHub forge's (``forge.github.settings``): it is no setting
-    of the flows, which get their tokens from the forge's settings."""
+    input (``github_token``) is the GitHub forge's (``Forge.action_inputs``): it is no setting of
+    the flows, which get their tokens from the forge's settings."""
 
     config: str | None = None
     suite: str = "default"
@@ -85,8 +84,9 @@ class ActionInputs(_Frozen):
     history_url: str | None = None  # the published history site: the comment links to <url>/<suite>.html
 
 
-# The input names, in action.yml's order; tests check action.yml declares exactly these.
-INPUT_NAMES: tuple[str, ...] = (GITHUB_TOKEN_INPUT, *ActionInputs.model_fields)
+# The input names, in action.yml's order (the forges' own first: GitHub's ``github_token``); tests
+# check action.yml declares exactly these.
+INPUT_NAMES: tuple[str, ...] = (*(name for forge in FORGES for name in forge.action_inputs), *ActionInputs.model_fields)
 # Inputs of earlier releases: action.yml no longer declares them, and a workflow that still passes
 # one (the runner hands it on, with a warning) is refused with the reason, never silently ignored.
 RETIRED_INPUTS = {

@@ -94,7 +94,7 @@ def links_for(ctx: FlowContext, *, baseline_ref: str | None, baseline_path: str 
     s = ctx.settings
     links: dict[str, str] = {}
     if s.run_url:
-        links[ctx.forge.words.run_link] = s.run_url
+        links[ctx.forge.words.run_link] = s.run_url  # its label, in the forge's words
     if baseline_ref and s.repository:
         links["baseline"] = ctx.forge.blob_url(s.place, ref=baseline_ref, path=baseline_path or s.baseline_path)
     if s.inputs.history_url:  # the suite's page of the published history site (docs/history.md)

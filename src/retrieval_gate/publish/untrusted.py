@@ -12,7 +12,7 @@ what its run wrote) or from the workspace, so it is read only when it is
 - **at most a size cap** (below): read up to the cap plus one byte, refused beyond.
 
 Caps (bytes): results 32 MiB, comparison 16 MiB, the base's config file 1 MiB (GitHub's event
-payload: 25 MiB, its own webhook payload limit, ``forge.github.settings``).
+payload: 25 MiB, its own webhook payload limit, ``forge.event``).
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def render_html(*, results: Results, comparison: Comparison | None = None, basel
                 audit: AuditReport | None = None, queue: Sequence[QueueItem] | None = None,
                 top_up: Mapping[str, Any] | None = None) -> str:
     """The full report as one HTML document (a string); with ``audit``, its coverage matrix too;
-    with ``queue`` (``audit.label_queue``), the cards to label under their cases in "What changed"."""
+    with ``queue`` (``compare.label_queue``), the cards to label under their cases in "What changed"."""
     context: dict[str, Any] = build_context(results=results, comparison=comparison, baseline=baseline, top_up=top_up)
     if audit is not None and audit.coverage is not None:
         from retrieval_gate.render.audit import coverage_grid

@@ -13,18 +13,12 @@ from dataclasses import dataclass
 
 from retrieval_gate.errors import UsageError
 from retrieval_gate.scaffold import texts
-from retrieval_gate.scaffold.azure_ci import azure_ci
-from retrieval_gate.scaffold.gitlab_ci import gitlab_ci, gitlab_pages_job
 
 CREATE, SAME, KEEP, REPLACE, APPEND = "create", "unchanged", "kept", "replace", "append"
 CONFIG = "retrieval-gate.yml"
 CALLER = ".github/workflows/retrieval.yml"
 COMMENT = ".github/workflows/retrieval-comment.yml"
 GITIGNORE = ".gitignore"
-GITLAB_CI = ".gitlab-ci.yml"
-AZURE_CI = "azure-pipelines.yml"
-CI_SYSTEMS = ("github", "gitlab", "azure")
-IMAGE_CI = {"gitlab": GITLAB_CI, "azure": AZURE_CI}  # the systems whose pipeline pins the image (--image)
 
 _ACTION_REF = re.compile(r"(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@(?P<sha>[0-9a-f]{40})")
 
@@ -100,25 +94,20 @@ def gitignore_step(existing: str | None) -> FileStep:
 
 
 def plan(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: list[int] | None,
-         pin: ActionPin | None, branch: str, existing: Mapping[str, str | None], force: bool, ci: str = "github",
-         gitlab_image: str | None = None, kb_is_file: bool = False) -> list[FileStep]:
+         pin: ActionPin | None, branch: str, existing: Mapping[str, str | None], force: bool,
+         pipeline: tuple[str, str] | None = None) -> list[FileStep]:
     """Every file init writes, in the order it reports them. ``existing[path]`` is the file's text
-    (None: absent). ``ci="github"``: the two workflows, not planned without a ``pin``;
-    ``ci="gitlab"`` / ``ci="azure"``: ``.gitlab-ci.yml`` / ``azure-pipelines.yml``, not planned
-    without an image pinned by digest (the shell says why either way). A ``branch`` git would not
-    take is exit 2 (``branch_problem``): it is written into YAML."""
+    (None: absent). ``pipeline``: another forge's pipeline file, ``(path, text)`` (``--ci gitlab``,
+    ``azure``, …: the forge's ``Pipeline``; the shell plans none without an image pinned by digest);
+    else GitHub's two workflows, not planned without a ``pin`` (the shell says why either way). A
+    ``branch`` git would not take is exit 2 (``branch_problem``): it is written into YAML."""
     problem = branch_problem(branch)
     if problem is not None:
         raise UsageError(f"--branch {branch!r} is not a branch name git takes: it {problem}")
     wanted = {CONFIG: texts.config_text(suite=suite, kb=kb, kb_kind=kb_kind, cases=cases, cases_kind=cases_kind, k=k)}
-    if ci == "gitlab":
-        if gitlab_image is not None:
-            # the history site's pages job after the refresh job (docs/history.md, "Publishing")
-            wanted[GITLAB_CI] = (gitlab_ci(image=gitlab_image, suite=suite, kb=kb, kb_is_file=kb_is_file)
-                                 + gitlab_pages_job(image=gitlab_image))
-    elif ci == "azure":
-        if gitlab_image is not None:
-            wanted[AZURE_CI] = azure_ci(image=gitlab_image, suite=suite, branch=branch)
+    if pipeline is not None:
+        path, text = pipeline
+        wanted[path] = text
     elif pin is not None:
         wanted[CALLER] = texts.caller_workflow(repo=pin.repo, sha=pin.sha, version=pin.version, branch=branch,
                                                suite=suite)

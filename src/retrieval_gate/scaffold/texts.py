@@ -8,6 +8,7 @@ same two workflows with ``<owner>/retrieval-gate`` and ``<sha>`` (a test keeps t
 from __future__ import annotations
 
 import json
+import re
 
 MARKER = "# Written by retrieval-gate init"
 
@@ -142,3 +143,22 @@ def _yaml_str(text: str) -> str:
 
 def _yaml_key(text: str) -> str:
     return _yaml_str(text)
+
+
+# REGISTRY/NAME[:TAG]@sha256:<64 hex> or NAMESPACE/NAME…: the digest a registry gave (docker inspect's
+# RepoDigests after a push). A bare local name (``retrieval-gate@sha256:…``, an image id) no runner can pull.
+DIGEST_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]*(/[a-z0-9][a-z0-9._-]*)+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+                       r"@sha256:[0-9a-f]{64}$")
+
+
+def valid_image(image: str) -> bool:
+    """An image pinned by the digest of a registry: ``registry/name[:tag]@sha256:<64 hex>`` (the
+    ``--image`` of every forge's pipeline, ``forge.base.Pipeline``)."""
+    return bool(DIGEST_RE.match(image))
+
+
+def quoted(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's string syntax is YAML's double-quoted one); a text with a
+    character that is not printable (a control, U+2028, NEL: YAML would fold them) all in escapes.
+    The forges' pipeline texts (``forge/*/ci.py``) write every user value through it."""
+    return json.dumps(text, ensure_ascii=not text.isprintable())

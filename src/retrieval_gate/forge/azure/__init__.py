@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from urllib.parse import quote
 
 from retrieval_gate.forge.azure import settings as azure_settings
 from retrieval_gate.forge.azure.api import AzureRepo
-from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Tokens, Words
+from retrieval_gate.forge.azure.ci import pipeline_text
+from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Pipeline, Words
 
 
 class AzureDevOps(Forge):
@@ -19,22 +19,14 @@ class AzureDevOps(Forge):
                   no_comment="the thread's text is in {file} (published with the build's artifacts); docs/ci.md "
                              "says which token posts it")
     limits = Limits(comment_chars=150_000, comment_aim=149_000)  # a pull-request comment: 150,000 characters
+    settings_module = azure_settings
     secret_variables = (azure_settings.COMMENT_TOKEN_VARIABLE, azure_settings.WRITE_TOKEN_VARIABLE)
+    token_variables = secret_variables
+    variable_prefixes = ("TF_", "BUILD_", "SYSTEM_", "RETRIEVAL_GATE_AZURE")
+    pipeline = Pipeline(path="azure-pipelines.yml", text=pipeline_text)
 
     def detect(self, env: Mapping[str, str]) -> bool:
         return (env.get("TF_BUILD") or "").lower() == "true"
-
-    def read_tokens(self, env: Mapping[str, str]) -> Tokens:
-        return azure_settings.read_tokens(env)
-
-    def secret_values(self, env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
-        return azure_settings.secret_values(env, tokens=tokens)
-
-    def workspace(self, env: Mapping[str, str]) -> Path:
-        return azure_settings.workspace(env)
-
-    def read_settings(self, env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
-        return azure_settings.read_settings(env, tokens=tokens)
 
     def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
         return AzureRepo(comment_token=settings.comment_token, write_token=settings.write_token,

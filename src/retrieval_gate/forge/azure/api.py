@@ -13,42 +13,28 @@
     PATCH {repo}/pullRequests/{id}/threads/{t}/comments/{c} edit its first comment
 
 The thread and every read use the comment token (``SYSTEM_ACCESSTOKEN``); the push uses the write
-token (``RETRIEVAL_GATE_AZURE_WRITE_TOKEN``). Every call has the total deadline of every forge
-(``forge.wait.call_deadline``: connect, headers and body together), each socket read a timeout;
-a GET that got a 5xx, a 429 or a lost answer is asked again (3 attempts, waits of 1 and 2 s, a
-``Retry-After`` honoured up to ``forge.wait.MAX_WAIT_S``); a write whose answer was lost or a 5xx
-is never re-sent blindly: the thread is looked for again, the branch re-read. Errors are named and
-scrubbed; a 401 or 403 names the variable whose token was refused.
+token (``RETRIEVAL_GATE_AZURE_WRITE_TOKEN``). Every call goes through the forges' one JSON client
+(``forge.http.JsonClient``: the total deadline, a GET's retries, named and scrubbed errors); a
+write whose answer was lost or a 5xx is never re-sent blindly: the thread is looked for again, the
+branch re-read.
 """
 
 from __future__ import annotations
 
 import base64
-import http.client
-import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlencode
 
 from pydantic import SecretStr
 
 from retrieval_gate.errors import ConflictError, ForgeError, PermissionDenied
 from retrieval_gate.forge.azure.settings import COMMENT_TOKEN_VARIABLE, WRITE_TOKEN_VARIABLE
 from retrieval_gate.forge.base import PostedComment, PullInfo, RemoteFile
-from retrieval_gate.forge.wait import (
-    CALL_DEADLINE_S,
-    GET_ATTEMPTS,
-    LOST_ANSWER_WAIT_S,
-    MAX_WAIT_S,
-    DeadlinePassed,
-    call_deadline,
-)
+from retrieval_gate.forge.http import JsonClient
+from retrieval_gate.forge.wait import CALL_DEADLINE_S
 
 API_VERSION = "7.1"
-MAX_ANSWER_BYTES = 64 * 1024 * 1024
 NO_TOKEN = {
     COMMENT_TOKEN_VARIABLE: (f"this step has no {COMMENT_TOKEN_VARIABLE} (map $(System.AccessToken) into its env:; a "
                              "pull request from a fork gets none)"),
@@ -57,100 +43,33 @@ NO_TOKEN = {
 }
 
 
+def _basic(token: str) -> str:
+    return "Basic " + base64.b64encode(f":{token}".encode()).decode()
+
+
 class AzureRepo:
     """One repository of one Azure DevOps project."""
 
     def __init__(self, *, comment_token: SecretStr, write_token: SecretStr, api_url: str,
                  scrub: Callable[[str], str], log: Callable[[str], None], timeout: float = 30,
                  deadline_s: float | None = CALL_DEADLINE_S, sleep: Callable[[float], None] = time.sleep) -> None:
-        self._tokens = {COMMENT_TOKEN_VARIABLE: comment_token, WRITE_TOKEN_VARIABLE: write_token}
+        tokens = {COMMENT_TOKEN_VARIABLE: comment_token, WRITE_TOKEN_VARIABLE: write_token}
         self._repo = api_url.rstrip("/")
         self._collection = self._repo.split("/_apis/")[0].rsplit("/", 1)[0]
-        self._scrub, self._log, self._timeout, self._deadline_s, self._sleep = scrub, log, timeout, deadline_s, sleep
+        self._scrub, self._log = scrub, log
+        self._http = JsonClient(service="Azure DevOps", base=self._repo, tokens=tokens, no_token=NO_TOKEN,
+                                authorization=_basic, scrub=scrub, log=log, query={"api-version": API_VERSION},
+                                timeout=timeout, deadline_s=deadline_s, sleep=sleep)
         self._me: str | bool | None = False  # False: not asked yet
         # reads: with the comment token, else the write token (the refresh job)
-        self._reader = next((name for name, token in self._tokens.items() if token.get_secret_value()),
+        self._reader = next((name for name, token in tokens.items() if token.get_secret_value()),
                             COMMENT_TOKEN_VARIABLE)
-
-    # -- HTTP -----------------------------------------------------------------------------------
 
     def _call(self, method: str, url: str, *, action: str, variable: str | None = None,
               query: Mapping[str, str] | None = None, body: Any = None, missing_ok: bool = False) -> Any:
-        """One call (a GET asked again after a 5xx, a 429 or a lost answer) with ``variable``'s token
-        (default: the reader's); the JSON answer, or None for a 404 when ``missing_ok``."""
-        variable = variable or self._reader
-        token = self._tokens[variable].get_secret_value()
-        full = f"{url}?{urlencode({**(query or {}), 'api-version': API_VERSION})}"
-        headers = {"Accept": "application/json"}
-        if token:
-            headers["Authorization"] = "Basic " + base64.b64encode(f":{token}".encode()).decode()
-        data = json.dumps(body).encode() if body is not None else None
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        attempts = GET_ATTEMPTS if method == "GET" else 1
-        for attempt in range(1, attempts + 1):
-            status, text, retry_after = self._once(method, full, headers=headers, data=data, action=action)
-            retry = status is None or status == 429 or status >= 500
-            if not retry or attempt == attempts:
-                break
-            wait = min(retry_after if retry_after is not None else LOST_ANSWER_WAIT_S * 2 ** (attempt - 1), MAX_WAIT_S)
-            self._log(self._scrub(f"{action}: {'no whole answer' if status is None else f'HTTP {status}'}; asking "
-                                  f"again in {wait:g} s (attempt {attempt + 1} of {attempts})"))
-            self._sleep(wait)
-        if status is None:
-            raise ForgeError(self._scrub(f"{action}: the Azure DevOps API's answer was lost ({text})"))
-        if status == 404 and missing_ok:
-            return None
-        if status >= 400:
-            raise self._error(status, text, action=action, variable=variable)
-        try:
-            return json.loads(text) if text.strip() else {}
-        except ValueError:
-            raise ForgeError(self._scrub(f"{action}: the Azure DevOps API answered with a body that is not the JSON "
-                                         "expected")) from None
-
-    def _once(self, method: str, url: str, *, headers: dict[str, str], data: bytes | None,
-              action: str) -> tuple[int | None, str, float | None]:
-        """(status, body text, Retry-After seconds); status None when the answer was lost."""
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # only the token we hold
-        try:
-            with call_deadline(self._deadline_s):
-                try:
-                    with opener.open(request, timeout=self._timeout) as answer:
-                        return answer.status, _read(answer), None
-                except urllib.error.HTTPError as exc:
-                    return exc.code, _read(exc), _retry_after(exc.headers.get("Retry-After"))
-        except DeadlinePassed:
-            raise ForgeError(self._scrub(f"{action}: no complete answer from the Azure DevOps API within "
-                                         f"{self._deadline_s:g} s (total deadline per call): giving up")) from None
-        except (http.client.IncompleteRead, ConnectionResetError, http.client.RemoteDisconnected) as exc:
-            return None, type(exc).__name__, None
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            raise ForgeError(self._scrub(f"{action}: cannot reach the Azure DevOps API at {self._repo}: "
-                                         f"{getattr(exc, 'reason', exc)}")) from None
-
-    def _error(self, status: int, text: str, *, action: str, variable: str) -> ForgeError:
-        try:
-            detail = str((json.loads(text) or {}).get("message") or "")[:200]
-        except (ValueError, AttributeError):
-            detail = ""
-        message = self._scrub(f"{action}: HTTP {status}{': ' + detail if detail else ''}")
-        if status == 401 and not self._tokens[variable].get_secret_value():
-            return PermissionDenied(f"{message} ({NO_TOKEN[variable]})")
-        if status == 401:
-            return PermissionDenied(f"{message} (the token in {variable} was refused)")
-        if status == 403:
-            return PermissionDenied(f"{message} (the token in {variable} may not)")
-        if status == 409:
-            return ConflictError(message)
-        error = ForgeError(message)
-        error.status = status  # type: ignore[attr-defined]
-        return error
-
-    def _writable(self, action: str, *, variable: str) -> None:
-        if not self._tokens[variable].get_secret_value():
-            raise PermissionDenied(f"{action}: {NO_TOKEN[variable]}")
+        """One call with ``variable``'s token (default: the reader's)."""
+        return self._http.call(method, url, action=action, variable=variable or self._reader, query=query, body=body,
+                               missing_ok=missing_ok)
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -198,7 +117,7 @@ class AzureRepo:
         """One push of one commit holding ``files`` on top of ``parent``; Azure DevOps refuses it
         (409) unless ``branch`` still points at ``parent`` (the ref update's ``oldObjectId``)."""
         action = f"push {', '.join(files)} to {branch}"
-        self._writable(action, variable=WRITE_TOKEN_VARIABLE)
+        self._http.writable(action, variable=WRITE_TOKEN_VARIABLE)
         changes = []
         for path, text in files.items():
             exists = self.get_file(path=path, ref=parent) is not None
@@ -245,7 +164,7 @@ class AzureRepo:
 
     def upsert_comment(self, *, number: int, marker: str, body: str) -> PostedComment:
         action = f"thread on pull request !{number}"
-        self._writable(action, variable=COMMENT_TOKEN_VARIABLE)
+        self._http.writable(action, variable=COMMENT_TOKEN_VARIABLE)
         threads = f"{self._repo}/pullRequests/{number}/threads"
         page = f"{self._repo.split('/_apis/')[0]}/_git/{self._repo.rsplit('/', 1)[-1]}/pullrequest/{number}"
         found = self._find(number=number, marker=marker)
@@ -265,18 +184,4 @@ class AzureRepo:
             self._call("PATCH", f"{threads}/{thread_id}/comments/{comment_id}", action=f"edit the thread of !{number}",
                        variable=COMMENT_TOKEN_VARIABLE, body={"content": body})
         return PostedComment(id=thread_id, url=f"{page}?discussionId={thread_id}", created=False)
-
-
-def _read(answer: Any) -> str:
-    raw = answer.read(MAX_ANSWER_BYTES + 1)
-    if len(raw) > MAX_ANSWER_BYTES:
-        raise ForgeError(f"an answer of the Azure DevOps API is over {MAX_ANSWER_BYTES} bytes")
-    return raw.decode("utf-8", errors="replace")
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 

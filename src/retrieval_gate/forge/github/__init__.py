@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
-from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Tokens, Words
+from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Words
 from retrieval_gate.forge.github import settings as github_settings
 
 
@@ -13,29 +12,21 @@ class GitHub(Forge):
     name = "github"
     title = "GitHub"
     words = Words(change="pull request", comment="comment", sigil="#", summary="the job summary",
-                  fork="a pull request from a fork gets a read-only token", run_link="run",
+                  fork="a pull request from a fork gets a read-only token", run_link="workflow run",
                   no_comment="the comment is in the job summary and in {file} (output comment_file); the "
                              "workflow_run pattern in docs/action.md posts it")
     # 65,536 characters in one issue / PR comment; a job summary "supports content up to a size of 1024k"
     limits = Limits(comment_chars=65_536, comment_aim=65_000, summary_bytes=1024 * 1024)
     workflow_commands = True
+    settings_module = github_settings
     secret_variables = github_settings.SECRET_VARIABLES
+    token_variables = (github_settings.TOKEN_VARIABLE,)
+    variable_prefixes = ("GITHUB_", "INPUT_", "RUNNER_", "ACTIONS_")
+    action_inputs = (github_settings.TOKEN_INPUT,)
     secret_prefixes = github_settings.SECRET_PREFIXES
 
     def detect(self, env: Mapping[str, str]) -> bool:
         return True  # the default: GitHub Actions, or a local run of the action's entry point
-
-    def read_tokens(self, env: Mapping[str, str]) -> Tokens:
-        return github_settings.read_tokens(env)
-
-    def secret_values(self, env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
-        return github_settings.secret_values(env, tokens=tokens)
-
-    def workspace(self, env: Mapping[str, str]) -> Path:
-        return github_settings.workspace(env)
-
-    def read_settings(self, env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
-        return github_settings.read_settings(env, tokens=tokens)
 
     def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
         from retrieval_gate.forge.github import api  # PyGithub, requests: kept from start-up

@@ -1,22 +1,18 @@
 """GitHub Actions' environment, read once: ``GITHUB_*``, the ``github_token`` input, the event
-payload (a file the runner writes; capped and parsed under the input limits of ``load.boundary``)."""
+payload (a file the runner writes: ``forge.event.read_event``)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import SecretStr
 
-from retrieval_gate.errors import InputError, Problem
-from retrieval_gate.files import ReadRefused, decode_text, read_bounded
 from retrieval_gate.forge.base import ForgeSettings, Tokens, http_url
-from retrieval_gate.load import boundary
+from retrieval_gate.forge.event import payload_object, read_event
 
 TOKEN_INPUT = "github_token"  # action.yml's input (INPUT_GITHUB_TOKEN reaches the Docker action)
-EVENT_MAX_BYTES = 25 * 1024 * 1024  # GitHub's own webhook payload limit
+TOKEN_VARIABLE = "INPUT_GITHUB_TOKEN"
 # The token as the workflow passes it (``${{ secrets.GITHUB_TOKEN }}`` is often mapped to the name)
 # and as the Docker action receives it; ``ACTIONS_*``: the runtime token, the OIDC request token, …
 SECRET_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_GITHUB_TOKEN")
@@ -26,7 +22,7 @@ SECRET_PREFIXES = ("ACTIONS_",)
 def read_tokens(env: Mapping[str, str]) -> Tokens:
     """The ``github_token`` input (empty when not set): one token, whose reach the workflow's
     ``permissions:`` set (docs/action.md: the job that writes runs no evaluation)."""
-    token = SecretStr((env.get("INPUT_GITHUB_TOKEN") or "").strip())
+    token = SecretStr((env.get(TOKEN_VARIABLE) or "").strip())
     return Tokens(comment=token, write=token)
 
 
@@ -48,14 +44,14 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
     server_url = http_url("GITHUB_SERVER_URL", value=env.get("GITHUB_SERVER_URL") or "https://github.com")
     run_id = env.get("GITHUB_RUN_ID", "")
     ref = env.get("GITHUB_REF", "")
-    pull = _dict(event.get("pull_request"))
+    pull = payload_object(event.get("pull_request"))
     number = pull.get("number")
-    head_repo = _dict(_dict(pull.get("head")).get("repo")).get("full_name")
-    base_sha = _dict(pull.get("base")).get("sha")
-    default_branch = _dict(event.get("repository")).get("default_branch")
-    run = _dict(event.get("workflow_run"))
+    head_repo = payload_object(payload_object(pull.get("head")).get("repo")).get("full_name")
+    base_sha = payload_object(pull.get("base")).get("sha")
+    default_branch = payload_object(event.get("repository")).get("default_branch")
+    run = payload_object(event.get("workflow_run"))
     relayed_sha = run.get("head_sha")
-    relayed_repo = _dict(run.get("head_repository")).get("full_name")
+    relayed_repo = payload_object(run.get("head_repository")).get("full_name")
     run_number = run.get("id")  # digits only: the URL is ours, built from the id alone
     relayed_url = (f"{server_url.rstrip('/')}/{repository}/actions/runs/{run_number}"
                    if isinstance(run_number, int) and not isinstance(run_number, bool) and repository else None)
@@ -66,7 +62,7 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
         api_url=http_url("GITHUB_API_URL", value=env.get("GITHUB_API_URL") or "https://api.github.com"),
         server_url=server_url,
         sha=env.get("GITHUB_SHA", ""),
-        commit_message=_message(_dict(event.get("head_commit")).get("message")),
+        commit_message=_message(payload_object(event.get("head_commit")).get("message")),
         ref=ref,
         branch=ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None,
         run_url=f"{server_url.rstrip('/')}/{repository}/actions/runs/{run_id}" if repository and run_id else None,
@@ -84,27 +80,6 @@ def read_settings(env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
     )
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
 
 def _message(value: object) -> str:
     return value[:4096] if isinstance(value, str) else ""
-
-
-def read_event(path: str | None) -> dict[str, Any]:
-    if not path:
-        return {}
-    try:
-        text = decode_text(read_bounded(Path(path), max_bytes=EVENT_MAX_BYTES))
-        data = boundary.loads(text)  # the input limits: depth, number range, duplicate keys, UTF-8 strings
-    except ReadRefused as exc:
-        raise InputError(Problem(path, None, f"cannot read the event payload: {exc.reason}")) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(path, exc.lineno, f"event payload is not JSON: {exc.msg}")) from None
-    except boundary.JsonRefused as exc:
-        line = boundary.line_of(text, needle=exc.needle)
-        raise InputError(Problem(path, line, f"event payload: {exc.message}")) from None
-    if not isinstance(data, dict):
-        raise InputError(Problem(path, 1, "event payload is not a JSON object"))
-    return data

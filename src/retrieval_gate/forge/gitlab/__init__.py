@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
-from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Tokens, Words
+from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Pipeline, Words
 from retrieval_gate.forge.gitlab import settings as gitlab_settings
+from retrieval_gate.forge.gitlab.ci import pipeline_text
 
 
 class GitLab(Forge):
@@ -17,23 +17,15 @@ class GitLab(Forge):
                   no_comment="the note is in {file} (keep it with the job's artifacts); docs/ci.md says which "
                              "token posts it")
     limits = Limits(comment_chars=1_000_000, comment_aim=999_000)  # a note's body: at most 1,000,000 characters
+    settings_module = gitlab_settings
+    token_variables = (gitlab_settings.NOTE_TOKEN_VARIABLE, gitlab_settings.WRITE_TOKEN_VARIABLE)
+    variable_prefixes = ("CI_", "GITLAB_", "RETRIEVAL_GATE_GITLAB")
+    pipeline = Pipeline(path=".gitlab-ci.yml", text=pipeline_text)
     secret_variables = (gitlab_settings.NOTE_TOKEN_VARIABLE, gitlab_settings.WRITE_TOKEN_VARIABLE,
                         *gitlab_settings.SECRET_VARIABLES)
 
     def detect(self, env: Mapping[str, str]) -> bool:
         return env.get("GITLAB_CI") == "true"
-
-    def read_tokens(self, env: Mapping[str, str]) -> Tokens:
-        return gitlab_settings.read_tokens(env)
-
-    def secret_values(self, env: Mapping[str, str], *, tokens: Tokens) -> list[str]:
-        return gitlab_settings.secret_values(env, tokens=tokens)
-
-    def workspace(self, env: Mapping[str, str]) -> Path:
-        return gitlab_settings.workspace(env)
-
-    def read_settings(self, env: Mapping[str, str], *, tokens: Tokens) -> ForgeSettings:
-        return gitlab_settings.read_settings(env, tokens=tokens)
 
     def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
         from retrieval_gate.forge.gitlab.api import GitLabProject  # python-gitlab, requests: kept from start-up

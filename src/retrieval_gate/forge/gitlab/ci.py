@@ -1,4 +1,4 @@
-"""The ``.gitlab-ci.yml`` ``retrieval-gate init --ci gitlab`` writes. Pure.
+"""The ``.gitlab-ci.yml`` ``retrieval-gate init --ci gitlab`` writes (``GitLab.pipeline``). Pure.
 
 Two jobs in the retrieval-gate image pinned by its registry digest, both running the same entry
 point as the GitHub Action (``retrieval-gate action``, which reads GitLab's predefined variables):
@@ -23,14 +23,9 @@ changed KB re-embeds only the chunks that changed.
 from __future__ import annotations
 
 import json
-import re
 
-from retrieval_gate.scaffold.texts import MARKER
+from retrieval_gate.scaffold.texts import MARKER, quoted
 
-# REGISTRY/NAME[:TAG]@sha256:<64 hex> or NAMESPACE/NAME…: the digest a registry gave (docker inspect's
-# RepoDigests after a push). A bare local name (``retrieval-gate@sha256:…``, an image id) no runner can pull.
-DIGEST_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]*(/[a-z0-9][a-z0-9._-]*)+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
-                       r"@sha256:[0-9a-f]{64}$")
 ENVIRONMENT = "retrieval-gate-baseline"
 TOKEN_HELP = f"""\
 # Tokens (Settings → CI/CD → Variables; docs/ci.md says what each can reach):
@@ -40,21 +35,10 @@ TOKEN_HELP = f"""\
 #   (declared by retrieval-refresh alone; protect that environment too); role Developer, scope api."""
 
 
-def valid_image(image: str) -> bool:
-    """An image pinned by the digest of a registry: ``registry/name[:tag]@sha256:<64 hex>``."""
-    return bool(DIGEST_RE.match(image))
-
-
-def _q(text: str) -> str:
-    """A YAML double-quoted scalar (JSON's string syntax is YAML's double-quoted one); a text with a
-    character that is not printable (a control, U+2028, NEL: YAML would fold them) all in escapes."""
-    return json.dumps(text, ensure_ascii=not text.isprintable())
-
-
 def gitlab_ci(*, image: str, suite: str, kb: str, kb_is_file: bool) -> str:
-    key = (f"key:\n      files: [{_q(kb)}]\n      prefix: retrieval-gate-store" if kb_is_file
+    key = (f"key:\n      files: [{quoted(kb)}]\n      prefix: retrieval-gate-store" if kb_is_file
            else "key: retrieval-gate-store")
-    suite_line = f"    INPUT_SUITE: {_q(suite)}\n" if suite != "default" else ""
+    suite_line = f"    INPUT_SUITE: {quoted(suite)}\n" if suite != "default" else ""
     return f"""\
 {MARKER}: the merge-request check (one note, the JUnit
 # report in the merge-request widget) and, on a push to the default branch, the baseline refresh
@@ -65,7 +49,7 @@ def gitlab_ci(*, image: str, suite: str, kb: str, kb_is_file: bool) -> str:
 # is in its artifacts (retrieval-gate-out/comment.md). docs/ci.md says what each token can reach.
 retrieval:
   image:
-    name: {_q(image)}
+    name: {quoted(image)}
     entrypoint: [""]
   variables:
     INPUT_AUDIT: "true"
@@ -88,7 +72,7 @@ retrieval:
 
 retrieval-refresh:
   image:
-    name: {_q(image)}
+    name: {quoted(image)}
     entrypoint: [""]
   needs:
     - job: retrieval
@@ -125,7 +109,7 @@ retrieval-refresh:
 # job's ``public/`` artifact. The job runs in the same image, pinned by digest; it needs no token
 # beyond the job's own (a read of the project's repository).
 #
-# To be wired into ``scaffold/gitlab_ci.py``'s ``gitlab_ci`` (appended after the ``retrieval-refresh`` job).
+# ``pipeline_text`` appends it after the ``retrieval-refresh`` job.
 
 def gitlab_pages_job(*, image: str, config: str = "retrieval-gate.yml") -> str:
     """The ``pages`` job's YAML text, to append to the ``.gitlab-ci.yml`` (module docstring)."""
@@ -150,3 +134,9 @@ pages:
   rules:
     - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $CI_PIPELINE_SOURCE == "push"
 """
+
+
+def pipeline_text(*, image: str, suite: str, kb: str, kb_is_file: bool, branch: str) -> str:
+    """The whole file: the two jobs, then the history site's ``pages`` job (docs/history.md,
+    "Publishing"); the refresh runs on the project's default branch, whatever ``branch`` says."""
+    return gitlab_ci(image=image, suite=suite, kb=kb, kb_is_file=kb_is_file) + gitlab_pages_job(image=image)

@@ -1,4 +1,4 @@
-"""The ``azure-pipelines.yml`` ``retrieval-gate init --ci azure`` writes. Pure.
+"""The ``azure-pipelines.yml`` ``retrieval-gate init --ci azure`` writes (``AzureDevOps.pipeline``). Pure.
 
 Two jobs in the retrieval-gate image pinned by its registry digest (a container job), both running
 the CI entry point (``retrieval-gate action``, which reads Azure Pipelines' predefined variables):
@@ -17,8 +17,7 @@ the CI entry point (``retrieval-gate action``, which reads Azure Pipelines' pred
 
 from __future__ import annotations
 
-from retrieval_gate.scaffold.gitlab_ci import _q
-from retrieval_gate.scaffold.texts import MARKER
+from retrieval_gate.scaffold.texts import MARKER, quoted
 
 VARIABLE_GROUP = "retrieval-gate-write"
 
@@ -29,13 +28,13 @@ def _expression_text(text: str) -> str:
 
 
 def azure_ci(*, image: str, suite: str, branch: str) -> str:
-    suite_line = f"      INPUT_SUITE: {_q(suite)}\n" if suite != "default" else ""
-    main = _q(f"refs/heads/{branch}")
+    suite_line = f"      INPUT_SUITE: {quoted(suite)}\n" if suite != "default" else ""
+    main = quoted(f"refs/heads/{branch}")
     condition = (f"and(succeeded(), eq(variables['Build.SourceBranch'], {_expression_text(f'refs/heads/{branch}')}), "
                  "ne(variables['Build.Reason'], 'PullRequest'))")
     return f"""\
 {MARKER}: the pull-request check (one thread, the JUnit
-# file in the Tests tab) and, on a push to {_q(branch)}, the baseline refresh in a job of its own that
+# file in the Tests tab) and, on a push to {quoted(branch)}, the baseline refresh in a job of its own that
 # runs no evaluation. Tokens (docs/ci.md, "Azure DevOps", says what each can reach):
 # - $(System.AccessToken), mapped into the retrieval step alone: give the project's build service
 #   "Contribute to pull requests" on this repository and deny it "Contribute" (it posts the
@@ -44,7 +43,7 @@ def azure_ci(*, image: str, suite: str, branch: str) -> str:
 #   Code: Read & write), whose Branch control check admits only {main}.
 trigger:
   branches:
-    include: [{_q(branch)}]
+    include: [{quoted(branch)}]
 pr:
   branches:
     include: ["*"]
@@ -53,7 +52,7 @@ jobs:
   - job: retrieval
     pool:
       vmImage: ubuntu-latest
-    container: {_q(image)}
+    container: {quoted(image)}
     steps:
       - checkout: self
       - task: Cache@2
@@ -80,10 +79,10 @@ jobs:
 
   - job: refresh
     dependsOn: retrieval
-    condition: {_q(condition)}
+    condition: {quoted(condition)}
     pool:
       vmImage: ubuntu-latest
-    container: {_q(image)}
+    container: {quoted(image)}
     variables:
       - group: {VARIABLE_GROUP}
     steps:
@@ -106,3 +105,8 @@ jobs:
           testResultsFiles: retrieval-gate-out/junit.xml
           testRunTitle: retrieval-gate (refreshed baseline)
 """
+
+
+def pipeline_text(*, image: str, suite: str, kb: str, kb_is_file: bool, branch: str) -> str:
+    """The whole file (the KB's place changes nothing in it)."""
+    return azure_ci(image=image, suite=suite, branch=branch)

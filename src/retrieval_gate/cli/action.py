@@ -1,5 +1,5 @@
 """``retrieval-gate action``: the CI entry point — the GitHub Action's (the Docker image's
-ENTRYPOINT), and the same command in a GitLab or Azure DevOps pipeline.
+ENTRYPOINT), and the same command in a GitLab, Azure DevOps or Gitea / Forgejo pipeline (``forge.FORGES``).
 
 It reads the runner's environment once, asks the registry which forge this is
 (``forge.detect_forge``), reads that forge's tokens once, works in the workspace as the runner
@@ -28,7 +28,8 @@ from retrieval_gate.publish.untrusted import scrub_text
 @app.command()
 def action() -> None:
     """The CI entry point: reads the runner's environment (GitHub: GITHUB_*, INPUT_*; GitLab: CI_*,
-    RETRIEVAL_GATE_GITLAB_*; Azure DevOps: BUILD_*, SYSTEM_*)."""
+    RETRIEVAL_GATE_GITLAB_*; Azure DevOps: BUILD_*, SYSTEM_*; Gitea / Forgejo: GITEA_ACTIONS or
+    FORGEJO_ACTIONS, GITHUB_*, RETRIEVAL_GATE_GITEA_*)."""
     from retrieval_gate.forge import detect_forge
     from retrieval_gate.publish import engine as engine_module
     from retrieval_gate.publish.action_settings import build_action_settings, runner_environment, runner_secrets

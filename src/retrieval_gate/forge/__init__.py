@@ -41,6 +41,8 @@ def held_write_token(env: Mapping[str, str]) -> str | None:
         if tokens.holds_write_token:
             return tokens.write_variable
     return None
+
+
 _SCP = re.compile(r"(?:[^@/:]+@)?([A-Za-z0-9.-]+):(?!/)(.+)\Z")  # git@host:owner/repo.git
 
 

@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from urllib.parse import quote
 
 from retrieval_gate.forge.azure import settings as azure_settings
-from retrieval_gate.forge.azure.api import AzureRepo
 from retrieval_gate.forge.azure.ci import pipeline_text
 from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Pipeline, Words
 
@@ -29,6 +28,8 @@ class AzureDevOps(Forge):
         return (env.get("TF_BUILD") or "").lower() == "true"
 
     def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
+        from retrieval_gate.forge.azure.api import AzureRepo  # urllib, http.client: kept from start-up
+
         return AzureRepo(comment_token=settings.comment_token, write_token=settings.write_token,
                          api_url=settings.api_url, scrub=scrub, log=log)
 

@@ -7,7 +7,6 @@ from urllib.parse import quote
 
 from retrieval_gate.forge.base import Forge, ForgeApi, ForgeSettings, Limits, Pipeline, Words
 from retrieval_gate.forge.gitea import settings as gitea_settings
-from retrieval_gate.forge.gitea.api import GiteaRepo
 from retrieval_gate.forge.gitea.ci import PATH, pipeline_text
 
 
@@ -33,6 +32,8 @@ class Gitea(Forge):
         return env.get("GITEA_ACTIONS") == "true" or env.get("FORGEJO_ACTIONS") == "true"
 
     def api(self, settings: ForgeSettings, *, scrub: Callable[[str], str], log: Callable[[str], None]) -> ForgeApi:
+        from retrieval_gate.forge.gitea.api import GiteaRepo  # urllib, http.client: kept from start-up
+
         return GiteaRepo(comment_token=settings.comment_token, write_token=settings.write_token,
                          repository=settings.repository, api_url=settings.api_url, server_url=settings.server_url,
                          scrub=scrub, log=log)

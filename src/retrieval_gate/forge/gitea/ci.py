@@ -48,6 +48,9 @@ on:
   push:
     branches: [{quoted(branch)}]
 
+permissions:  # the jobs use no job token (GITEA_TOKEN): their own secrets post and push
+  contents: read
+
 jobs:
   retrieval:
     runs-on: ubuntu-latest

@@ -10,7 +10,6 @@ reachable and downloads are not switched off (``HF_HUB_OFFLINE``). Anything else
 from __future__ import annotations
 
 import socket
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -43,43 +42,6 @@ def resolve_model(name: str) -> ModelRef:
     """Find the model's files (see the module docstring) and hash them (~0.1 s for 90 MB)."""
     path, source = model_folder(name)
     return ModelRef(name=name.strip(), path=path, source=source, sha256=sha256_path(path))
-
-
-class ResolveAhead:
-    """``resolve_model(name)`` begun on a second thread, for a model on this disk (bundled, or a
-    local folder): reading and hashing its ~90 MB release the interpreter's lock, so they overlap
-    loading the inputs and chromadb's import instead of following them. ``result()`` joins the
-    thread and returns the ``ModelRef``, or raises what ``resolve_model`` raised, at the point the
-    caller would have resolved the model. Not a daemon: the interpreter never exits mid-read."""
-
-    def __init__(self, name: str):
-        self._name = name
-        self._ref: ModelRef | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name="resolve-model")
-        self._thread.start()
-
-    def _work(self) -> None:
-        try:
-            self._ref = resolve_model(self._name)
-        except BaseException as exc:  # re-raised by result(), in the caller's thread
-            self._error = exc
-
-    def result(self) -> ModelRef:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._ref is not None
-        return self._ref
-
-
-def resolve_ahead(name: str) -> ResolveAhead | None:
-    """``ResolveAhead(name)`` when the model is on this disk (no hub lookup, no network), else None:
-    a hub model is resolved where it is needed, as before."""
-    stripped = name.strip()
-    if stripped.lower() in BUNDLED_ALIASES or (stripped and Path(stripped).expanduser().exists()):
-        return ResolveAhead(name)
-    return None
 
 
 def model_folder(name: str) -> tuple[Path, str]:

@@ -69,11 +69,6 @@ class DenseParts:
                  cache_from: Sequence[Path] = ()):
         self.embed_settings, self.chunk_settings, self.overfetch = embed, chunking, overfetch
         self._embedder_in = embedder  # given by the caller (tests, sweep), else built in ``build``
-        self._model_ahead = None  # the model's files hashed on a second thread while the inputs load
-        if embedder is None:
-            from retrieval_gate.embed.resolve import resolve_ahead
-
-            self._model_ahead = resolve_ahead(embed.model)
         self._owns_store = vector_store is None
         if vector_store is None:
             from retrieval_gate.store.chroma import ChromaStore, collection_name
@@ -99,9 +94,7 @@ class DenseParts:
             from retrieval_gate.embed.backends import make_embedder
             from retrieval_gate.embed.resolve import resolve_model
 
-            ref = (self._model_ahead.result() if self._model_ahead is not None
-                   else resolve_model(self.embed_settings.model))
-            inner = make_embedder(ref, settings=self.embed_settings)
+            inner = make_embedder(resolve_model(self.embed_settings.model), settings=self.embed_settings)
         store = self.store
         self.chunking = chunking_fingerprint(kb_format=kb.format, settings=self.chunk_settings)
         self.cache = EmbeddingCache(store.cache_file, notify=self.progress.note)

@@ -39,7 +39,9 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 class JsonClient:
     """One forge's API at ``base``, with its tokens by variable. ``authorization`` turns a token into
     the ``Authorization`` header's value; ``no_token[variable]`` says what to do when the variable is
-    empty; ``query`` is sent with every call (Azure DevOps' ``api-version``)."""
+    empty; ``query`` is sent with every call (Azure DevOps' ``api-version``). A call names the
+    variable whose token it sends; by default the reader's: the first of ``tokens`` that holds one
+    (the comment token, else the write token: the refresh job reads with the token it has)."""
 
     def __init__(self, *, service: str, base: str, tokens: Mapping[str, SecretStr], no_token: Mapping[str, str],
                  authorization: Callable[[str], str], scrub: Callable[[str], str], log: Callable[[str], None],
@@ -49,6 +51,8 @@ class JsonClient:
         self._tokens, self._no_token, self._authorization = dict(tokens), dict(no_token), authorization
         self._scrub, self._log, self._query = scrub, log, dict(query or {})
         self._timeout, self._deadline_s, self._sleep = timeout, deadline_s, sleep
+        self.reader = next((name for name, token in self._tokens.items() if token.get_secret_value()),
+                           next(iter(self._tokens)))
 
     def holds(self, variable: str) -> bool:
         return bool(self._tokens[variable].get_secret_value())
@@ -58,10 +62,11 @@ class JsonClient:
         if not self.holds(variable):
             raise PermissionDenied(f"{action}: {self._no_token[variable]}")
 
-    def call(self, method: str, url: str, *, action: str, variable: str, query: Mapping[str, str] | None = None,
-             body: Any = None, missing_ok: bool = False) -> Any:
-        """One call with ``variable``'s token (a GET asked again after a 5xx, a 429 or a lost answer);
-        the JSON answer, or None for a 404 when ``missing_ok``."""
+    def call(self, method: str, url: str, *, action: str, variable: str | None = None,
+             query: Mapping[str, str] | None = None, body: Any = None, missing_ok: bool = False) -> Any:
+        """One call with ``variable``'s token (default: the reader's; a GET asked again after a 5xx,
+        a 429 or a lost answer); the JSON answer, or None for a 404 when ``missing_ok``."""
+        variable = variable or self.reader
         token = self._tokens[variable].get_secret_value()
         params = {**(query or {}), **self._query}
         full = f"{url}?{urlencode(params)}" if params else url

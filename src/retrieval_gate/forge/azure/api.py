@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from pydantic import SecretStr
 
@@ -60,16 +59,8 @@ class AzureRepo:
         self._http = JsonClient(service="Azure DevOps", base=self._repo, tokens=tokens, no_token=NO_TOKEN,
                                 authorization=_basic, scrub=scrub, log=log, query={"api-version": API_VERSION},
                                 timeout=timeout, deadline_s=deadline_s, sleep=sleep)
+        self._call = self._http.call  # each call with the reader's token unless it names another
         self._me: str | bool | None = False  # False: not asked yet
-        # reads: with the comment token, else the write token (the refresh job)
-        self._reader = next((name for name, token in tokens.items() if token.get_secret_value()),
-                            COMMENT_TOKEN_VARIABLE)
-
-    def _call(self, method: str, url: str, *, action: str, variable: str | None = None,
-              query: Mapping[str, str] | None = None, body: Any = None, missing_ok: bool = False) -> Any:
-        """One call with ``variable``'s token (default: the reader's)."""
-        return self._http.call(method, url, action=action, variable=variable or self._reader, query=query, body=body,
-                               missing_ok=missing_ok)
 
     # -- reads ----------------------------------------------------------------------------------
 

@@ -65,15 +65,8 @@ class GiteaRepo:
         self._http = JsonClient(service="Gitea", base=self._api, tokens=tokens, no_token=NO_TOKEN,
                                 authorization=_token, scrub=scrub, log=log, timeout=timeout, deadline_s=deadline_s,
                                 sleep=sleep)
+        self._call = self._http.call  # each call with the reader's token unless it names another
         self._me: str | bool | None = False  # False: not asked yet
-        # reads: with the comment token, else the write token (the refresh job)
-        self._reader = next((name for name, token in tokens.items() if token.get_secret_value()),
-                            COMMENT_TOKEN_VARIABLE)
-
-    def _call(self, method: str, url: str, *, action: str, variable: str | None = None,
-              query: Mapping[str, str] | None = None, body: Any = None, missing_ok: bool = False) -> Any:
-        return self._http.call(method, url, action=action, variable=variable or self._reader, query=query, body=body,
-                               missing_ok=missing_ok)
 
     # -- reads ----------------------------------------------------------------------------------
 

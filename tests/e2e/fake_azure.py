@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tests.e2e.fake_repo import Logged, TreeHistory
 from tests.helpers import local_server
 
 BUILD_SERVICE = {"id": "0b1d-build-service", "displayName": "rag Build Service (acme)"}
@@ -35,17 +36,7 @@ HUMAN = {"id": "a11ce", "displayName": "Alice"}
 
 
 @dataclass
-class Logged:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    body: Any
-    token: str | None
-    status: int = 0
-
-
-@dataclass
-class FakeAzure:
+class FakeAzure(TreeHistory):
     token: str  # System.AccessToken: Contribute to pull requests
     write_token: str = ""
     organization: str = "acme"
@@ -69,25 +60,6 @@ class FakeAzure:
     @property
     def collection_url(self) -> str:
         return f"{self.url}/{self.organization}/"
-
-    def _new_commit(self, *, parent: str | None, changes: dict[str, bytes], message: str) -> str:
-        files = dict(self.commits.get(parent, {})) if parent else {}
-        files.update(changes)
-        sha = hashlib.sha1(f"{parent}{sorted(files.items())}{message}{len(self.commits)}".encode()).hexdigest()
-        self.commits[sha] = files
-        self.messages[sha] = message
-        return sha
-
-    def commit(self, branch: str, files: dict[str, str], *, message: str = "a commit") -> str:
-        with self._lock:
-            sha = self._new_commit(parent=self.branches[branch], changes={p: t.encode() for p, t in files.items()},
-                                   message=message)
-            self.branches[branch] = sha
-            return sha
-
-    def file(self, ref: str, path: str) -> str | None:
-        data = self.commits.get(self.branches.get(ref, ref), {}).get(path)
-        return data.decode() if data is not None else None
 
     def add_pull(self, number: int, *, target_sha: str, source_sha: str = "f" * 40) -> None:
         self.pulls[number] = {"pullRequestId": number, "status": "active", "targetRefName": "refs/heads/main",

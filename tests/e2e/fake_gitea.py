@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tests.e2e.fake_repo import Logged, TreeHistory
 from tests.helpers import local_server
 
 BOT = {"id": 7, "login": "retrieval-gate-bot"}
@@ -40,17 +41,7 @@ def blob_sha(data: bytes) -> str:
 
 
 @dataclass
-class Logged:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    body: Any
-    token: str | None
-    status: int = 0
-
-
-@dataclass
-class FakeGitea:
+class FakeGitea(TreeHistory):
     token: str  # the bot's token: write:issue, read:repository
     write_token: str = ""  # the refresh's token: write:repository
     repository: str = "acme/rag"
@@ -72,26 +63,6 @@ class FakeGitea:
     @property
     def api_url(self) -> str:
         return f"{self.url}/api/v1"
-
-    def _new_commit(self, *, parent: str | None, changes: dict[str, bytes], message: str) -> str:
-        files = dict(self.commits.get(parent, {})) if parent else {}
-        files.update(changes)
-        sha = hashlib.sha1(f"{parent}{sorted(files.items())}{message}{len(self.commits)}".encode()).hexdigest()
-        self.commits[sha] = files
-        self.messages[sha] = message
-        return sha
-
-    def commit(self, branch: str, files: dict[str, str], *, message: str = "a commit") -> str:
-        """Another writer's commit on ``branch``."""
-        with self._lock:
-            sha = self._new_commit(parent=self.branches[branch], changes={p: t.encode() for p, t in files.items()},
-                                   message=message)
-            self.branches[branch] = sha
-            return sha
-
-    def file(self, ref: str, path: str) -> str | None:
-        data = self.commits.get(self.branches.get(ref, ref), {}).get(path)
-        return data.decode() if data is not None else None
 
     def add_pull(self, number: int, *, base_sha: str, head_sha: str = "f" * 40, fork: bool = False) -> None:
         head_repo = "someone/rag" if fork else self.repository

@@ -30,21 +30,12 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from tests.e2e.fake_repo import Logged
 from tests.helpers import local_server
 
 BOT = {"id": 77, "username": "project_12_bot", "name": "retrieval-gate"}
 WRITER = {"id": 78, "username": "project_12_bot_writer", "name": "retrieval-gate refresh"}
 HUMAN = {"id": 1, "username": "alice", "name": "Alice"}
-
-
-@dataclass
-class Logged:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    body: Any
-    token: str | None
-    status: int = 0
 
 
 @dataclass

@@ -25,9 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
-from tests.e2e.fake_repo import Logged, TreeHistory
+from tests.e2e.fake_repo import Logged, RequestLog, TreeHistory
 from tests.helpers import local_server
 
 BUILD_SERVICE = {"id": "0b1d-build-service", "displayName": "rag Build Service (acme)"}
@@ -36,7 +35,7 @@ HUMAN = {"id": "a11ce", "displayName": "Alice"}
 
 
 @dataclass
-class FakeAzure(TreeHistory):
+class FakeAzure(RequestLog, TreeHistory):
     token: str  # System.AccessToken: Contribute to pull requests
     write_token: str = ""
     organization: str = "acme"
@@ -74,23 +73,10 @@ class FakeAzure(TreeHistory):
         self.threads.setdefault(number, []).append(thread)
         return thread
 
-    def before(self, method: str, path_regex: str, hook: Callable[[], None]) -> None:
-        self.hooks.append((method, re.compile(path_regex), hook))
-
-    def requests(self, method: str, path_regex: str = "") -> list[Logged]:
-        return [r for r in self.log if r.method == method and re.search(path_regex, r.path)]
-
     # -- HTTP -------------------------------------------------------------------------------------
 
     def handle(self, method: str, raw: str, body: Any, token: str | None) -> tuple[int, Any]:
-        parts = urlsplit(raw)
-        path, query = unquote(parts.path), parse_qs(parts.query)
-        entry = Logged(method, path, query, body, token)
-        self.log.append(entry)
-        for hook_method, pattern, hook in list(self.hooks):
-            if hook_method == method and pattern.search(path):
-                self.hooks.remove((hook_method, pattern, hook))
-                hook()
+        entry, path, query = self.record(method, raw, body, token)
         if token not in (self.token, self.write_token) or not token:
             entry.status = 401
             return 401, {"message": "TF400813: The user is not authorized to access this resource."}

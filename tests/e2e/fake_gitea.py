@@ -26,9 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
-from tests.e2e.fake_repo import Logged, TreeHistory
+from tests.e2e.fake_repo import Logged, RequestLog, TreeHistory
 from tests.helpers import local_server
 
 BOT = {"id": 7, "login": "retrieval-gate-bot"}
@@ -41,7 +40,7 @@ def blob_sha(data: bytes) -> str:
 
 
 @dataclass
-class FakeGitea(TreeHistory):
+class FakeGitea(RequestLog, TreeHistory):
     token: str  # the bot's token: write:issue, read:repository
     write_token: str = ""  # the refresh's token: write:repository
     repository: str = "acme/rag"
@@ -78,23 +77,10 @@ class FakeGitea(TreeHistory):
         self.comments.setdefault(number, []).append(comment)
         return comment
 
-    def before(self, method: str, path_regex: str, hook: Callable[[], None]) -> None:
-        self.hooks.append((method, re.compile(path_regex), hook))
-
-    def requests(self, method: str, path_regex: str = "") -> list[Logged]:
-        return [r for r in self.log if r.method == method and re.search(path_regex, r.path)]
-
     # -- HTTP -------------------------------------------------------------------------------------
 
     def handle(self, method: str, raw: str, body: Any, token: str | None) -> tuple[int, Any]:
-        parts = urlsplit(raw)
-        path, query = unquote(parts.path), parse_qs(parts.query)
-        entry = Logged(method, path, query, body, token)
-        self.log.append(entry)
-        for hook_method, pattern, hook in list(self.hooks):
-            if hook_method == method and pattern.search(path):
-                self.hooks.remove((hook_method, pattern, hook))
-                hook()
+        entry, path, query = self.record(method, raw, body, token)
         if not token or token not in (self.token, self.write_token):
             entry.status = 401
             return 401, {"message": "token is required", "url": f"{self.url}/api/swagger"}

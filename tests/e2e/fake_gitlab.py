@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from tests.e2e.fake_repo import Logged
+from tests.e2e.fake_repo import Logged, RequestLog
 from tests.helpers import local_server
 
 BOT = {"id": 77, "username": "project_12_bot", "name": "retrieval-gate"}
@@ -39,7 +39,7 @@ HUMAN = {"id": 1, "username": "alice", "name": "Alice"}
 
 
 @dataclass
-class FakeGitLab:
+class FakeGitLab(RequestLog):
     token: str  # the note token (Reporter)
     write_token: str = ""  # the refresh's token (Developer)
     project_path: str = "acme/rag"
@@ -103,24 +103,11 @@ class FakeGitLab:
         self.notes.setdefault(iid, []).append(note)
         return note
 
-    def before(self, method: str, path_regex: str, hook: Callable[[], None]) -> None:
-        self.hooks.append((method, re.compile(path_regex), hook))
-
-    def requests(self, method: str, path_regex: str = "") -> list[Logged]:
-        return [r for r in self.log if r.method == method and re.search(path_regex, r.path)]
-
     # -- HTTP -------------------------------------------------------------------------------------
 
     def handle(self, method: str, raw_path: str, body: Any, token: str | None) -> tuple[int, Any, dict[str, str]]:
-        parts = urlsplit(raw_path)
-        query = parse_qs(parts.query)
-        path = parts.path
-        entry = Logged(method, unquote(path), query, body, token)
-        self.log.append(entry)
-        for hook_method, pattern, hook in list(self.hooks):
-            if hook_method == method and pattern.search(unquote(path)):
-                self.hooks.remove((hook_method, pattern, hook))
-                hook()
+        entry, _, query = self.record(method, raw_path, body, token)
+        path = urlsplit(raw_path).path  # routed quoted: a project's id is "group%2Fname"
         if token is not None and token not in (self.token, self.write_token):
             return 401, {"message": "401 Unauthorized"}, {}
         status, data, headers = self._route(method, path, query, body, token)

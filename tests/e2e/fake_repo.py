@@ -1,12 +1,16 @@
 """What the fakes of the forges' REST APIs share: the record of each request they answered
-(``Logged``), and a repository's history held as whole trees per commit (``TreeHistory``: the
+(``Logged``, kept and searched by ``RequestLog``, which also runs a test's hooks before a matching
+request), and a repository's history held as whole trees per commit (``TreeHistory``: the
 Azure DevOps and Gitea fakes; GitLab's keeps each file's last commit beside it, GitHub's its trees)."""
 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 
 @dataclass
@@ -17,6 +21,33 @@ class Logged:
     body: Any
     token: str | None
     status: int = 0
+
+
+class RequestLog:
+    """Every request a dataclass fake answered (its ``log``), and the hooks a test set to run before
+    the next matching one (its ``hooks``: method, path pattern, hook)."""
+
+    log: list[Logged]
+    hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]]
+
+    def before(self, method: str, path_regex: str, hook: Callable[[], None]) -> None:
+        self.hooks.append((method, re.compile(path_regex), hook))
+
+    def requests(self, method: str, path_regex: str = "") -> list[Logged]:
+        return [r for r in self.log if r.method == method and re.search(path_regex, r.path)]
+
+    def record(self, method: str, raw: str, body: Any, token: str | None) -> tuple[Logged, str, dict[str, list[str]]]:
+        """Log the request (its path unquoted) and run the first hook it matches, once; the entry
+        (its status set by the caller), the unquoted path and the query."""
+        parts = urlsplit(raw)
+        path, query = unquote(parts.path), parse_qs(parts.query)
+        entry = Logged(method, path, query, body, token)
+        self.log.append(entry)
+        for hook_method, pattern, hook in list(self.hooks):
+            if hook_method == method and pattern.search(path):
+                self.hooks.remove((hook_method, pattern, hook))
+                hook()
+        return entry, path, query
 
 
 class TreeHistory:

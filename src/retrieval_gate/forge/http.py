@@ -18,12 +18,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from pydantic import SecretStr
 
 from retrieval_gate.errors import ConflictError, ForgeError, PermissionDenied
+from retrieval_gate.forge.base import PostedComment
 from retrieval_gate.forge.wait import (
     CALL_DEADLINE_S,
     GET_ATTEMPTS,
@@ -34,6 +35,7 @@ from retrieval_gate.forge.wait import (
 )
 
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
+Found = TypeVar("Found")
 
 
 class JsonClient:
@@ -149,3 +151,21 @@ def _retry_after(value: str | None) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def upsert_by_marker(*, find: Callable[[], Found | None], post: Callable[[], PostedComment],
+                     edit: Callable[[Found], PostedComment]) -> PostedComment:
+    """The sticky comment over a REST API: the one ``find`` finds is ``edit``ed, else one is
+    ``post``ed. A POST whose answer failed may still have landed, so it is looked for again before
+    the error stands (never two comments); a refused token stands at once."""
+    found = find()
+    if found is None:
+        try:
+            return post()
+        except PermissionDenied:
+            raise
+        except ForgeError:
+            found = find()
+            if found is None:
+                raise
+    return edit(found)

@@ -30,7 +30,7 @@ from pydantic import SecretStr
 from retrieval_gate.errors import ConflictError, ForgeError, PermissionDenied
 from retrieval_gate.forge.azure.settings import COMMENT_TOKEN_VARIABLE, WRITE_TOKEN_VARIABLE
 from retrieval_gate.forge.base import PostedComment, PullInfo, RemoteFile
-from retrieval_gate.forge.http import JsonClient
+from retrieval_gate.forge.http import JsonClient, upsert_by_marker
 from retrieval_gate.forge.wait import CALL_DEADLINE_S
 
 API_VERSION = "7.1"
@@ -158,21 +158,19 @@ class AzureRepo:
         self._http.writable(action, variable=COMMENT_TOKEN_VARIABLE)
         threads = f"{self._repo}/pullRequests/{number}/threads"
         page = f"{self._repo.split('/_apis/')[0]}/_git/{self._repo.rsplit('/', 1)[-1]}/pullrequest/{number}"
-        found = self._find(number=number, marker=marker)
-        if found is None:
-            try:
-                made = self._call("POST", threads, action=action, variable=COMMENT_TOKEN_VARIABLE, body={
-                    "comments": [{"parentCommentId": 0, "content": body, "commentType": 1}], "status": 1})
-                return PostedComment(id=str(made["id"]), url=f"{page}?discussionId={made['id']}", created=True)
-            except PermissionDenied:
-                raise
-            except ForgeError:  # the POST may have landed: look again before posting twice
-                found = self._find(number=number, marker=marker)
-                if found is None:
-                    raise
-        thread_id, comment_id, text = found
-        if text != body:
-            self._call("PATCH", f"{threads}/{thread_id}/comments/{comment_id}", action=f"edit the thread of !{number}",
-                       variable=COMMENT_TOKEN_VARIABLE, body={"content": body})
-        return PostedComment(id=thread_id, url=f"{page}?discussionId={thread_id}", created=False)
+
+        def post() -> PostedComment:
+            made = self._call("POST", threads, action=action, variable=COMMENT_TOKEN_VARIABLE, body={
+                "comments": [{"parentCommentId": 0, "content": body, "commentType": 1}], "status": 1})
+            return PostedComment(id=str(made["id"]), url=f"{page}?discussionId={made['id']}", created=True)
+
+        def edit(found: tuple[str, str, str]) -> PostedComment:
+            thread_id, comment_id, text = found
+            if text != body:
+                self._call("PATCH", f"{threads}/{thread_id}/comments/{comment_id}",
+                           action=f"edit the thread of !{number}", variable=COMMENT_TOKEN_VARIABLE,
+                           body={"content": body})
+            return PostedComment(id=thread_id, url=f"{page}?discussionId={thread_id}", created=False)
+
+        return upsert_by_marker(find=lambda: self._find(number=number, marker=marker), post=post, edit=edit)
 

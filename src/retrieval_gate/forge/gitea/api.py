@@ -35,7 +35,7 @@ from pydantic import SecretStr
 from retrieval_gate.errors import ConflictError, ForgeError, PermissionDenied
 from retrieval_gate.forge.base import PostedComment, PullInfo, RemoteFile
 from retrieval_gate.forge.gitea.settings import COMMENT_TOKEN_VARIABLE, WRITE_TOKEN_VARIABLE
-from retrieval_gate.forge.http import JsonClient
+from retrieval_gate.forge.http import JsonClient, upsert_by_marker
 from retrieval_gate.forge.wait import CALL_DEADLINE_S
 
 NO_TOKEN = {
@@ -169,24 +169,22 @@ class GiteaRepo:
     def upsert_comment(self, *, number: int, marker: str, body: str) -> PostedComment:
         action = f"comment on pull request #{number}"
         self._http.writable(action, variable=COMMENT_TOKEN_VARIABLE)
-        found = self._find(number=number, marker=marker)
-        if found is None:
-            try:
-                made = self._call("POST", f"{self._repo}/issues/{number}/comments", action=action,
-                                  variable=COMMENT_TOKEN_VARIABLE, body={"body": body})
-                return PostedComment(id=int(made["id"]), url=self._url(number, made), created=True)
-            except PermissionDenied:
-                raise
-            except ForgeError:  # the POST may have landed: look again before posting twice
-                found = self._find(number=number, marker=marker)
-                if found is None:
-                    raise
-        comment_id, text, page = found
-        if text != body:
-            self._call("PATCH", f"{self._repo}/issues/comments/{comment_id}", action=f"edit the comment on #{number}",
-                       variable=COMMENT_TOKEN_VARIABLE, body={"body": body})
-        return PostedComment(id=comment_id, url=page or f"{self._page}/pulls/{number}#issuecomment-{comment_id}",
-                             created=False)
+
+        def post() -> PostedComment:
+            made = self._call("POST", f"{self._repo}/issues/{number}/comments", action=action,
+                              variable=COMMENT_TOKEN_VARIABLE, body={"body": body})
+            return PostedComment(id=int(made["id"]), url=self._url(number, made), created=True)
+
+        def edit(found: tuple[int, str, str]) -> PostedComment:
+            comment_id, text, page = found
+            if text != body:
+                self._call("PATCH", f"{self._repo}/issues/comments/{comment_id}",
+                           action=f"edit the comment on #{number}", variable=COMMENT_TOKEN_VARIABLE,
+                           body={"body": body})
+            return PostedComment(id=comment_id, url=page or f"{self._page}/pulls/{number}#issuecomment-{comment_id}",
+                                 created=False)
+
+        return upsert_by_marker(find=lambda: self._find(number=number, marker=marker), post=post, edit=edit)
 
     def _url(self, number: int, made: Mapping[str, Any]) -> str:
         return str(made.get("html_url") or f"{self._page}/pulls/{number}#issuecomment-{made['id']}")

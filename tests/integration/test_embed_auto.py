@@ -2,7 +2,8 @@
 is in the export folder, the example suite's per-case numbers equal the torch backend's, a
 baseline made by torch compares like for like, a one-card edit embeds through ONNX Runtime and
 ``tokenizers`` with torch unimportable, and a run whose texts are all cached loads no model
-runtime at all (only ``tokenizers``, for the truncation count)."""
+runtime at all (only ``tokenizers``, for the truncation count). Neither imports ``chromadb``: the
+warm store is opened through chromadb's Rust core (``store/chroma_direct.py``)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ pytest.importorskip("onnx", reason="the onnx extra (pip install 'retrieval-gate[
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-RUNTIMES = ("torch", "sentence_transformers", "transformers", "onnxruntime", "tokenizers")
+RUNTIMES = ("torch", "sentence_transformers", "transformers", "onnxruntime", "tokenizers", "chromadb")
 # A process in which torch, sentence-transformers and transformers cannot be imported (a
 # meta-path finder that refuses them), running the CLI and printing which runtimes it loaded.
 GUARDED = """

@@ -41,7 +41,7 @@ CORE_MAY_IMPORT = frozenset({*CORE, "errors", "models", "filters", "lazy", "defa
 SHELL_LIBRARIES = frozenset({
     "os", "sys", "pathlib", "io", "shutil", "tempfile", "glob", "subprocess", "socket", "ssl", "sqlite3", "fcntl",
     "ctypes", "importlib", "urllib", "http", "requests", "httpx", "yaml", "github", "gitlab", "chromadb", "torch",
-    "sentence_transformers", "jinja2", "markupsafe", "rich", "typer", "click",
+    "chromadb_rust_bindings", "sentence_transformers", "jinja2", "markupsafe", "rich", "typer", "click",
 })
 # Built-ins that touch the disk or the terminal without an import.
 SHELL_BUILTINS = frozenset({"open", "input", "breakpoint"})

@@ -19,9 +19,13 @@ chromadb raises while opening, syncing or reading (a Rust panic included: ``Pani
 a ``BaseException``), a truncated HNSW file — rebuilds the collection once, with a note; a store
 still failing after that is a ``StoreError`` (exit 2): no numbers come from it.
 
-Constructing the adapter touches nothing on disk; it starts importing ``chromadb`` on a second
-thread (``_import_ahead``: ~0.4 s of imports that then overlap the inputs' loading and the model's
-hashing instead of following them), which the first open joins. The persistent folder is taken on first use — asking
+A persistent store that exists and holds the collection made as wanted is opened, synced and
+searched through chromadb's Rust core without importing ``chromadb`` (``chroma_direct``: its
+import is 0.4–1 s, most of a warm eval); anything else goes through chromadb's client.
+Constructing the adapter touches nothing on disk but a look whether the store exists; when it does
+not, it starts importing ``chromadb`` on a second thread (``_import_ahead``: the import then
+overlaps the inputs' loading and the model's hashing instead of following them), which the first
+open joins. The persistent folder is taken on first use — asking
 for ``cache_file`` or opening the collection (``take_folder``: refused when it is not a store
 folder, locked, prepared) — and has one writer at a time (``folder.StoreLock``), held until
 ``close``.
@@ -44,8 +48,9 @@ import numpy as np
 from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import RetrievalGateError, StoreError, one_line
+from retrieval_gate.store import chroma_direct
 from retrieval_gate.store.base import ChunkIndex, SyncReport
-from retrieval_gate.store.chroma_ef import explicit_embedding_function
+from retrieval_gate.store.chroma_ef import EXPLICIT_EF_NAME, explicit_embedding_function
 from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from
 from retrieval_gate.store.failures import is_store_failure, rust_panics_quiet
 from retrieval_gate.store.folder import (
@@ -121,7 +126,10 @@ class ChromaStore:
         self._lock: StoreLock | None = None
         if settings.mode != "ephemeral":
             self.root = Path(settings.path or DEFAULT_STORE_DIR)
-        self._importing = _import_ahead()
+        # A store that exists is opened through chromadb's Rust core (``chroma_direct``), without
+        # importing chromadb; otherwise chromadb's import starts now, on a second thread.
+        self._direct = chroma_direct.usable(self.chroma_path)
+        self._importing = None if self._direct else _import_ahead()
 
     # -- the folder ----------------------------------------------------------------------------
     def take_folder(self) -> None:
@@ -219,6 +227,9 @@ class ChromaStore:
         return self._collection
 
     def _open_checked(self, wanted: dict[str, Any]) -> Any:
+        direct = self._open_direct(wanted)
+        if direct is not None:
+            return direct
         self._client = self._new_client()
         client = self._client
         name = self.collection_name
@@ -242,6 +253,26 @@ class ChromaStore:
         hnsw = (collection.configuration or {}).get("hnsw") or {}
         if hnsw.get("ef_search") != self.settings.hnsw_search_ef:
             collection.modify(configuration={"hnsw": {"ef_search": self.settings.hnsw_search_ef}})
+        return collection
+
+    def _open_direct(self, wanted: dict[str, Any]) -> Any:
+        """The collection through chromadb's Rust core when the store holds it made as wanted (and
+        searching as set); None, the core let go, when chromadb's client has to decide (create,
+        rebuild, reconfigure) or the store cannot be opened so (``chroma_direct.usable``)."""
+        path = self.chroma_path
+        if not self._direct or path is None or not chroma_direct.usable(path):
+            return None
+        self._direct = False  # once per store: a rebuild or a reopen goes through the client
+        self._client = chroma_direct.open_direct(path)
+        collection = None
+        if self.collection_name in self._client.list_collections():
+            collection = self._client.get_collection(self.collection_name)
+        if (collection is None or _mismatch(collection.metadata, wanted) is not None
+                or (collection.configuration.get("embedding_function") or {}).get("name") != EXPLICIT_EF_NAME
+                or (collection.configuration.get("hnsw") or {}).get("ef_search") != self.settings.hnsw_search_ef):
+            self._close_client()
+            return None
+        _health_check(collection)
         return collection
 
     def _close_client(self) -> None:

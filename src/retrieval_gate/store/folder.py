@@ -257,7 +257,10 @@ def _marker_schema(marker: Path) -> Any:
 
 
 def _forget_systems() -> None:
-    """Drop Chroma's per-process cache of open databases (needed before wiping one)."""
+    """Drop Chroma's per-process cache of open databases (needed before wiping one); with chromadb
+    not imported there is none."""
+    if "chromadb" not in sys.modules:
+        return
     try:
         from chromadb.api.shared_system_client import SharedSystemClient
 

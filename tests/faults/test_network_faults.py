@@ -22,7 +22,9 @@ from pydantic import SecretStr
 from retrieval_gate.errors import ForgeError, RetrieverError
 from retrieval_gate.forge.github.api import GitHubRepo
 from retrieval_gate.publish.untrusted import scrub_text
+from retrieval_gate.retrieve import custom
 from retrieval_gate.retrieve.custom import HttpRetriever
+from retrieval_gate.retrieve.deadline import Deadline
 from retrieval_gate.retrieve.settings import HttpSettings
 from tests.e2e.fake_github import FakeGitHub, serve_fake_github
 from tests.faults.conftest import Warm, eval_args, run_cli
@@ -156,6 +158,22 @@ def test_a_trickling_or_silent_endpoint_fails_each_attempt_at_its_deadline(mode:
         out = retriever.search(["q1", "q2"], 3)
     assert all("no complete answer within 1 s" in (r.error or "") for r in out), out
     assert time.monotonic() - began < 60  # safety net only: the deadline is 1 s per attempt
+
+
+def test_a_silent_endpoint_is_named_a_deadline_even_when_the_sockets_timeout_fires_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The socket's timeout is the deadline when the deadline is the shorter: on a loaded machine
+    it may fire before the deadline's timer, and the case's error must still name the deadline."""
+
+    class LateTimer(Deadline):
+        def __init__(self, seconds: float):
+            super().__init__(seconds + 30)  # the timer never fires within the attempt
+
+    monkeypatch.setattr(custom, "_Deadline", LateTimer)
+    with retriever_server("hang") as (url, _seen):
+        out = HttpRetriever(url=url, options=HttpSettings(timeout_s=5.0, deadline_s=1.0, retries=0, concurrency=1,
+                                                         breaker=0)).search(["q1"], 3)
+    assert "no complete answer within 1 s" in (out[0].error or ""), out
 
 
 def test_a_reset_mid_body_is_retried_and_answers_as_a_clean_endpoint() -> None:

@@ -181,17 +181,21 @@ class HttpRetriever:
         headers = {"Content-Type": "application/json", "Accept": "application/json", **self.options.headers}
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         deadline = _Deadline(self.options.deadline_s)
+        timed_out = False
         try:
             timeout = min(self.options.timeout_s, self.options.deadline_s)
             with deadline.opener().open(request, timeout=timeout) as response:
                 raw = deadline.read(response, self.options.max_bytes + 1)
         except (OSError, http.client.HTTPException) as exc:
             failure = self._failure(exc)
+            timed_out = _is_timeout(exc)
         else:
             failure = None
         finally:
             deadline.cancel()
-        if deadline.expired.is_set():  # a cut-off answer may also look complete but short
+        # A cut-off answer may also look complete but short. When the deadline is the shorter, the
+        # socket's timeout is the deadline too: whichever of the two fired first, it is the deadline.
+        if deadline.expired.is_set() or (timed_out and self.options.deadline_s <= self.options.timeout_s):
             raise _Retryable(f"no complete answer within {self.options.deadline_s:g} s")
         if failure is not None:
             raise failure
@@ -209,8 +213,7 @@ class HttpRetriever:
         if isinstance(exc, urllib.error.HTTPError):
             message = f"HTTP {exc.code} {exc.reason}"
             return _Retryable(message) if exc.code == 429 or exc.code >= 500 else ValueError(message)
-        if isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
-                                             and isinstance(exc.reason, TimeoutError)):
+        if _is_timeout(exc):
             return _Retryable(f"timed out after {self.options.timeout_s:g} s")
         if isinstance(exc, urllib.error.URLError):
             return _Retryable(f"cannot connect: {exc.reason}")
@@ -319,3 +322,9 @@ class RunRetriever:
             else:
                 out.append(answers.pop())
         return out
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    """A socket timeout, raised as itself or inside urllib's ``URLError``."""
+    return isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
+                                             and isinstance(exc.reason, TimeoutError))

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from retrieval_gate.audit import AuditReport
-from retrieval_gate.compare.model import Comparison
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.files import ReadRefused, decode_text, dumps_json, write_text_atomic
 from retrieval_gate.load import boundary
 from retrieval_gate.load.textfile import display, read_bytes, validation_problems
 from retrieval_gate.score.results import RESULTS_SCHEMA_VERSION, Results
+
+if TYPE_CHECKING:  # read where they are parsed: an eval, which writes results only, imports neither
+    from retrieval_gate.audit import AuditReport
+    from retrieval_gate.compare.model import Comparison
 
 
 def json_document(raw: bytes, *, source: Path) -> Any:
@@ -104,6 +106,8 @@ def read_comparison(path: Path) -> Comparison:
 
 def parse_comparison(raw: bytes, *, source: Path) -> Comparison:
     """Validate a comparison file's bytes; ``source`` names the file in errors."""
+    from retrieval_gate.compare.model import Comparison
+
     path = source
     data = json_document(raw, source=path)
     try:
@@ -122,6 +126,8 @@ def read_audit(path: Path) -> AuditReport:
 def parse_audit(raw: bytes, *, source: Path) -> AuditReport:
     """Validate an audit file's bytes (a local file, or the base's read through the API);
     ``source`` names it in errors."""
+    from retrieval_gate.audit import AuditReport
+
     data = json_document(raw, source=source)
     try:
         return AuditReport.model_validate(data)

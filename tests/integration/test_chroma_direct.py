@@ -151,3 +151,18 @@ def test_closing_the_store_lets_go_of_the_core_for_an_index_kept_past_it(tmp_pat
     s.close()
     with pytest.raises(StoreError, match="closed"):
         index.search(bag_of_words("send an invoice"), 2)
+
+
+def test_a_core_that_will_not_start_leaves_the_store_to_chromadbs_client_not_a_rebuild(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path / "s")
+
+    def refuse(path: Path) -> DirectClient:
+        raise OverflowError("can't convert negative int to unsigned")
+
+    monkeypatch.setattr(chroma_direct, "open_direct", refuse)
+    s = Session(tmp_path / "s", exact=False)
+    report = s.sync(chunks_of({**CARDS, **MORE}, META))
+    assert not isinstance(s.store._client, DirectClient)
+    assert (report.unchanged, report.rebuilt, s.notes) == (24, None, [])
+    s.close()

@@ -263,7 +263,10 @@ class ChromaStore:
         if not self._direct or path is None or not chroma_direct.usable(path):
             return None
         self._direct = False  # once per store: a rebuild or a reopen goes through the client
-        self._client = chroma_direct.open_direct(path)
+        try:
+            self._client = chroma_direct.open_direct(path)
+        except Exception:  # the core would not start here: chromadb's client decides (and names it)
+            return None
         collection = None
         if self.collection_name in self._client.list_collections():
             collection = self._client.get_collection(self.collection_name)

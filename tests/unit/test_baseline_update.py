@@ -72,3 +72,11 @@ def test_a_baseline_of_another_suite_is_not_overwritten():
 def test_the_history_limit_must_be_positive():
     with pytest.raises(UsageError, match="history limit 0"):
         update_baseline(baseline=None, results=results_with(1.0), sha=None, ref=None, timestamp=None, history_limit=0)
+
+
+def test_a_suite_of_measures_without_a_cutoff_keeps_them_as_its_history_headline():
+    results = make_results([make_case("a", {"Rprec": 0.5}), make_case("b", {"Rprec": 0.25}),
+                            make_case("c", {"Rprec": 1.0})], metrics=["Rprec"])
+    assert list(results.metrics) == ["Rprec"]
+    (entry,) = update_baseline(baseline=None, results=results, sha="s1", ref="main", timestamp="t1").history
+    assert entry.headline == {"Rprec": round((0.5 + 0.25 + 1.0) / 3, 6)} and entry.n == 3

@@ -176,3 +176,25 @@ def test_the_badge_reads_the_last_step() -> None:
     assert "http" not in badge_svg(history, standalone=False)
     one = build([version(0, Refresh(cases=cases(before)))])
     assert badge_state(one) == ("hit@5", "1.000 · n=12", "none")
+
+
+def rprec_only(refresh: Refresh) -> Baseline:
+    """A suite measuring only R-precision (no cutoff): each case's Rprec is its nDCG@5 here."""
+    made = make_baseline(refresh)
+    cases = {cid: case.model_copy(update={"scores": {"Rprec": case.scores["ndcg@5"]}})
+             for cid, case in made.cases.items()}
+    aggregates = {name: {"Rprec": cells["ndcg@5"]} for name, cells in made.aggregates.items()}
+    return made.model_copy(update={"metrics": ["Rprec"], "cases": cases, "aggregates": aggregates})
+
+
+def test_a_suite_without_a_cutoff_measure_gets_points_and_steps_on_its_own_measure() -> None:
+    before, after = cases({f"c{i}": 1 for i in range(4)}), cases({"c0": 0, "c1": 1, "c2": 1, "c3": 1})
+    versions = [Version(sha=f"{i:040x}", date=f"2026-01-{i + 1:02d}T00:00:00+00:00", message="refresh",
+                        path="baselines/default.json", baseline=rprec_only(Refresh(cases=c)))
+                for i, c in enumerate((before, after))]
+    history = build(versions)
+    assert history.measures == ["Rprec"]
+    first, second = history.points
+    assert first.headline == {"Rprec": 0.8} and second.headline == {"Rprec": 0.6} and second.n == 4
+    step = second.step["Rprec"]  # one case 0.8 → 0.0, three unchanged: a paired mean drop of 0.2
+    assert step.delta == pytest.approx(-0.2) and step.n == 4 and not step.significant

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval_gate.metrics.names import headline_names
+from retrieval_gate.metrics.names import headline_names, lead_metrics
 from retrieval_gate.score.results import Completeness, MetricCell
 from retrieval_gate.score.scoring import OVERALL
 
@@ -73,11 +73,14 @@ DECIMALS = 6  # every number written to a baseline is rounded to this many decim
 
 
 def headline_numbers(
-    aggregates: Mapping[str, Mapping[str, MetricCell]], headline_k: int
+    aggregates: Mapping[str, Mapping[str, MetricCell]], headline_k: int, metrics: list[str] | None = None
 ) -> tuple[dict[str, float], int]:
     """``({"hit@5": 0.8, "recall@5": …, "ndcg@5": …}, n)`` from the overall slice; n is the
-    largest n among them (the cases with gold)."""
+    largest n among them (the cases with gold). With ``metrics`` (the measured ones), what a
+    report leads with (``lead_metrics``: a suite of ``Rprec`` alone keeps ``Rprec``); without
+    (a schema-1 file's migration), the headline measures."""
     overall = aggregates.get(OVERALL, {})
-    cells = {name: overall[name] for name in headline_names(headline_k, measured=overall)}
+    names = headline_names(headline_k) if metrics is None else lead_metrics(headline_k, metrics)
+    cells = {name: overall[name] for name in names if name in overall}
     return ({name: round(cell.value, DECIMALS) for name, cell in cells.items()},
             max((cell.n for cell in cells.values()), default=0))

@@ -34,7 +34,8 @@ def update_baseline(
         raise BaselineError(
             f"the baseline is for suite {baseline.suite!r} but the results are for suite {results.suite!r}; "
             "refusing to mix them (use the baseline file of that suite)")
-    headline, n = headline_numbers(results.aggregates, headline_k=results.headline_k)
+    headline, n = headline_numbers(results.aggregates, headline_k=results.headline_k,
+                                      metrics=list(results.metrics))
     entry = HistoryEntry(sha=sha, ref=ref, timestamp=timestamp, headline=headline, n=n)
     history = list(baseline.history) if baseline is not None else []
     if history and sha and history[-1].sha == sha:

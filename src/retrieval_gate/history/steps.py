@@ -27,7 +27,7 @@ import numpy as np
 from retrieval_gate.baseline.fingerprint import config_changes, settings_changes, settings_view
 from retrieval_gate.baseline.model import Baseline
 from retrieval_gate.history.model import CasesStep, Change, KbStep, SettingChange, SliceCell, StepStat
-from retrieval_gate.metrics.names import headline_names
+from retrieval_gate.metrics.names import lead_metrics
 from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.scoring import OVERALL
 from retrieval_gate.stats.paired_interval import paired_interval, reconcile
@@ -66,7 +66,7 @@ def pr_page(pattern: str | None, number: int | None) -> str | None:
 def aggregates_of(baseline: Baseline) -> tuple[dict[str, float], dict[str, SliceCell], int]:
     """``(headline, slices, n)`` of one version: its overall headline values (as the baseline keeps
     them), every other slice's n and headline, and the overall n."""
-    measures = headline_names(baseline.headline_k)
+    measures = lead_metrics(baseline.headline_k, baseline.metrics)
     overall = baseline.aggregates.get(OVERALL, {})
     headline = {m: overall[m].value for m in measures if m in overall}
     n = max((overall[m].n for m in headline), default=0)

@@ -15,7 +15,7 @@ import numpy as np
 from retrieval_gate.baseline.model import Baseline, BaselineCase
 from retrieval_gate.history.model import Change, StepStat
 from retrieval_gate.history.steps import changed_keys, step_stat
-from retrieval_gate.metrics.names import headline_names
+from retrieval_gate.metrics.names import lead_metrics
 from retrieval_gate.stats.proportion import interval_of
 
 INTERVAL_LEVEL = 0.95
@@ -90,7 +90,7 @@ class Walker:
             changed = list(after.cases)
             self.sums = {}
         removed = [c for c in before if c not in after.cases]
-        measures = headline_names(after.headline_k)
+        measures = lead_metrics(after.headline_k, after.metrics)
         step = self._steps(after, changed=changed, removed=removed, measures=measures, alpha=alpha,
                            resamples=resamples, seed=seed) if same_k and change is not None else {}
         for m in measures:

@@ -250,8 +250,7 @@ class ChromaStore:
             return client.create_collection(name, configuration=self._configuration(), metadata=wanted,
                                             embedding_function=ef)
         _health_check(collection)
-        hnsw = (collection.configuration or {}).get("hnsw") or {}
-        if hnsw.get("ef_search") != self.settings.hnsw_search_ef:
+        if _ef_search(collection.configuration) != self.settings.hnsw_search_ef:
             collection.modify(configuration={"hnsw": {"ef_search": self.settings.hnsw_search_ef}})
         return collection
 
@@ -272,7 +271,7 @@ class ChromaStore:
             collection = self._client.get_collection(self.collection_name)
         if (collection is None or _mismatch(collection.metadata, wanted) is not None
                 or (collection.configuration.get("embedding_function") or {}).get("name") != EXPLICIT_EF_NAME
-                or (collection.configuration.get("hnsw") or {}).get("ef_search") != self.settings.hnsw_search_ef):
+                or _ef_search(collection.configuration) != self.settings.hnsw_search_ef):
             self._close_client()
             return None
         _health_check(collection)
@@ -446,6 +445,11 @@ def _mismatch(have: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:
         if have.get(key) != wanted[key]:
             return f"was built with {key[3:]} = {have.get(key)!r}, not {wanted[key]!r}"
     return None
+
+
+def _ef_search(configuration: Mapping[str, Any] | None) -> Any:
+    """The collection's HNSW ``ef_search`` as its configuration records it (None when absent)."""
+    return ((configuration or {}).get("hnsw") or {}).get("ef_search")
 
 
 def _health_check(collection: Any) -> None:

@@ -198,3 +198,5 @@ def test_a_suite_without_a_cutoff_measure_gets_points_and_steps_on_its_own_measu
     assert first.headline == {"Rprec": 0.8} and second.headline == {"Rprec": 0.6} and second.n == 4
     step = second.step["Rprec"]  # one case 0.8 → 0.0, three unchanged: a paired mean drop of 0.2
     assert step.delta == pytest.approx(-0.2) and step.n == 4 and not step.significant
+    grid = grid_data(history)  # no hit@5 measured: no case is counted as keeping its hit
+    assert (grid["rows"], grid["steady"], grid["unscored"]) == ([], 0, 4)

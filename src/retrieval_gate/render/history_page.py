@@ -56,12 +56,16 @@ QUESTION_CHARS = 300  # a case's question in the grid's data (shown shortened, w
 
 def grid_data(history: SuiteHistory, *, questions: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The case × refresh grid's rows: every case whose hit changed at least once (the others
-    are counted), with its runs, flips, hits, whether it is flaky or lost for good, and its
+    are counted: ``steady``, and ``unscored`` — no hit at any refresh, as in a suite that does not
+    measure hit@k), with its runs, flips, hits, whether it is flaky or lost for good, and its
     question (``questions``: the golden set's, by id) where known."""
     flaky, lost = set(history.flaky), {c.id for c in history.lost}
-    rows, steady = [], 0
+    rows, steady, unscored = [], 0, 0
     for case_id, row in history.cases.items():
         known = [v for v in row if v is not None]
+        if not known:
+            unscored += 1
+            continue
         flips = sum(1 for a, b in itertools.pairwise(row) if a is not None and b is not None and a != b)
         if not flips and case_id not in lost:
             steady += 1
@@ -72,7 +76,7 @@ def grid_data(history: SuiteHistory, *, questions: Mapping[str, str] | None = No
             entry["q"] = clean_text(questions[case_id], max_len=QUESTION_CHARS)
         rows.append(entry)
     rows.sort(key=lambda r: ({"flaky": 0, "lost": 1, "": 2}[r["s"]], -r["f"], r["id"]))
-    return {"rows": rows, "steady": steady, "points": len(history.points),
+    return {"rows": rows, "steady": steady, "unscored": unscored, "points": len(history.points),
             "shas": [p.sha[:7] for p in history.points]}
 
 

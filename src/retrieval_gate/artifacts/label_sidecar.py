@@ -17,7 +17,7 @@ from retrieval_gate.score.kb_manifest import kb_manifest
 if TYPE_CHECKING:
     from retrieval_gate.compare.label_queue import QueueItem
     from retrieval_gate.compare.model import Comparison
-    from retrieval_gate.models import KnowledgeBase
+    from retrieval_gate.models import CaseSet, KnowledgeBase
     from retrieval_gate.score.results import Results
 
 NOT_RELEVANT_SUFFIX = ".not-relevant.jsonl"
@@ -51,6 +51,16 @@ def not_relevant_by_case(cases: Path) -> dict[str, set[str]]:
     for case, card, _ in read_not_relevant(not_relevant_path(cases)):
         out.setdefault(case, set()).add(card)
     return out
+
+
+def golden_judgements(case_set: CaseSet) -> str:
+    """How the golden set was judged when its suite does not say (``compare.judgements``):
+    ``pooled`` where it carries pool provenance — a non-empty "not relevant" sidecar beside it, or
+    cases written by ``label apply`` from a draft —, else ``complete``."""
+    sidecar = not_relevant_path(Path(case_set.path))
+    if case_set.pooled or (sidecar.is_file() and sidecar.stat().st_size > 0):
+        return "pooled"
+    return "complete"
 
 
 def queue_for(*, comparison: Comparison, kb: KnowledgeBase, cases_path: Path) -> list[QueueItem]:

@@ -45,7 +45,7 @@ nobody labelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,9 +53,25 @@ import numpy as np
 from retrieval_gate.baseline.fingerprint import config_changes, fingerprint, settings_changes, settings_view
 from retrieval_gate.baseline.model import DECIMALS, Baseline, ConfigChange
 from retrieval_gate.compare.changes import attach_changes
-from retrieval_gate.compare.condensed import UNJUDGED_NOTE_SHARE, condensed_inputs, judged_table, unjudged_cards
-from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
-from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats, GateInForce, Reading
+from retrieval_gate.compare.condensed import (
+    UNJUDGED_NOTE_SHARE,
+    condensed_inputs,
+    judged_table,
+    rescore_baseline,
+    unjudged_cards,
+)
+from retrieval_gate.compare.decisive import Decision, decide, is_card, judged_depth, not_cards
+from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, parse_key, row_status
+from retrieval_gate.compare.judgements import judgements_of
+from retrieval_gate.compare.model import (
+    CaseChange,
+    Comparison,
+    ComparisonRow,
+    ComparisonStats,
+    GateInForce,
+    NeedsLabels,
+    Reading,
+)
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.models import judgements
 from retrieval_gate.score.kb_manifest import KbCard
@@ -73,45 +89,104 @@ RowKey = tuple[str, str]
 def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
+    judgements: str | None = None,
 ) -> Comparison:
     """``kb_before``: the baseline's KB manifest (``score.kb_manifest``), for what changed and why
-    (and which missing gold cards this run's KB deleted). The gate runs on the standard reading and
-    on the condensed one (``compare.condensed``); ``gate.status`` is ``needs-labels`` where they
-    disagree on whether it fails."""
+    (and which missing gold cards this run's KB deleted). ``judgements``: how the golden set was
+    judged, ``complete`` or ``pooled`` (``compare.judgements``; None: what the results recorded).
+    When the golden set changed since the baseline was scored, the baseline's stored rankings are
+    rescored with the current labels first (``rescored_cases``). On a complete set the verdict is
+    the standard reading's (``pass`` / ``fail``); on a pooled one it is ``needs-labels`` where some
+    labelling of the unjudged cards changes the gate's decision (``compare.decisive``)."""
+    mode = judgements_of(results, judgements)
+    baseline, rescored = rescore_baseline(results=results, baseline=baseline)
     standard = attach_changes(_judge(results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples),
                               results=results, baseline=baseline, kb_before=kb_before)
-    return with_readings(standard, results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples)
+    standard = standard.model_copy(update={"judgements": mode, "rescored_cases": rescored})
+    if mode == "complete":
+        standard = _every_card_judged(standard)
+    return with_readings(standard, results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples,
+                         judgements=mode)
+
+
+def _every_card_judged(comparison: Comparison) -> Comparison:
+    """On a complete golden set every card is judged (outside the gold: not relevant): no card that
+    displaces the gold is unjudged, no cause is ``unjudged`` (it reads ``ranking``: nothing
+    changed but the order), no lost hit names a ``possibly_relevant`` card to label."""
+    changes = [c.model_copy(update={
+        "cause": "ranking" if c.cause == "unjudged" else c.cause,
+        "displaced_by": [d.model_copy(update={"judged": True}) for d in c.displaced_by]})
+        for c in comparison.changed_cases]
+    lost = [c.model_copy(update={"possibly_relevant": None}) for c in comparison.lost_hits]
+    return comparison.model_copy(update={"changed_cases": changes, "lost_hits": lost})
 
 
 def with_readings(comparison: Comparison, *, results: Results, baseline: Baseline, gate: GateSettings,
-                  seed: int = 0, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
-    """``comparison`` with judged@k of both sides, the condensed reading with its own gate verdict,
-    the unjudged cards of the PR's top k, and the gate's status (module ``compare.condensed``)."""
+                  seed: int = 0, resamples: int = DEFAULT_RESAMPLES, judgements: str = "pooled") -> Comparison:
+    """``comparison`` with judged@k of both sides, the unjudged cards of the PR's top k (ids that
+    are not cards of the KB left out and named), and the gate's status: on a ``complete`` set the
+    standard reading's verdict; on a ``pooled`` one the condensed reading (information) and the
+    decision under the extreme labellings (``compare.decisive``): ``needs-labels`` with the
+    decisive cards counted where they disagree."""
     k = results.headline_k
-    unjudged = sum(len(unjudged_cards(case, k)) for case in results.cases if case.status == "scored")
+    kb = results.kb_cards
+    unjudged = sum(sum(1 for c in unjudged_cards(case, k) if is_card(c, kb))
+                   for case in results.cases if case.status == "scored")
     scored = sum(1 for case in results.cases if case.status == "scored")
     share = round(unjudged / (k * scored), 6) if scored else None
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=k, measured=results.metrics)
     judged_metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
-    # with no gate knob on, neither reading can fail: nothing to run the gate on twice
+    # with no gate knob on, no labelling can fail it: nothing to run the gate on again
     active = gate.fail_on_regression or bool(gate.floors)
-    inputs = condensed_inputs(results=results, baseline=baseline, metrics=judged_metrics) if active else None
-    reading = None
-    if inputs is not None:
-        condensed = _judge(results=inputs[0], baseline=inputs[1], gate=gate, seed=seed, resamples=resamples,
-                           gated_only=True)
-        reading = Reading(verdict=condensed.verdict, failures=condensed.failures,
-                          rows=[row for row in condensed.rows if row.gated])
-    verdict = comparison.verdict
-    if reading is not None and reading.verdict != comparison.verdict:
-        verdict = "needs-labels"
-    return comparison.model_copy(update={
-        "judged": judged_table(results=results, baseline=baseline), "condensed": reading,
+    pooled = judgements == "pooled"
+    depth = judged_depth(judged_metrics, results) if judged_metrics else k
+    update: dict[str, Any] = {
+        "judged": judged_table(results=results, baseline=baseline), "judgements": judgements,
         "unjudged_top_k": unjudged, "unjudged_share": share,
-        "unjudged_note": share is not None and share > UNJUDGED_NOTE_SHARE,
-        "verdict": verdict, "gate": GateInForce(**gate.model_dump(), status=verdict),
-    })
+        "unjudged_note": pooled and share is not None and share > UNJUDGED_NOTE_SHARE,
+        "not_cards": not_cards(results, baseline, depth=max(depth, k)),
+    }
+    verdict = comparison.verdict
+    if pooled and active:
+        inputs = condensed_inputs(results=results, baseline=baseline, metrics=judged_metrics)
+        if inputs is not None:
+            condensed = _judge(results=inputs[0], baseline=inputs[1], gate=gate, seed=seed, resamples=resamples,
+                               gated_only=True)
+            update["condensed"] = Reading(verdict=condensed.verdict, failures=condensed.failures,
+                                          rows=[row for row in condensed.rows if row.gated])
+        decision = decision_of(results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples,
+                               metrics=judged_metrics)
+        if decision is not None and not decision.decided:
+            verdict = "needs-labels"
+            update["needs_labels"] = NeedsLabels(cards=len(decision.cards), cases=len(decision.cases),
+                                                 if_relevant=decision.best, if_not_relevant=decision.worst)
+    update.update(verdict=verdict, gate=GateInForce(**gate.model_dump(), status=verdict))
+    return comparison.model_copy(update=update)
+
+
+def decision_of(*, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
+                resamples: int = DEFAULT_RESAMPLES, metrics: Collection[str] | None = None,
+                rescore: bool = False) -> Decision | None:
+    """The gate's decision under the extreme labellings of the unjudged cards, and the decisive
+    cards when they differ (``compare.decisive``); None when the baseline keeps no rankings (its
+    unjudged cards are unknown). ``metrics``: the measures the gate judges (default: from its
+    rules); ``rescore``: rescore the baseline with the current labels first (``compare`` does it
+    before calling)."""
+    if rescore:
+        baseline, _ = rescore_baseline(results=results, baseline=baseline)
+    if not baseline.rankings:
+        return None
+    if metrics is None:
+        known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
+        rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k, measured=results.metrics)
+        metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
+
+    def judge(res: Results, base: Baseline) -> str:
+        return _judge(results=res, baseline=base, gate=gate, seed=seed, resamples=resamples, gated_only=True).verdict
+
+    return decide(results=results, baseline=baseline, metrics=metrics, floors={parse_key(k)[0] for k in gate.floors},
+                  judge=judge)
 
 
 class _Family:

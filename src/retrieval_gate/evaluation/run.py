@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
+from retrieval_gate.artifacts.label_sidecar import golden_judgements, not_relevant_by_case
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.ann_check import ann_check
@@ -141,6 +141,7 @@ class _Measure:
         self.false_exclusion = false_exclusion_extras(cases=cases,
                                                       units=[(c.parent_id, c.metadata) for c in shared.chunks])
         self.not_relevant = not_relevant_by_case(Path(shared.case_set.path))  # judged not relevant: never unjudged
+        self.judgements = suite_config.judgements or golden_judgements(shared.case_set)  # compare.judgements
 
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense
@@ -149,7 +150,8 @@ class _Measure:
                   if isinstance(retriever, RunRetriever) else retriever.search(self.queries, max(ks), self.filters))
         search_s = time.perf_counter() - search_began
         extras: dict[str, Any] = {}
-        config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": config.overfetch}
+        config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": config.overfetch,
+                                      "judgements": self.judgements}
         if dense is not None and spec.needs_embedder:  # built when a spec needs it; bm25/custom carry no model
             config_out.update(dense.fingerprint())
             extras.update(dense_extras(dense))

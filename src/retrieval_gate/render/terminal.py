@@ -18,7 +18,13 @@ from retrieval_gate.render.cells import INDICATIVE_N, headline_metrics
 from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, gold_removed_words, kb_line
 from retrieval_gate.render.escape import clean_text, escape_controls
 from retrieval_gate.render.slices import slice_order, split_slice
-from retrieval_gate.render.verdict import TOP_UP_COMMAND, needs_labels_words, stats_note, unjudged_note
+from retrieval_gate.render.verdict import (
+    DECISIVE_TOP_UP_COMMAND,
+    TOP_UP_COMMAND,
+    needs_labels_words,
+    stats_note,
+    unjudged_note,
+)
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
@@ -184,7 +190,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     elif comparison.verdict == "pass" and not gate_on:
         verdict += " (report only: no gate is on)"
     if comparison.verdict == "needs-labels":
-        verdict += f" — {needs_labels_words(comparison)}; label them: {TOP_UP_COMMAND}"
+        verdict += f" — {needs_labels_words(comparison)}; label them: {DECISIVE_TOP_UP_COMMAND}"
         if comparison.gate.unjudged == "warn":
             verdict += " (gate.unjudged: warn, so it passes)"
     elif comparison.unjudged_note:

@@ -207,14 +207,15 @@ def _moves(now_best: Mapping[str, float], before_best: Mapping[str, float] | Non
 def _vector(now: Mapping[str, float], before: Mapping[str, float] | None, names: Sequence[str],
             floors: Collection[str]) -> tuple[float, ...]:
     """What the gate reads of a case: each judged measure's paired difference (when paired), and
-    the PR's value of each measure with a floor, rounded as the comparison rounds them."""
+    the PR's value of each measure with a floor, rounded as the comparison rounds them. A case only
+    the PR has moves no paired difference: its cards decide only a floor."""
     out: list[float] = []
     for name in names:
         if name not in now:
             continue
         if before is not None and name in before:
             out.append(round(round(now[name], DECIMALS) - round(before[name], DECIMALS), DECIMALS))
-        if name in floors or before is None:
+        if name in floors:  # a floor reads the PR's value, paired or not
             out.append(round(now[name], DECIMALS))
     return tuple(out)
 

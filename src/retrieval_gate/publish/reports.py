@@ -67,8 +67,10 @@ def write_top_up(ctx: FlowContext, *, results: Results, comparison: Comparison |
     decisive = None
     if comparison is not None and comparison.verdict == "needs-labels" and baseline is not None:
         from retrieval_gate.compare.comparison import decision_of
+        from retrieval_gate.compare.gate import GateSettings
 
-        decision = decision_of(results=results, baseline=baseline, gate=comparison.gate, rescore=True)
+        gate = GateSettings(**comparison.gate.model_dump(exclude={"status"}))  # the knobs, not the outcome
+        decision = decision_of(results=results, baseline=baseline, gate=gate, rescore=True)
         decisive = [(c.case, c.card) for c in decision.cards] if decision is not None else None
     try:
         found = top_up(kb=Path(kb.path), cases=Path(cases.path),

@@ -123,6 +123,16 @@ def test_ids_that_are_not_cards_are_named_read_as_not_relevant_and_never_asked_f
     comparison = compare(results=now, baseline=baseline_of(before), gate=GATE, resamples=1000, judgements="pooled")
     assert comparison.verdict == "fail" and comparison.needs_labels is None
     assert comparison.not_cards == ["http:1"] and comparison.unjudged_top_k == 0
+    from io import StringIO
+
+    from rich.console import Console
+
+    from retrieval_gate.render.terminal import print_comparison
+
+    buffer = StringIO()
+    print_comparison(comparison, console=Console(file=buffer, width=200))
+    assert ("not cards: 1 ranked id(s) name no card of the KB (http:1): read as not relevant, never asked for"
+            in buffer.getvalue())
 
 
 def test_a_baseline_scored_with_older_labels_is_rescored_from_its_stored_rankings():

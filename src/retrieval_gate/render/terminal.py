@@ -196,6 +196,12 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     elif comparison.unjudged_note:
         console.print(f"labels: {unjudged_note(comparison)} ({TOP_UP_COMMAND})", style="yellow", markup=False,
                       soft_wrap=True)
+    if comparison.not_cards:
+        shown = ", ".join(escape_controls(c) for c in comparison.not_cards[:NOT_CARDS_SHOWN])
+        hidden = len(comparison.not_cards) - NOT_CARDS_SHOWN
+        more = f" and {hidden:,} more" if hidden > 0 else ""
+        console.print(f"not cards: {len(comparison.not_cards):,} ranked id(s) name no card of the KB ({shown}{more}): "
+                      "read as not relevant, never asked for", style="yellow", markup=False, soft_wrap=True)
     if comparison.gold_removed:
         console.print(f"gold: {gold_removed_words(len(comparison.gold_removed))}", style="bold red", markup=False,
                       soft_wrap=True)
@@ -203,6 +209,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
                   markup=False, soft_wrap=True)
 
 
+NOT_CARDS_SHOWN = 5  # ids that are not cards, named in the terminal (the comparison JSON has them all)
 QUESTION_CHARS = 60  # a case's question beside its id, shortened (the comparison JSON has it whole)
 
 

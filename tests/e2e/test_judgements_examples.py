@@ -93,3 +93,13 @@ def test_read_as_pooled_it_asks_only_for_the_cards_that_decide(
     asked = [(json.loads(line)["id"], c["card"]) for line in lines for c in json.loads(line)["candidates"]]
     assert len(asked) == need["cards"] and len(lines) == need["cases"]
     assert f"cards to label: {need['cards']} in {need['cases']} of 62 cases" in out
+
+
+def test_top_up_with_a_baseline_compares_one_run(suite: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(suite)
+    if not (suite / "bm25.json").is_file():
+        assert run_cli(["eval", "--retriever", "bm25", "--out", "bm25.json"], capsys)[0] == 0
+    code, _, err = run_cli(["label", "top-up", "--results", "bm25.json", "--results", "bm25.json", "--baseline",
+                            "baselines/default.json", "--out", "two"], capsys)
+    assert code == 2 and "give exactly one --results (got 2)" in err and not (suite / "two").exists()

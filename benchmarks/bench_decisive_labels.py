@@ -4,8 +4,10 @@ set drafted from a dense + BM25 pool, a perfect labeller simulated from the offi
 pairs of systems compared as a pull request would compare them.
 
 - **Systems**, ranked by the project (``evaluation.run.run_evals``): ``dense`` and ``bm25`` (the
-  pool), ``hybrid`` (RRF), ``bm25 k1=1.2 b=0.75``, ``bm25 unstemmed``, ``dense first 300 chars`` (a
-  truncated text) and ``0.7 dense + 0.3 bm25`` (a min-max weighted fusion over the top 100).
+  pool), ``hybrid`` (RRF), ``bm25 k1=1.2 b=0.75``, ``bm25 unstemmed``, ``bm25 title-only``,
+  ``dense first 300 chars`` (a truncated text), ``0.7 dense + 0.3 bm25`` (a min-max weighted fusion
+  over the top 100) and ``dense + 2 random on top`` (two documents drawn at random, seeded, put
+  above dense's ranking: a perturbed system whose top cards nobody judged).
 - **Drafted set**: every query pooled as ``cases draft`` pools (``golden.draw.pool``, dense + BM25
   at depth 10), the pool judged from the qrels and applied by the project's rules
   (``golden.draft_entry.plan_draft``: a query whose pool holds no relevant document is left out;
@@ -14,9 +16,10 @@ pairs of systems compared as a pull request would compare them.
   baseline (``baseline.update``, rankings kept); the PR's scored on the current labels; compared
   (``compare.comparison.compare``, ``judgements: pooled``, the default gate with
   ``fail_on_regression``: hit@5 on overall, one-sided exact sign test, α = 0.05, max drop 0.02).
-- **Rounds**: compare → the decisive cards (``compare.comparison.decision_of``, what ``label
-  top-up --results PR --baseline BASELINE`` writes) → the perfect labeller judges them (relevant
-  = in the qrels; else the sidecar) → compare again, the baseline as stored in round 0 (its
+- **Rounds**: compare → the first sitting of the decisive cards (``compare.comparison.
+  decision_of``: the fewest cases whose cards, found not relevant, settle the verdict — what
+  ``label top-up --results PR --baseline BASELINE`` writes) → the perfect labeller judges them
+  (relevant = in the qrels; else the sidecar) → compare again, the baseline as stored in round 0 (its
   scores made with the old labels: ``compare`` rescores its stored rankings, ``rescored_cases``).
 - **Official verdict**: the same two systems, the same cases, judged ``complete`` from the
   official qrels (trec_eval's reading).
@@ -45,12 +48,15 @@ POOL_DEPTH = 10
 TOP_UP_DEPTH = 10  # label top-up's default --depth
 TRUNCATE = 300
 KS = (5, 10)
+INJECTED = 2  # random documents put on top of the dense ranking (a perturbed system)
 PAIRS = (  # (baseline, PR): PRs outside the pool first
     ("dense", "bm25 k1=1.2 b=0.75"),
     ("dense", f"dense first {TRUNCATE} chars"),
     ("bm25", "hybrid"),
     ("bm25", "0.7 dense + 0.3 bm25"),
     ("bm25", "bm25 unstemmed"),
+    ("bm25", "bm25 title-only"),
+    ("dense", f"dense + {INJECTED} random on top"),
     ("dense", "bm25"),
 )
 
@@ -67,14 +73,14 @@ def _rankings(folder: Path, *, store: Path, retrievers: str, options: dict | Non
             for name, res in run_evals(suite_config=config, suite=suite).items()}
 
 
-def _truncated(work: Path) -> Path:
-    out = work / "short"
+def _folder(work: Path, name: str, text_of) -> Path:
+    """A BEIR folder holding the collection with each document's text replaced by ``text_of(doc)``."""
+    out = work / name
     out.mkdir(parents=True, exist_ok=True)
     lines = []
     for line in (DATA / "corpus.jsonl").read_text().splitlines():
         doc = json.loads(line)
-        lines.append(json.dumps({"_id": doc["_id"], "title": "",
-                                 "text": " ".join(doc.get("text", "").split())[:TRUNCATE] or "(empty)"}))
+        lines.append(json.dumps({"_id": doc["_id"], "title": "", "text": text_of(doc) or "(empty)"}))
     (out / "corpus.jsonl").write_text("\n".join(lines) + "\n")
     for name in ("queries.jsonl", "qrels.tsv"):
         (out / name).write_bytes((DATA / name).read_bytes())
@@ -104,10 +110,20 @@ def systems(store: Path) -> dict[str, dict[str, list[str]]]:
                           ("bm25 unstemmed", {"bm25_stemmer": "none"})):
         runs[name] = {c: ids for c, (ids, _) in _rankings(DATA, store=store, retrievers="bm25", options=options,
                                                           suite="decisive")["bm25"].items()}
-    short = _truncated(store / "work")
+    short = _folder(store / "work", "short", lambda d: " ".join(d.get("text", "").split())[:TRUNCATE])
     runs[f"dense first {TRUNCATE} chars"] = {c: ids for c, (ids, _) in _rankings(
         short, store=store / "short", retrievers="dense", suite="short")["dense"].items()}
+    titles = _folder(store / "work", "titles", lambda d: " ".join(d.get("title", "").split()))
+    runs["bm25 title-only"] = {c: ids for c, (ids, _) in _rankings(
+        titles, store=store / "titles", retrievers="bm25", suite="titles")["bm25"].items()}
     runs["0.7 dense + 0.3 bm25"] = _fusion(full["dense"], full["bm25"], weight=0.7)
+    # a perturbed system: INJECTED documents drawn at random (seeded) put on top of dense's ranking
+    docs = sorted(json.loads(line)["_id"] for line in (DATA / "corpus.jsonl").read_text().splitlines())
+    rng = np.random.default_rng(0)
+    runs[f"dense + {INJECTED} random on top"] = {}
+    for case in sorted(runs["dense"]):
+        extra = [docs[i] for i in rng.choice(len(docs), size=INJECTED, replace=False)]
+        runs[f"dense + {INJECTED} random on top"][case] = list(dict.fromkeys([*extra, *runs["dense"][case]]))
     return runs
 
 
@@ -166,6 +182,7 @@ def run_pair(runs, qrels, gold0, sidecar0, *, base: str, pr: str, kb: dict, max_
     row = {"baseline": base, "pr": pr, "cases": len(gold), "full_top_up_cards": full,
            "official": official.verdict, "official_lost_gained": _moved(official)}
     asked: list[int] = []
+    decisive: list[int] = []  # the decisive cards (needs_labels.cards) before each round
     verdicts: list[str] = []
     rescored: list[int] = []
     for round_ in range(max_rounds + 1):
@@ -183,10 +200,13 @@ def run_pair(runs, qrels, gold0, sidecar0, *, base: str, pr: str, kb: dict, max_
             break
         decision = decision_of(results=now, baseline=baseline, gate=gate, rescore=True)
         assert decision is not None and decision.cards
-        asked.append(len(decision.cards))
-        for card in decision.cards:  # the perfect labeller: every decisive card, judged from the qrels
+        sitting = decision.cards[:decision.sitting]  # what `label top-up --baseline` writes
+        asked.append(len(sitting))
+        decisive.append(len(decision.cards))
+        for card in sitting:  # the perfect labeller: every card of the sitting, judged from the qrels
             (gold if card.card in qrels[card.case] else sidecar)[card.case].add(card.card)
-    row.update(verdicts=verdicts, asked_per_round=asked, rounds=len(asked), asked=sum(asked),
+    row.update(verdicts=verdicts, asked_per_round=asked, decisive_per_round=decisive, rounds=len(asked),
+               asked=sum(asked),
                share_of_full_top_up=round(sum(asked) / full, 4) if full else None,
                rescored_cases=rescored, agrees=row["final"] == row["official"])
     return row

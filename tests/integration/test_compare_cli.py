@@ -127,8 +127,10 @@ def test_a_pr_that_surfaces_unjudged_cards_needs_labels_exit_1_or_0_with_unjudge
     assert "retrieval-gate label top-up --results results.json --baseline baseline.json" in out
     data = json.loads((workdir / "needs.json").read_text(encoding="utf-8"))
     assert (data["verdict"], data["gate"]["status"], data["condensed"]["verdict"]) == ("needs-labels",) * 2 + ("pass",)
+    # the first sitting: 5 of those cases, their 25 cards found not relevant, confirm 5 losses with
+    # nothing gained: one-sided p = (½)⁵ = 1/32 < 0.05 (4 cases: 1/16, not enough)
     assert data["judgements"] == "pooled" and data["needs_labels"] == {
-        "cards": 75, "cases": 15, "if_relevant": "pass", "if_not_relevant": "fail"}
+        "cards": 75, "cases": 15, "sitting": 25, "if_relevant": "pass", "if_not_relevant": "fail"}
     # 175 unjudged cards in the PR's top 5 = 15 cases × 5 new cards + 25 cases × 4 filler cards
     assert data["unjudged_top_k"] == 175
     # judged@5 on both sides: only the gold card of each case is judged. Baseline: 1/5 in every

@@ -85,7 +85,7 @@ def test_only_the_cards_that_can_flip_a_case_are_counted_heaviest_first():
     baseline = baseline_of(before)
     comparison = compare(results=now, baseline=baseline, gate=GATE, resamples=1000, judgements="pooled")
     assert comparison.verdict == "needs-labels"
-    assert comparison.needs_labels.model_dump() == {"cards": 12, "cases": 11, "if_relevant": "pass",
+    assert comparison.needs_labels.model_dump() == {"cards": 12, "cases": 11, "sitting": 7, "if_relevant": "pass",
                                                     "if_not_relevant": "fail"}
     decision = decision_of(results=now, baseline=baseline, gate=GATE, resamples=1000)
     asked = [(c.case, c.card) for c in decision.cards]
@@ -94,6 +94,12 @@ def test_only_the_cards_that_can_flip_a_case_are_counted_heaviest_first():
     # all 12 here; ties go by the PR's rank (z is only the baseline's: last), then the case id
     assert all(c.weight == 1.0 for c in decision.cards)
     assert asked[-1] == ("q14", "z") and asked[:10] == [(f"q{i:02d}", f"u{i}") for i in range(10)]
+    # the first sitting: the standard reading fails; the PR's side threatens it (its u_i and v).
+    # With c of the lost cases confirmed (u_i not relevant) and v still possibly a gain: c lost,
+    # 1 gained, p = P(X ≥ c | c + 1) = (c + 2) / 2^(c + 1): 8/128 = 0.0625 at c = 6, 9/256 = 0.035
+    # at c = 7 — seven cards (u0 … u6), found not relevant, settle the verdict
+    assert decision.sitting == 7 and p_lost(7, 1) < 0.05 <= p_lost(6, 1)
+    assert comparison.needs_labels.sitting == 7
     # read as complete, the same runs: 10 lost, 0 gained, p = 1/1024: fail, nothing asked
     complete = compare(results=now, baseline=baseline, gate=GATE, resamples=1000, judgements="complete")
     assert complete.verdict == "fail" and complete.needs_labels is None

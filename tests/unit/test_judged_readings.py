@@ -168,6 +168,8 @@ def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
     title_line = next(line for line in body.splitlines() if line.startswith("### "))
     assert title_line.startswith("### 🏷️ Retrieval · default · 10 lost, 0 gained — needs labels: 10 cards in 10 cases")
     assert "**Needs labels:** 10 cards in 10 cases have no judgement, and their labels decide the verdict" in body
+    # 5 lost hits confirmed, none gained: one-sided p = (½)⁵ = 1/32 < 0.05 (4: 1/16)
+    assert "A first sitting of 5 of them settles it if they are not relevant." in body
     assert "`retrieval-gate label top-up --results results.json --baseline baseline.json --out top-up`" in body
     assert "as labelled now: hit@1 on overall: dropped by 1.000" in body
     linked = render_comment(results=results, comparison=comparison, baseline=baseline,

@@ -268,10 +268,11 @@ def _decisive_pairs(*, results: list[Path], baseline: Path, config: Path | None,
         _say(f"nothing to label: no labelling of the unjudged cards changes the verdict ({decision.best.upper()})")
         return []
     word = {"pass": "passes", "fail": "fails"}
-    _say(f"{len(decision.cards):,} cards in {len(decision.cases):,} cases decide the verdict (the gate "
+    _say(f"{len(decision.cards):,} cards in {len(decision.cases):,} cases can change the verdict (the gate "
          f"{word[decision.best]} with the cards only this run ranks relevant, {word[decision.worst]} with those only "
-         "the baseline ranks relevant)")
-    return [(c.case, c.card) for c in decision.cards]
+         f"the baseline ranks relevant); this sitting: the {decision.sitting:,} that settle it if they are not "
+         "relevant — apply the labels and compare again")
+    return [(c.case, c.card) for c in decision.cards[:decision.sitting]]
 
 
 @label_app.command("agree")

@@ -160,7 +160,8 @@ def with_readings(comparison: Comparison, *, results: Results, baseline: Baselin
         if decision is not None and not decision.decided:
             verdict = "needs-labels"
             update["needs_labels"] = NeedsLabels(cards=len(decision.cards), cases=len(decision.cases),
-                                                 if_relevant=decision.best, if_not_relevant=decision.worst)
+                                                 sitting=decision.sitting, if_relevant=decision.best,
+                                                 if_not_relevant=decision.worst)
     update.update(verdict=verdict, gate=GateInForce(**gate.model_dump(), status=verdict))
     return comparison.model_copy(update=update)
 

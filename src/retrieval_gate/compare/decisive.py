@@ -30,6 +30,16 @@ card's weight is the difference of the nDCG discounts 1/log2(1 + rank) at which 
 it (0 outside the top d) — the card one system puts first and the other does not rank counts most,
 as in Carterette et al.'s weights for the sign of ΔDCG.
 
+**The first sitting** (what ``label top-up --baseline`` writes). The standard reading's verdict
+is one of the two extremes' — the other is the *threatening* one (for the PR when the standard
+reading fails, against it when it passes). The sitting is the fewest cases, taken cheapest first
+(fewest decisive cards of the threatening side, then the heaviest), whose threatening cards, found
+not relevant, make the threatening extreme give the standard verdict (a binary search over the
+count): labelled so, the verdict is settled; where some are relevant, the next comparison asks
+the next sitting. On a pooled set most unjudged cards are not relevant (the pool found most of
+what answers), so a sitting usually settles it — Carterette et al.'s "judge until the sign of the
+difference is known", in sittings rather than one card at a time.
+
 **Not cards.** A ranked id that names no card of this run's KB (``Results.kb_cards``: a run file's
 ``run:`` or ``http:`` ids, a card deleted since) cannot be labelled: it is read as not relevant and
 never counted or asked for (``not_cards``). Without a KB manifest every id is taken for a card.
@@ -62,12 +72,14 @@ class DecisiveCard:
 @dataclass
 class Decision:
     """``best`` / ``worst``: the gate's verdict labelled for / against the PR; ``cards``: the
-    decisive cards in asking order (empty when decided); ``cases``: the cases that can still flip."""
+    decisive cards in asking order (empty when decided), the first ``sitting`` of them the first
+    sitting; ``cases``: the cases that can still flip."""
 
     best: str
     worst: str
     cards: list[DecisiveCard] = field(default_factory=list)
     cases: list[str] = field(default_factory=list)
+    sitting: int = 0
 
     @property
     def decided(self) -> bool:
@@ -190,8 +202,54 @@ def decide(*, results: Results, baseline: Baseline, metrics: Collection[str], fl
                                       rank=r, rank_baseline=rb))
         if asked:
             decision.cases.append(case.id)
-    decision.cards = order_cards(cards)
+    cards = order_cards(cards)
+    # the first sitting: the fewest cases whose decisive cards, found not relevant, settle the verdict
+    standard = judge(results, baseline)
+    threatened = "best" if best != standard else "worst"
+    side = {case.id: set(u_pr) - set(u_b) if threatened == "best" else set(u_b) - set(u_pr)
+            for case, u_pr, u_b, _ in open_cases}
+    mine: dict[str, list[DecisiveCard]] = {}
+    for card in cards:
+        if card.card in side[card.case]:
+            mine.setdefault(card.case, []).append(card)
+    order = sorted(mine, key=lambda c: (len(mine[c]), -max(x.weight for x in mine[c]), c))
+    plain = {case.id: (case, old) for case, _, _, old in open_cases}
+    extreme_cases = best_cases if threatened == "best" else worst_cases
+    extreme_old = best_old if threatened == "best" else worst_old
+
+    def settled(count: int) -> bool:
+        """The threatened extreme gives the standard verdict once the first ``count`` cases' cards
+        of its side are judged not relevant (those cases read as the standard reading reads them)."""
+        calm = set(order[:count])
+        now = [case.model_copy(update={"scores": _standard(case, level, names, ks)}) if case.id in calm else case
+               for case in extreme_cases]
+        before = dict(extreme_old)
+        for case_id in calm:
+            case, old = plain[case_id]
+            if old is not None and case_id in before:
+                before[case_id] = old.model_copy(update={"scores": _standard(case, level, names, ks, old=old)})
+        return judge(_with_cases(results, now), _with_old(baseline, before)) == standard
+
+    low, high = 0, len(order)
+    while low < high:  # the verdict settles with more cases calmed: the smallest count that settles it
+        middle = (low + high) // 2
+        if settled(middle):
+            high = middle
+        else:
+            low = middle + 1
+    first = [card for case_id in order[:low] for card in mine[case_id]]
+    chosen = {(c.case, c.card) for c in first}
+    decision.cards = [*first, *(c for c in cards if (c.case, c.card) not in chosen)]
+    decision.sitting = len(first)
     return decision
+
+
+def _standard(case: CaseResult, level: int, names: Sequence[str], ks: tuple[int, ...],
+              old: BaselineCase | None = None) -> dict[str, float]:
+    """The case's scores (the baseline's, with ``old``) with no unjudged card relevant."""
+    relevant, gains = relevant_of(case, level)
+    ranked, scores = (old.ranked, old.scores) if old is not None else (case.retrieved, case.scores)
+    return scores_for(ranked, scores, relevant=relevant, gains=gains, extra=(), metrics=names, ks=ks, level=level)
 
 
 def order_cards(cards: Sequence[DecisiveCard]) -> list[DecisiveCard]:

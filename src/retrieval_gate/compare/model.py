@@ -121,13 +121,16 @@ GateStatus = Literal["pass", "fail", "needs-labels"]
 
 class NeedsLabels(BaseModel):
     """A pooled comparison the labels cannot decide (``compare.decisive``): the decisive cards
-    (``cards``, in ``cases`` cases) and the gate's verdict with every one of them labelled in the
-    PR's favour (``if_relevant``) and against it (``if_not_relevant``)."""
+    (``cards``, in ``cases`` cases), the first ``sitting`` (the fewest of them that, found not
+    relevant, settle the verdict: what ``label top-up --baseline`` writes), and the gate's verdict
+    with every decisive card labelled in the PR's favour (``if_relevant``) and against it
+    (``if_not_relevant``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     cards: int
     cases: int
+    sitting: int = 0
     if_relevant: GateStatus = "pass"
     if_not_relevant: GateStatus = "fail"
 

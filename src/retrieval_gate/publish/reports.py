@@ -71,7 +71,7 @@ def write_top_up(ctx: FlowContext, *, results: Results, comparison: Comparison |
 
         gate = GateSettings(**comparison.gate.model_dump(exclude={"status"}))  # the knobs, not the outcome
         decision = decision_of(results=results, baseline=baseline, gate=gate, rescore=True)
-        decisive = [(c.case, c.card) for c in decision.cards] if decision is not None else None
+        decisive = [(c.case, c.card) for c in decision.cards[:decision.sitting]] if decision is not None else None
     try:
         found = top_up(kb=Path(kb.path), cases=Path(cases.path),
                        options=TopUpOptions(loaded=[("results.json", results)], depth=results.headline_k,

@@ -1,5 +1,5 @@
 """The project's example suite (examples/: 48 hand-labelled cards, 62 cases whose gold lists every
-card that answers, ADR-072) with the retriever switched to BM25, compared with the committed
+card that answers, docs/decisions.md) with the retriever switched to BM25, compared with the committed
 baseline (the dense retriever): a hand-made golden set is judged ``complete``, so the gate gives
 the verdict trec_eval's reading gives — 9 hits lost, 3 gained, one-sided exact sign test
 p = P(X ≥ 9 | n = 12, ½) = (C(12,9) + C(12,10) + C(12,11) + C(12,12)) / 2¹² = 299 / 4096 = 0.073,

@@ -1,9 +1,10 @@
 """How a golden set was judged: ``complete`` or ``pooled`` (docs/golden-set.md "How a golden set
 was judged"). Pure.
 
-- ``complete``: every card that answers a case is in its gold (a hand-made set: "a question lists
-  ALL document ids that answer it", ADR-072). A card outside the gold is not relevant, as
-  trec_eval reads a run; the gate's status is ``pass`` or ``fail``, never ``needs-labels``.
+- ``complete``: every card that answers a case is in its gold (a hand-made set whose questions
+  list every card that answers them; docs/decisions.md "A golden set says how it was judged"). A
+  card outside the gold is not relevant, as trec_eval reads a run; the gate's status is ``pass``
+  or ``fail``, never ``needs-labels``.
 - ``pooled``: the set was judged from a pool of systems (``label apply`` from a draft, the "not
   relevant" sidecar): a card outside the judgements is *unjudged*. The gate asks for labels only
   where some labelling of the unjudged cards changes its decision (``compare.decisive``).

@@ -248,3 +248,12 @@ def test_the_comparison_file_is_byte_identical_on_a_rerun(workdir, capsys):
     code, _, _ = cli(capsys, "compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
                      "--seed", "1", "--out", "third.json")
     assert (workdir / "third.json").read_bytes() != first  # the seed is what fixes the draws
+
+
+def test_a_bad_judgements_value_exits_2_naming_the_flag_or_the_key(workdir, capsys):
+    code, _, err = cli(capsys, "compare", "--results", "same.results.json", "--baseline", "baselines/default.json",
+                       "--judgements", "partial")
+    assert code == 2 and "--judgements 'partial': expected complete or pooled" in err
+    (workdir / "retrieval-gate.yml").write_text("suites:\n  default:\n    judgements: partial\n", encoding="utf-8")
+    code, _, err = cli(capsys, "compare", "--results", "same.results.json", "--baseline", "baselines/default.json")
+    assert code == 2 and "retrieval-gate.yml" in err and "judgements" in err and "Traceback" not in err

@@ -1,5 +1,5 @@
-"""How a golden set was judged: ``complete`` or ``pooled`` (docs/golden-set.md "How a golden set
-was judged"). Pure.
+"""How a golden set was judged: ``complete`` or ``pooled`` (docs/baseline.md "What the labels
+know"). Pure.
 
 - ``complete``: every card that answers a case is in its gold (a hand-made set whose questions
   list every card that answers them; docs/decisions.md "A golden set says how it was judged"). A

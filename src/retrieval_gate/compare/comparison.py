@@ -45,7 +45,7 @@ nobody labelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -184,7 +184,8 @@ def decision_of(*, results: Results, baseline: Baseline, gate: GateSettings, see
         metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
 
     def judge(res: Results, base: Baseline) -> str:
-        return _judge(results=res, baseline=base, gate=gate, seed=seed, resamples=resamples, gated_only=True).verdict
+        return _judge(results=res, baseline=base, gate=gate, seed=seed, resamples=resamples, gated_only=True,
+                      light=True).verdict
 
     return decide(results=results, baseline=baseline, metrics=metrics, floors={parse_key(k)[0] for k in gate.floors},
                   judge=judge)
@@ -197,8 +198,8 @@ class _Family:
     judged row is tested one-sided at that level, and its interval is the two-sided 1 − 2·level
     one, whose bound on the tested side is the one-sided 1 − level bound."""
 
-    def __init__(self, *, rules: Any, stats: Mapping[RowKey, Any], keys: Sequence[RowKey]):
-        self.rules, self.stats = rules, stats
+    def __init__(self, *, rules: Any, stats: Mapping[RowKey, Any], keys: Sequence[RowKey], light: bool = False):
+        self.rules, self.stats, self.light = rules, stats, light
         family = [key for key in keys if rules.gated(key) and key in stats]
         self.one_sided = {key: stats[key].one_sided for key in family}
         self.adjusted = dict(zip(family, adjust_p([self.one_sided[key] for key in family], method=rules.correction),
@@ -218,7 +219,13 @@ class _Family:
         judged = key in self.adjusted
         a = self.judged_alpha if judged else rules.alpha
         level = 1 - 2 * a if judged else 1 - a
-        if stat is not None:
+        if stat is not None and self.light:  # the verdict alone: no interval, no MDE (never underpowered)
+            p_adj = self.adjusted.get(key)
+            p_used = stat.p if p_adj is None else p_adj
+            extra = {"p_value": stat.p, "p_one_sided": self.one_sided.get(key), "p_adjusted": p_adj,
+                     "delta": stat.delta, "n": stat.n, "n_changed": stat.changed, "n_lost": stat.lost,
+                     "n_gained": stat.gained}
+        elif stat is not None:
             p_adj = self.adjusted.get(key)
             ci, ci_method = stat.interval(level)
             size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a, one_sided=judged)
@@ -235,7 +242,7 @@ class _Family:
             n=extra.get("n", 0), delta=extra.get("delta"), p_value=p_used,
             tolerance=tolerance, floor=floor, alpha=rules.alpha,
             require_significance=rules.require_significance,
-            mde=None if stat is None else (math.inf if extra["mde"] is None else extra["mde"]),
+            mde=None if stat is None or self.light else (math.inf if extra["mde"] is None else extra["mde"]),
             changed=extra.get("n_changed", 0) > 0,
         )
         if status == "underpowered" and stat is not None:
@@ -258,10 +265,11 @@ class _Family:
 
 def _judge(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int, resamples: int,
-    gated_only: bool = False,
+    gated_only: bool = False, light: bool = False,
 ) -> Comparison:
     """The standard reading's rows, statuses and verdict (no changes, no readings). ``gated_only``:
-    only the rows the gate judges (what a verdict reads: the other reading's gate)."""
+    only the rows the gate judges (what a verdict reads: the other reading's gate); ``light``: the
+    verdict and its failures alone (no interval, no MDE, no lost hits: a labelling's verdict)."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k, measured=results.metrics)
@@ -270,13 +278,13 @@ def _judge(
     current = {case.id: case for case in results.cases}
     paired_ids = sorted(set(current) & set(baseline.cases))
     stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
-                          seed=seed, resamples=resamples)
+                          seed=seed, resamples=resamples, wanted=rules.gated if gated_only else None)
     keys = [(metric, slice_name) for slice_name in _slice_order(results, baseline) for metric in metrics
             if baseline.aggregates.get(slice_name, {}).get(metric) is not None
             or results.aggregates.get(slice_name, {}).get(metric) is not None]
     if gated_only:
         keys = [key for key in keys if rules.gated(key)]
-    family = _Family(rules=rules, stats=stats, keys=keys)
+    family = _Family(rules=rules, stats=stats, keys=keys, light=light)
     judged_alpha = family.judged_alpha
     rows: list[ComparisonRow] = []
     views: dict[RowKey, RowView] = {}
@@ -285,6 +293,9 @@ def _judge(
                                      new=results.aggregates.get(key[1], {}).get(key[0]))
         rows.append(row)
     reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
+    if light:
+        return Comparison(headline_k=results.headline_k, metrics=list(results.metrics), rows=rows, failures=reasons,
+                          verdict="fail" if reasons else "pass")
     changes = config_changes(baseline=settings_view(baseline.fingerprint), current=fingerprint(results))
     if baseline.suite != results.suite:
         changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
@@ -349,10 +360,11 @@ def _slice_order(results: Results, baseline: Baseline) -> list[str]:
 
 def _paired_stats(
     *, results: Results, baseline: Baseline, paired_ids: list[str], metrics: list[str], seed: int,
-    resamples: int,
+    resamples: int, wanted: Callable[[RowKey], bool] | None = None,
 ) -> dict[RowKey, Paired]:
     """``{(metric, slice): Paired}`` for every row with a paired case (``stats.paired``: the one
-    paired test and its rounding rule).
+    paired test and its rounding rule); ``wanted``: only the slices holding a row it keeps (a
+    verdict reads the gated rows alone).
 
     Per slice, metrics paired over the same cases are tested together (shared draws)."""
     if not paired_ids:
@@ -362,20 +374,31 @@ def _paired_stats(
     base = np.full_like(cur, np.nan)
     current = {case.id: case for case in results.cases}
     slices: dict[str, list[int]] = {}
+    few = len(column) < 4  # a verdict's few judged measures: look them up rather than walk every score
     for i, case_id in enumerate(paired_ids):
         case = current[case_id]
-        for metric, value in case.scores.items():
-            if metric in column:
-                cur[i, column[metric]] = value
-        for metric, value in baseline.cases[case_id].scores.items():
-            if metric in column:
-                base[i, column[metric]] = value
+        now, then = case.scores, baseline.cases[case_id].scores
+        if few:
+            for metric, j in column.items():
+                if metric in now:
+                    cur[i, j] = now[metric]
+                if metric in then:
+                    base[i, j] = then[metric]
+        else:
+            for metric, value in now.items():
+                if metric in column:
+                    cur[i, column[metric]] = value
+            for metric, value in then.items():
+                if metric in column:
+                    base[i, column[metric]] = value
         for name in case.slices:
             slices.setdefault(name, []).append(i)
     both = ~np.isnan(cur) & ~np.isnan(base)
     out: dict[RowKey, Paired] = {}
     done: dict[tuple[bytes, tuple[int, ...]], list[Paired]] = {}
     for slice_name, members in slices.items():
+        if wanted is not None and not any(wanted((m, slice_name)) for m in metrics):
+            continue
         rows = np.asarray(members)
         present = both[rows]
         groups: dict[bytes, list[int]] = {}

@@ -171,8 +171,8 @@ def decide(*, results: Results, baseline: Baseline, metrics: Collection[str], fl
             worst_old[case.id] = old.model_copy(update={"scores": before_worst})
         if _moves(now_best, before_best, now_worst, before_worst, names, floors):
             open_cases.append((case, u_pr, u_b, old))
-    best = judge(_with_cases(results, best_cases), _with_old(baseline, best_old))
-    worst = judge(_with_cases(results, worst_cases), _with_old(baseline, worst_old))
+    best = judge(_with_cases(results, best_cases, floors), _with_old(baseline, best_old))
+    worst = judge(_with_cases(results, worst_cases, floors), _with_old(baseline, worst_old))
     decision = Decision(best=best, worst=worst)
     if decision.decided:
         return decision
@@ -217,18 +217,24 @@ def decide(*, results: Results, baseline: Baseline, metrics: Collection[str], fl
     extreme_cases = best_cases if threatened == "best" else worst_cases
     extreme_old = best_old if threatened == "best" else worst_old
 
+    calmed: dict[str, tuple[CaseResult, BaselineCase | None]] = {}
+    for case_id in order:  # each case as the standard reading reads it (its unjudged cards not relevant)
+        case, old = plain[case_id]
+        calmed[case_id] = (case.model_copy(update={"scores": _standard(case, level, names, ks)}),
+                           old.model_copy(update={"scores": _standard(case, level, names, ks, old=old)})
+                           if old is not None else None)
+
     def settled(count: int) -> bool:
         """The threatened extreme gives the standard verdict once the first ``count`` cases' cards
         of its side are judged not relevant (those cases read as the standard reading reads them)."""
         calm = set(order[:count])
-        now = [case.model_copy(update={"scores": _standard(case, level, names, ks)}) if case.id in calm else case
-               for case in extreme_cases]
+        now = [calmed[case.id][0] if case.id in calm else case for case in extreme_cases]
         before = dict(extreme_old)
         for case_id in calm:
-            case, old = plain[case_id]
-            if old is not None and case_id in before:
-                before[case_id] = old.model_copy(update={"scores": _standard(case, level, names, ks, old=old)})
-        return judge(_with_cases(results, now), _with_old(baseline, before)) == standard
+            old_now = calmed[case_id][1]
+            if old_now is not None and case_id in before:
+                before[case_id] = old_now
+        return judge(_with_cases(results, now, floors), _with_old(baseline, before)) == standard
 
     low, high = 0, len(order)
     while low < high:  # the verdict settles with more cases calmed: the smallest count that settles it
@@ -278,19 +284,16 @@ def _vector(now: Mapping[str, float], before: Mapping[str, float] | None, names:
     return tuple(out)
 
 
-def _with_cases(results: Results, cases: list[CaseResult]) -> Results:
-    return results.model_copy(update={"cases": cases, "aggregates": aggregate(cases)})
-
-
-class _Scored:
-    """What ``aggregate`` reads of a baseline case: its scores and slices."""
-
-    __slots__ = ("scores", "slices")
-
-    def __init__(self, scores: dict[str, float], slices: list[str]) -> None:
-        self.scores, self.slices = scores, slices
+def _with_cases(results: Results, cases: list[CaseResult], floors: Collection[str] = ()) -> Results:
+    """``results`` with these cases; the aggregates recomputed only when a floor reads them (a
+    regression is judged on the paired cases; the means only say that a row exists)."""
+    update: dict[str, object] = {"cases": cases}
+    if floors:
+        update["aggregates"] = aggregate(cases)
+    return results.model_copy(update=update)
 
 
 def _with_old(baseline: Baseline, cases: dict[str, BaselineCase]) -> Baseline:
-    old_aggregates = aggregate(_Scored(c.scores, c.slices) for c in cases.values())  # type: ignore[misc]
-    return baseline.model_copy(update={"cases": cases, "aggregates": old_aggregates})
+    """``baseline`` with these cases (its aggregates kept: the gate reads them only for a row's
+    presence)."""
+    return baseline.model_copy(update={"cases": cases})

@@ -1,5 +1,5 @@
 """A failed case's reason is shown, grouped, one line, escaped: in the terminal, the PR comment
-and the HTML report (render.failures and the templates)."""
+and the HTML report (render.failed_cases and the templates)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rich.console import Console
 
 from retrieval_gate.metrics import metric_specs
 from retrieval_gate.models import Case, CaseSet, RankedList
-from retrieval_gate.render.failures import failure_lines, failures
+from retrieval_gate.render.failed_cases import failure_lines, failures
 from retrieval_gate.render.html import render_html
 from retrieval_gate.render.markdown import render_comment
 from retrieval_gate.render.terminal import print_results

@@ -17,7 +17,7 @@ from retrieval_gate.metrics.names import display_name, headline_names
 from retrieval_gate.render.cells import INDICATIVE_N, headline_metrics
 from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, gold_removed_words, kb_line
 from retrieval_gate.render.escape import clean_text, escape_controls, escape_terminal
-from retrieval_gate.render.failures import failure_lines
+from retrieval_gate.render.failed_cases import failure_lines
 from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.render.verdict import TOP_UP_COMMAND, needs_labels_words, stats_note, unjudged_note
 from retrieval_gate.score.results import Results

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from retrieval_gate.load.boundary import quote
 from retrieval_gate.models import MISSING_FROM_RUN, KnowledgeBase, RankedList
 
 NOT_CARD_SHARE = 0.5  # refused when the share of distinct returned ids that are not cards is above this
@@ -92,6 +91,11 @@ class IdCheck:
         if NONE_TEXT in self.not_cards:
             hint += f"; {NONE_TEXT!r} is what str(None) gives for a document without that key"
         return hint
+
+
+def quote(value: str, limit: int) -> str:
+    """``repr`` of ``value`` (controls shown as escapes, never sent) cut to about ``limit`` characters."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + f"… ({len(value):,} characters)"
 
 
 def check_rankings(rankings: Iterable[RankedList | None], *, kb: KnowledgeBase | None) -> IdCheck:

@@ -82,3 +82,8 @@ def test_offending_ids_are_quoted_and_bounded():
 def test_without_a_kb_only_empty_rankings_are_checked():
     assert check_rankings([ranked("anything")], kb=None).problem("r") is None
     assert check_rankings([ranked()], kb=None).problem("r") is not None
+
+
+def test_the_text_none_is_named_first_even_when_returned_last_among_the_first_few():
+    problem = check_rankings([ranked("p1", "None", "p2")], kb=KB).problem("r")
+    assert problem is not None and "e.g. 'None', 'p1', 'p2'" in problem

@@ -78,9 +78,7 @@ class IdCheck:
                 f"KB {self.kb_path} ({self._examples()}); they score as misses")
 
     def _examples(self) -> str:
-        shown = list(self.not_cards[:SHOWN_IDS])
-        if NONE_TEXT in self.not_cards and NONE_TEXT not in shown:  # the telling one, always named
-            shown = [NONE_TEXT, *shown[: SHOWN_IDS - 1]]
+        shown = sorted(self.not_cards, key=lambda i: i != NONE_TEXT)[:SHOWN_IDS]  # "None", the telling one, first
         more = len(self.not_cards) - len(shown)
         return "e.g. " + ", ".join(quote(i, limit=ID_CHARS) for i in shown) + (f" and {more} more" if more > 0 else "")
 

@@ -140,7 +140,8 @@ class _Measure:
         self.filters = [c.filter for c in cases]
         self.false_exclusion = false_exclusion_extras(cases=cases,
                                                       units=[(c.parent_id, c.metadata) for c in shared.chunks])
-        self.not_relevant = not_relevant_by_case(Path(shared.case_set.path))  # judged not relevant: never unjudged
+        # judged not relevant (at the card's content now): never unjudged
+        self.not_relevant = not_relevant_by_case(Path(shared.case_set.path), kb=shared.kb)
 
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.label_sidecar import not_relevant_path, read_not_relevant
+from retrieval_gate.artifacts.label_sidecar import current_not_relevant, not_relevant_path, read_not_relevant
 from retrieval_gate.audit.coverage import best_case_mde
 from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
 from retrieval_gate.files import confined, write_text_atomic
@@ -101,7 +101,7 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     sidecar = not_relevant_path(cases)
     side = read_not_relevant(sidecar)
     kept: dict[tuple[str, str], set[str]] = {}
-    for case, card, sha in side:
+    for case, card, sha in current_not_relevant(side, sha_now=sha_now):  # a stale entry judges nothing
         kept.setdefault((case, card), set()).add(sha)
     held = Held(gold={c.id: judgements(c) for c in case_set.cases} if case_set else {}, not_relevant=kept)
     pool = {e.id: {c.card: c.sha for c in e.candidates} for e in draft.values()} if draft is not None else None
@@ -126,7 +126,7 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     out.stale_file = stale_path(draft=draft_path, labels=files[0][0])
     writes = _golden_writes(cases, fmt=fmt, merged=merged, draft=draft, out=out, labeller=labeller, date=date)
     dropped = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant
-    if dropped & set(kept) or merged.not_relevant:
+    if dropped & {(case, card) for case, card, _ in side} or merged.not_relevant:
         writes.append((sidecar, _sidecar_text(sidecar, drop=dropped, add=merged.not_relevant)))
     judged_now = set().union(*(p.judged_now for p in parts))
     if (stale_text := _stale_text(out.stale_file, new=out.stale, judged_now=judged_now)) is not None:

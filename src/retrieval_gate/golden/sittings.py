@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from retrieval_gate.golden.agreement import Record
-from retrieval_gate.golden.decisions import Decision, NoAnswer
+from retrieval_gate.golden.decisions import Decision, NoAnswer, judged_as_is
 from retrieval_gate.golden.draft_entry import bad_id
 from retrieval_gate.models import GOLD_FIELDS
 
@@ -166,12 +166,12 @@ def sort_file(records: Sequence[tuple[int, Record]], *, shown: str, held: Held, 
             else:
                 out.current.append((line, r))
             continue
-        now = sha_now.get(r.card)
-        if now == r.sha:
+        now, current = sha_now.get(r.card), judged_as_is(r.card, r.sha, sha_now)
+        if current:
             out.judged_now.add((r.case, r.card))
         if held.holds(r):
             out.already += 1
-        elif now != r.sha:
+        elif not current:
             stale.append(Stale(where=(shown, line), decision=r, kb_sha=now,
                                pool_sha=(pool or {}).get(r.case, {}).get(r.card)))
         else:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.label_sidecar import not_relevant_path, read_not_relevant
+from retrieval_gate.artifacts.label_sidecar import current_not_relevant, not_relevant_path, read_not_relevant
 from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.errors import UsageError
 from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
@@ -76,7 +76,10 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
     knowledge = load_kb(kb)
     manifest = kb_manifest(knowledge.cards)
     gold = {c.id: judgements(c) for c in case_set.cases}
-    judged = judged_pairs(gold, ((case, card) for case, card, _ in read_not_relevant(not_relevant_path(cases))))
+    # a "not relevant" entry of a card edited since is stale: it judges nothing, the card is offered again
+    sidecar = current_not_relevant(read_not_relevant(not_relevant_path(cases)),
+                                   sha_now={card: m.sha for card, m in manifest.items()})
+    judged = judged_pairs(gold, ((case, card) for case, card, _ in sidecar))
     runs: list[RunTop] = []
     shallow: list[tuple[str, int]] = []
     taken: set[str] = set()

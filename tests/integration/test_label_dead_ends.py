@@ -109,3 +109,57 @@ def test_score_run_with_the_kb_reads_a_stale_not_relevant_entry_as_unjudged(repo
     assert scored.get("not_relevant", []) == []
     assert scored["unjudged"]["unjudged@3"] == pytest.approx(sum(c not in scored["gold"]
                                                                  for c in scored["retrieved"][:3]) / 3)
+
+
+# --- an orphaned case re-judged -----------------------------------------------------------------
+
+def test_re_judging_an_orphaned_case_replaces_its_gone_gold_id(repo, capsys):
+    before = _cases(repo)
+    gone = before["en-001"]["gold"][0]
+    assert before["en-001"]["gold"] == [gone]  # one gold card: deleted, the case is orphaned
+    _card_file(repo, gone).unlink()
+    assert run_cli(["validate", "--kb", "kb", "--cases", "cases.jsonl", "--strict"], capsys)[0] == 2
+    orphans = {cid for cid, c in before.items() if gone in (c.get("gold") or [])}
+
+    code, out, err = run_cli(["label", "top-up", "--orphaned", "--out", "top-up", "--kb", "kb",
+                              "--cases", "cases.jsonl"], capsys)
+    assert code == 0, err
+    drafted = {json.loads(x)["id"]: json.loads(x) for x in (repo / "top-up" / "draft.jsonl").read_text().splitlines()}
+    assert set(drafted) == orphans
+    # the labeller: for every orphaned case the first candidate answers, the rest do not
+    labels = [{"case": cid, "card": c["card"], "sha": c["sha"], "grade": int(i == 0), "at": "2026-01-01T00:00:00Z"}
+              for cid, e in drafted.items() for i, c in enumerate(e["candidates"])]
+    _write_labels(repo / "labels.jsonl", labels)
+    code, out, err = run_cli(["label", "apply", "labels.jsonl", "--draft", "top-up/draft.jsonl", "--kb", "kb",
+                              "--cases", "cases.jsonl"], capsys)
+    assert code == 0, err
+    after = _cases(repo)
+    for cid in orphans:
+        new = drafted[cid]["candidates"][0]["card"]
+        assert after[cid]["gold"] == [c for c in before[cid]["gold"] if c != gone] + [new]
+        assert f"taken out of {cid}'s gold: {gone}" in out
+    assert {cid: c for cid, c in after.items() if cid not in orphans} == \
+        {cid: c for cid, c in before.items() if cid not in orphans}
+    code, out, err = run_cli(["validate", "--kb", "kb", "--cases", "cases.jsonl", "--strict"], capsys)
+    assert code == 0, out + err
+
+    scored = _eval(capsys, "r.json")  # recall@10 by hand: the new gold in BM25's top 10
+    case = next(c for c in scored["cases"] if c["id"] == "en-001")
+    want = sum(g in case["retrieved"][:10] for g in after["en-001"]["gold"]) / len(after["en-001"]["gold"])
+    assert want == 1.0 and case["scores"]["recall@10"] == pytest.approx(want)
+
+
+def test_an_orphaned_case_judged_with_no_card_relevant_keeps_its_gone_id_and_says_so(repo, capsys):
+    gone = _cases(repo)["en-001"]["gold"][0]
+    _card_file(repo, gone).unlink()
+    assert run_cli(["label", "top-up", "--orphaned", "--out", "top-up", "--kb", "kb", "--cases", "cases.jsonl"],
+                   capsys)[0] == 0
+    entry = next(json.loads(x) for x in (repo / "top-up" / "draft.jsonl").read_text().splitlines()
+                 if json.loads(x)["id"] == "en-001")
+    _write_labels(repo / "labels.jsonl", [{"case": "en-001", "card": c["card"], "sha": c["sha"], "grade": 0}
+                                          for c in entry["candidates"]])
+    code, out, err = run_cli(["label", "apply", "labels.jsonl", "--draft", "top-up/draft.jsonl", "--kb", "kb",
+                              "--cases", "cases.jsonl"], capsys)
+    assert code == 0, err
+    assert _cases(repo)["en-001"]["gold"] == [gone]
+    assert f"en-001 still names {gone}, gone from the KB: no card was judged relevant" in out

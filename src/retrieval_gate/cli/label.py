@@ -141,6 +141,9 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
         _say(f"taken out of {case}'s gold: {', '.join(sorted(cards))}")
     for d in m.not_relevant:
         _say(f"not relevant {d.case}: {d.card}")
+    for case, gone in applied.still_orphaned.items():
+        _say(f"{case} still names {', '.join(gone)}, gone from the KB: no card was judged relevant (label one "
+             "that answers it, or take the case out)")
     for s in applied.stale:
         now = s.kb_sha or "gone from the KB"
         _say(f"{s.where[0]}:{s.where[1]}: set aside: card {s.decision.card!r} of {s.decision.case} changed since it was "

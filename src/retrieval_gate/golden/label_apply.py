@@ -32,6 +32,7 @@ from retrieval_gate.golden.sittings import (
     edit_jsonl,
     edit_qrels,
     merge,
+    replace_gone,
     sort_file,
     strict_problems,
 )
@@ -62,6 +63,7 @@ class Applied:
     waiting_stale: int = 0  # drafted queries not in the golden set with a judgement set aside as stale
     stale_kept: int = 0  # the entries stale.jsonl holds after this run (earlier sittings' too)
     systems: list[str] = field(default_factory=list)  # the draft's pool systems
+    still_orphaned: dict[str, list[str]] = field(default_factory=dict)  # re-judged with no card relevant: gone ids kept
 
 
 def golden_format(cases: Path) -> str:
@@ -121,8 +123,12 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     merged = merge(current, held=held, sha_now=sha_now, prefer=prefer)
     if merged.conflicts:
         raise InputError([Problem(shown, line, why) for (shown, line), why in merged.conflicts])
+    still_orphaned = replace_gone(merged, held=held, sha_now=sha_now,
+                                  replaces={e.id: e.replaces for e in (draft or {}).values() if e.replaces},
+                                  judged={r.case for _, recs in files for _, r in recs})
     out = Applied(merge=merged, already=sum(p.already for p in parts) + merged.already,
-                  stale=[s for p in parts for s in p.stale], superseded=sum(p.superseded for p in parts))
+                  stale=[s for p in parts for s in p.stale], superseded=sum(p.superseded for p in parts),
+                  still_orphaned=still_orphaned)
     out.stale_file = stale_path(draft=draft_path, labels=files[0][0])
     writes = _golden_writes(cases, fmt=fmt, merged=merged, draft=draft, out=out, labeller=labeller, date=date)
     dropped = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant

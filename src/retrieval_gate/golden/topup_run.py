@@ -112,7 +112,7 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
         entries.append(DraftEntry(id=case.id, query=case.query, intent=case.tags.get("intent", ""), fields=fields,
                                   candidates=[Candidate(card=c, sha=manifest[c].sha) for c in found.cards[case.id]],
                                   pool=Pool(depth=options.depth, systems=systems, found=found.found[case.id]),
-                                  log="", top_up=True))
+                                  log="", top_up=True, replaces=orphaned.get(case.id)))
     texts: dict[str, list[tuple[str, str]]] = {}
     wanted = {c for cards in found.cards.values() for c in cards}
     for card in knowledge.cards:

@@ -163,3 +163,49 @@ def test_an_orphaned_case_judged_with_no_card_relevant_keeps_its_gone_id_and_say
     assert code == 0, err
     assert _cases(repo)["en-001"]["gold"] == [gone]
     assert f"en-001 still names {gone}, gone from the KB: no card was judged relevant" in out
+
+
+# --- top-up onto a draft folder -----------------------------------------------------------------
+
+RETRIEVER = ("def search(query, limit):\n"
+             "    return ['en-payments-refund-card', 'en-account-two-factor', 'en-invoicing-reminders'][:limit]\n")
+
+
+def _cases_draft(repo: Path, capsys, out: str = "golden-draft") -> tuple[int, str, str]:
+    """``cases draft`` of a three-query log, pooled by BM25 and a Python retriever (no model)."""
+    (repo / "queries.txt").write_text("how do I refund a card payment\nreset my password\nturn on reminders\n")
+    (repo / "ret.py").write_text(RETRIEVER)
+    return run_cli(["cases", "draft", "--queries", "queries.txt", "--kb", "kb", "--out", out,
+                    "--pool", "bm25:5,python:ret.py:search", "--size", "3"], capsys)
+
+
+def test_top_up_onto_a_cases_draft_folder_is_refused_unless_force(repo, capsys):
+    code, _, err = _cases_draft(repo, capsys)
+    assert code == 0, err
+    folder = repo / "golden-draft"
+    drafted = {name: (folder / name).read_bytes() for name in ("draft.jsonl", "label.html", "draft.md")}
+    assert len(drafted["draft.jsonl"].splitlines()) == 3
+    _eval(capsys, "r1.json")
+    top_up = ["label", "top-up", "--results", "r1.json", "--out", "golden-draft", "--kb", "kb",
+              "--cases", "cases.jsonl"]
+    code, _, err = run_cli(top_up, capsys)
+    assert code == 2
+    assert "--out golden-draft: the folder holds a draft already (draft.jsonl, label.html, draft.md)" in err
+    assert "another folder" in err and "--force" in err
+    assert {name: (folder / name).read_bytes() for name in drafted} == drafted  # nothing written
+
+    code, _, err = run_cli([*top_up, "--force"], capsys)
+    assert code == 0, err
+    lines = [json.loads(x) for x in (folder / "draft.jsonl").read_text().splitlines()]
+    assert lines and all(e["top_up"] for e in lines)  # replaced, as asked
+
+
+def test_top_up_into_an_empty_or_new_folder_needs_no_force(repo, capsys):
+    _eval(capsys, "r1.json")
+    (repo / "empty").mkdir()
+    (repo / "empty" / "notes.txt").write_text("not a draft\n")
+    for out in ("empty", "fresh"):
+        code, _, err = run_cli(["label", "top-up", "--results", "r1.json", "--out", out, "--kb", "kb",
+                                "--cases", "cases.jsonl"], capsys)
+        assert code == 0, err
+        assert (repo / out / "draft.jsonl").is_file()

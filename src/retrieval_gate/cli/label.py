@@ -201,12 +201,15 @@ def top_up_command(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
     cases: Path | None = typer.Option(None, "--cases", help="Golden set (default: the suite's)."),
     labeller: str = typer.Option("", "--labeller", help="A name the labelling page writes into each label."),
+    force: bool = typer.Option(False, "--force", help="Replace the draft folder --out holds already (without it: exit 2)."),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:
     """For every case, the cards of each run's top --depth that no judgement covers (gold at any
     grade, the not-relevant sidecar), each once, written as a draft folder that `label apply
-    --draft DIR/draft.jsonl` applies like any draft. Exit 0; 2 on bad input."""
+    --draft DIR/draft.jsonl` applies like any draft. Exit 0; 2 on bad input, or when --out holds a
+    draft folder already (another folder, or --force)."""
+    from retrieval_gate.golden.draft_folder import refuse_replacing_draft
     from retrieval_gate.golden.topup_run import TopUpOptions, summary_lines, top_up, write_top_up
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
@@ -214,6 +217,7 @@ def top_up_command(
                                                                                   "draft.md")},
                               inputs={"--kb": kb_path, "--cases": cases_path, "--config": config,
                                       **{f"--results {p}": p for p in results}, **{f"--stale {p}": p for p in stale}})
+    refuse_replacing_draft(out, force=force)
     result = top_up(kb=kb_path, cases=cases_path, options=TopUpOptions(results=results, depth=depth,
                                                                         orphaned=orphaned, stale=stale))
     written = write_top_up(out, result=result, labeller=labeller)

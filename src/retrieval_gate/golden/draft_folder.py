@@ -47,6 +47,16 @@ def read_draft(path: Path) -> dict[str, DraftEntry]:
 DRAFT_FILES = ("draft.jsonl", "label.html", "draft.md")
 
 
+def refuse_replacing_draft(out: Path, *, force: bool) -> None:
+    """``label top-up --out DIR`` onto a folder that holds a draft already (``cases draft``'s or an
+    earlier top-up's) would replace it, and a labels file downloaded from its page could no longer
+    be applied: refused (exit 2) unless ``force``."""
+    there = [name for name in DRAFT_FILES if (out / name).exists()]
+    if there and not force:
+        raise UsageError(f"--out {out.as_posix()}: the folder holds a draft already ({', '.join(there)}); writing "
+                         "this one there would replace it. Give another folder, or --force to replace it")
+
+
 def write_draft_files(out: Path, *, entries: list[DraftEntry], titles: dict[str, str], texts: dict[str, str],
                       graded: bool, labeller: str, summary: list[str], apply: str = "",
                       traffic: dict[str, int] | None = None) -> list[Path]:

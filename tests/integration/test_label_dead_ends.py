@@ -12,13 +12,17 @@ Expected figures are counted from the files by hand, not by the code under test.
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from retrieval_gate.cli import COMMAND_MODULES
 from tests.helpers import run_cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -45,8 +49,12 @@ def _card_file(repo: Path, card: str) -> Path:
     return next(p for p in (repo / "kb").rglob("*.md") if f"\nid: {card}\n" in "\n" + p.read_text())
 
 
+def _cases_of(path: Path) -> dict[str, dict]:
+    return {json.loads(line)["id"]: json.loads(line) for line in path.read_text().splitlines()}
+
+
 def _cases(repo: Path) -> dict[str, dict]:
-    return {json.loads(line)["id"]: json.loads(line) for line in (repo / "cases.jsonl").read_text().splitlines()}
+    return _cases_of(repo / "cases.jsonl")
 
 
 def _write_labels(path: Path, labels: list[dict]) -> None:
@@ -179,6 +187,7 @@ def _cases_draft(repo: Path, capsys, out: str = "golden-draft") -> tuple[int, st
                     "--pool", "bm25:5,python:ret.py:search", "--size", "3"], capsys)
 
 
+@pytest.mark.model  # cases draft embeds the queries with the real model
 def test_top_up_onto_a_cases_draft_folder_is_refused_unless_force(repo, capsys):
     code, _, err = _cases_draft(repo, capsys)
     assert code == 0, err
@@ -200,7 +209,7 @@ def test_top_up_onto_a_cases_draft_folder_is_refused_unless_force(repo, capsys):
     assert lines and all(e["top_up"] for e in lines)  # replaced, as asked
 
 
-def test_top_up_into_an_empty_or_new_folder_needs_no_force(repo, capsys):
+def test_top_up_into_an_empty_or_new_folder_needs_no_force_and_onto_a_top_up_folder_is_refused(repo, capsys):
     _eval(capsys, "r1.json")
     (repo / "empty").mkdir()
     (repo / "empty" / "notes.txt").write_text("not a draft\n")
@@ -209,3 +218,134 @@ def test_top_up_into_an_empty_or_new_folder_needs_no_force(repo, capsys):
                                 "--cases", "cases.jsonl"], capsys)
         assert code == 0, err
         assert (repo / out / "draft.jsonl").is_file()
+    (repo / "fresh" / "label.html").unlink()  # any one of the draft's files is a draft there
+    (repo / "fresh" / "draft.jsonl").unlink()
+    code, _, err = run_cli(["label", "top-up", "--results", "r1.json", "--out", "fresh", "--kb", "kb",
+                            "--cases", "cases.jsonl"], capsys)
+    assert code == 2 and "--out fresh: the folder holds a draft already (draft.md)" in err and "--force" in err
+
+
+# --- every printed "next" command runs as printed -----------------------------------------------
+
+SUBCOMMANDS = sorted(COMMAND_MODULES, key=len, reverse=True)  # every command of the CLI
+COMMAND = re.compile(rf"retrieval-gate (?:{'|'.join(map(re.escape, SUBCOMMANDS))})\b[^\n`\"<]*")
+
+
+def _commands(text: str) -> list[str]:
+    """Every ``retrieval-gate SUBCOMMAND …`` a text prints: up to the end of its line, a backtick,
+    a quote, or the prose after it (`` (`` or ``, then``); the labelling page's from its data."""
+    if "<html" in text[:200].lower():
+        return [html.unescape(json.loads(f'"{m}"')) for m in re.findall(r'"apply":\s*"((?:[^"\\]|\\.)*)"', text) if m]
+    return [re.split(r" \(|, then", m.group(0))[0].strip() for m in COMMAND.finditer(text)
+            if "·" not in m.group(0)]  # compare's title line, "retrieval-gate compare · suite …", is no command
+
+
+def _labeller(draft: Path, *, said: dict[tuple[str, str], int], only: int | None = None) -> list[dict]:
+    """A labeller's download of ``draft``'s page: per query (the first ``only``), its first card
+    relevant and the rest not — or what the labeller said of the pair before (``said``, kept)."""
+    entries = [json.loads(x) for x in draft.read_text().splitlines()][:only]
+    out = []
+    for e in entries:
+        for i, c in enumerate(e["candidates"]):
+            grade = said.setdefault((e["id"], c["card"]), int(i == 0))
+            out.append({"case": e["id"], "card": c["card"], "sha": c["sha"], "grade": grade,
+                        "at": "2026-01-01T00:00:00Z"})
+    return out
+
+
+class Printed:
+    """Runs every command the outputs and the files print, each once, as printed (``shlex``),
+    writing the labeller's download first where a command applies a draft's labels."""
+
+    def __init__(self, repo: Path, capsys) -> None:
+        self.repo, self.capsys, self.ran, self.seen = repo, capsys, [], set()
+        self.said: dict[tuple[str, str], int] = {}  # the labeller's word on each pair so far
+
+    def collect(self, *texts: str) -> list[str]:
+        return [c for text in texts for c in _commands(text)]
+
+    def run(self, command: str, *, only: int | None = None) -> str:
+        args = shlex.split(command)
+        assert args[0] == "retrieval-gate", command
+        if args[1:3] == ["label", "apply"] and "--draft" in args:
+            _write_labels(self.repo / args[3], _labeller(self.repo / args[args.index("--draft") + 1], said=self.said,
+                                                         only=only))
+        code, out, err = run_cli(args[1:], self.capsys)
+        assert code == 0, f"{command}: exit {code}\n{out}\n{err}"
+        self.ran.append(command)
+        return out + err
+
+    def follow(self, commands: list[str], *, only: int | None = None) -> list[str]:
+        """Run each new command (``only``: the labeller's partial sitting), then those they print."""
+        outputs = []
+        for command in commands:
+            if command in self.seen:
+                continue
+            self.seen.add(command)
+            said = self.run(command, only=only)
+            outputs.append(said)
+            outputs += self.follow(self.collect(said), only=only)
+        return outputs
+
+
+@pytest.mark.model  # cases draft embeds the queries with the real model
+def test_every_next_command_of_the_labelling_loop_runs_as_printed(repo, capsys):
+    (repo / "retrieval-gate.yml").write_text("suites:\n  default:\n    kb: kb\n    cases: golden.jsonl\n"
+                                             "    retriever: bm25\n")
+    printed = Printed(repo, capsys)
+    # a draft: its stdout, draft.md and label.html each name the apply command
+    code, out, err = _cases_draft(repo, capsys)
+    assert code == 0, err
+    folder = repo / "golden-draft"
+    first = printed.collect(out, (folder / "draft.md").read_text(), (folder / "label.html").read_text())
+    assert len(first) >= 2 and all(" --draft " in c and "--cases golden.jsonl" in c for c in first), first
+    # a first sitting labels one query: apply says how many are left and the command to apply the rest
+    said = printed.follow(first, only=1)
+    assert any("label the 2 queries left" in s for s in said), said
+    # the second sitting labels them all: the command it printed, then validate
+    printed.seen -= {c for c in printed.seen if " --draft " in c}
+    printed.follow(printed.collect(*said))
+    assert any(c.startswith("retrieval-gate validate ") for c in printed.ran), printed.ran
+    cases = _cases_of(repo / "golden.jsonl")
+    assert len(cases) == 3
+
+    # a report's labels file whose "not relevant" judgement is of a card edited since: set aside;
+    # the top-up apply names offers it again, and its own page's apply command applies it
+    case = next(iter(cases))
+    shown = {c["card"] for x in (folder / "draft.jsonl").read_text().splitlines() if json.loads(x)["id"] == case
+             for c in json.loads(x)["candidates"]}
+    card = next(c for c in ("en-account-delete", "en-payments-payouts", "en-integrations-quickbooks")
+                if c not in shown)  # judged for the first time: the labeller has no earlier word on it
+    report = repo / "report"
+    report.mkdir()
+    _write_labels(report / "labels.jsonl", [{"case": case, "card": card, "sha": "0" * 16, "grade": 0, "at": ""}])
+    printed.follow(["retrieval-gate label apply report/labels.jsonl --kb kb --cases golden.jsonl"])
+    top_up = [c for c in printed.ran if c.startswith("retrieval-gate label top-up ")]
+    assert top_up and "--stale report/stale.jsonl --out top-up " in top_up[0], printed.ran
+    assert any(" --draft top-up/draft.jsonl" in c for c in printed.ran), printed.ran
+    offered = [json.loads(x) for x in (repo / "top-up" / "draft.jsonl").read_text().splitlines()]
+    assert [(e["id"], [c["card"] for c in e["candidates"]]) for e in offered] == [(case, [card])]
+    assert card in _cases_of(repo / "golden.jsonl")[case]["gold"]  # judged again (relevant) at its content now
+    # the folder is taken now: the next apply's top-up names another, which runs as printed too
+    again = next(c for c in ("en-account-delete", "en-payments-payouts", "en-integrations-quickbooks")
+                 if c not in shown and c != card)
+    _write_labels(report / "labels.jsonl", [{"case": case, "card": again, "sha": "1" * 16, "grade": 1, "at": ""}])
+    printed.follow(printed.collect(printed.run("retrieval-gate label apply report/labels.jsonl --kb kb "
+                                               "--cases golden.jsonl")))
+    assert any("--out top-up-2 " in c for c in printed.ran), printed.ran
+
+
+@pytest.mark.model
+def test_init_from_a_query_log_prints_commands_that_run_as_printed(repo, capsys):
+    """``init`` with a query log and no golden set: it drafts one and prints the apply and init
+    commands; both run as printed (the labeller labels the page between), and the compare command
+    init prints at the end runs too (the real model drafts and scores)."""
+    (repo / "cases.jsonl").unlink()
+    (repo / "queries.txt").write_text("how do I refund a card payment\nreset my password\nturn on reminders\n")
+    printed = Printed(repo, capsys)
+    code, out, err = run_cli(["init", "--queries", "queries.txt", "--kb", "kb"], capsys)
+    assert code == 0, err
+    commands = printed.collect(out)
+    assert [c.split()[1] for c in commands] == ["label", "init"], commands
+    printed.follow(commands)
+    assert any(c.startswith("retrieval-gate compare ") for c in printed.ran), printed.ran

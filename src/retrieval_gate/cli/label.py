@@ -8,6 +8,7 @@ judgement's format ``golden.decisions``; the report's queue ``compare.label_queu
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -125,10 +126,8 @@ def _say(text: str) -> None:
 def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None, kb: Path, cases: Path,
                     config: Path | None) -> None:
     """What was added, kept, set aside, and the next command to run."""
-    import shlex
-
     from retrieval_gate.golden.cases_draft import pool_heading
-    from retrieval_gate.golden.draft_folder import read_draft
+    from retrieval_gate.golden.draft_folder import free_draft_folder, read_draft
     from retrieval_gate.golden.label_apply import intent_lines, pool_lines
 
     m, plan = applied.merge, applied.plan
@@ -169,8 +168,8 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
             + (f", {applied.judged_nothing:,} judged with no card relevant and no 'no answer' left out"
             if applied.judged_nothing else ""))
     if applied.stale:
-        _say(f"{len(applied.stale):,} judgement(s) of edited cards kept in {applied.stale_file}: the next "
-             "`retrieval-gate label top-up` offers those cards again")
+        _say(f"{len(applied.stale):,} judgement(s) of edited cards kept in {applied.stale_file} (a top-up with "
+             "--stale offers those cards again)")
     if draft is not None and plan is not None:
         for line in ["what the golden set can detect, per intent:", *intent_lines(applied),
                      pool_heading(read_draft(draft).values()), *pool_lines(plan, systems=applied.systems)]:
@@ -181,9 +180,12 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
         _say(f"next: open {draft.parent / 'label.html'}, label the {to_label:,} queries left, Download labels, then "
              f"retrieval-gate label apply {q(str(labels[0]))} --draft {q(str(draft))} --cases {q(str(cases))} "
              f"--kb {q(str(kb))}")
-    elif applied.stale or applied.stale_kept:
-        _say(f"next: retrieval-gate label top-up (it offers the {max(len(applied.stale), applied.stale_kept):,} "
-             f"set-aside judgement(s) of {applied.stale_file} for labelling again), then label apply its labels")
+    elif (applied.stale or applied.stale_kept) and applied.stale_file is not None:
+        folder = free_draft_folder(Path("top-up"))
+        _say(f"next: retrieval-gate label top-up --stale {q(str(applied.stale_file))} --out {q(str(folder))} "
+             f"--cases {q(str(cases))} --kb {q(str(kb))} (it offers the "
+             f"{max(len(applied.stale), applied.stale_kept):,} set-aside judgement(s) for labelling again), then "
+             "label apply its labels")
     elif config is None and not Path("retrieval-gate.yml").is_file():
         _say(f"next: retrieval-gate init --kb {q(str(kb))} --cases {q(str(cases))} (config, workflows, first baseline)")
     else:
@@ -226,9 +228,10 @@ def top_up_command(
     for path in written:
         _say(f"wrote {path}")
     if result.cards:
+        q = shlex.quote
         _say(f"next: open {out / 'label.html'}, label, Download labels, then")
-        _say(f"  retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'} --cases {cases_path}"
-             f" --kb {kb_path}")
+        _say(f"  retrieval-gate label apply labels.jsonl --draft {q(str(out / 'draft.jsonl'))} --cases {q(str(cases_path))}"
+             f" --kb {q(str(kb_path))}")
     else:
         _say("nothing to label: every card of these tops is judged")
 

@@ -57,6 +57,17 @@ def refuse_replacing_draft(out: Path, *, force: bool) -> None:
                          "this one there would replace it. Give another folder, or --force to replace it")
 
 
+def free_draft_folder(base: Path) -> Path:
+    """``base``, or ``base-2``, ``base-3``, … : the first that holds no draft (a folder ``label top-up
+    --out`` takes without ``--force``), for a printed next command that runs as printed."""
+    n = 1
+    while True:
+        folder = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        if not any((folder / name).exists() for name in DRAFT_FILES):
+            return folder
+        n += 1
+
+
 def write_draft_files(out: Path, *, entries: list[DraftEntry], titles: dict[str, str], texts: dict[str, str],
                       graded: bool, labeller: str, summary: list[str], apply: str = "",
                       traffic: dict[str, int] | None = None) -> list[Path]:

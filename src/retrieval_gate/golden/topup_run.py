@@ -51,6 +51,8 @@ class TopUpResult:
     titles: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     graded: bool = False
+    kb_path: Path | None = None  # the KB and golden set topped up: the `label apply` command names them
+    cases_path: Path | None = None
 
     @property
     def cards(self) -> int:
@@ -122,7 +124,8 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
                        orphaned=orphaned, stale=sum(len(v) for v in stale.values()), shallow=shallow,
                        unknown=len(unknown), titles={c: manifest[c].title for c in sorted(wanted)},
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
-                       graded=any(c.grades and max(c.grades.values()) > 1 for c in case_set.cases))
+                       graded=any(c.grades and max(c.grades.values()) > 1 for c in case_set.cases),
+                       kb_path=kb, cases_path=cases)
 
 
 def _orphan_pool(knowledge, *, cases, depth: int, taken: set[str]) -> RunTop:
@@ -135,7 +138,20 @@ def _orphan_pool(knowledge, *, cases, depth: int, taken: set[str]) -> RunTop:
     return RunTop(name=name, ranked={c.id: list(a.ids) for c, a in zip(cases, answers, strict=True)})
 
 
-def summary_lines(result: TopUpResult, *, draft: Path | None = None) -> list[str]:
+def apply_text(out: Path, *, result: TopUpResult) -> str:
+    """The ``label apply`` command of the top-up at ``out`` (the page's "saved" hint, draft.md's last
+    line), its paths as written from the repository root and shell-quoted; "" without the inputs."""
+    from retrieval_gate.files import from_root, repository_root
+    from retrieval_gate.golden.label_page import apply_command
+
+    if result.kb_path is None or result.cases_path is None:
+        return ""
+    root = repository_root(out / "draft.jsonl")
+    return apply_command(draft=from_root(out / "draft.jsonl", root), cases=from_root(result.cases_path, root),
+                         kb=from_root(result.kb_path, root))
+
+
+def summary_lines(result: TopUpResult, *, draft: Path | None = None, apply: str = "") -> list[str]:
     """draft.md's Markdown (and what the command prints): what was compared, how deep, what is
     left to judge; every figure relative to the runs named here."""
     t = result.top_up
@@ -159,19 +175,22 @@ def summary_lines(result: TopUpResult, *, draft: Path | None = None) -> list[str
     lines.append("- coverage is relative to these systems: a card none of them ranks in its top "
                  f"{result.depth} stays unjudged")
     if draft is not None:
-        lines += ["", f"Label `label.html`, download the labels, then `retrieval-gate label apply labels.jsonl "
-                      f"--draft {draft.as_posix()}`."]
+        command = apply or f"retrieval-gate label apply labels.jsonl --draft {draft.as_posix()}"
+        lines += ["", f"Label `label.html`, download the labels, then `{command}` (from the repository root)."]
     return [*lines, ""]
 
 
 def top_up_texts(out: Path, *, result: TopUpResult) -> dict[str, str]:
     """The draft folder's files by name, as text (the action writes them through its context)."""
+    apply = apply_text(out, result=result)
     return draft_folder_texts(result.entries, titles=result.titles, texts=result.texts, graded=result.graded,
-                              labeller="", summary=summary_lines(result, draft=out / "draft.jsonl"))
+                              labeller="", summary=summary_lines(result, draft=out / "draft.jsonl", apply=apply),
+                              apply=apply)
 
 
 def write_top_up(out: Path, *, result: TopUpResult, labeller: str = "") -> list[Path]:
     """The draft folder under ``out`` (``golden.draft_folder.write_draft_files``); the paths written."""
+    apply = apply_text(out, result=result)
     return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
                              graded=result.graded, labeller=labeller,
-                             summary=summary_lines(result, draft=out / "draft.jsonl"))
+                             summary=summary_lines(result, draft=out / "draft.jsonl", apply=apply), apply=apply)

@@ -349,3 +349,58 @@ def test_init_from_a_query_log_prints_commands_that_run_as_printed(repo, capsys)
     assert [c.split()[1] for c in commands] == ["label", "init"], commands
     printed.follow(commands)
     assert any(c.startswith("retrieval-gate compare ") for c in printed.ran), printed.ran
+
+
+def test_a_drafted_query_waiting_on_a_stale_judgement_is_offered_by_the_printed_top_up(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """A hand-made draft (no model): the one card judged relevant for a drafted query is edited
+    before the labels are applied, so the query waits on a stale judgement and is no case yet. The
+    top-up ``label apply`` then prints offers that query again (as a drafted query, at the card's
+    content now), and applying its page's labels makes it a case."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    cards = {"tar": "how tar works", "df": "how df works", "ls": "how ls works"}
+
+    def kb(edited: str = "") -> dict[str, str]:
+        (tmp_path / "kb.jsonl").write_text("".join(json.dumps({"id": c, "title": c, "text": t + (" (edited)" if c ==
+                                                                                                  edited else "")})
+                                                   + "\n" for c, t in cards.items()))
+        return _card_hashes(tmp_path / "kb.jsonl")
+
+    sha = kb()
+    (tmp_path / "draft").mkdir()
+    (tmp_path / "draft" / "draft.jsonl").write_text("".join(json.dumps(
+        {"id": f"log-{i}", "query": f"query {i}", "intent": "files", "count": 1, "log": "log.txt",
+         "pool": {"depth": 10, "systems": ["bm25", "dense"], "found": {}},
+         "candidates": [{"card": c, "sha": sha[c]} for c in cards]}) + "\n" for i in range(2)))
+    labels = [{"case": "log-0", "card": c, "sha": sha[c], "grade": int(c == "tar"), "at": ""} for c in cards]
+    labels += [{"case": "log-1", "card": c, "sha": sha[c], "grade": int(c == "ls"), "at": ""} for c in cards]
+    _write_labels(tmp_path / "labels.jsonl", labels)
+    now = kb(edited="tar")  # merged before the labels are applied: log-0's only relevant judgement is stale
+    code, out, err = run_cli(["label", "apply", "labels.jsonl", "--draft", "draft/draft.jsonl", "--cases",
+                              "cases.jsonl", "--kb", "kb.jsonl"], capsys)
+    assert code == 0, err
+    assert "set aside as stale: 2" in out and set(_cases_of(tmp_path / "cases.jsonl")) == {"log-1"}  # tar twice
+    (command,) = [c for c in _commands(out) if c.startswith("retrieval-gate label top-up ")]
+    code, out, err = run_cli(shlex.split(command)[1:], capsys)
+    assert code == 0, err
+    offered = {e["id"]: e for e in map(json.loads, (tmp_path / "top-up" / "draft.jsonl").read_text().splitlines())}
+    assert {cid: [(c["card"], c["sha"]) for c in e["candidates"]] for cid, e in offered.items()} == {
+        "log-0": [("tar", now["tar"])], "log-1": [("tar", now["tar"])]}
+    assert offered["log-0"]["query"] == "query 0" and "top_up" not in offered["log-0"]  # a drafted query again
+    assert offered["log-1"]["top_up"] is True  # a case's top-up line
+    (apply,) = _commands(out)
+    _write_labels(tmp_path / "labels.jsonl", [{"case": "log-0", "card": "tar", "sha": now["tar"], "grade": 1,
+                                               "at": ""}, {"case": "log-1", "card": "tar", "sha": now["tar"],
+                                                           "grade": 0, "at": ""}])
+    code, out, err = run_cli(shlex.split(apply)[1:], capsys)
+    assert code == 0, err
+    assert _cases_of(tmp_path / "cases.jsonl")["log-0"]["gold"] == ["tar"]
+
+
+def _card_hashes(kb: Path) -> dict[str, str]:
+    """Card id → its content hash (the labelling page's ``sha``), as the KB manifest computes it."""
+    from retrieval_gate.load.kb import load_kb
+    from retrieval_gate.score.kb_manifest import kb_manifest
+
+    return {c: m.sha for c, m in kb_manifest(load_kb(kb).cards).items()}

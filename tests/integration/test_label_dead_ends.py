@@ -396,6 +396,14 @@ def test_a_drafted_query_waiting_on_a_stale_judgement_is_offered_by_the_printed_
     code, out, err = run_cli(shlex.split(apply)[1:], capsys)
     assert code == 0, err
     assert _cases_of(tmp_path / "cases.jsonl")["log-0"]["gold"] == ["tar"]
+    # the draft's stale.jsonl still lists the pairs, but the golden set judges them now: a later
+    # sitting of the draft is not sent to the top-up again
+    _write_labels(tmp_path / "labels.jsonl", [{"case": "log-1", "card": "ls", "sha": sha["ls"], "grade": 1,
+                                               "at": ""}])
+    code, out, err = run_cli(["label", "apply", "labels.jsonl", "--draft", "draft/draft.jsonl", "--cases",
+                              "cases.jsonl", "--kb", "kb.jsonl"], capsys)
+    assert code == 0, err
+    assert "already applied: 1" in out and out.splitlines()[-1].startswith("next: retrieval-gate init ")
 
 
 def _card_hashes(kb: Path) -> dict[str, str]:

@@ -143,7 +143,10 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text=text)
     out.written = [p for p, _ in writes]
-    kept_stale = read_stale(out.stale_file)  # earlier sittings' set-aside judgements still wait there too
+    # earlier sittings' set-aside judgements still wait there too, unless the golden set judges the
+    # pair now (another draft's sitting, a top-up, judged it again)
+    judged_pairs = _judged_now(cases, sidecar=sidecar, sha_now=sha_now)
+    kept_stale = [o for o in read_stale(out.stale_file) if (o["case_id"], o["card_id"]) not in judged_pairs]
     out.stale_kept = len(kept_stale)
     if draft is not None:
         out.detect = next((e.detect for e in draft.values() if e.detect is not None), None)
@@ -238,6 +241,15 @@ def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: set[tuple[str, 
     if not path.is_file():
         return text or None
     return None if text == _text(path) else text
+
+
+def _judged_now(cases: Path, *, sidecar: Path, sha_now: Mapping[str, str]) -> set[tuple[str, str]]:
+    """The (case, card) pairs the golden set judges now: its gold at any grade, and the sidecar's
+    current entries."""
+    pairs = {(case, card) for case, card, _ in current_not_relevant(read_not_relevant(sidecar), sha_now=sha_now)}
+    if cases.exists():
+        pairs |= {(c.id, card) for c in load_cases(cases).cases for card in judgements(c)}
+    return pairs
 
 
 def _count_drafted(out: Applied, *, draft: Mapping[str, DraftEntry], after: CaseSet | None, judged: set[str],

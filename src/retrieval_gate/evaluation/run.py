@@ -64,7 +64,8 @@ def one_retriever_problem(*, suite_config: SuiteConfig, suite: str) -> str | Non
     names = ", ".join(spec.name for spec in specs)
     return (f"suite {suite!r} names {len(specs)} retrievers ({names}); a gate judges one retriever against "
             f"one baseline: give each retriever its own suite in the config file (suites.<name>.retriever) "
-            f"and gate each suite, or compare them side by side with `retrieval-gate eval --suite {suite}`")
+            f"and gate each suite, or compare them side by side with `retrieval-gate eval --suite {suite} "
+            f"--out out/results.json`")
 
 
 def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,

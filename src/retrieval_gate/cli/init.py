@@ -11,6 +11,7 @@ content unless ``--force``, and says what it kept."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -367,9 +368,11 @@ def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     for path in write_draft_folder(out, result=result, detect=options.detect):
         console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"no golden set yet: drafted {len(result.entries)} queries of {log} to label. Next:", markup=False, soft_wrap=True)
+    q = shlex.quote
     for line in (f"open {out / 'label.html'} (label with the keyboard, then Download labels)",
-                 f"retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'} --cases {root / 'cases.jsonl'} "
-                 f"--kb {kb}", f"retrieval-gate init --dir {root} --kb {kb} --cases {root / 'cases.jsonl'}"):
+                 f"retrieval-gate label apply labels.jsonl --draft {q(str(out / 'draft.jsonl'))} "
+                 f"--cases {q(str(root / 'cases.jsonl'))} --kb {q(str(kb))}",
+                 f"retrieval-gate init --dir {q(str(root))} --kb {q(str(kb))} --cases {q(str(root / 'cases.jsonl'))}"):
         console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
@@ -521,8 +524,11 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
                       soft_wrap=True)
         written.append(rel_manifest)
     write_audit(root / rel_audit, report=audit_suite(suite_config=suite_config))
-    console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit` explains it)", markup=False,
-                  soft_wrap=True)
-    console.print(f"check it: retrieval-gate compare --results out/results.json  (against {rel_baseline})",
-                  markup=False, highlight=False, soft_wrap=True)
+    console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit --out out/audit.json` explains "
+                  "it)", markup=False, soft_wrap=True)
+    here = Path(os.path.abspath(root)) == Path.cwd()
+    command = ("retrieval-gate compare --results out/results.json" if here else
+               f"retrieval-gate compare --results {shlex.quote(str(root / 'out' / 'results.json'))} "
+               f"--baseline {shlex.quote(str(root / rel_baseline))} --config {shlex.quote(str(root / 'retrieval-gate.yml'))}")
+    console.print(f"check it: {command}  (against {rel_baseline})", markup=False, highlight=False, soft_wrap=True)
     return [*written, rel_audit]

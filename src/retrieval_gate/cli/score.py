@@ -74,7 +74,7 @@ def score(
         abstain_threshold=suite_config.abstain_threshold,
         rel_level=suite_config.rel_level,
         mean=suite_config.mean,
-        not_relevant=not_relevant_by_case(Path(case_set.path)),
+        not_relevant=not_relevant_by_case(Path(case_set.path), kb=loaded_kb),
     )
     write_results(out, results=results)
     for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error

@@ -67,7 +67,8 @@ def one_retriever_problem(*, suite_config: SuiteConfig, suite: str) -> str | Non
     names = ", ".join(spec.name for spec in specs)
     return (f"suite {suite!r} names {len(specs)} retrievers ({names}); a gate judges one retriever against "
             f"one baseline: give each retriever its own suite in the config file (suites.<name>.retriever) "
-            f"and gate each suite, or compare them side by side with `retrieval-gate eval --suite {suite}`")
+            f"and gate each suite, or compare them side by side with `retrieval-gate eval --suite {suite} "
+            f"--out out/results.json`")
 
 
 def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
@@ -143,7 +144,8 @@ class _Measure:
         self.filters = [c.filter for c in cases]
         self.false_exclusion = false_exclusion_extras(cases=cases,
                                                       units=[(c.parent_id, c.metadata) for c in shared.chunks])
-        self.not_relevant = not_relevant_by_case(Path(shared.case_set.path))  # judged not relevant: never unjudged
+        # judged not relevant (at the card's content now): never unjudged
+        self.not_relevant = not_relevant_by_case(Path(shared.case_set.path), kb=shared.kb)
 
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense

@@ -137,8 +137,9 @@ class NeedsLabels(BaseModel):
 
 class GateInForce(GateSettings):
     """The gate knobs in force, and the gate's ``status``: ``pass``, ``fail``, or ``needs-labels``
-    (the standard and the condensed readings disagree on whether it fails: the labels cannot
-    support a verdict). None: a file from before schema 5 (its ``verdict`` says)."""
+    (a pooled golden set whose unjudged cards, labelled for or against the PR, change whether it
+    fails — ``compare.decisive``; in schema 5: the standard and the condensed readings disagreed):
+    the labels cannot support a verdict. None: a file from before schema 5 (its ``verdict`` says)."""
 
     status: GateStatus | None = None
 
@@ -147,7 +148,7 @@ class Reading(_Strict):
     """The gate run on another reading of the same runs (the condensed one: unjudged cards removed
     from each ranking before scoring, ``compare.condensed``): its verdict, failures and judged rows."""
 
-    verdict: GateStatus = "pass"  # needs-labels: the two readings disagree (gate.status)
+    verdict: GateStatus = "pass"  # this reading's own gate verdict
     failures: list[str] = Field(default_factory=list)
     rows: list[ComparisonRow] = Field(default_factory=list)
 
@@ -179,7 +180,7 @@ class Comparison(_Strict):
     stats: ComparisonStats = Field(default_factory=ComparisonStats)  # method, levels, correction, seed
     regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
-    verdict: GateStatus = "pass"  # needs-labels: the two readings disagree (gate.status)
+    verdict: GateStatus = "pass"  # needs-labels: the unjudged cards decide (gate.status, compare.decisive)
     # What changed and why (compare.changes): every paired case whose ranking of relevant cards
     # moved, most harmful first; the KB's card diff (None: no manifest on one side); whether the
     # baseline carries rankings (False: ranks before are unknown).

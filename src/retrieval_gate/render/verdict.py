@@ -98,7 +98,7 @@ def _verdict_word(verdict: str) -> str:
 
 
 def _standard_fails(comparison: Comparison) -> bool:
-    """The standard reading's gate failed (its failures are recorded; the condensed one's differ)."""
+    """The standard reading's gate failed (its failures are recorded)."""
     return bool(comparison.failures)
 
 

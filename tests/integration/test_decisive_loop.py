@@ -7,6 +7,7 @@ the exact one-sided sign test: l lost and g gained fail at p = P(X ≥ l | n = l
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -80,11 +81,13 @@ def test_a_sitting_at_a_time_until_the_verdict_is_decided(suite: Path, capsys: p
     # the first sitting: 5 confirmed losses with nothing gained fail (p = 1/32); 4 do not (1/16)
     assert data["needs_labels"] == {"cards": 10, "cases": 10, "sitting": 5, "if_relevant": "pass",
                                     "if_not_relevant": "fail"}
-    code, out, _ = cli(capsys, "label", "top-up", "--results", "pr.json", "--baseline", "baseline.json",
-                       "--kb", "kb.jsonl", "--cases", "cases.jsonl", "--out", "sitting1")
+    # the command compare names runs as printed (its own files, the run's KB and cases, a free folder)
+    printed = out.split("label them: ", 1)[1].splitlines()[0]
+    assert printed.startswith("retrieval-gate label top-up --results pr.json --baseline baseline.json --out top-up")
+    code, out, _ = cli(capsys, *shlex.split(printed)[1:])
     assert code == 0 and "cards to label: 5 in 5 of 10 cases" in out
     # round 1: new0 answers its question; new1 … new4 do not
-    asked = label(capsys, "sitting1", relevant={"new0"})
+    asked = label(capsys, "top-up", relevant={"new0"})
     assert asked == [(f"q{i}", f"new{i}") for i in range(5)]
     score(capsys, "pr")
     code, out, data = compared(capsys, "pr")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -98,8 +99,32 @@ def compare_command(
                          judgements=judgements or suite_config.judgements)
     if out is not None:
         write_comparison(out, comparison=comparison)
-    print_comparison(comparison, console=console, all_rows=all_rows)
+    print_comparison(comparison, console=console, all_rows=all_rows,
+                     top_up=top_up_commands(results=results, baseline=baseline_path, config=config, suite=suite,
+                                            inputs=loaded.inputs))
     if out is not None:
         console.print(f"wrote {out}", markup=False, soft_wrap=True)
     if gate_fails(comparison):  # a failed gate, or needs-labels unless gate.unjudged: warn
         raise typer.Exit(1)
+
+
+def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite: str,
+                    inputs: Mapping[str, Any]) -> tuple[str, str]:
+    """The two ``label top-up`` commands the terminal names (every unjudged card; the decisive ones), with
+    this comparison's own files, the KB and golden set the run read (where they are still there) and a
+    draft folder that holds no draft yet, so each runs as printed."""
+    import shlex
+
+    from retrieval_gate.golden.draft_folder import free_draft_folder
+
+    q = shlex.quote
+    where = f" --config {q(str(config))}" if config is not None else ""
+    where += f" --suite {q(suite)}" if suite != "default" else ""
+    for flag, name in (("--kb", "kb"), ("--cases", "cases")):
+        path = getattr(inputs.get(name), "path", None)
+        if path and Path(path).exists():
+            where += f" {flag} {q(path)}"
+    full = f"retrieval-gate label top-up --results {q(str(results))} --out {q(str(free_draft_folder(Path('top-up'))))}{where}"
+    decisive = (f"retrieval-gate label top-up --results {q(str(results))} --baseline {q(str(baseline))} "
+                f"--out {q(str(free_draft_folder(Path('top-up'))))}{where}")
+    return full, decisive

@@ -163,7 +163,8 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
     return table, len(comparison.rows) - len(shown)
 
 
-def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool = False) -> None:
+def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool = False,
+                     top_up: tuple[str, str] | None = None) -> None:
     """Verdict, what changed in the set-up, the table, lost/gained hits, the gate's reasons."""
     base = comparison.baseline_sha[:7] if comparison.baseline_sha else "from a local run (no commit recorded)"
     when = f" ({comparison.baseline_updated_at[:10]})" if comparison.baseline_updated_at else ""
@@ -193,11 +194,13 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     elif comparison.verdict == "pass" and not gate_on:
         verdict += " (report only: no gate is on)"
     if comparison.verdict == "needs-labels":
-        verdict += f" — {needs_labels_words(comparison)}; label them: {DECISIVE_TOP_UP_COMMAND}"
+        command = top_up[1] if top_up else DECISIVE_TOP_UP_COMMAND
+        verdict += f" — {needs_labels_words(comparison)}; label them: {command}"
         if comparison.gate.unjudged == "warn":
             verdict += " (gate.unjudged: warn, so it passes)"
     elif comparison.unjudged_note:
-        console.print(f"labels: {unjudged_note(comparison)} ({TOP_UP_COMMAND})", style="yellow", markup=False,
+        command = top_up[0] if top_up else TOP_UP_COMMAND
+        console.print(f"labels: {unjudged_note(comparison)} ({command})", style="yellow", markup=False,
                       soft_wrap=True)
     if comparison.not_cards:
         shown = ", ".join(escape_controls(c) for c in comparison.not_cards[:NOT_CARDS_SHOWN])

@@ -7,6 +7,9 @@ personal data"; issue 57).
    drafted without ``--region``). A variant is masked when a ``<kind>`` of its kind stands in the
    output and no piece of the item is left: no run of 4+ letters or digits of the item as written,
    of its NFKC form, or of its percent-decoded form. ``none`` variants must come out unchanged.
+   The same for benchmarks/data/pii_heldout.tsv: 46 variants written after the detectors were
+   tuned on the battery (its first run: 15 of 15 secrets, 30 of 31 identifiers — "nasceu em" was
+   no birth word; then fixed).
 2. **Planted keys** (200 of each family, seeded): AWS secret access keys (30 random bytes in
    base64: 40 characters of ``A-Za-z0-9+/``), Azure storage account keys (64 bytes: 88 characters
    ending ``==``), 32-byte base64 secrets (44 characters ending ``=``), the same with ``-``/``_``
@@ -40,6 +43,7 @@ from retrieval_gate.golden.masking import Masker
 
 ROOT = Path(__file__).resolve().parents[1]
 BATTERY = ROOT / "benchmarks" / "data" / "pii_battery.tsv"
+HELDOUT = ROOT / "benchmarks" / "data" / "pii_heldout.tsv"
 ORDINARY = ROOT / "benchmarks" / "data" / "ordinary_questions.txt"
 SHARED = ROOT.parent / "shared"
 ITEM_RE = re.compile("⟦(.*?)⟧")
@@ -82,13 +86,13 @@ def is_masked(kind: str, text: str, item: str, masked: str) -> bool:
     return f"<{kind}>" in masked and item not in masked and not any(p in masked for p in pieces)
 
 
-def battery() -> dict:
+def battery(path: Path = BATTERY) -> dict:
     maskers: dict[str, Masker] = {}
     table: dict[str, Counter] = {}
     default_table: dict[str, Counter] = {}
     missed = []
     default = Masker()
-    for kind, region, text, item in read_battery():
+    for kind, region, text, item in read_battery(path):
         masker = maskers.setdefault(region, Masker(region=region))
         masked = masker.mask(text)[0]
         ok = is_masked(kind, text, item, masked)
@@ -168,7 +172,8 @@ def false_masks(*, corpus: bool) -> dict:
 
 
 def main(argv: list[str]) -> dict:
-    result = {"battery": battery(), "planted": planted(), "false_masks": false_masks(corpus="--corpus" in argv)}
+    result = {"battery": battery(), "heldout": battery(HELDOUT), "planted": planted(),
+              "false_masks": false_masks(corpus="--corpus" in argv)}
     if "--json" not in argv:
         b = result["battery"]
         print("| kind | variants | masked (line's region) | masked (default region US) |")
@@ -178,6 +183,9 @@ def main(argv: list[str]) -> dict:
         ids = [v for k, v in b["by_kind"].items() if k not in ("secret", "none")]
         ok, n = sum(v[0] for v in ids), sum(v[1] for v in ids)
         print(f"| **identifiers** | {n} | {ok} ({ok / n:.1%}) | |")
+        print()
+        h = result["heldout"]["by_kind"]
+        print("held-out: " + ", ".join(f"{k} {ok} of {n}" for k, (ok, n) in h.items()))
         print()
         print("| planted key family | masked |")
         print("|---|---:|")

@@ -23,6 +23,7 @@ from retrieval_gate.golden.masking import Masker
 
 ROOT = Path(__file__).resolve().parents[2]
 BATTERY = ROOT / "benchmarks" / "data" / "pii_battery.tsv"
+HELDOUT = ROOT / "benchmarks" / "data" / "pii_heldout.tsv"  # written after the detectors were tuned
 ORDINARY = ROOT / "benchmarks" / "data" / "ordinary_questions.txt"
 SCIFACT = ROOT.parent / "shared" / "datasets" / "scifact" / "queries.jsonl"
 ITEM = re.compile("⟦(.*?)⟧")
@@ -32,7 +33,7 @@ MASKER = Masker()
 
 def variants() -> list[tuple[str, str, str, str]]:
     out = []
-    for line in BATTERY.read_text(encoding="utf-8").splitlines():
+    for line in [*BATTERY.read_text(encoding="utf-8").splitlines(), *HELDOUT.read_text(encoding="utf-8").splitlines()]:
         if line.strip() and not line.startswith("#"):
             kind, region, marked = line.split("\t")
             marked = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), marked)

@@ -153,7 +153,7 @@ _WORD_DATE_RE = re.compile(rf"(?i)(?<![\w.])(?:(\d{{1,2}})(?:st|nd|rd|th|o|\.)?(
                            rf"(?:,?\s+(?:of\s+|de\s+|del\s+)?|-)((?:19|20)\d{{2}})"
                            rf"|{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}))(?!\w|\.\w)")
 # Words that make a date after them a date of birth (within ``_BIRTH_WINDOW`` characters before it).
-_BIRTH_WORDS_RE = re.compile(r"(?i)(?<!\w)(?:born|birth\w*|d\.?o\.?b|nasci\w*|anivers[aá]rio|nacid[oa]|nacimiento"
+_BIRTH_WORDS_RE = re.compile(r"(?i)(?<!\w)(?:born|birth\w*|d\.?o\.?b|nasc\w*|anivers[aá]rio|nacid[oa]|nacimiento"
                              r"|née?|naissance|geboren|geburt\w*|cumpleaños)(?!\w)")
 _BIRTH_WINDOW = 40
 # A full date with no birth word before it is masked when its year is before this one: a date of

@@ -1,5 +1,5 @@
 """Masking a query log (``golden.masking``), measured by kind (docs/golden-set.md, "Secrets and
-personal data"; issue 57).
+personal data").
 
 1. **The battery** (benchmarks/data/pii_battery.tsv): every variant — kind, region, the text with
    the item between ⟦ ⟧; ``\\uXXXX`` stands for an invisible character — through
@@ -20,7 +20,7 @@ personal data"; issue 57).
    and Portuguese, with numbers, versions, dates, prices, order and ticket numbers, paths and
    URLs), the example suite's queries, the sentences of ../shared/seeds (Portuguese and English
    design notes), SciFact's test queries and, with ``--corpus``, SciFact's corpus titles and first
-   three sentences of each abstract.
+   three sentences of each abstract, and its 5,183 abstracts whole.
 
 Prints a Markdown table per part and one JSON line (``--json`` for the JSON alone).
 
@@ -159,6 +159,8 @@ def corpora(*, corpus: bool) -> dict[str, list[str]]:
         out["scifact_corpus_sentences"] = [
             t for line in (scifact / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
             for d in [json.loads(line)] for t in [d.get("title", ""), *d.get("text", "").split(". ")[:3]] if t]
+        out["scifact_abstracts"] = [json.loads(line).get("text", "") for line in
+                                    (scifact / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     return out
 
 

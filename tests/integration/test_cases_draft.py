@@ -204,7 +204,7 @@ def test_a_hostile_log_writes_no_secret_identifier_or_dropped_column(tmp_path: P
 
 def test_the_battery_through_cases_draft_leaves_no_item_in_any_file_or_output(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch, capsys):
-    """Issue 57: every variant of benchmarks/data/pii_battery.tsv (keys hidden by percent-escapes,
+    """Every variant of benchmarks/data/pii_battery.tsv (keys hidden by percent-escapes,
     base64, invisible or full-width characters; one-line PEM keys; CPF/CNPJ groupings; dates of
     birth in words; Brazilian numbers without +55 …) as a CSV log whose header holds a key and
     whose kept column holds a key across the 500-character cut: draft.jsonl, label.html, draft.md,

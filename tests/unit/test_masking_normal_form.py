@@ -1,4 +1,4 @@
-"""Masking by normal form first (golden/masking.py, issue 57): NFKC and invisible characters
+"""Masking by normal form first (golden/masking.py): NFKC and invisible characters
 removed before detection; percent-escapes, base64 and PEM decoded or bounded; the shapes a
 hostile review found unmasked, each with its hand-written masked text; what must stay as it is;
 and the log's shell (golden/log_clean.py, golden/log_reader.py): column values masked whole

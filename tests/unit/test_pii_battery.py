@@ -4,7 +4,7 @@ every secret masked, at least 98 % of the 150+ structured identifiers masked (ea
 figure), the ``none`` variants unchanged; planted random keys of six families (generated here from
 their definitions, not by the masker) all masked; at most 1 % of ordinary product questions
 (benchmarks/data/ordinary_questions.txt) and none of the example suite's queries given a mask;
-SciFact's queries too when ../shared is there. Issue 57."""
+SciFact's queries too when ../shared is there."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ SENTENCES = ("aws secret {} not working", "my key is {}", "{} was rejected", "ch
 
 @pytest.mark.parametrize("family", list(KEY_FAMILIES))
 def test_planted_keys_without_a_keyword_are_all_masked(family):
-    rng = random.Random(f"issue-57-{family}")
+    rng = random.Random(f"planted-{family}")
     missed = []
     for i in range(60):
         key = KEY_FAMILIES[family](rng)

@@ -180,6 +180,7 @@ _DIGIT_RUN_RE = re.compile(r"[+(]?\d[\d\s().\-/]*\d")
 # valid Brazilian number (``11 91234-5678``, ``11 9 1234-5678``, ``21 3456-7890``).
 _BR_PHONE_RE = re.compile(r"(?<![\w+.,/-])\(?[1-9]\d\)?[ .-]?(?:9[ .-]?\d{4}|[2-5]\d{3})[ .-]?\d{4}(?![\w,/-]|\.\d)")
 _PHONE_EDGE = frozenset("-_/.")
+_RANGE_RE = re.compile(r"(\d+)\s?[-–]\s?(\d+)")
 _TOKEN_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~")
 
 
@@ -527,12 +528,13 @@ class Masker:
 
 
 _MAX_DECODE_DEPTH = 2
-# A run is random-looking (a key) when its characters carry this much Shannon entropy (bits a
-# character, detect-secrets' measure) and its segments (``_SEGMENT_RE``) are this short on average:
-# words, gene names and paths fall into long segments (``Oct4/Sox2/Klf4/Myc`` 2.9 letters,
-# ``IndexFlatIP/IndexFlatL2`` 3.1), base64 keys into short ones (1.3–2.7 on 800 random keys).
-_RUN_ENTROPY = 4.0
-_RUN_SEGMENT = 2.8
+# A run with separators is random-looking (a key) when it is this long (letters and digits), its
+# characters carry this much Shannon entropy (bits a character, detect-secrets' measure) and its
+# segments (``_SEGMENT_RE``) are this short on average: words, gene names and paths fall into long
+# segments (``Oct4/Sox2/Klf4/Myc-mediated`` 2.9, ``IndexFlatIP/IndexFlatL2`` 3.1), base64 keys into
+# short ones; a long run may have longer segments when its entropy is higher (no text of SciFact's
+# corpus, the seeds or the ordinary questions reaches 4.32 bits; 20,000 random keys all pass).
+_RUN_RULES = ((28, 4.0, 2.8), (32, 4.3, 3.6))  # (letters and digits at least, entropy at least, segment at most)
 _TOKEN_ENTROPY = 3.5
 
 
@@ -550,10 +552,10 @@ def _random_token(token: str, entropy: Callable[[str], float]) -> bool:
 
 def _random_run(run: str, entropy: Callable[[str], float]) -> bool:
     """A run of a key's alphabet (``+``, ``/``, ``-``, ``_``, ``=`` inside) that reads as one key:
-    20+ letters and digits, at least four letters, a digit (or, from 32 characters on, three
-    upper- and three lower-case letters), entropy ≥ ``_RUN_ENTROPY`` and segments of
-    ``_RUN_SEGMENT`` characters or fewer on average; a run without ``+ / - =`` is also read as one
-    token (``_random_token``)."""
+    at least four letters, a digit (or, from 32 characters on, three upper- and three lower-case
+    letters), and one of ``_RUN_RULES`` met: enough letters and digits (28 or more), entropy high
+    enough, segments short enough on average; a run without ``+ / - =`` is also read as one token
+    (``_random_token``)."""
     core = run.rstrip("=")
     if not _RUN_SEPARATORS_RE.search(core) and _random_token(run, entropy):
         return True
@@ -565,8 +567,8 @@ def _random_run(run: str, entropy: Callable[[str], float]) -> bool:
     lower = len(alnum) - digits - upper
     if upper + lower < 4 or not (digits or (len(alnum) >= 32 and upper >= 3 and lower >= 3)):
         return False
-    segments = _SEGMENT_RE.findall(core)
-    return entropy(core) >= _RUN_ENTROPY and len(alnum) / max(len(segments), 1) <= _RUN_SEGMENT
+    bits, segment = entropy(core), len(alnum) / max(len(_SEGMENT_RE.findall(core)), 1)
+    return any(len(alnum) >= n and bits >= e and segment <= seg for n, e, seg in _RUN_RULES)
 
 
 def _percent_decode(text: str) -> str:
@@ -603,9 +605,12 @@ def _has_keylike(text: str) -> bool:
 def _one_number(raw: str) -> bool:
     """A *possible* phone number taken only when it reads as one number: nine digits or more,
     no dotted group (a version, a decimal), every group of three digits or more (``10 2019``
-    is a rank and a year), or a leading ``+``/``(``."""
+    is a rank and a year), or a leading ``+``/``(``; two numbers of the same length joined by a
+    dash are a range (``12000-53000``, pages ``12345-12350``)."""
     digits = _digits(raw)
     if len(digits) < 9 or "." in raw:
+        return False
+    if (pair := _RANGE_RE.fullmatch(raw.strip())) and len(pair.group(1)) == len(pair.group(2)):
         return False
     if raw.lstrip().startswith(("+", "(")):
         return True

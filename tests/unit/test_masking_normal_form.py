@@ -62,6 +62,10 @@ def test_the_normal_form_is_nfkc_without_invisible_characters(text, expected):
         ("go https%3A%2F%2Fbob%3As3cr3tpass%40git.example.com%2Fr.git", "go https://<secret>@git.example.com/r.git"),
         ("next=https%3A%2F%2Fapi.example.com%2Fv1%3Ftoken%3Dabcd1234efgh5678 401",
          "next=https://api.example.com/v1?token=<secret> 401"),
+        # a hex key whose digit run passes Luhn is one key, not a card inside a key
+        ("got 403 with 01912f3b64eb259358293915696562f94fc602adb11dc2f86048f14c32f14428 today",
+         "got 403 with <secret> today"),
+        ("chave KyfQx1FvyfwwSdokyafNFLxImnKYsaiwclQFGQLU nope", "chave <secret> nope"),  # one digit, long runs
         # base64 that decodes to a user:password pair (HTTP Basic without the word)
         ("auth " + base64.b64encode(b"admin:S3cretPassw0rd").decode() + " header", "auth <secret> header"),
     ],

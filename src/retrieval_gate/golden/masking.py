@@ -122,9 +122,10 @@ _IBAN_RE = re.compile(r"(?i)(?<![A-Za-z0-9])[A-Z]{2}\d{2}"
                       r"(?:[A-Z0-9]{11,30}|(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,3})?)(?![A-Za-z0-9])")
 # CNPJ and CPF in any grouping people type: dots, dashes, slashes, spaces or nothing between the
 # groups (``11222333/0001-81``, ``11.222.333.0001-81``; ``529982247-25``, ``529 982 247 25``).
-_CNPJ_RE = re.compile(r"(?<![\d./-])\d{2}[. -]?\d{3}[. -]?\d{3}[./ -]?\d{4}[. -]?\d{2}(?![\d/-]|\.\d)")
-_CPF_RE = re.compile(r"(?<![\d./-])\d{3}[. -]?\d{3}[. -]?\d{3}[./ -]?\d{2}(?![\d/-]|\.\d)")
-_CARD_RE = re.compile(r"(?<![\d.-])\d(?:[ .-]?\d){12,18}(?![\d-]|\.\d)")
+# Not glued to a letter: the digits inside a hex key are no card, CPF or CNPJ.
+_CNPJ_RE = re.compile(r"(?<![\w./-])\d{2}[. -]?\d{3}[. -]?\d{3}[./ -]?\d{4}[. -]?\d{2}(?![\w/-]|\.\d)")
+_CPF_RE = re.compile(r"(?<![\w./-])\d{3}[. -]?\d{3}[. -]?\d{3}[./ -]?\d{2}(?![\w/-]|\.\d)")
+_CARD_RE = re.compile(r"(?<![\w.-])\d(?:[ .-]?\d){12,18}(?![\w-]|\.\d)")
 _SSN_RE = re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])")
 _SSN_CONTEXT_RE = re.compile(r"(?i)\b(ssn|ss#|social security(?: number| no\.?| n[ºo°])?)(\W{0,4}(?:is\s+)?)"
                              r"(\d{3}[ -]?\d{2}[ -]?\d{4})(?!\d)")
@@ -534,20 +535,24 @@ _MAX_DECODE_DEPTH = 2
 # segments (``Oct4/Sox2/Klf4/Myc-mediated`` 2.9, ``IndexFlatIP/IndexFlatL2`` 3.1), base64 keys into
 # short ones; a long run may have longer segments when its entropy is higher (no text of SciFact's
 # corpus, the seeds or the ordinary questions reaches 4.32 bits; 20,000 random keys all pass).
-_RUN_RULES = ((28, 4.0, 2.8), (32, 4.3, 3.6))  # (letters and digits at least, entropy at least, segment at most)
+_RUN_RULES = ((28, 4.0, 2.8), (32, 4.3, 3.6), (32, 4.4, 8.0))  # (letters and digits, entropy, segment)
 _TOKEN_ENTROPY = 3.5
+# A hex run of 32 digits or more (a 16-byte key and longer; hex carries at most 4 bits a digit).
+_HEX_RE = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_HEX_ENTROPY = 3.2
 
 
 def _random_token(token: str, entropy: Callable[[str], float]) -> bool:
     """A token without separators (letters, digits, ``_``, trailing ``=``) that reads as a key:
-    letters, two digits or more, entropy ≥ 3.5 bits a character — unless it is ``_``-joined words
+    letters, two digits or more, entropy ≥ 3.5 bits a character (3.2 for 32+ hex digits: a 32-byte
+    hex key spreads over 16 symbols) — unless it is ``_``-joined words
     and numbers (``test_50_percent_exclusion_rate``)."""
     core = token.rstrip("=")
     if "=" in core or not any(ch.isalpha() for ch in core) or sum(ch.isdigit() for ch in core) < 2:
         return False
     if "_" in core and all(p.isalpha() or p.isdigit() for p in core.split("_") if p):
         return False
-    return entropy(core) >= _TOKEN_ENTROPY
+    return entropy(core) >= (_HEX_ENTROPY if _HEX_RE.fullmatch(core) else _TOKEN_ENTROPY)
 
 
 def _random_run(run: str, entropy: Callable[[str], float]) -> bool:

@@ -141,10 +141,12 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
 
     def masked_once(text: str) -> str:
         """A log repeats its frequent queries and column values (an intent, a locale): each
-        distinct text is masked once (up to ``MAX_CACHED_VALUES``), its masks counted each time."""
+        distinct text is masked once (up to ``MAX_CACHED_VALUES`` texts of at most
+        ``MAX_QUERY_CHARS``: a long column value is masked each time, never held), its masks
+        counted each time."""
         if (hit := masked_values.get(text)) is None:
             hit = mask_pii(text, masker=masker)
-            if len(masked_values) < MAX_CACHED_VALUES:
+            if len(masked_values) < MAX_CACHED_VALUES and len(text) <= MAX_QUERY_CHARS:
                 masked_values[text] = hit
         if hit[1]:
             report.masked.update(hit[1])

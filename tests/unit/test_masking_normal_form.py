@@ -32,6 +32,8 @@ AZURE_KEY = "hIM4PPvm2kdlqzdqcgOjdXIF8GMMnldwhMILtXeMkgVNAP5MWV1epZi0QwR4rCgjDqq
         ("key\u034fA\ufe0fB", "keyAB"),  # combining grapheme joiner, variation selector: default-ignorable
         ("ﬁle version 2.4", "file version 2.4"),  # a ligature
         ("plain ascii stays", "plain ascii stays"),
+        ("key \u0410KIA1 j\u0430ne", "key AKIA1 jane"),  # Cyrillic А, а inside a Latin word: read as Latin
+        ("Привет мир, ΑΒΓ", "Привет мир, ΑΒΓ"),  # Russian and Greek words alone: as written
     ],
 )
 def test_the_normal_form_is_nfkc_without_invisible_characters(text, expected):

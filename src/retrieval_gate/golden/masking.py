@@ -68,14 +68,34 @@ _IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\u
                            "\U000e0100-\U000e01ef]")
 
 
+# Cyrillic and Greek letters drawn like Latin ones, read as Latin inside a word that mixes them
+# with Latin letters (``АKIA…`` with a Cyrillic А); a word of Russian or Greek alone is left as written.
+_CONFUSABLES = str.maketrans("АВЕКМНОРСТХаеорсухіјѕԁԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧον",
+                             "ABEKMHOPCTXaeopcyxijsdqwABEZHIKMNOPTYXov")
+
+
 def normal_form(text: str) -> str:
     """The form every detector reads: NFKC (full-width digits and ``＠`` become ASCII, ligatures
     letters) with every format character (Cf) and other default-ignorable character removed — a
-    zero-width space inside an e-mail, a phone or a key no longer hides it."""
+    zero-width space inside an e-mail, a phone or a key no longer hides it — and, in a word that
+    mixes Latin letters with Cyrillic or Greek ones drawn alike, those read as Latin."""
     if text.isascii():
         return text
     text = _IGNORABLE_RE.sub("", "".join(ch for ch in text if unicodedata.category(ch) != "Cf"))
-    return unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text)
+    return _MIXED_RE.sub(_latin_word, text) if _NON_LATIN_RE.search(text) else text
+
+
+_MIXED_RE = re.compile(r"[\w+/=.@-]+")
+_NON_LATIN_RE = re.compile(r"[А-Яа-яЀ-џΑ-Ωα-ω]")
+_LATIN_RE = re.compile(r"[A-Za-z]")
+
+
+def _latin_word(m: re.Match[str]) -> str:
+    word = m.group(0)
+    if not _LATIN_RE.search(word) or not _NON_LATIN_RE.search(word):
+        return word
+    return word.translate(_CONFUSABLES)
 
 # A keyword's name that counts or sizes rather than holds a secret (``max_tokens``, ``num_keys``).
 _COUNT_KEY_RE = re.compile(r"(?i)(?:tokens|keys|secrets|passwords)$|(?:^|[_-])(?:max|min|num|n|count|total)[_-]")

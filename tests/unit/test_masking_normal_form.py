@@ -198,3 +198,7 @@ def test_a_bad_count_is_quoted_masked_and_short(tmp_path):
     problems: list[Problem] = []
     assert list(iter_log(path, problems=problems)) == []
     assert "<secret>" in problems[0].message and "ghp_" not in problems[0].message
+    path.write_text('{"query": "q", "count": "' + "9" * 5000 + 'x"}\n', encoding="utf-8")
+    problems = []
+    assert list(iter_log(path, problems=problems)) == []
+    assert "(a value of 5,003 characters)" in problems[0].message and "9" * 100 not in problems[0].message

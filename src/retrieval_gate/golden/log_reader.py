@@ -27,12 +27,17 @@ from retrieval_gate.load.textfile import display
 
 MAX_PROBLEMS = 50
 MAX_SHOWN_CHARS = 80
+MAX_QUOTED_CHARS = 1000  # a longer piece of the log is named by its length, not quoted
 
 
 def shown(value: object) -> str:
     """A piece of the log quoted in a message: masked (``golden.masking``), then cut to
-    ``MAX_SHOWN_CHARS`` — a header cell or a count may hold a key."""
-    text = mask_text(str(value))[0]
+    ``MAX_SHOWN_CHARS`` — a header cell or a count may hold a key; one over
+    ``MAX_QUOTED_CHARS`` is not quoted (masking a megabyte for a message is not worth it)."""
+    text = str(value)
+    if len(text) > MAX_QUOTED_CHARS:
+        return f"(a value of {len(text):,} characters)"
+    text = mask_text(text)[0]
     return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 1] + "…"
 
 

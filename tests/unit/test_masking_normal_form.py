@@ -64,6 +64,9 @@ def test_the_normal_form_is_nfkc_without_invisible_characters(text, expected):
         ("go https%3A%2F%2Fbob%3As3cr3tpass%40git.example.com%2Fr.git", "go https://<secret>@git.example.com/r.git"),
         ("next=https%3A%2F%2Fapi.example.com%2Fv1%3Ftoken%3Dabcd1234efgh5678 401",
          "next=https://api.example.com/v1?token=<secret> 401"),
+        # a password said in words: the word after it, when it has a digit or a sign
+        ("my password is Hunter2! please", "my password is <secret>! please"),
+        ("minha senha é Mudar@123 e não entra", "minha senha é <secret> e não entra"),
         # a hex key whose digit run passes Luhn is one key, not a card inside a key
         ("got 403 with 01912f3b64eb259358293915696562f94fc602adb11dc2f86048f14c32f14428 today",
          "got 403 with <secret> today"),
@@ -110,6 +113,8 @@ def test_secrets_hidden_by_encoding_are_masked(text, expected):
         ("dob 14-Mar-1985", "dob <date>", "date"),
         ("data de nascimento 02/05/2012", "data de nascimento <date>", "date"),  # recent, but a birth word
         ("from 192.168.001.010", "from <ip>", "ip"),  # leading zeros
+        ("dob: 3/14/85", "dob: <date>", "date"),  # a two-digit year after a birth word
+        ("write to jane.roe @ example.com", "write to <email>", "email"),  # spaces around @
         ("ssn 078-05-1120 verify", "ssn <ssn> verify", "ssn"),  # a famous SSN stdnum refuses: after "ssn"
     ],
 )
@@ -137,6 +142,8 @@ def test_identifiers_in_the_shapes_found_unmasked_are_masked(text, expected, kin
         "the word internationalization",
         "O CEP 01310-100 não é aceito no cadastro",
         "Protocolo 2024031512345 da ouvidoria",
+        "password reset for 12 users", "reset password v2.4.1 fails", "password self-service portal",
+        "password requirements: 8+ chars", "senha com 8 dígitos",
     ],
 )
 def test_ordinary_text_with_numbers_codes_and_paths_is_left_alone(text):

@@ -1,6 +1,14 @@
 """Secrets and personal data in a query log, masked by well-kept detectors (docs/golden-set.md,
 "Personal data and secrets"). Pure: text in, masked text and counts by kind out.
 
+**The normal form first** (``normal_form``): NFKC, every format character (Cf: zero-width spaces
+and joiners, soft hyphens, bidi controls) and other default-ignorable character removed, and in a
+word mixing Latin letters with Cyrillic or Greek look-alikes, those read as Latin. Then what hides
+an item is undone before detection: a run with percent-escapes is decoded and masked as decoded
+(written decoded when it held an item); a base64 token that decodes to text holding an item, or
+to a ``user:password`` pair, is masked whole; a PEM private key is one ``<secret>`` from BEGIN to
+END (or, cut short, through its base64).
+
 Each item found becomes ``<kind>``; the kinds, in the order they are looked for (a secret's
 digits must not be read as a phone number first):
 
@@ -8,33 +16,37 @@ digits must not be read as a phone number first):
   regex plugins of **detect-secrets** (AWS keys, GitHub, GitLab, Slack, Stripe, OpenAI, JWT,
   SendGrid, npm, PyPI, private keys, …: their patterns, each match widened to the whole token);
   ``keyword=value`` / ``keyword: value`` pairs for detect-secrets' keyword list (password,
-  secret, api_key, …) and ``token``, ``senha``; ``Bearer``/``Basic`` values; forge and API key
-  prefixes detect-secrets does not know (``sk-proj-…``, ``github_pat_…``, ``hf_…``, ``AIza…``)
-  UUIDs, and any token of 20+ letters, digits, ``_`` or ``=`` (hyphens, slashes and plus signs
-  join the words of a compound) with letters and two digits or more whose Shannon entropy (detect-secrets' own
-  measure) is at least 3.5 bits a character.
-- ``email`` — Unicode local parts and IDN domains (checked by **email-validator**, no DNS), and
-  the spelled-out ``john dot doe at gmail dot com`` / ``[at]`` / ``arroba … ponto`` form.
-- ``iban`` (any case, mod-97 by **python-stdnum**), ``cnpj`` and ``cpf`` (Brazil, check
-  digits by python-stdnum), ``card`` (13–19 digits with spaces, dots or dashes, Luhn by
-  python-stdnum), ``ssn`` (US: ``123-45-6789``, or 9 digits after "SSN"/"social security";
-  python-stdnum's rules), ``date`` (a day, month and year: ``14/03/1985``, ``1985-03-14``, and
-  ``14 March 1985`` after "born"/"birth"/"DOB"; checked by ``datetime.date``), ``ip`` (IPv4 and
-  IPv6, checked by the standard library's ``ipaddress``).
+  secret, api_key, …) and ``token``, ``senha`` (a counting name, ``max_tokens``, is none); a
+  password said in words ("my password is Hunter2!"); ``Bearer``/``Basic`` values; forge and API
+  key prefixes detect-secrets does not know (``sk-proj-…``, ``github_pat_…``, ``hf_…``,
+  ``AIza…``); UUIDs; and random-looking runs of a key's alphabet, ``+ / = - _`` inside
+  (``_random_run``: entropy, detect-secrets' own measure, and the average length of the run's
+  word/number segments).
+- ``email`` — Unicode local parts and IDN domains (checked by **email-validator**, no DNS),
+  spaces around the ``@``, and the spelled-out ``john dot doe at gmail dot com`` / ``[at]`` /
+  ``arroba … ponto`` form.
+- ``iban`` (any case, mod-97 by **python-stdnum**), ``cnpj`` and ``cpf`` (Brazil, check digits by
+  python-stdnum, in any grouping), ``card`` (13–19 digits with spaces, dots or dashes, Luhn by
+  python-stdnum), ``ssn`` (US: ``123-45-6789``, or 9 digits after "SSN"/"social security"),
+  ``date`` (a full date of birth: in numbers or with the month's name in five languages, after a
+  birth word; in numbers also without one when its year is before 2010; checked by
+  ``datetime.date``), ``ip`` (IPv4, leading zeros too, and IPv6, checked by ``ipaddress``).
 - ``phone`` — **phonenumbers**' ``PhoneNumberMatcher``: international numbers (``+44 …``)
   anywhere, national numbers as the region reads them (``region``, default ``US``; ``cases
   draft --region``), valid numbers first, then *possible* numbers of nine digits or more that
-  look like one number (no dotted group, no group shorter than three digits); then a number
-  written in a national format (a trunk ``0`` or an area code in parentheses, and a separator)
-  that is possible in one of ``NATIONAL_REGIONS`` (GB, DE, FR, BR, IN, ES, IT, NL, PT, MX, AU, JP).
+  look like one number (no dotted group, no group shorter than three digits, no range, not glued
+  to a word); a Brazilian number without ``+55`` valid in Brazil; then a number written in a
+  national format (a trunk ``0`` or an area code in parentheses, and a separator) that is
+  possible in one of ``NATIONAL_REGIONS`` (GB, DE, FR, BR, IN, ES, IT, NL, PT, MX, AU, JP).
 - ``name`` and ``address`` — only when a detector is handed in (``NameDetector``: the optional
   Presidio adapter, ``golden.masking_names``); without one they are not covered, and draft.md
   says so.
 
 A compiled pre-filter skips, before any detector runs, every line with no digit, no ``@``, no
-``=`` or ``:``, no key-like token (11+ characters of a key's alphabet that are not one word) and
-not both an "at" and a "dot" — most queries of a log; each detector runs only on the lines that
-hold what it needs (the phone matcher: a run of seven digits or more).
+``=`` or ``:``, no percent-escape, no private key, no password said in words, no key-like token
+(11+ characters of a key's alphabet that are not one word) and not both an "at" and a "dot" —
+most queries of a log; each detector runs only on the lines that hold what it needs (the phone
+matcher: a run of seven digits or more).
 """
 
 from __future__ import annotations
@@ -107,6 +119,13 @@ _PREFIX_RE = re.compile(r"(?<![\w-])(?:sk-(?:proj-|ant-|live-|test-|svcacct-|adm
                         r"|rk_(?:live|test)_|pk_(?:live|test)_|github_pat_|gh[pousr]_|glpat-|gldt-|glrt-|xox[abposr]-|hf_|npm_|pypi-"
                         r"|AIza|ya29\.|AKIA|ASIA|shpat_|dop_v1_)[A-Za-z0-9_\-]{8,}")
 _BEARER_RE = re.compile(r"(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})")
+# A password said in words: "my password is Hunter2!", "minha senha é Mudar@123", "pwd Xk9#mP2$".
+# The word after it is taken when it has six characters or more, a letter and a digit or a sign
+# other than a hyphen (a plain word, "reset", "self-service", is prose; a version, "v2.4.1", too).
+_PASSWORD_SIGNS = frozenset("@#$%&*!?+=^~")
+_VERSION_RE = re.compile(r"(?i)v?\d+(?:\.\d+)+[a-z0-9.-]*")
+_PASSWORD_SAID_RE = re.compile(r"(?i)\b(?:password|passwd|pwd|passcode|senha|contraseña|contrasena|passwort|"
+                               r"mot de passe)\s+(?:(?:is|was|é|era|es|est|ist|=|:)\s+)?([^\s\"'`,;]{6,})")
 _URL_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@:]+(?::[^\s/?#@]*)?)@")
 _URL_PARAM_RE = re.compile(rf"(?i)([?&;#](?:{_URL_PARAM_NAMES})=)([^&\s#]+)")
 # A run of a key's alphabet (base64's ``+``, ``/``, ``=``, base64url's ``-``, ``_``): tested whole
@@ -131,6 +150,7 @@ _CREDENTIAL_RE = re.compile(r"[\w.@+-]{1,64}:[^\s:]{4,}")
 _UUID_RE = re.compile(r"(?i)(?<![0-9a-f-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])")
 
 _EMAIL_RE = re.compile(r"(?<![\w.+%-])[\w.!#$%'*+^`~-]+@(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_]{2,}(?![\w-])")
+_SPACED_EMAIL_RE = re.compile(r"(?<![\w.+%-])[\w.+-]+\s+@\s+(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_]{2,}(?![\w-])")
 _AT = r"(?:\s+(?:at|arroba)\s+|\s*[\[(<{]\s*(?:at|arroba|@)\s*[\])>}]\s*)"
 _DOT = r"(?:\s+(?:dot|ponto|punto)\s+|\s*[\[(<{]\s*(?:dot|ponto|punto|\.)\s*[\])>}]\s*)"
 _SPELLED_EMAIL_RE = re.compile(rf"(?i)(?<![\w.])[\w.+-]+(?:{_DOT}[\w+-]+)*{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}"
@@ -149,6 +169,8 @@ _CARD_RE = re.compile(r"(?<![\w.-])\d(?:[ .-]?\d){12,18}(?![\w-]|\.\d)")
 _SSN_RE = re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])")
 _SSN_CONTEXT_RE = re.compile(r"(?i)\b(ssn|ss#|social security(?: number| no\.?| n[ºo°])?)(\W{0,4}(?:is\s+)?)"
                              r"(\d{3}[ -]?\d{2}[ -]?\d{4})(?!\d)")
+# After a birth word only: a date with a two-digit year (``dob 3/14/85``).
+_SHORT_YEAR_DATE_RE = re.compile(r"(?<![\d./-])(\d{1,2})([/.-])(\d{1,2})\2(\d{2})(?![\d]|[./-]\d)")
 _DATE_RE = re.compile(r"(?<![\d./-])(?:(\d{1,2})([/.-])(\d{1,2})\2((?:19|20)\d{2})"
                       r"|((?:19|20)\d{2})([/.-])(\d{1,2})\6(\d{1,2}))(?![\d]|[./-]\d)")
 # Month names and their abbreviations in English, Portuguese, Spanish, French and German.
@@ -342,16 +364,17 @@ class Masker:
         keylike = _has_keylike(text)
         mail = "@" in text or (_AT_WORD_RE.search(text) is not None and _SPELLED_WORDS_RE.search(text) is not None)
         pem = "PRIVATE KEY" in text
+        said = _PASSWORD_SAID_RE.search(text) is not None
         encoded = "%" in text and _PERCENT_ESCAPE_RE.search(text) is not None
-        if not (digits or assign or keylike or mail or pem or encoded) and self.names is None:
+        if not (digits or assign or keylike or mail or pem or encoded or said) and self.names is None:
             return text, Counter()
         spans = _Spans(text)
         if encoded and depth < _MAX_DECODE_DEPTH:
             self._percent_encoded(spans, depth=depth)
         if pem:
             self._private_keys(spans)
-        if digits or assign or keylike or pem:
-            self._secrets(spans, assign=assign, keylike=keylike)
+        if digits or assign or keylike or pem or said:
+            self._secrets(spans, assign=assign, keylike=keylike, said=said)
         if keylike and depth < _MAX_DECODE_DEPTH:
             self._base64_encoded(spans, depth=depth)
         if mail and self.personal:
@@ -412,7 +435,7 @@ class Masker:
 
     # --- secrets ---------------------------------------------------------------------------
 
-    def _secrets(self, spans: _Spans, *, assign: bool, keylike: bool) -> None:
+    def _secrets(self, spans: _Spans, *, assign: bool, keylike: bool, said: bool = True) -> None:
         text = spans.text
         if assign:
             for m in _URL_USERINFO_RE.finditer(text):
@@ -435,6 +458,12 @@ class Masker:
             value = m.group(2)
             if any(ch.isdigit() for ch in value) or len(value) >= 20:
                 spans.add(m.start(2), m.end(2), "secret")
+        for m in _PASSWORD_SAID_RE.finditer(spans.view()) if said else ():
+            value = m.group(1).rstrip(".!?:;)")
+            if (len(value) >= 6 and "\x00" not in value and any(ch.isalpha() for ch in value)
+                    and any(ch.isdigit() or ch in _PASSWORD_SIGNS for ch in value)
+                    and not value.startswith("<") and not _VERSION_RE.fullmatch(value)):
+                spans.add(m.start(1), m.start(1) + len(value), "secret")
         for m in plugins.keyword_re.finditer(spans.view()) if assign else ():
             value, sep = m.group(2), m.group(1).rstrip(" '\"`")[-1:]
             # after ":" a plain word is prose ("password: forgot it"), a value with a digit or a sign is not
@@ -467,12 +496,14 @@ class Masker:
 
         view = spans.view()
         if "@" in view:
-            for m in _EMAIL_RE.finditer(view):
-                try:
-                    validate_email(m.group(0), check_deliverability=False, test_environment=True)
-                except EmailNotValidError:
-                    continue
-                spans.add(m.start(), m.end(), "email")
+            for pattern in (_EMAIL_RE, _SPACED_EMAIL_RE):  # spaces around the @: "jane @ example.com"
+                for m in pattern.finditer(spans.view()):
+                    try:
+                        validate_email("".join(m.group(0).split()), check_deliverability=False,
+                                       test_environment=True)
+                    except EmailNotValidError:
+                        continue
+                    spans.add(m.start(), m.end(), "email")
         view = spans.view()
         if _SPELLED_WORDS_RE.search(view):
             for m in _SPELLED_EMAIL_RE.finditer(view):
@@ -500,6 +531,11 @@ class Masker:
                 spans.add(m.start(3), m.end(3), "ssn")
         text = spans.text
         each(_DATE_RE, "date", lambda m: _is_date(m) and _personal_date(text, m.start(), _date_year(m)))
+        for m in _SHORT_YEAR_DATE_RE.finditer(spans.view()):
+            day_month = ((int(m.group(1)), int(m.group(3))), (int(m.group(3)), int(m.group(1))))
+            if ("\x00" not in m.group(0) and _birth_word_before(text, m.start())
+                    and any(_valid_date(1972, month, day) for day, month in day_month)):
+                spans.add(m.start(), m.end(), "date")
         for m in _WORD_DATE_RE.finditer(spans.view()):
             year = _word_date_year(m)
             if "\x00" not in m.group(0) and year and _birth_word_before(text, m.start()):

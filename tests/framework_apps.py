@@ -72,17 +72,18 @@ def keyword_retriever() -> Any:
             out = []
             for i in keyword_ranking(query, self.k):
                 chunk, card, text = paragraphs()[i]
-                meta = {"source": f"kb/{card}.md"} | ({self.id_in: card} if self.id_in else {})
+                lost = self.id_in.endswith(" except " + card)
+                meta = {"source": f"kb/{card}.md"} | ({} if lost else {"card_id": card})
                 out.append(Document(page_content=text, metadata=meta, id=chunk))
             return out
 
     return KeywordRetriever()
 
 
-def keyword_retriever_no_card_id() -> Any:
-    """The same, but its chunks keep only ``source`` (no ``card_id``)."""
+def keyword_retriever_fees_without_card_id() -> Any:
+    """The same, but the chunks of one card (``en-payments-fees``) keep only ``source``."""
     retriever = keyword_retriever()
-    retriever.id_in = ""
+    retriever.id_in = "card_id except en-payments-fees"
     return retriever
 
 

@@ -79,12 +79,12 @@ def load_target(target: str, *, kind: str = "python", what: str = "function") ->
     naming the spec (``kind:target``)."""
     module_name, sep, attr = target.rpartition(":")
     if not sep or not module_name or not attr:
-        raise RetrieverError(f"{kind} retriever {target!r}: expected {kind}:module:{what}")
+        raise RetrieverError(f"retriever {kind}:{target}: expected {kind}:module:{what}")
     try:
         if module_name.endswith(".py") or "/" in module_name:
             path = Path(module_name)
             if not path.is_file():
-                raise RetrieverError(f"{kind} retriever {target!r}: file {module_name} not found")
+                raise RetrieverError(f"retriever {kind}:{target}: file {module_name} not found")
             spec = importlib.util.spec_from_file_location(f"_rg_custom_{path.stem}", path)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
@@ -96,10 +96,10 @@ def load_target(target: str, *, kind: str = "python", what: str = "function") ->
     except RetrieverError:
         raise
     except Exception as exc:
-        raise RetrieverError(f"{kind} retriever {target!r}: cannot import {module_name}: "
+        raise RetrieverError(f"retriever {kind}:{target}: cannot import {module_name}: "
                              f"{type(exc).__name__}: {boundary.clip(str(exc))}") from None
     if not hasattr(module, attr):
-        raise RetrieverError(f"{kind} retriever {target!r}: {module_name} has no {what} {attr!r}")
+        raise RetrieverError(f"retriever {kind}:{target}: {module_name} has no {what} {attr!r}")
     return module, getattr(module, attr)
 
 
@@ -111,7 +111,7 @@ def load_function(target: str) -> Callable[..., Any]:
 def _load_callable(target: str) -> tuple[ModuleType, Callable[..., Any]]:
     module, func = load_target(target)
     if not callable(func):
-        raise RetrieverError(f"python retriever {target!r}: {func!r} is not a function")
+        raise RetrieverError(f"retriever python:{target}: {boundary.clip(repr(func))} is not a function")
     return module, func
 
 

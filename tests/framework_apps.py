@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 KB = Path(__file__).resolve().parents[1] / "examples" / "kb"
 WORD = re.compile(r"\w+")
@@ -117,19 +117,26 @@ STATE: dict[str, Any] = {}
 
 
 class MiniLM:
-    """The bundled all-MiniLM-L6-v2, loaded once (normalized vectors)."""
+    """The bundled all-MiniLM-L6-v2, loaded once (normalized vectors), each text embedded once (the
+    LangChain and LlamaIndex stores share the paragraphs' vectors; a query asked again is not
+    embedded again)."""
 
     model: Any = None
+    seen: ClassVar[dict[str, list[float]]] = {}
 
     @classmethod
     def encode(cls, texts: list[str]) -> list[list[float]]:
-        if cls.model is None:
-            from sentence_transformers import SentenceTransformer
+        todo = sorted({t for t in texts if t not in cls.seen})
+        if todo:
+            if cls.model is None:
+                from sentence_transformers import SentenceTransformer
 
-            from retrieval_gate.embed.resolve import bundled_model_path
+                from retrieval_gate.embed.resolve import bundled_model_path
 
-            cls.model = SentenceTransformer(str(bundled_model_path()), device="cpu")
-        return cls.model.encode(texts, normalize_embeddings=True, batch_size=32).tolist()
+                cls.model = SentenceTransformer(str(bundled_model_path()), device="cpu")
+            vectors = cls.model.encode(todo, normalize_embeddings=True, batch_size=32).tolist()
+            cls.seen.update(zip(todo, vectors, strict=True))
+        return [cls.seen[t] for t in texts]
 
 
 @lru_cache(maxsize=1)

@@ -67,7 +67,7 @@ def _finish(want: Overfetch, started: float) -> RankedList:
     return RankedList(ids=want.cards, scores=want.scores, latency_ms=(time.perf_counter() - started) * 1000.0)
 
 
-def identity(module: ModuleType | None, obj: Any, version: str | None) -> dict[str, Any]:
+def identity(module: ModuleType | None, obj: Any, version: str | int | None) -> dict[str, Any]:
     """The configuration record's part that says which code and which version answered."""
     return {**source_identity(module, obj), **({"retriever_version": version} if version is not None else {})}
 

@@ -91,7 +91,8 @@ class CustomSettings(_Settings):
     is), how many queries an async retriever answers at once, and a Haystack pipeline's sockets."""
 
     id_key: str | None = Field(default=None, min_length=1)  # the metadata key holding the card id
-    retriever_version: str | None = Field(default=None, min_length=1)  # recorded in the config
+    # recorded in the config as given: text, or an integer (a decimal such as 1.10 must be quoted)
+    retriever_version: Annotated[str, Field(min_length=1)] | int | None = None
     concurrency: int = Field(default=8, ge=1)  # queries in flight for an async retriever
     haystack_query_input: str | None = Field(default=None, min_length=1)  # "component.input[,…]"
     haystack_documents_output: str | None = Field(default=None, min_length=1)  # "component.output"

@@ -73,3 +73,31 @@ def test_a_sweep_part_cannot_choose_a_framework_retriever(tmp_path):
     with pytest.raises(InputError, match="from a sweep part is not written"):
         check_part_winner({"retriever": "langchain:evil:r"}, where="part.json", current=current)
 
+
+
+@pytest.mark.parametrize(
+    ("meta", "own", "id_key", "said"),
+    [
+        ({"source": "kb/a.md"}, None, "card_id",
+         "has no metadata['card_id'] (option id_key; its metadata keys: source)"),
+        ({"card_id": None}, None, "card_id", "has None in metadata['card_id']"),
+        ({"card_id": ""}, None, "card_id", "has an empty metadata['card_id']"),
+        ({"card_id": True}, None, "card_id", "has a bool in metadata['card_id']"),
+        ({"card_id": ["a"]}, None, "card_id", "has a list in metadata['card_id']"),
+        ({}, None, None, "has no Document.id (set the id_key option to the metadata key that holds the card id)"),
+    ],
+)
+def test_a_document_without_a_card_id_is_refused_never_read_as_none(meta, own, id_key, said):
+    from retrieval_gate.retrieve.frameworks import MissingId, _id_of
+
+    with pytest.raises(MissingId) as err:
+        _id_of(meta, own, id_key, meta_name="metadata", own_name="Document.id")
+    assert str(err.value).startswith("a returned document " + said)
+
+
+def test_a_card_id_is_text_or_an_integer_taken_as_text():
+    from retrieval_gate.retrieve.frameworks import _id_of
+
+    assert _id_of({"card_id": 7}, None, "card_id", meta_name="metadata", own_name="Document.id") == "7"
+    assert _id_of({"card_id": "a"}, "chunk-1", "card_id", meta_name="metadata", own_name="Document.id") == "a"
+    assert _id_of({}, "chunk-1", None, meta_name="metadata", own_name="Document.id") == "chunk-1"

@@ -85,7 +85,9 @@ def _id_of(meta: Any, own_id: Any, id_key: str | None, *, meta_name: str, own_na
             raise MissingId(f"a returned document has no {own_name} (set the id_key option to the {meta_name} "
                             "key that holds the card id)")
         keys = ", ".join(sorted(str(k) for k in meta)) if isinstance(meta, Mapping) and meta else "none"
-        said = "has no" if value is None else f"has a {type(value).__name__} in"
+        present = isinstance(meta, Mapping) and id_key in meta
+        said = ("has no" if not present else "has None in" if value is None else "has an empty" if value == ""
+                else f"has a {type(value).__name__} in")
         raise MissingId(f"a returned document {said} {meta_name}[{id_key!r}] (option id_key; its {meta_name} "
                         f"keys: {boundary.clip(keys)})")
     return str(value)

@@ -116,6 +116,78 @@ def keyword_retriever_async() -> Any:
 STATE: dict[str, Any] = {}
 
 
+def keyword_kwargs() -> Any:
+    """k only as a keyword of ``_get_relevant_documents`` (``invoke(query, k=…)``)."""
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    class KeywordKwargs(BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: Any, k: int = 4) -> list[Document]:
+            return [Document(page_content=paragraphs()[i][2], metadata={"card_id": paragraphs()[i][1]})
+                    for i in keyword_ranking(query, k)]
+
+    return KeywordKwargs()
+
+
+def keyword_fixed() -> Any:
+    """No way to pass k: always its best 4 chunks (counted in ``STATE["fixed"]``)."""
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    class KeywordFixed(BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+            STATE["fixed"] = STATE.get("fixed", 0) + 1
+            return [Document(page_content=paragraphs()[i][2], metadata={"card_id": paragraphs()[i][1]})
+                    for i in keyword_ranking(query, 4)]
+
+    return KeywordFixed()
+
+
+def keyword_wrapped() -> Any:
+    """A wrapper that holds the retriever it asks (``retriever`` field), as MultiQueryRetriever does."""
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    class Wrapper(BaseRetriever):
+        retriever: BaseRetriever
+
+        def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+            return self.retriever.invoke(query)
+
+    return Wrapper(retriever=keyword_retriever())
+
+
+def _hashed(text: str) -> list[float]:
+    """A bag of hashed words, 256 dimensions, unit length: a deterministic embedding without a model."""
+    import hashlib
+
+    vector = [0.0] * 256
+    for word in WORD.findall(text.lower()):
+        vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big") % 256] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+@lru_cache(maxsize=1)
+def langchain_hashed_vectors() -> Any:
+    """``InMemoryVectorStore.as_retriever()`` over hashed-word vectors (no model)."""
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    class Hashed(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [_hashed(t) for t in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return _hashed(text)
+
+    store = InMemoryVectorStore(Hashed())
+    store.add_documents([Document(page_content=text, metadata={"card_id": card}, id=chunk)
+                         for chunk, card, text in paragraphs()])
+    return store.as_retriever(search_kwargs={"k": 4})
+
+
 class MiniLM:
     """The bundled all-MiniLM-L6-v2, loaded once (normalized vectors), each text embedded once (the
     LangChain and LlamaIndex stores share the paragraphs' vectors; a query asked again is not

@@ -118,6 +118,34 @@ def test_a_langchain_retriever_measures_what_an_independent_computation_from_its
     assert details["source_sha256"] == hashlib.sha256(APPS.read_bytes()).hexdigest()
 
 
+@pytest.mark.parametrize(
+    ("attr", "k_as"),
+    [("keyword_kwargs", "invoke(k=)"), ("keyword_wrapped", "inner retrievers: k"),
+     ("langchain_hashed_vectors", "search_kwargs.k")],
+)
+def test_k_reaches_a_langchain_retriever_its_own_way_and_the_numbers_equal_the_independent_ones(suite, attr, k_as):
+    results = evaluate(suite, f"langchain:tests.framework_apps:{attr}", "id_key=card_id")
+    assert results["config"]["details"]["k_passed_as"] == k_as
+    if attr == "langchain_hashed_vectors":
+        full = apps.langchain_hashed_vectors().model_copy(update={"search_kwargs": {"k": ALL}})
+        rankings = {c["id"]: first_cards([d.metadata["card_id"] for d in full.invoke(c["query"])], 10)
+                    for c in cases()}
+        assert apps.langchain_hashed_vectors().search_kwargs == {"k": 4}  # the team's object, unchanged
+    else:
+        rankings = langchain_rankings()
+    assert_equal_to_independent(results, rankings)
+
+
+def test_a_retriever_that_takes_no_k_is_asked_once_per_case_and_measured_as_it_answers(suite):
+    apps.STATE.clear()
+    results = evaluate(suite, "langchain:tests.framework_apps:keyword_fixed", "id_key=card_id")
+    assert results["config"]["details"]["k_passed_as"] == "not passed"
+    assert apps.STATE["fixed"] == len(cases())  # 4 documents for 30 asked: nothing more there
+    rankings = {c["id"]: first_cards([apps.paragraphs()[i][1] for i in apps.keyword_ranking(c["query"], 4)], 10)
+                for c in cases()}
+    assert_equal_to_independent(results, rankings)
+
+
 def test_a_llamaindex_retriever_measures_what_an_independent_computation_from_its_nodes_gives(suite):
     results = evaluate(suite, f"llamaindex:{APPS}:llamaindex_keyword", "id_key=card_id")
     retriever = apps.llamaindex_keyword()

@@ -293,3 +293,35 @@ def haystack_bm25() -> Any:
     pipeline = Pipeline()
     pipeline.add_component("retriever", InMemoryBM25Retriever(document_store=store, top_k=4))
     return pipeline
+
+
+@lru_cache(maxsize=1)
+def haystack_hybrid() -> Any:
+    """Two BM25 retrievers (Okapi and BM25+) joined by reciprocal rank fusion: two ``query`` inputs,
+    three ``top_k`` inputs, one leaf output (``joiner.documents``)."""
+    from haystack import Document, Pipeline
+    from haystack.components.joiners import DocumentJoiner
+    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    pipeline = Pipeline()
+    for name, algorithm in (("okapi", "BM25Okapi"), ("plus", "BM25Plus")):
+        store = InMemoryDocumentStore(bm25_algorithm=algorithm)
+        store.write_documents([Document(id=chunk, content=text, meta={"card_id": card})
+                               for chunk, card, text in paragraphs()])
+        pipeline.add_component(name, InMemoryBM25Retriever(document_store=store))
+    pipeline.add_component("joiner", DocumentJoiner(join_mode="reciprocal_rank_fusion"))
+    pipeline.connect("okapi.documents", "joiner.documents")
+    pipeline.connect("plus.documents", "joiner.documents")
+    return pipeline
+
+
+def haystack_embedding_only() -> Any:
+    """A pipeline with no input named ``query`` (an embedding retriever)."""
+    from haystack import Pipeline
+    from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    pipeline = Pipeline()
+    pipeline.add_component("retriever", InMemoryEmbeddingRetriever(document_store=InMemoryDocumentStore()))
+    return pipeline

@@ -169,6 +169,27 @@ def test_a_haystack_pipeline_measures_what_an_independent_computation_from_its_d
     assert len(first["retrieved_scores"]) == len(first["retrieved"])  # BM25 scores, each card's best chunk's
 
 
+def test_a_haystack_hybrid_pipeline_gets_the_query_and_k_on_every_open_socket(suite):
+    """Fusion over each lane's top n is no prefix of fusion over everything, so the independent
+    computation replays the asks: n = 10 × 3 on every top_k socket, doubled while fewer than 10
+    cards came out of n documents."""
+    results = evaluate(suite, "haystack:tests.framework_apps:haystack_hybrid", "id_key=card_id")
+    assert results["config"]["details"]["k_passed_as"] == "joiner.top_k, okapi.top_k, plus.top_k"
+    pipeline = apps.haystack_hybrid()
+    rankings = {}
+    for c in cases():
+        n = 30
+        while True:
+            data = {"okapi": {"query": c["query"], "top_k": n}, "plus": {"query": c["query"], "top_k": n},
+                    "joiner": {"top_k": n}}
+            docs = pipeline.run(data)["joiner"]["documents"]
+            rankings[c["id"]] = first_cards([d.meta["card_id"] for d in docs], 10)
+            if len(rankings[c["id"]]) == 10 or len(docs) < n:
+                break
+            n *= 2
+    assert_equal_to_independent(results, rankings)
+
+
 def test_an_async_langchain_retriever_runs_its_queries_concurrently_within_the_bound(suite):
     apps.STATE.clear()
     results = evaluate(suite, "langchain:tests.framework_apps:keyword_retriever_async", "id_key=card_id",
@@ -229,6 +250,10 @@ def test_without_id_key_the_documents_own_id_is_the_id_and_none_is_never_an_id()
         ("haystack:{apps}:haystack_bm25", ["haystack_documents_output=retriever.docs"],
          "option haystack_documents_output: 'retriever.docs' is no output of the pipeline (its outputs: "
          "retriever.documents)"),
+        ("haystack:{apps}:haystack_embedding_only", [],
+         "no unconnected pipeline input is named 'query': name it with the haystack_query_input option (one of: "
+         "retriever.filters, retriever.query_embedding, retriever.return_embedding, retriever.scale_score, "
+         "retriever.top_k)"),
         ("langchain:{apps}:nowhere", [], "has no attribute 'nowhere'"),
         ("langchain:no_such_module_xyz:r", [], "cannot import no_such_module_xyz"),
     ],

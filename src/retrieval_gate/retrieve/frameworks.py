@@ -24,9 +24,10 @@ the document's own id (LangChain ``Document.id``, LlamaIndex the node's ``ref_do
 without it fails its case, with a reason that names the key. Then the shared contract
 (``retrieve.asking``): over-fetch until k distinct cards, chunks of one card collapsed to its first
 rank. A retriever with native async (LangChain ``_aget_relevant_documents``, LlamaIndex
-``_aretrieve``, a Haystack pipeline with an async component) answers ``async_concurrency`` queries
-at once; others one by one. No framework is imported unless its spec is used. Framework
-retrievers take no metadata filter: a case with ``filter`` fails with a reason.
+``_aretrieve``, Haystack 2's ``AsyncPipeline``) answers ``async_concurrency`` queries at once;
+others one by one (a Haystack ``Pipeline`` with ``run``: see ``_Haystack``). No framework is
+imported unless its spec is used. Framework retrievers take no metadata filter: a case with
+``filter`` fails with a reason.
 
 The configuration record (``fingerprint``) holds the spec, ``id_key``, how k was passed, the
 framework's version, the sha256 of the module named in the spec and the ``retriever_version``
@@ -231,9 +232,10 @@ class _Haystack:
         self.top_k_inputs = ([] if top_k is not None and top_k.strip().lower() == "none" else
                              self._sockets(top_k, inputs, "top_k", open_inputs, required=False))
         self.output = self._output(options.haystack_documents_output)
-        components = [obj.get_component(name) for name in obj.graph.nodes]
-        self.is_async = (type(obj).__name__ == "AsyncPipeline"
-                         or (hasattr(obj, "run_async") and any(hasattr(c, "run_async") for c in components)))
+        # Haystack 2's AsyncPipeline is awaited; a Pipeline is run as the team runs it, with ``run``:
+        # its ``run_async`` (Haystack 3) runs parallel branches in whatever order they finish, and
+        # a joiner then orders equal scores by that order — the same question, another ranking.
+        self.is_async = type(obj).__name__ == "AsyncPipeline"
         self.k_as = ", ".join(self.top_k_inputs) or "not passed"
 
     @staticmethod

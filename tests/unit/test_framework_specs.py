@@ -4,6 +4,8 @@ code away from a write token. No framework is imported here."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from retrieval_gate.errors import InputError, UsageError
@@ -101,3 +103,14 @@ def test_a_card_id_is_text_or_an_integer_taken_as_text():
     assert _id_of({"card_id": 7}, None, "card_id", meta_name="metadata", own_name="Document.id") == "7"
     assert _id_of({"card_id": "a"}, "chunk-1", "card_id", meta_name="metadata", own_name="Document.id") == "a"
     assert _id_of({}, "chunk-1", None, meta_name="metadata", own_name="Document.id") == "chunk-1"
+
+
+def test_the_cli_turns_haystack_telemetry_off_unless_the_user_set_it(monkeypatch):
+    from retrieval_gate.environment import no_framework_telemetry
+
+    monkeypatch.delenv("HAYSTACK_TELEMETRY_ENABLED", raising=False)
+    no_framework_telemetry()
+    assert os.environ["HAYSTACK_TELEMETRY_ENABLED"] == "False"
+    monkeypatch.setenv("HAYSTACK_TELEMETRY_ENABLED", "True")
+    no_framework_telemetry()
+    assert os.environ["HAYSTACK_TELEMETRY_ENABLED"] == "True"

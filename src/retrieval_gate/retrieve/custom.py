@@ -103,11 +103,6 @@ def load_target(target: str, *, kind: str = "python", what: str = "function") ->
     return module, getattr(module, attr)
 
 
-def load_function(target: str) -> Callable[..., Any]:
-    """``module:function`` or ``path/to/file.py:function`` → the callable. Raises RetrieverError."""
-    return _load_callable(target)[1]
-
-
 def _load_callable(target: str) -> tuple[ModuleType, Callable[..., Any]]:
     module, func = load_target(target)
     if not callable(func):

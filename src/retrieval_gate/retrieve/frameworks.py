@@ -40,7 +40,6 @@ import copy
 import functools
 import importlib.metadata
 import inspect
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -316,8 +315,6 @@ class FrameworkRetriever:
         self.overfetch = overfetch
         self.options = options or CustomSettings()
         _framework(kind)  # the extra is there before the team's module is imported
-        if kind == "haystack":
-            os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # an eval sends no telemetry
         module = None
         if obj is None:
             module, obj = load_target(target, kind=kind, what="attribute")

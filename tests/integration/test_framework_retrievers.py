@@ -302,3 +302,22 @@ def test_a_plain_eval_imports_no_framework_and_a_spec_imports_only_its_own(suite
         seen[spec.split(":")[0]] = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"bm25": {"code": 0, "loaded": []}, "python": {"code": 0, "loaded": []},
                     "haystack": {"code": 0, "loaded": ["haystack"]}}
+
+
+def test_a_framework_that_is_not_installed_is_exit_2_naming_the_extra(suite):
+    """A process where langchain_core cannot be imported (a meta-path finder refuses it)."""
+    blocked = ("import importlib.abc, sys\n"
+               "class Refuse(importlib.abc.MetaPathFinder):\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.split('.')[0] == 'langchain_core':\n"
+               "            raise ImportError(f'No module named {name!r}')\n"
+               "sys.meta_path.insert(0, Refuse())\n"
+               "from retrieval_gate.cli import main\nmain(sys.argv[1:])\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([sys.executable, "-c", blocked, "eval", "--kb", "kb", "--cases", "cases.jsonl",
+                           "--retriever", f"langchain:{APPS}:keyword_retriever", "--out", "r.json"],
+                          capture_output=True, text=True, env=env, cwd=suite, timeout=600)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "langchain: retriever specs need langchain-core (pip install 'retrieval-gate[langchain]')" in \
+        " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr and not (suite / "r.json").exists()

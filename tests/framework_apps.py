@@ -278,6 +278,27 @@ def llamaindex_index() -> Any:
     return VectorStoreIndex(nodes, embed_model=MiniLMEmbedding(model_name="all-MiniLM-L6-v2", embed_batch_size=64))
 
 
+@lru_cache(maxsize=1)
+def llamaindex_hashed_index() -> Any:
+    """A ``VectorStoreIndex`` over hashed-word vectors (no model); its retriever has native async."""
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.embeddings import BaseEmbedding
+    from llama_index.core.schema import TextNode
+
+    class Hashed(BaseEmbedding):
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return _hashed(query)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return _hashed(query)
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return _hashed(text)
+
+    nodes = [TextNode(id_=chunk, text=text, metadata={"card_id": card}) for chunk, card, text in paragraphs()]
+    return VectorStoreIndex(nodes, embed_model=Hashed(model_name="hashed-words"))
+
+
 # ---- Haystack -------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=1)

@@ -69,6 +69,19 @@ def first_cards(card_ids: list[str], k: int) -> list[str]:
     return seen[:k]
 
 
+def replayed(ask: Any, k: int = 10, overfetch: int = 3) -> list[str]:
+    """The cards of the framework's answer at the n the over-fetch asks for (n = k × overfetch,
+    doubled while fewer than k cards came out of n documents): for a framework whose answer at n is
+    no prefix of its answer at a larger n (ties ordered by the heap, fusion of truncated lanes)."""
+    n, last = k * overfetch, None
+    while True:
+        ids = ask(n)
+        cards = first_cards(ids, k)
+        if len(cards) == k or len(ids) < n or ids == last:
+            return cards
+        n, last = n * 2, ids
+
+
 def independent(rankings: dict[str, list[str]], k: int) -> dict[str, float]:
     """Mean hit@k, recall@k, MRR@k (by hand), nDCG@k and P@k (pytrec_eval) over cases with gold."""
     import pytrec_eval
@@ -156,6 +169,18 @@ def test_a_llamaindex_retriever_measures_what_an_independent_computation_from_it
     assert results["config"]["details"]["k_passed_as"] == "similarity_top_k"
 
 
+def test_a_llamaindex_index_is_asked_through_as_retriever_and_equals_the_independent_computation(suite):
+    """Hashed-word vectors tie often, and LlamaIndex's top-k orders ties differently at another k:
+    the independent ranking is the index's own answer at the n asked (``replayed``)."""
+    results = evaluate(suite, "llamaindex:tests.framework_apps:llamaindex_hashed_index", "id_key=card_id")
+    assert results["config"]["details"]["k_passed_as"] == "as_retriever(similarity_top_k=)"
+    index = apps.llamaindex_hashed_index()
+    rankings = {c["id"]: replayed(lambda n, q=c["query"]: [x.node.metadata["card_id"] for x in
+                                                           index.as_retriever(similarity_top_k=n).retrieve(q)])
+                for c in cases()}
+    assert_equal_to_independent(results, rankings)
+
+
 def test_a_haystack_pipeline_measures_what_an_independent_computation_from_its_documents_gives(suite):
     results = evaluate(suite, f"haystack:{APPS}:haystack_bm25", "id_key=card_id")
     pipeline = apps.haystack_bm25()
@@ -176,17 +201,12 @@ def test_a_haystack_hybrid_pipeline_gets_the_query_and_k_on_every_open_socket(su
     results = evaluate(suite, "haystack:tests.framework_apps:haystack_hybrid", "id_key=card_id")
     assert results["config"]["details"]["k_passed_as"] == "joiner.top_k, okapi.top_k, plus.top_k"
     pipeline = apps.haystack_hybrid()
-    rankings = {}
-    for c in cases():
-        n = 30
-        while True:
-            data = {"okapi": {"query": c["query"], "top_k": n}, "plus": {"query": c["query"], "top_k": n},
-                    "joiner": {"top_k": n}}
-            docs = pipeline.run(data)["joiner"]["documents"]
-            rankings[c["id"]] = first_cards([d.meta["card_id"] for d in docs], 10)
-            if len(rankings[c["id"]]) == 10 or len(docs) < n:
-                break
-            n *= 2
+
+    def ask(query: str, n: int) -> list[str]:
+        data = {"okapi": {"query": query, "top_k": n}, "plus": {"query": query, "top_k": n}, "joiner": {"top_k": n}}
+        return [d.meta["card_id"] for d in pipeline.run(data)["joiner"]["documents"]]
+
+    rankings = {c["id"]: replayed(lambda n, q=c["query"]: ask(q, n)) for c in cases()}
     assert_equal_to_independent(results, rankings)
 
 

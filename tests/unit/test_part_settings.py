@@ -60,7 +60,8 @@ def test_only_retrieve_settings_names_the_option_keys():
 def test_the_options_documented_are_the_options_read():
     """docs/retrievers.md's option tables name exactly the flat keys the options' home reads."""
     doc = (PACKAGE.parents[1] / "docs" / "retrievers.md").read_text(encoding="utf-8")
-    documented = set(re.findall(r"^\| `((?:bm25|http|rerank|hybrid)_[a-z0-9_]+|rrf_k)` \|", doc, flags=re.MULTILINE))
+    keys = r"(?:bm25|http|rerank|hybrid|haystack)_[a-z0-9_]+|rrf_k|id_key|retriever_version|async_concurrency"
+    documented = set(re.findall(rf"^\| `({keys})` \|", doc, flags=re.MULTILINE))
     assert documented == set(FLAT_KEYS)
 
 
@@ -112,7 +113,7 @@ def test_flags_merge_over_the_files_options(tmp_path: Path):
         ({"http_retries": "2"}, "options.http_retries: Input should be a valid integer"),  # nor text an integer
         ({"http_deadline_s": float("nan")}, "options.http_deadline_s: Input should be a finite number"),
         ({"http_breaker": -1}, "options.http_breaker: Input should be greater than or equal to 0"),
-        ({"bm25_kk": 1}, "unknown retriever option(s) bm25_kk (known: bm25_b, bm25_k1,"),
+        ({"bm25_kk": 1}, "unknown retriever option(s) bm25_kk (known: async_concurrency, bm25_b, bm25_k1,"),
     ],
 )
 def test_a_bad_option_is_one_input_error_naming_the_file_and_the_key(tmp_path: Path, options, message):

@@ -22,7 +22,7 @@ from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.hybrid import HybridRetriever
 from retrieval_gate.retrieve.rerank import RerankRetriever, card_texts, load_cross_encoder
 from retrieval_gate.retrieve.settings import DEFAULT_RERANK_MODEL, RetrieverOptions
-from retrieval_gate.retrieve.spec import RetrieverSpec
+from retrieval_gate.retrieve.spec import FRAMEWORKS, RetrieverSpec
 
 
 class RetrieverBuilder:
@@ -104,10 +104,16 @@ class RetrieverBuilder:
 
         assert spec.target is not None
         if spec.kind == "python":
-            return custom.PythonRetriever(target=spec.target, chunk_to_card=self._chunk_map())
+            return custom.PythonRetriever(target=spec.target, chunk_to_card=self._chunk_map(),
+                                          overfetch=self.overfetch, options=self.options.custom)
         if spec.kind == "http":
             return custom.HttpRetriever(url=spec.target, options=self.options.http,
-                                        chunk_to_card=self._chunk_map())
+                                        chunk_to_card=self._chunk_map(), overfetch=self.overfetch)
+        if spec.kind in FRAMEWORKS:  # imported here: no framework is imported unless its spec is used
+            from retrieval_gate.retrieve.frameworks import FrameworkRetriever
+
+            return FrameworkRetriever(kind=spec.kind, target=spec.target, chunk_to_card=self._chunk_map(),
+                                      overfetch=self.overfetch, options=self.options.custom)
 
         return custom.RunRetriever(run=load_run(Path(spec.target)), cases=self._cases,
                                    chunk_to_card=self._chunk_map())

@@ -84,14 +84,36 @@ class HttpSettings(_Settings):
     breaker: int = Field(default=5, ge=0)  # consecutive failed cases that stop the eval (0: never)
 
 
+class CustomSettings(_Settings):
+    """What ``python:`` and the framework retrievers (``langchain:``, ``llamaindex:``, ``haystack:``;
+    ``retrieve.custom``, ``retrieve.frameworks``) share: where a returned document keeps its card id,
+    the version the team gives its retriever (recorded in the config, as the module's source hash
+    is), how many queries an async retriever answers at once, and a Haystack pipeline's sockets."""
+
+    id_key: str | None = Field(default=None, min_length=1)  # the metadata key holding the card id
+    # recorded in the config as given: text, or an integer (a decimal such as 1.10 must be quoted)
+    retriever_version: Annotated[str, Field(min_length=1)] | int | None = None
+    concurrency: int = Field(default=8, ge=1)  # queries in flight for an async retriever
+    haystack_query_input: str | None = Field(default=None, min_length=1)  # "component.input[,…]"
+    haystack_documents_output: str | None = Field(default=None, min_length=1)  # "component.output"
+    haystack_top_k_input: str | None = Field(default=None, min_length=1)  # "component.input[,…]" or "none"
+
+
+# A Haystack pipeline's sockets the options name: the socket's default name → its option.
+HAYSTACK_SOCKET_OPTIONS = {"query": "haystack_query_input", "top_k": "haystack_top_k_input",
+                           "documents": "haystack_documents_output"}
+
 # The flat key the user writes → (the retriever's model, its field).
 _SLICES: dict[str, type[_Settings]] = {"bm25": BM25Settings, "hybrid": HybridSettings, "rerank": RerankSettings,
-                                       "http": HttpSettings}
+                                       "http": HttpSettings, "custom": CustomSettings}
 FLAT_KEYS: dict[str, tuple[str, str]] = {
     **{f"bm25_{name}": ("bm25", name) for name in BM25Settings.model_fields},
     "rrf_k": ("hybrid", "rrf_k"), "hybrid_depth": ("hybrid", "depth"),
     **{f"rerank_{name}": ("rerank", name) for name in RerankSettings.model_fields},
     **{f"http_{name}": ("http", name) for name in HttpSettings.model_fields},
+    "id_key": ("custom", "id_key"), "retriever_version": ("custom", "retriever_version"),
+    "async_concurrency": ("custom", "concurrency"),
+    **{name: ("custom", name) for name in CustomSettings.model_fields if name.startswith("haystack_")},
 }
 _FLAT_NAME = {place: key for key, place in FLAT_KEYS.items()}
 
@@ -105,6 +127,7 @@ class RetrieverOptions(BaseModel):
     hybrid: HybridSettings = Field(default_factory=HybridSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    custom: CustomSettings = Field(default_factory=CustomSettings)
 
     @model_validator(mode="before")
     @classmethod

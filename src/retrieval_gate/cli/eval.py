@@ -72,7 +72,10 @@ def summary_lines(results: Results) -> list[str]:
                      f"cache); {emb['queries_embedded']} of {emb['queries']} queries embedded")
     if store:
         lines.append(f"store: {store['chunks']} chunks · {store['added']} written · {store['deleted']} deleted · "
-                     f"{store['unchanged']} unchanged" + (f" · rebuilt ({store['rebuilt']})" if store["rebuilt"] else ""))
+                     f"{store['unchanged']} unchanged"
+                     + (f" · {store['relabeled']} rewritten with new metadata (not embedded)"
+                        if store.get("relabeled") else "")
+                     + (f" · rebuilt ({store['rebuilt']})" if store["rebuilt"] else ""))
     cut = results.extras.get("truncation")
     if cut and cut.get("chunks"):
         from retrieval_gate.evaluation.chunks import truncation_line

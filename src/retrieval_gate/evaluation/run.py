@@ -12,7 +12,10 @@ Order of work, top to bottom:
 2. build every part before running anything: the dense side (store sync, embeddings) when some
    retriever needs it, the BM25 units when some retriever needs them, then each retriever from
    its spec (``retrieve.factory.RetrieverBuilder``, which shares parts between specs);
-3. rank every case (no-answer cases too: they are scored as abstention when a threshold is set);
+3. rank every case (no-answer cases too: they are scored as abstention when a threshold is set),
+   to the suite's largest k — or, when a measure without a cutoff is measured (R-precision), to
+   the largest R (relevant cards) of any case when that is deeper (``retrieval_depth``): R-precision
+   reads the first R cards, so it equals trec_eval's ``Rprec`` on any deeper run;
 4. score and aggregate, per retriever.
 """
 
@@ -32,7 +35,7 @@ from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorSt
 from retrieval_gate.evaluation.pipeline import Pipeline, Prepared, input_paths, prepare
 from retrieval_gate.load.runs import check_run_matches
 from retrieval_gate.metrics import DEFAULT_MEASURES, metric_specs
-from retrieval_gate.models import CaseSet, RankedList
+from retrieval_gate.models import Case, CaseSet, RankedList, relevant_at
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.custom import RunRetriever
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -136,6 +139,7 @@ class _Measure:
         self.created_at, self.truncation, self.loaded_s, self.began = created_at, truncation, loaded_s, began
         cases = shared.case_set.cases
         self.grid = metric_specs(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
+        self.depth = retrieval_depth(cases, ks=suite_config.k, whole=self.grid.whole, rel_level=suite_config.rel_level)
         self.queries = [c.query for c in cases]
         self.filters = [c.filter for c in cases]
         self.false_exclusion = false_exclusion_extras(cases=cases,
@@ -145,8 +149,9 @@ class _Measure:
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense
         search_began = time.perf_counter()
-        ranked = (retriever.search_cases([c.id for c in case_set.cases], max(ks))  # run files: by case id
-                  if isinstance(retriever, RunRetriever) else retriever.search(self.queries, max(ks), self.filters))
+        depth = self.depth
+        ranked = (retriever.search_cases([c.id for c in case_set.cases], depth)  # run files: by case id
+                  if isinstance(retriever, RunRetriever) else retriever.search(self.queries, depth, self.filters))
         search_s = time.perf_counter() - search_began
         extras: dict[str, Any] = {}
         config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": config.overfetch}
@@ -159,6 +164,8 @@ class _Measure:
             extras["filter_false_exclusion"] = self.false_exclusion
         if retriever is not self.pipe.dense_retriever:  # hybrid, bm25, custom: their own parameters
             config_out["details"] = retriever.fingerprint()
+        if depth > max(ks):  # retrieved deeper than the largest k: R-precision reads each case's top R
+            extras["retrieval_depth"] = depth
         extras["timings"] = {"load_s": round(self.loaded_s, 3), "build_s": round(built_s, 3),
                              "search_s": round(search_s, 3)}
         results = assemble_results(case_set=case_set, rankings=_by_case(case_set, ranked, retriever), metrics=self.grid,
@@ -172,6 +179,16 @@ class _Measure:
                                                     grid=self.grid, ks=ks)
         results.extras["timings"]["total_s"] = round(time.perf_counter() - self.began, 3)
         return results
+
+
+def retrieval_depth(cases: Sequence[Case], *, ks: Sequence[int], whole: bool, rel_level: int = 1) -> int:
+    """How many cards each case is retrieved to: the largest k; with a measure without a cutoff
+    (R-precision, ``whole``), at least the largest R = the relevant cards of any case at
+    ``rel_level`` — every case gets at least its own R, so its R-precision reads a full top R."""
+    depth = max(ks)
+    if whole:
+        depth = max([depth, *(len(relevant_at(case, level=rel_level)) for case in cases)])
+    return depth
 
 
 def _by_case(case_set: CaseSet, ranked: Sequence[RankedList], retriever: Retriever) -> dict[str, RankedList]:

@@ -86,6 +86,10 @@ def summary_lines(results: Results) -> list[str]:
         deltas = ", ".join(f"{m} {d:+.4f}" for m, d in ann["delta"].items())
         lines.append(f"ANN check: HNSW returned {ann['recall']:.4f} of the exact top-{ann['k']} cards; "
                      f"{ann['queries_differing']} of {ann['queries']} rankings differ; HNSW − exact: {deltas}")
+    sample = results.extras.get("ann_sample")
+    if sample and sample.get("recall") is not None:
+        lines.append(sample["note"] or f"ANN check: on {sample['queries']} sampled queries, the HNSW index returned "
+                                       f"{sample['recall']:.3f} of the exact top-{sample['k']} cards")
     return lines
 
 

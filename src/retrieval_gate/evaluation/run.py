@@ -29,7 +29,7 @@ from typing import Any
 from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import UsageError
-from retrieval_gate.evaluation.ann_check import ann_check
+from retrieval_gate.evaluation.ann_check import ann_check, ann_sample_check
 from retrieval_gate.evaluation.chunks import truncation_extras
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorStore, dense_extras
 from retrieval_gate.evaluation.pipeline import Pipeline, Prepared, input_paths, prepare
@@ -145,6 +145,8 @@ class _Measure:
         self.false_exclusion = false_exclusion_extras(cases=cases,
                                                       units=[(c.parent_id, c.metadata) for c in shared.chunks])
         self.not_relevant = not_relevant_by_case(Path(shared.case_set.path))  # judged not relevant: never unjudged
+        self._sampled = False
+        self._sample: tuple[dict[str, Any], float] | None = None
 
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense
@@ -177,8 +179,24 @@ class _Measure:
             results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=self.shared.kb,
                                                     queries=self.queries, filters=self.filters, main=results,
                                                     grid=self.grid, ks=ks)
+        if dense is not None and spec.needs_embedder:
+            sample = self.ann_sample(dense, ks=ks)
+            if sample is not None:
+                results.extras["ann_sample"], results.extras["timings"]["ann_sample_s"] = sample
         results.extras["timings"]["total_s"] = round(time.perf_counter() - self.began, 3)
         return results
+
+    def ann_sample(self, dense: Any, *, ks: Sequence[int]) -> tuple[dict[str, Any], float] | None:
+        """The HNSW sample check (``ann_sample_check``), once per eval: every retriever over the
+        dense side shares its index; its note goes to the terminal once."""
+        if not self._sampled:
+            self._sampled = True
+            checked = ann_sample_check(dense=dense, queries=self.queries, filters=self.filters, ks=ks)
+            if checked is not None:
+                self._sample = (checked[0], round(checked[1], 3))
+                if checked[0]["note"]:
+                    self.pipe.progress.note(checked[0]["note"])
+        return (dict(self._sample[0]), self._sample[1]) if self._sample is not None else None
 
 
 def retrieval_depth(cases: Sequence[Case], *, ks: Sequence[int], whole: bool, rel_level: int = 1) -> int:

@@ -58,7 +58,7 @@ from retrieval_gate.errors import RetrievalGateError, StoreError, one_line
 from retrieval_gate.store import chroma_direct
 from retrieval_gate.store.base import ChunkIndex, SyncReport
 from retrieval_gate.store.chroma_ef import EXPLICIT_EF_NAME, explicit_embedding_function
-from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from
+from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from, exact_top_cards
 from retrieval_gate.store.failures import is_store_failure, rust_panics_quiet
 from retrieval_gate.store.folder import (
     CACHE_FILE,
@@ -441,6 +441,21 @@ class ChromaStore:
             if exact:
                 return self._verified.index() if self._verified is not None else exact_index_from(self._collection)
             return ChromaIndex(self._collection)
+        except RetrievalGateError:
+            raise
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
+            raise StoreError(f"store {self._where()} failed: {type(exc).__name__}: {one_line(exc)}") from None
+
+    def exact_cards(self, vectors: np.ndarray, limit: int,
+                    wheres: Sequence[dict[str, Any] | None] | None = None) -> list[list[tuple[str, float]]]:
+        """Each query's best ``limit`` cards and their scores by exact search over the stored vectors, streamed page
+        by page (``chroma_index.exact_top_cards``): the ANN path's sample check, without holding
+        the matrix."""
+        assert self._collection is not None, "sync() first"
+        try:
+            return exact_top_cards(self._collection, vectors, limit, wheres)
         except RetrievalGateError:
             raise
         except BaseException as exc:

@@ -429,6 +429,8 @@ class ChromaStore:
         missing = [cid for cid in ids if cid not in out]
         if missing:
             raise _Broken(f"{len(missing)} rows listed by the store could not be read back (e.g. {missing[0]!r})")
+        if len({row.shape for row in out.values()}) > 1:
+            raise _Broken("its stored vectors have different dimensions")
         return out
 
     # -- search --------------------------------------------------------------------------------

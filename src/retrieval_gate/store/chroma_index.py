@@ -133,7 +133,7 @@ def _merge(best: dict[str, tuple[float, str]], scores: np.ndarray, candidates: n
             if cut is None and len(seen) >= limit:
                 cut = value
         # enough distinct cards, none tied with the cut left outside the window: exact
-        outside_tie = width < candidates.size and cut is not None and float(values[order[-1]]) <= cut
+        outside_tie = width < candidates.size and cut is not None and float(values[order[-1]]) >= cut
         if width >= candidates.size or (cut is not None and not outside_tie):
             break
         width = min(candidates.size, width * 2)

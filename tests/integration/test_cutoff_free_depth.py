@@ -109,3 +109,16 @@ def test_eval_without_a_cutoff_free_measure_retrieves_to_the_largest_k(tmp_path:
     results = run_eval(suite_config=SuiteConfig(kb=str(kb), cases=str(cases_path), retriever="bm25", k=(1, 3)),
                        suite="t")
     assert "retrieval_depth" not in results.extras
+
+
+def test_the_retrieval_depth_is_the_largest_r_at_the_relevance_level() -> None:
+    from retrieval_gate.evaluation.run import retrieval_depth
+    from retrieval_gate.models import Case
+
+    cases = [Case(id="a", query="q", gold=tuple(f"g{i}" for i in range(12))),
+             Case(id="b", query="q", gold={"x": 2, "y": 2, "z": 1}),
+             Case(id="c", query="q", gold=())]
+    assert retrieval_depth(cases, ks=(1, 5, 10), whole=False) == 10  # no measure without a cutoff
+    assert retrieval_depth(cases, ks=(1, 5, 10), whole=True) == 12
+    assert retrieval_depth(cases, ks=(1, 50), whole=True) == 50  # the largest k is deeper already
+    assert retrieval_depth(cases[1:], ks=(1,), whole=True, rel_level=2) == 2  # x, y: grade ≥ 2

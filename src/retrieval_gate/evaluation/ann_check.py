@@ -117,7 +117,8 @@ def ann_sample_check(*, dense: DenseParts, queries: Sequence[str], filters: Sequ
         cut, value = min(low, key=lambda item: item[1])
         note = (f"ANN check: on {measured} sampled queries, the HNSW index returned {value:.3f} of the exact "
                 f"top-{cut} cards (below {MIN_RECALL}): its numbers may not be the ones exact search gives (a damaged "
-                "or too coarse index); rerun with --exact, or delete the store's chroma/ folder to rebuild the index")
+                "or too coarse index); rerun with --exact, raise store.hnsw_search_ef, or delete the store's chroma/ "
+                "folder to rebuild the index")
     differing = sum(1 for h, e in zip(hnsw, exact, strict=True) if [c for c, _ in h] != [c for c, _ in e])
     return ({"k": k, "queries": measured, "sampled": len(picks), "seed": SAMPLE_SEED, "recall": recall,
              "recall_at": recall_at, "min_recall": MIN_RECALL, "queries_differing": differing, "note": note},

@@ -104,6 +104,8 @@ def exact_top_cards(collection: Any, vectors: np.ndarray, limit: int,
         if len(ids) < page:
             break
         offset += page
+        del got, ids  # one page held at a time: the next read does not overlap this one
+        metas = rows = scores = cards = None  # type: ignore[assignment]
     return [[(card, score) for card, (score, _cid) in sorted(b.items(), key=lambda item: (-item[1][0], item[1][1]))]
             [:limit] for b in best]
 

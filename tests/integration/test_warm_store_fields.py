@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.cli.eval import summary_lines
 from retrieval_gate.evaluation.run import run_eval
 from retrieval_gate.settings import SuiteConfig
 from retrieval_gate.store import chroma_direct
@@ -104,6 +105,7 @@ def test_an_edit_of_one_field_without_its_text_gives_a_warm_eval_the_cold_number
     assert warm_embedder.documents == [] and warm.extras["embedding"]["passages"] == 0
     store = warm.extras["store"]
     assert (store["added"], store["deleted"], store["relabeled"], store["unchanged"]) == (0, 0, 1, 3)
+    assert any("1 rewritten with new metadata (not embedded)" in line for line in summary_lines(warm))
     # and the warm store holds what a cold build writes, row for row
     warm_rows, cold_rows = client_rows(tmp_path / "warm" / CHROMA_DIR), client_rows(tmp_path / "cold" / CHROMA_DIR)
     assert warm_rows["ids"] == cold_rows["ids"] == [f"{c}#0" for c in CARDS]

@@ -39,6 +39,7 @@ def validate(
     missing = missing_gold_ids(cases=loaded_cases, kb=loaded_kb)
     if missing:
         from retrieval_gate.artifacts.baseline import read_kb_manifest
+        from retrieval_gate.load.boundary import bound_echoes
         from retrieval_gate.render.escape import escape_terminal
         from retrieval_gate.settings import default_baseline_path
 
@@ -53,8 +54,8 @@ def validate(
                 why = f"never a card (not in the baseline's KB either, {baseline_path}): a typo? fix the id"
             else:
                 why = "deleted, or never a card (no baseline KB manifest to tell): restore the card or fix the case"
-            typer.echo(escape_terminal(f"finding: {at}: case {case_id!r}: gold id {gold!r} is not a card in "
-                                       f"{settings.kb}: {why}"))
+            typer.echo(escape_terminal(bound_echoes(f"finding: {at}: case {case_id!r}: gold id {gold!r} is not a "
+                                                    f"card in {settings.kb}: {why}")))
     n_gold = sum(1 for c in loaded_cases.cases if c.gold)
     # A plain line (no rich: start-up time), as console.print(soft_wrap=True) would print it.
     typer.echo(

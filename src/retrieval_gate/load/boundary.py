@@ -59,6 +59,29 @@ def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
     return repr(text[:limit]) + f"… ({len(text):,} characters)"
 
 
+# A value a message quotes: a Python repr (``'…'`` or ``"…"``, escapes kept) that starts and ends
+# a word (``the card's`` opens none), or a long run of characters that are neither spaces nor
+# quotes. Possessive quantifiers: no backtracking.
+_ECHOED = re.compile(r"""(?<!\w)(?:'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")(?!\w)"""
+                     r"""|(?<![^\s'"])[^\s'"]{320,}+""")  # 320: 4 × QUOTE_CHARS
+
+
+def bound_echoes(message: str, limit: int = QUOTE_CHARS) -> str:
+    """``message`` with every value it quotes cut to about ``limit`` characters, saying how long it
+    was: the last guard of every line the tool prints about an input (a 1 MB id in a file is
+    echoed as its first 80 characters, never whole), whichever message formatted it."""
+    def cut(found: re.Match[str]) -> str:
+        text = found.group()
+        if len(text) <= limit + 40:
+            return text
+        quoted = text[0] in "'\"" and text[-1] == text[0]
+        inner = text[1:-1] if quoted else text
+        kept = inner[:limit]
+        return (f"{text[0]}{kept}…{text[0]}" if quoted else f"{kept}…") + f" ({len(inner):,} characters)"
+
+    return _ECHOED.sub(cut, message) if len(message) > limit else message
+
+
 def clip(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters, saying how long it was."""
     return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"

@@ -158,10 +158,10 @@ def sort_file(records: Sequence[tuple[int, Record]], *, shown: str, held: Held, 
               pool: Mapping[str, Mapping[str, str]] | None) -> Sorted:
     """Already applied / stale / current, each judgement once (a line repeated counts once)."""
     out = Sorted()
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[str | int, ...]] = set()
     stale: list[Stale] = []
     for line, r in records:
-        key = (r.case, "") if isinstance(r, NoAnswer) else (r.case, r.card, r.sha, str(r.grade))
+        key = (r.case, "") if isinstance(r, NoAnswer) else (r.case, r.card, r.sha, r.grade)
         if key in seen:
             continue
         seen.add(key)

@@ -22,8 +22,8 @@ def read_decisions(path: Path) -> list[tuple[int, Record]]:
 
     Read as a stream (one line in memory at a time, ``textfile.stream_lines``), and kept lean: a
     labels file repeats its case ids, card ids, content hashes and labeller on every line, so each
-    distinct text is held once, and every record of one set of fields shares one ``fields_set``
-    (pydantic's own would be a set per record: two thirds of a record's memory)."""
+    distinct text is held once; a decision is a slotted record (``Decision``), a no-answer word a
+    pydantic model whose ``fields_set`` is shared by every one of the same fields."""
     if not path.is_file():
         raise UsageError(f"{path}: no such labels file")
     problems: list[Problem] = []
@@ -39,12 +39,17 @@ def read_decisions(path: Path) -> list[tuple[int, Record]]:
         except ValidationError as exc:
             problems.extend(validation_problems(path, line=number, exc=exc))
             continue
-        values = record.__dict__
-        for name in _SHARED_TEXT:
-            if isinstance(value := values.get(name), str):
-                values[name] = texts.setdefault(value, value)
-        given = record.__pydantic_fields_set__
-        object.__setattr__(record, "__pydantic_fields_set__", fields_sets.setdefault(frozenset(given), given))
+        if isinstance(record, Decision):
+            record = Decision(*(texts.setdefault(v, v) if isinstance(v, str) else v
+                                for v in (record.case, record.card, record.grade, record.sha, record.at,
+                                          record.labeller)))
+        else:
+            values = record.__dict__
+            for name in _SHARED_TEXT:
+                if isinstance(value := values.get(name), str):
+                    values[name] = texts.setdefault(value, value)
+            given = record.__pydantic_fields_set__
+            object.__setattr__(record, "__pydantic_fields_set__", fields_sets.setdefault(frozenset(given), given))
         out.append((number, record))
     if not out and not problems:
         problems.append(Problem(display(path), None, "no decisions: the labels file is empty"))

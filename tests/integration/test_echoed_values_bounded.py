@@ -1,6 +1,7 @@
-"""A value the tool echoes back in a message is cut to about 80 characters (docs/formats.md,
-"Input limits"), wherever it sits in the input and whichever message quotes it: a 1 MB gold id, a
-1 MB retriever name, a 1 MB k. Every line printed stays short, and says how long the value was."""
+"""A value the tool echoes back in a message is bounded (docs/formats.md, "Input limits"): cut to
+about 80 characters by the message itself, and whatever message prints it, never kept past 160 by
+the guard on every printed line — a 1 MB gold id, a 1 MB retriever name, a 1 MB k. Every line
+printed stays short, and says how long the value was."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_a_1_mb_gold_id_is_echoed_cut_in_the_finding_and_the_error(tmp_path: Pat
                              capsys)
     assert code == (2 if strict else 0)
     _lines_are_short(out + err)
-    assert "'" + "x" * 80 + "…' (1,000,000 characters)" in out + err
+    assert "'" + "x" * 160 + "…' (1,000,000 characters)" in out + err
 
 
 @pytest.mark.parametrize(("field", "value"), [("retriever", BIG), ("k", f"[{BIG}]")])
@@ -58,6 +59,8 @@ def test_bound_echoes_cuts_only_long_values_and_leaves_prose_whole() -> None:
     assert bound_echoes(short) == short
     prose = "the card's text, " * 40 + "and 'g'"  # an apostrophe opens no quoted value
     assert bound_echoes(prose) == prose
+    reason = "'python:/tmp/a/b/down.py:search' failed: ConnectionError: collection docs_v2 not found" + "." * 70
+    assert bound_echoes(f"e.g. {reason!r}") == f"e.g. {reason!r}"  # 160 characters, what a reason may quote
     assert bound_echoes(f"id {'it' + chr(39) + 's ' + 'q' * 300!r} bad") == (
-        'id "it\'s ' + "q" * 75 + '…" (305 characters) bad')  # 80 kept: "it's " and 75 q
-    assert bound_echoes("path " + "p" * 400) == "path " + "p" * 80 + "… (400 characters)"
+        'id "it\'s ' + "q" * 155 + '…" (305 characters) bad')  # 160 kept: "it's " and 155 q
+    assert bound_echoes("path " + "p" * 400) == "path " + "p" * 160 + "… (400 characters)"

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ class Page:
     def __init__(self, ws: Any, session: str) -> None:
         self._ws, self._session, self._ids = ws, session, itertools.count(1)
         self.events: list[dict[str, Any]] = []  # the protocol's events seen while waiting for replies
+        self._downloads_from = 0  # the first event after the last ``allow_downloads``
 
     def requests(self) -> list[str]:
         """The URLs the page asked for since ``Network.enable`` (read the events waiting first)."""
@@ -147,8 +148,42 @@ class Page:
         path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", **params)["data"]))
 
     def allow_downloads(self, folder: Path) -> None:
+        """Downloads go to ``folder`` from now on; ``read_download`` waits for the browser to say one
+        finished (its events are on, and counted from here)."""
+        self._downloads_from = len(self.events)
         self.call("Browser.setDownloadBehavior", session=False, behavior="allow", downloadPath=str(folder),
                   eventsEnabled=True)
+
+    def wait_for_event(self, matches: Callable[[dict[str, Any]], bool], *, since: int = 0) -> dict[str, Any]:
+        """The first protocol event from ``since`` on that ``matches``, reading the socket until it
+        comes: what the browser says happened, never a guess at how long it takes (the deadline is
+        a safety net against a browser that never says it)."""
+        deadline = time.monotonic() + CALL_TIMEOUT_S
+        seen = since
+        while True:
+            for event in self.events[seen:]:
+                if matches(event):
+                    return event
+            seen = len(self.events)
+            if time.monotonic() > deadline:
+                raise TimeoutError("the browser did not send the event awaited")
+            message = json.loads(self._ws.recv())
+            if "method" in message:
+                self.events.append(message)
+
+    def downloaded(self, name: str) -> None:
+        """Wait until the browser says the download of ``name`` (the first since ``allow_downloads``)
+        completed — its ``Browser.downloadProgress`` event, sent once the file is written and renamed
+        into place — instead of polling the folder for the name under a deadline past which a slow
+        browser's missing file was read anyway."""
+        began = self.wait_for_event(lambda e: e.get("method") == "Browser.downloadWillBegin"
+                                    and e["params"].get("suggestedFilename") == name, since=self._downloads_from)
+        guid = began["params"]["guid"]
+        ended = self.wait_for_event(lambda e: e.get("method") == "Browser.downloadProgress"
+                                    and e["params"].get("guid") == guid
+                                    and e["params"].get("state") in ("completed", "canceled"),
+                                    since=self._downloads_from)
+        assert ended["params"]["state"] == "completed", f"the download of {name} was canceled"
 
     def press(self, key: str) -> None:
         """One key of ``KEYS`` pressed (down and up), with its text when it is a character."""
@@ -160,14 +195,12 @@ class Page:
 KEYS = {**{str(d): (f"Digit{d}", 48 + d) for d in range(10)},
         "n": ("KeyN", 78), "r": ("KeyR", 82), "s": ("KeyS", 83), "d": ("KeyD", 68),
         "ArrowDown": ("ArrowDown", 40), "ArrowUp": ("ArrowUp", 38), "ArrowLeft": ("ArrowLeft", 37)}
-DOWNLOAD_WAIT_S = 30
 
 
-def read_download(folder: Path, name: str = "labels.jsonl") -> list[dict[str, Any]]:
-    """The JSONL file the browser saves into ``folder``, waited for under a total deadline."""
-    deadline = time.monotonic() + DOWNLOAD_WAIT_S
-    while not (folder / name).is_file() and time.monotonic() < deadline:
-        time.sleep(0.1)
+def read_download(page: Page, folder: Path, name: str = "labels.jsonl") -> list[dict[str, Any]]:
+    """The JSONL file the browser saved into ``folder``, read once the browser says the download
+    completed (``Page.downloaded``), not when a file of that name appears."""
+    page.downloaded(name)
     return [json.loads(line) for line in (folder / name).read_text(encoding="utf-8").splitlines()]
 
 

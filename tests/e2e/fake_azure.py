@@ -3,11 +3,11 @@ of the action in an Azure pipeline.
 
 It implements the endpoints ``forge/azure/api.py`` calls, with Azure DevOps' semantics where they
 matter: items read at a commit or a branch (``versionDescriptor``, JSON with ``content`` and
-``objectId``, 404 when absent); a push of one commit whose ref update names ``oldObjectId``,
-refused with 409 (TF401028) when the branch moved since; a pull request's
-``lastMergeTargetCommit``; threads with comments, created and edited; ``connectionData`` naming the
-token's identity. Auth is Basic with the token as the password; two tokens are told apart as the
-build service's permissions would: the comment token (*Contribute to pull requests*) gets 403
+``objectId``, 404 when absent); a push of one commit whose ref update names ``oldObjectId``, refused
+with 409 (TF401028) when the branch moved since; a pull request's ``lastMergeTargetCommit``; threads
+with comments, created and edited; ``connectionData`` naming the token's identity, or refusing it
+(``refuse_identity``). Auth is Basic with the token as the password; two tokens are told apart as
+the build service's permissions would: the comment token (*Contribute to pull requests*) gets 403
 (TF401027) on a push, the write token may push. Reads need a token (a private project). Every
 request is logged; ``before(method, regex, hook)`` runs a hook before a matching request.
 """
@@ -50,6 +50,7 @@ class FakeAzure(RequestLog, TreeHistory):
     threads: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     log: list[Logged] = field(default_factory=list)
     hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = field(default_factory=list)
+    refuse_identity: bool = False  # True: connectionData is refused (the token's identity cannot be read)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -91,6 +92,8 @@ class FakeAzure(RequestLog, TreeHistory):
     def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any,
                token: str) -> tuple[int, Any]:
         if path == f"/{self.organization}/_apis/connectionData":
+            if self.refuse_identity:
+                return 403, {"message": "TF400813: The user is not authorized to access this resource."}
             return 200, {"authenticatedUser": BUILD_SERVICE if token == self.token else WRITER}
         prefix = f"/{self.organization}/{self.project}/_apis/git/repositories/{self.repo}"
         if not path.startswith(prefix):

@@ -7,7 +7,8 @@ a file read at a branch or a commit (``contents/{path}?ref=``: base64 ``content`
 commit (``POST contents``), made on the branch's *current* head as Gitea does, refused with 422
 when an ``update`` names a blob ``sha`` that is not the file's any more or a ``create`` names a file
 that exists; a pull request's head and base; issue comments listed, created and edited (only by
-their author); ``GET /user`` for a token. Auth is ``Authorization: token …``; reads need a token
+their author); ``GET /user`` for a token, or refused (``refuse_identity``: 403, as Gitea answers a
+token without the scope ``read:user``). Auth is ``Authorization: token …``; reads need a token
 (a private repository), and two tokens are told apart as their scopes would: the comment token
 (``write:issue``) gets 403 on a commit, the write token may commit. Every request is logged;
 ``before(method, regex, hook)`` runs a hook before a matching request.
@@ -53,6 +54,7 @@ class FakeGitea(RequestLog, TreeHistory):
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     log: list[Logged] = field(default_factory=list)
     hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = field(default_factory=list)
+    refuse_identity: bool = False  # True: GET /user is refused, as for a token without the scope read:user
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(100))
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -93,6 +95,9 @@ class FakeGitea(RequestLog, TreeHistory):
                token: str) -> tuple[int, Any]:
         user = BOT if token == self.token else WRITER
         if path == "/api/v1/user" and method == "GET":
+            if self.refuse_identity:
+                return 403, {"message": "token does not have at least one of required scope(s), required=[read:user], "
+                                        "token scope=write:issue,read:repository"}
             return 200, dict(user)
         prefix = f"/api/v1/repos/{self.repository}"
         if path != prefix and not path.startswith(prefix + "/"):

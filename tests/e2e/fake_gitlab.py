@@ -1,15 +1,16 @@
 """A fake GitLab REST API v4 served over real HTTP on 127.0.0.1, for end-to-end tests of the action
 in a GitLab pipeline.
 
-It implements the endpoints python-gitlab calls for us (forge/gitlab/api.py), with GitLab's semantics
-where they matter: a project addressed by its URL-encoded path or its numeric id; repository files
-read at a branch or a commit sha (base64, with ``blob_id`` and ``last_commit_id``); a commit of
-several file actions on a branch's *current* head (as GitLab does), refused with 400 when an
-``update`` names a ``last_commit_id`` that is not the file's last commit any more, or a ``create``
-names a file that exists; merge-request notes paginated with ``Link`` headers; ``GET /user`` for a
-token; a merge request with its ``diff_refs``. Reads need no token (a public project); writes need
-``PRIVATE-TOKEN`` (401 otherwise), and two tokens are told apart by role, as GitLab does: the note
-token (Reporter) may write notes and gets 403 on a commit; the write token (Developer) may commit.
+It implements the endpoints python-gitlab calls for us (forge/gitlab/api.py), with GitLab's
+semantics where they matter: a project addressed by its URL-encoded path or its numeric id;
+repository files read at a branch or a commit sha (base64, with ``blob_id`` and ``last_commit_id``);
+a commit of several file actions on a branch's *current* head (as GitLab does), refused with 400
+when an ``update`` names a ``last_commit_id`` that is not the file's last commit any more, or a
+``create`` names a file that exists; merge-request notes paginated with ``Link`` headers; ``GET
+/user`` for a token, or refused (``refuse_identity``); a merge request with its ``diff_refs``. Reads
+need no token (a public project); writes need ``PRIVATE-TOKEN`` (401 otherwise), and two tokens are
+told apart by role, as GitLab does: the note token (Reporter) may write notes and gets 403 on a
+commit; the write token (Developer) may commit.
 
 ``before(method, path_regex, hook)`` runs a hook before a matching request is handled (e.g. another
 writer pushes). Every request is logged.
@@ -55,6 +56,7 @@ class FakeGitLab(RequestLog):
     merge_requests: dict[int, dict[str, Any]] = field(default_factory=dict)
     log: list[Logged] = field(default_factory=list)
     hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = field(default_factory=list)
+    refuse_identity: bool = False  # True: GET /user is refused (403), the token's user cannot be read
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -117,6 +119,8 @@ class FakeGitLab(RequestLog):
     def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any,
                token: str | None) -> tuple[int, Any, dict[str, str]]:
         if path == "/api/v4/user":
+            if self.refuse_identity and token:
+                return 403, {"message": "403 Forbidden"}, {}
             user = BOT if token == self.token else WRITER
             return (200, user, {}) if token else (401, {"message": "401 Unauthorized"}, {})
         m = re.fullmatch(r"/api/v4/projects/([^/]+)(/.*)?", path)

@@ -95,3 +95,29 @@ def test_the_same_pull_request_through_each_forge(forge: Kit) -> None:
     assert not _probe(forge.root) & WRITE_VARIABLES
     for secret in SECRETS:
         assert secret not in log1 + log2 + body
+
+
+def test_a_marker_someone_else_wrote_is_never_adopted_when_the_token_s_identity_is_refused(forge: Kit) -> None:
+    """A pull request's author plants a comment that holds the gate's marker and says all is well;
+    the token's identity call is refused (Gitea: a token without read:user). The planted comment is
+    never edited nor taken for ours: either the job fails, posting nothing (the identity call is the
+    only proof), or — GitHub's Actions token, whose comments the API shows as the Bot
+    github-actions[bot] — a comment of ours is posted beside it."""
+    _workspace(forge.root, pr=False)
+    code, log = forge.refresh()
+    assert code == 0, log
+    base = forge.head()
+    _workspace(forge.root, pr=True)
+    fake = "<!-- retrieval-gate:default -->\nNo regression: the gate passes."
+    forge.plant_foreign(fake)
+    forge.refuse_identity()
+    code, log = forge.pull_request(base)
+    posted = forge.posted()
+    assert posted[0] == fake  # never edited
+    created, edited = forge.writes_of_the_comment()
+    assert edited == 0
+    if forge.identity_by_author:
+        assert code == 0 and created == 1 and len(posted) == 2 and "**c3**" in posted[1], log
+    else:
+        assert code != 0 and created == 0 and posted == [fake], log
+        assert "told to be ours" in log and "passes" not in log

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from pydantic import SecretStr
 
-from retrieval_gate.errors import ConflictError, PermissionDenied
+from retrieval_gate.errors import ConflictError, ForgeError, PermissionDenied
 from retrieval_gate.forge import detect_forge
 from retrieval_gate.forge.gitea.api import GiteaRepo
 from retrieval_gate.forge.gitea.ci import pipeline_text
@@ -243,3 +243,24 @@ def test_a_write_without_its_token_is_refused_naming_the_variable_and_nothing_is
     with pytest.raises(PermissionDenied, match="no RETRIEVAL_GATE_GITEA_TOKEN"):
         _repo(gitea, comment_token="").upsert_comment(number=3, marker=MARKER, body=MARKER)
     assert [r for r in gitea.log if r.method != "GET"] == []
+
+
+def test_without_read_user_the_adapter_adopts_no_marker_and_posts_nothing(gitea: FakeGitea) -> None:
+    gitea.refuse_identity = True  # a token without the scope read:user: GET /user is 403
+    fake = gitea.add_comment(3, f"{MARKER}\nNo regression.", user=HUMAN)
+    with pytest.raises(ForgeError, match="read:user") as caught:
+        _repo(gitea).upsert_comment(number=3, marker=MARKER, body=f"{MARKER}\nours")
+    assert not isinstance(caught.value, PermissionDenied)  # not the "no token: the job passes" case
+    assert gitea.comments[3] == [fake] and [r for r in gitea.log if r.method != "GET"] == []
+    assert TOKEN not in str(caught.value)
+
+
+def test_a_pull_request_job_whose_token_lacks_read_user_fails_and_says_which_scope(job: GiteaJob,
+                                                                                   gitea: FakeGitea) -> None:
+    base = gitea.commit("main", {BASELINE: baseline_text(scores=ALL_HITS, sha="b" * 40)})
+    gitea.add_comment(3, f"{MARKER}\nNo regression: the gate passes.", user=HUMAN)
+    gitea.refuse_identity = True
+    code, out, err = job.pull_request(3, base=base)
+    assert code == 2 and "read:user" in err and "passes" not in out + err
+    assert [c["body"] for c in gitea.comments[3]] == [f"{MARKER}\nNo regression: the gate passes."]
+    assert job.workspace.joinpath("retrieval-gate-out", "comment.md").is_file()  # the comment, kept for the artifact

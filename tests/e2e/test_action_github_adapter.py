@@ -163,3 +163,13 @@ def test_the_action_pauses_a_second_between_writes_as_github_advises(github):
     forge = GitHub()
     adapter = forge.api(forge.read_settings(env, tokens=forge.read_tokens(env)), scrub=masking(PAT), log=print)
     assert adapter.seconds_between_writes == 1.0
+
+
+def test_where_get_user_is_refused_a_human_s_marker_is_not_adopted(github):
+    github.user = None  # GET /user → 403: ours is then only the Bot github-actions[bot]
+    fake = github.add_comment(5, f"{MARKER}\nNo regression.", user=HUMAN)
+    lookalike = github.add_comment(5, f"{MARKER}\nNo regression.", user={**ACTIONS_BOT, "type": "User"})
+    posted = _repo(github).upsert_comment(number=5, marker=MARKER, body=f"{MARKER}\nours")
+    assert posted.created and posted.id not in (fake["id"], lookalike["id"])
+    assert [c["body"] for c in github.comments[5]] == [f"{MARKER}\nNo regression."] * 2 + [f"{MARKER}\nours"]
+    assert github.requests("PATCH") == []

@@ -27,9 +27,9 @@ def _cli(args: list[str]) -> int:
 
 
 def _download(page, downloads: Path) -> list[dict]:
-    """Press d and read the labels file the browser saves (waited for, under a total deadline)."""
+    """Press d and read the labels file the browser saves (once the browser says it completed)."""
     page.press("d")
-    return read_download(downloads)
+    return read_download(page, downloads)
 
 
 def test_thirty_queries_judged_with_keys_alone_download_and_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -96,7 +96,7 @@ def _download(page, folder: Path, *, tap: bool = False) -> list[dict]:
         page.tap_element("#download-labels")
     else:
         page.press("d")
-    return read_download(folder)
+    return read_download(page, folder)
 
 
 def _rects(page) -> dict:

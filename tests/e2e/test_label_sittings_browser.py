@@ -129,7 +129,7 @@ def _download(page, folder: Path, *, tap: bool = False) -> tuple[list[dict], str
         page.tap_element("#download-labels")
     else:
         page.press("d")
-    return read_download(folder), page.js("document.querySelector('#saved code').textContent")
+    return read_download(page, folder), page.js("document.querySelector('#saved code').textContent")
 
 
 def _apply_as_hinted(hint: str, labels: Path, capsys) -> tuple[int, str, str]:

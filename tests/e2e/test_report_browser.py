@@ -142,7 +142,7 @@ def test_a_card_labelled_relevant_in_the_report_is_applied_and_counted_by_the_ne
         assert page.js("document.getElementById('download-labels').disabled") is True
         page.click(f'{item} button[data-grade="1"]')
         page.click("#download-labels")
-        (decision,) = read_download(downloads)
+        (decision,) = read_download(page, downloads)
     assert {k: decision[k] for k in ("case", "card", "grade")} == {"case": REWORDED[0], "card": card, "grade": 1}
     assert _cli(["label", "apply", str(downloads / "labels.jsonl"), "--cases", str(cases), "--kb", str(KB)]) == 0
     gold = next(json.loads(line)["gold"] for line in cases.read_text(encoding="utf-8").splitlines()

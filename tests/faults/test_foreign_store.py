@@ -74,6 +74,34 @@ def test_the_folder_check_names_the_path_and_the_fix_as_nobody(warm: Warm, store
     assert snapshot(store) == before
 
 
+def test_a_store_of_this_user_s_own_that_is_read_only_is_told_to_chmod_not_to_chown_to_itself(
+        tmp_path: Path) -> None:
+    python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+    if not can_run_as_nobody(python):
+        pytest.skip(f"nobody cannot run {python}")
+    store = tmp_path / "store"
+    store.mkdir()
+    shutil.chown(store, NOBODY, NOBODY)
+    store.chmod(0o555)  # nobody's own folder, read-only by its mode
+    world_readable(tmp_path)
+    store.chmod(0o555)
+    code = ("import sys\nfrom pathlib import Path\nfrom retrieval_gate.errors import StoreError\n"
+            "from retrieval_gate.store.folder import refuse_unusable\n"
+            "try:\n    refuse_unusable(Path(sys.argv[1]))\n"
+            "except StoreError as exc:\n    print(exc)\n    sys.exit(2)\n")
+
+    def drop() -> None:
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+
+    done = subprocess.run([python, "-c", code, str(store)], preexec_fn=drop, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(REPO / "src"), "PATH": os.environ.get("PATH", "")},
+                          timeout=SAFETY_NET_S)
+    assert done.returncode == 2, done.stderr
+    assert f"(uid {NOBODY}; it belongs to uid {NOBODY})" in done.stdout
+    assert f"chmod -R u+rwX {store}" in done.stdout and "chown" not in done.stdout
+
+
 @pytest.mark.parametrize("what", ["store", "cases"])
 def test_an_eval_as_nobody_on_root_owned_files_exits_2_naming_the_path(warm: Warm, store_copy: Callable[[], Path],
                                                                        tmp_path: Path, what: str) -> None:

@@ -127,6 +127,18 @@ def test_stale_labels_when_most_lost_hits_are_on_edited_gold_and_hints_folded():
     assert [h.possibly_relevant for h in fold_hints(hints, changes)] == [None, None, "a"]
 
 
+def test_a_deleted_gold_card_is_not_read_as_an_edited_one():
+    kb_before, kb_after = _kb(g="1", h="1", a="1"), _kb(h="2", a="1")  # g deleted, h edited
+    deleted = [_pair("c1", ["g"], before=["g", "a"], after=["a", "b", "c"]),
+               _pair("c2", ["g"], before=["g", "b"], after=["a", "b", "c"])]
+    changes = _run(deleted, kb_before=kb_before, kb_after=kb_after)
+    assert [c.cause for c in changes] == ["gold-removed", "gold-removed"]
+    assert stale_gold_cards(changes) == []  # no "1 gold card of lost cases was edited by this PR"
+    edited = _pair("c3", ["h"], before=["h", "a"], after=["a", "b", "c"])
+    changes = _run([*deleted, edited], kb_before=kb_before, kb_after=kb_after)
+    assert stale_gold_cards(changes) == ["h"]  # the edited card alone, of the loss the deletion does not explain
+
+
 def test_the_manifest_hashes_content_per_card_and_round_trips():
     one = kb_manifest([Card(id="p#1", parent_id="p", title="P", text="a"), Card(id="p#2", parent_id="p", text="b"),
                        Card(id="q", title="Q", text="c")])

@@ -52,6 +52,12 @@ def build(versions: list[Version]):
     ("Merge branch 'x' into 'main'\n\nSee merge request group/project!67", 67),
     ("retrieval-gate: refresh baseline", None),
     ("mentions #12 but merges nothing", None),
+    ('Revert "Add the reranker (#5)" (#12)', 12),  # a squashed revert: the revert's PR, not the reverted one
+    ('Revert "Add the reranker (#5)" (#12)\n\nThis reverts commit 1a2b3c4d.', 12),
+    ('Revert "Merge pull request #5 from team/rerank" (#12)', 12),
+    ('Merge branch \'revert\' into \'main\'\n\nRevert "Add x (#5)"\n\nSee merge request group/project!12', 12),
+    ('Merged PR 12: Revert "Add x (#5)"', 12),
+    ('Revert "Add the reranker (#5)"', None),  # an unmerged revert names no pull request of its own
 ])
 def test_the_pr_a_commit_message_names(message: str, number: int | None) -> None:
     assert pr_number(message) == number

@@ -42,11 +42,13 @@ def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
         return []
     problems: list[Problem] = []
     out = []
-    for number, obj in iter_json_objects(path, problems=problems):
+    texts: dict[str, str] = {}  # its ids and hashes repeat line after line: each held once
+    for number, obj in iter_json_objects(path, problems=problems, stream=True):
         if not all(isinstance(obj.get(key), str) for key in ("case", "card", "sha")):
             problems.append(Problem(display(path), number, 'expected "case", "card" and "sha" strings'))
             continue
-        out.append((obj["case"], obj["card"], obj["sha"]))
+        case, card, sha = (texts.setdefault(obj[key], obj[key]) for key in ("case", "card", "sha"))
+        out.append((case, card, sha))
     raise_if(problems)
     return out
 

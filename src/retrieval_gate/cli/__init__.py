@@ -23,6 +23,7 @@ from retrieval_gate.environment import (
 )
 from retrieval_gate.errors import InternalError, ProblemsError, RetrievalGateError
 from retrieval_gate.lazy import LazyModule
+from retrieval_gate.load.boundary import bound_echoes
 from retrieval_gate.render.escape import escape_terminal
 
 # Each command lives in its own module, which registers it on ``app`` when imported. ``main``
@@ -135,10 +136,11 @@ def report_store_panic(exc: BaseException) -> int:
 def _report(exc: RetrievalGateError) -> None:
     if isinstance(exc, ProblemsError):  # bad input, or an output that could not be written
         for problem in exc.problems[:MAX_PROBLEMS_SHOWN]:  # one line each, whatever a file name holds
-            err_console.print(f"error: {escape_terminal(problem)}", markup=False, highlight=False, soft_wrap=True)
+            err_console.print(f"error: {escape_terminal(bound_echoes(str(problem)))}", markup=False, highlight=False,
+                              soft_wrap=True)
         if len(exc.problems) > MAX_PROBLEMS_SHOWN:
             err_console.print(f"… and {len(exc.problems) - MAX_PROBLEMS_SHOWN} more", markup=False, highlight=False)
         if len(exc.problems) > 1:
             err_console.print(f"{len(exc.problems)} problems", markup=False, highlight=False)
     else:
-        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"error: {bound_echoes(str(exc))}", markup=False, highlight=False, soft_wrap=True)

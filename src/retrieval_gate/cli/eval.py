@@ -169,12 +169,14 @@ def eval_command(
                                 cache_from=cache_from or ())
     finally:
         progress.close()
+    from retrieval_gate.load.boundary import bound_echoes
+
     for spec in specs:
         results = all_results[spec.name]
         path = output_path(out, spec.slug, many)
         write_results(path, results=results)
         for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error
-            err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+            err_console.print(f"warning: {bound_echoes(str(warning))}", markup=False, highlight=False, soft_wrap=True)
         if many:
             console.print(f"retriever {spec.name}", markup=False)
         print_results(results, console=console)

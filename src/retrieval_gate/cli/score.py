@@ -33,6 +33,7 @@ def score(
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
     from retrieval_gate.artifacts.label_sidecar import golden_judgements, not_relevant_by_case
     from retrieval_gate.artifacts.run_files import write_results
+    from retrieval_gate.load.boundary import bound_echoes
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import check_run_matches, load_run
     from retrieval_gate.overrides import SuiteOverrides
@@ -56,13 +57,13 @@ def score(
     warning = check_run_matches(run_ids=loaded_run.rankings, case_ids=[c.id for c in case_set.cases],
                                 run_path=loaded_run.path, cases_path=case_set.path)
     if warning is not None:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"warning: {bound_echoes(str(warning))}", markup=False, highlight=False, soft_wrap=True)
     check = check_rankings((loaded_run.rankings.get(c.id) for c in case_set.cases), kb=loaded_kb)
     problem = check.problem(f"--run {loaded_run.path}")  # every ranking empty, most ids not cards: exit 2
     if problem is not None:
         raise UsageError(problem)
     if (note := check.warning(f"--run {loaded_run.path}")) is not None:
-        err_console.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"warning: {bound_echoes(note)}", markup=False, highlight=False, soft_wrap=True)
     grid = metric_specs(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
     results = assemble_results(
         case_set=case_set,
@@ -84,6 +85,6 @@ def score(
     )
     write_results(out, results=results)
     for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error
-        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"warning: {bound_echoes(str(warning))}", markup=False, highlight=False, soft_wrap=True)
     print_results(results, console=console)
     console.print(f"wrote {out}", markup=False, highlight=False, soft_wrap=True)

@@ -21,7 +21,7 @@ def validate(
     a finding (exit 0: eval scores it as a loss, ``gold-removed``) — told apart by the baseline's
     KB manifest as a card deleted since the baseline or never a card (a typo) — and refused by
     ``--strict`` (exit 2)."""
-    from retrieval_gate.load.dataset import load_dataset, missing_gold_ids
+    from retrieval_gate.load.dataset import check_dataset
     from retrieval_gate.overrides import SuiteOverrides
     from retrieval_gate.settings import load_config, resolve_suite
 
@@ -33,12 +33,13 @@ def validate(
                                if value is None)
         raise UsageError(f"validate needs {missing} (or a suite of retrieval-gate.yml that names them; "
                          "`retrieval-gate init` writes one)")
-    loaded_cases, loaded_kb = load_dataset(cases=Path(settings.cases), kb=Path(settings.kb),
-                                           missing_gold="refuse" if strict else "score")
-    assert loaded_kb is not None
-    missing = missing_gold_ids(cases=loaded_cases, kb=loaded_kb)
+    # streamed: a cases file of any size is checked in the memory of its ids (docs/performance.md)
+    checked = check_dataset(cases=Path(settings.cases), kb=Path(settings.kb),
+                            missing_gold="refuse" if strict else "score")
+    missing = checked.missing
     if missing:
         from retrieval_gate.artifacts.baseline import read_kb_manifest
+        from retrieval_gate.load.boundary import bound_echoes
         from retrieval_gate.render.escape import escape_terminal
         from retrieval_gate.settings import default_baseline_path
 
@@ -53,13 +54,13 @@ def validate(
                 why = f"never a card (not in the baseline's KB either, {baseline_path}): a typo? fix the id"
             else:
                 why = "deleted, or never a card (no baseline KB manifest to tell): restore the card or fix the case"
-            typer.echo(escape_terminal(f"finding: {at}: case {case_id!r}: gold id {gold!r} is not a card in "
-                                       f"{settings.kb}: {why}"))
-    n_gold = sum(1 for c in loaded_cases.cases if c.gold)
+            typer.echo(escape_terminal(bound_echoes(f"finding: {at}: case {case_id!r}: gold id {gold!r} is not a "
+                                                    f"card in {settings.kb}: {why}")))
+    n_gold = checked.with_gold
     # A plain line (no rich: start-up time), as console.print(soft_wrap=True) would print it.
     typer.echo(
-        f"ok: {len(loaded_cases.cases)} cases ({n_gold} with gold, "
-        f"{len(loaded_cases.cases) - n_gold} no-answer), {len(loaded_kb.card_ids)} cards; "
+        f"ok: {checked.cases} cases ({n_gold} with gold, "
+        f"{checked.cases - n_gold} no-answer), {checked.cards} cards; "
         + (f"{len(missing)} gold id{'s' if len(missing) != 1 else ''} name no card (findings above; "
            "--strict refuses them)" if missing else "every gold id resolves to a card")
     )

@@ -41,7 +41,6 @@ from retrieval_gate.score.kb_manifest import KbCard
 from retrieval_gate.score.results import CaseResult, Results
 
 DISPLACERS_SHOWN = 3
-GOLD_CAUSES = ("gold-removed", "gold-edited")
 _ORDER: dict[Movement, int] = {"lost-hit": 0, "worse": 1, "better": 2, "gained-hit": 3}
 
 
@@ -198,13 +197,14 @@ def _cause(*, gold: Sequence[GoldRank], displacers: Sequence[Displacer], config_
 
 
 def stale_gold_cards(changes: Sequence[ChangedCase]) -> list[str]:
-    """The gold cards this run's KB edited or removed whose cases lost their hit — when such
-    cases are most (more than half) of the lost hits; else empty."""
-    lost = [c for c in changes if c.movement == "lost-hit"]
-    stale = [c for c in lost if c.cause in GOLD_CAUSES]
+    """The gold cards this run's KB edited whose cases lost their hit — when such cases are most
+    (more than half) of the lost hits a deleted gold card does not explain; else empty. A deleted
+    card is not an edit: its cases are ``Comparison.gold_removed``'s, with words of their own."""
+    lost = [c for c in changes if c.movement == "lost-hit" and c.cause != "gold-removed"]
+    stale = [c for c in lost if c.cause == "gold-edited"]
     if not lost or 2 * len(stale) <= len(lost):
         return []
-    return sorted({g.card for c in stale for g in c.gold if g.kb_change in ("edited", "removed", "added")})
+    return sorted({g.card for c in stale for g in c.gold if g.kb_change in ("edited", "added")})
 
 
 def fold_hints(lost_hits: Sequence[CaseChange], changes: Sequence[ChangedCase]) -> list[CaseChange]:

@@ -36,9 +36,10 @@ def judged(records: Sequence[tuple[int, Record]]) -> Judged:
             out.no_answer.add(r.case)
             out.lines[(r.case, "")] = line
         else:
-            out.grades[(r.case, r.card)] = r.grade
-            out.lines[(r.case, r.card)] = line
-            out.records[(r.case, r.card)] = r
+            pair = (r.case, r.card)  # one key object for the three maps
+            out.grades[pair] = r.grade
+            out.lines[pair] = line
+            out.records[pair] = r
     return out
 
 

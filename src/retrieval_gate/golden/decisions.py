@@ -9,14 +9,42 @@ not relevant, ≥ 1 = relevant at that grade. The drafting page (``cases draft``
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
-class Decision(BaseModel):
-    """A reviewer's judgement of one card for one case. The grade is a JSON integer (``true`` or
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A reviewer's judgement of one card for one case, as ``DecisionLine`` validated it. A plain
+    slotted record, not a pydantic model: a labels file holds a million of them (docs/performance.md,
+    "Memory of large inputs"); ``model_copy`` and ``model_dump`` are the two pydantic calls its
+    users make."""
+
+    case: str
+    card: str
+    grade: int
+    sha: str
+    at: str = ""
+    labeller: str = ""
+
+    @classmethod
+    def model_validate(cls, obj: object) -> Decision:
+        """One labels line → a decision (``pydantic.ValidationError`` as ``DecisionLine`` raises it)."""
+        line = DecisionLine.model_validate(obj)
+        return cls(line.case, line.card, line.grade, line.sha, line.at, line.labeller)
+
+    def model_copy(self, *, update: Mapping[str, object]) -> Decision:
+        return replace(self, **update)  # type: ignore[arg-type]
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, object]:
+        return asdict(self)
+
+
+class DecisionLine(BaseModel):
+    """A reviewer's judgement as a labels file states it. The grade is a JSON integer (``true`` or
     ``1.5`` is no grade); fields a newer page adds are ignored."""
 
     model_config = ConfigDict(extra="ignore")

@@ -134,7 +134,7 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     dropped = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant
     if dropped & {(case, card) for case, card, _ in side} or merged.not_relevant:
         writes.append((sidecar, _sidecar_text(sidecar, drop=dropped, add=merged.not_relevant)))
-    judged_now = set().union(*(p.judged_now for p in parts))
+    judged_now = parts[0].judged_now if len(parts) == 1 else set().union(*(p.judged_now for p in parts))
     if (stale_text := _stale_text(out.stale_file, new=out.stale, judged_now=judged_now)) is not None:
         writes.append((out.stale_file, stale_text))
     for path, _ in writes:

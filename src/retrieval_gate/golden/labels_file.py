@@ -14,22 +14,43 @@ from retrieval_gate.golden.decisions import Decision, NoAnswer
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if, validation_problems
 
 STALE_FILE = "stale.jsonl"
+_SHARED_TEXT = ("case", "card", "sha", "at", "labeller")
 
 
 def read_decisions(path: Path) -> list[tuple[int, Record]]:
-    """The records of a labels file: decisions, and (from the drafting page) no-answer words."""
+    """The records of a labels file: decisions, and (from the drafting page) no-answer words.
+
+    Read as a stream (one line in memory at a time, ``textfile.stream_lines``), and kept lean: a
+    labels file repeats its case ids, card ids, content hashes and labeller on every line, so each
+    distinct text is held once; a decision is a slotted record (``Decision``), a no-answer word a
+    pydantic model whose ``fields_set`` is shared by every one of the same fields."""
     if not path.is_file():
         raise UsageError(f"{path}: no such labels file")
     problems: list[Problem] = []
     out: list[tuple[int, Record]] = []
-    for number, obj in iter_json_objects(path, problems=problems):
+    texts: dict[str, str] = {}
+    fields_sets: dict[frozenset[str], set[str]] = {}
+    for number, obj in iter_json_objects(path, problems=problems, stream=True):
         if "no_answer" in obj and ("card" in obj or "grade" in obj):
             problems.append(Problem(display(path), number, "'no_answer' and a card's grade in one line: keep one"))
             continue
         try:
-            out.append((number, NoAnswer.model_validate(obj) if "no_answer" in obj else Decision.model_validate(obj)))
+            record = NoAnswer.model_validate(obj) if "no_answer" in obj else Decision.model_validate(obj)
         except ValidationError as exc:
             problems.extend(validation_problems(path, line=number, exc=exc))
+            continue
+        if isinstance(record, Decision):
+            record = Decision(*(texts.setdefault(v, v) if isinstance(v, str) else v
+                                for v in (record.case, record.card, record.grade, record.sha, record.at,
+                                          record.labeller)))
+        else:
+            values = record.__dict__
+            for name in _SHARED_TEXT:
+                if isinstance(value := values.get(name), str):
+                    values[name] = texts.setdefault(value, value)
+            given = record.__pydantic_fields_set__
+            object.__setattr__(record, "__pydantic_fields_set__", fields_sets.setdefault(frozenset(given), given))
+        out.append((number, record))
     if not out and not problems:
         problems.append(Problem(display(path), None, "no decisions: the labels file is empty"))
     raise_if(problems)

@@ -22,6 +22,7 @@ come from ``golden.log_reader``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -134,7 +135,7 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
     if masker is None or (keep_pii and masker.personal):
         masker = Masker(region=masker.region if masker else DEFAULT_REGION, personal=not keep_pii)
     report = CleanReport(max_chars=max_chars)
-    long_keys: set[str] = set()
+    long_keys: set[bytes] = set()  # a digest per distinct dropped line: memory grows with them, not their length
     keep = frozenset((*KEPT_COLUMNS, *slice_columns))
     masked_values: dict[str, tuple[str, Counter]] = {}
     masked_names: dict[str, str] = {}
@@ -173,7 +174,8 @@ def clean_log(rows: Iterable[RawQuery], *, keep_pii: bool = False, masker: Maske
         if (why := drop_reason(text, max_chars=max_chars)) is not None:
             report.dropped[why] += 1
             if len(text) > max_chars:
-                long_keys.add(duplicate_key(text))
+                long_keys.add(hashlib.blake2b(duplicate_key(text).encode("utf-8", "surrogatepass"),
+                                              digest_size=16).digest())
             continue
         text = masked_once(text)
         key = duplicate_key(text)

@@ -87,16 +87,21 @@ def strict_problems(records: Sequence[tuple[int, Record]], *, scale: int, ids: I
                 if bad_id(value):
                     out.append((line, f"{kind} id {value!r} holds whitespace or a control character: "
                                       "a qrels line cannot hold it"))
-    grades: dict[tuple[str, str, str], dict[int, int]] = {}
+    first: dict[tuple[str, str, str], tuple[int, int]] = {}  # the first (grade, line) of each judgement
+    grades: dict[tuple[str, str, str], dict[int, int]] = {}  # only judgements given two grades: a dict each
     relevant: dict[str, list[int]] = {}
     said_none: dict[str, list[int]] = {}
     for line, r in records:
         if isinstance(r, NoAnswer):
             said_none.setdefault(r.case, []).append(line)
             continue
-        grades.setdefault((r.case, r.card, r.sha), {}).setdefault(r.grade, line)
+        key = (r.case, r.card, r.sha)
+        grade, at = first.setdefault(key, (r.grade, line))
+        if grade != r.grade:
+            grades.setdefault(key, {grade: at}).setdefault(r.grade, line)
         if r.grade >= 1:
             relevant.setdefault(r.case, []).append(line)
+    del first
     for (case, card, _), by_grade in grades.items():
         if len(by_grade) > 1:
             said = ", ".join(f"{g} at line {n}" for g, n in sorted(by_grade.items(), key=lambda item: item[1]))
@@ -154,10 +159,10 @@ def sort_file(records: Sequence[tuple[int, Record]], *, shown: str, held: Held, 
               pool: Mapping[str, Mapping[str, str]] | None) -> Sorted:
     """Already applied / stale / current, each judgement once (a line repeated counts once)."""
     out = Sorted()
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[str | int, ...]] = set()
     stale: list[Stale] = []
     for line, r in records:
-        key = (r.case, "") if isinstance(r, NoAnswer) else (r.case, r.card, r.sha, str(r.grade))
+        key = (r.case, "") if isinstance(r, NoAnswer) else (r.case, r.card, r.sha, r.grade)
         if key in seen:
             continue
         seen.add(key)

@@ -36,6 +36,7 @@ from retrieval_gate.stats.sign_flip import sign_flip_tests
 GOLD_INPUT = "inputs.cases"
 KB_INPUT = "inputs.kb"
 _PR = re.compile(r"(?:pull request [#!]|\(#|merge request \S*!|^Merged PR )(\d{1,9})\b", re.IGNORECASE | re.MULTILINE)
+_QUOTED = re.compile(r'["\u201c][^"\u201c\u201d\n]*["\u201d]')  # a title quoted on one line: ``Revert "Add x (#5)"``
 
 
 def changed_keys(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
@@ -53,8 +54,9 @@ def pr_number(message: str) -> int | None:
     """The pull / merge request a commit message names: GitHub's merge commit (``Merge pull request
     #12 from …``) or squash subject (``… (#12)``), GitLab's ``See merge request group/project!12``,
     Azure DevOps' ``Merged PR 12: …``; the refresh commit the action writes says ``pull request #12``
-    or ``merge request !12``. None: none named."""
-    found = _PR.search(message)
+    or ``merge request !12``. What a message quotes is another commit's title, not this commit's
+    pull request: a squashed revert ``Revert "Add x (#5)" (#12)`` is #12. None: none named."""
+    found = _PR.search(_QUOTED.sub('""', message))
     return int(found.group(1)) if found else None
 
 

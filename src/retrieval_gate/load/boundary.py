@@ -29,6 +29,7 @@ MAX_INT_DIGITS = 100
 MAX_ID_CHARS = 1024
 MAX_RECORDS = 20_000_000
 QUOTE_CHARS = 80
+ECHO_CHARS = 160  # the most of one value any printed line keeps (a retriever's failure reason quotes 160)
 
 # Possessive quantifiers: the regex engine keeps no state per character, so a 20 MB string costs
 # nothing beyond the text (``(?:[^"\\]|\\.)*`` kept ~115 bytes per character of it).
@@ -57,6 +58,30 @@ def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
     if len(text) <= limit:
         return repr(text)
     return repr(text[:limit]) + f"… ({len(text):,} characters)"
+
+
+# A value a message quotes: a Python repr (``'…'`` or ``"…"``, escapes kept) that starts and ends
+# a word (``the card's`` opens none), or a long run of characters that are neither spaces nor
+# quotes. Possessive quantifiers: no backtracking.
+_ECHOED = re.compile(r"""(?<!\w)(?:'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")(?!\w)"""
+                     r"""|(?<![^\s'"])[^\s'"]{320,}+""")  # 320: 2 × ECHO_CHARS
+
+
+def bound_echoes(message: str, limit: int = ECHO_CHARS) -> str:
+    """``message`` with every value it quotes that is over ``limit`` + 40 characters cut to its
+    first ``limit``, saying how long it was: the last guard of every line the tool prints about an
+    input, whichever message formatted it (``quote`` cuts an offending value to ~80 itself; a
+    message that did not — a 1 MB gold id in a finding — is cut here, never echoed whole)."""
+    def cut(found: re.Match[str]) -> str:
+        text = found.group()
+        if len(text) <= limit + 40:
+            return text
+        quoted = text[0] in "'\"" and text[-1] == text[0]
+        inner = text[1:-1] if quoted else text
+        kept = inner[:limit]
+        return (f"{text[0]}{kept}…{text[0]}" if quoted else f"{kept}…") + f" ({len(inner):,} characters)"
+
+    return _ECHOED.sub(cut, message) if len(message) > limit + 40 else message
 
 
 def clip(text: str, limit: int = 200) -> str:

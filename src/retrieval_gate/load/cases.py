@@ -7,6 +7,7 @@ not relevant), blank lines and lines starting with ``#`` are skipped."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,13 @@ from retrieval_gate.load.boundary import id_problem, quote, score_problem
 from retrieval_gate.load.subset_manifest import read_subset_manifest
 from retrieval_gate.load.textfile import (
     display,
+    iter_json_objects,
     iter_lines,
     raise_if,
     read_bytes,
+    stream_lines,
     validated_records,
+    validated_stream,
 )
 from retrieval_gate.models import ANSWER_FIELDS, GOLD_FIELDS, Case, CaseSet
 
@@ -58,9 +62,8 @@ def _alias_clash(obj: dict, number: int, path: Path) -> Problem | None:
     return None
 
 
-def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
-    problems: list[Problem] = []
-    pooled: list[str] = []  # ids of cases written by `label apply` from a draft (pool provenance)
+def _jsonl_prepare(path: Path, pooled: list[str]) -> Callable[[dict[str, Any], int], dict[str, Any] | Problem]:
+    """``pooled``: filled with the ids of cases written by `label apply` from a draft (pool provenance)."""
 
     def prepare(obj: dict[str, Any], number: int) -> dict[str, Any] | Problem:
         clash = _alias_clash(obj, number, path)
@@ -80,8 +83,30 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
                     tags = obj["tags"] = {name: value}
         return obj
 
+    return prepare
+
+
+def is_jsonl_cases(path: Path) -> bool:
+    """Whether ``path`` is a golden set of JSONL cases (not a BEIR folder, not a bare qrels file)."""
+    return path.is_file() and not _looks_like_qrels(path)
+
+
+def stream_jsonl_cases(path: Path, problems: list[Problem], *, lines: dict[str, int]) -> Iterator[tuple[int, Case]]:
+    """The cases of a JSONL file one at a time, as it is read (``textfile.stream_lines``), with the
+    same checks and problems as ``load_cases``; ``lines``: each id's line, filled as it goes. For
+    a command that checks every case and keeps none (``validate``): memory is the ids', not the
+    file's nor its cases'."""
+    return validated_stream(path, problems, model=Case, what="case", prepare=_jsonl_prepare(path, []),
+                            empty="no cases: the file is empty", lines=lines,
+                            objects=iter_json_objects(path, problems, stream=True))
+
+
+def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
+    problems: list[Problem] = []
+    pooled: list[str] = []  # ids of cases written by `label apply` from a draft (pool provenance)
     data = read_bytes(path)  # read once: a pipe works like a file
-    cases, lines = validated_records(path, problems=problems, model=Case, what="case", prepare=prepare,
+    cases, lines = validated_records(path, problems=problems, model=Case, what="case",
+                                     prepare=_jsonl_prepare(path, pooled),
                                      empty="no cases: the file is empty", data=data)
     if not cases:
         return None, problems
@@ -105,9 +130,9 @@ def _qrels_file(folder: Path) -> Path:
 
 def _looks_like_qrels(path: Path) -> bool:
     """A file whose first line that is not blank or a ``#`` comment is not a JSON object (a file
-    of comments only is an empty qrels file: JSONL has no comments)."""
+    of comments only is an empty qrels file: JSONL has no comments). Read up to that line only."""
     comments = False
-    for _, text in iter_lines(path, problems=[]):
+    for _, text in stream_lines(path, problems=[]):
         stripped = text.lstrip()
         if stripped.startswith("#"):
             comments = True

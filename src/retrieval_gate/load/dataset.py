@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from retrieval_gate.errors import InputError, Problem
 from retrieval_gate.filters import filter_problems
-from retrieval_gate.load.cases import read_cases
+from retrieval_gate.load.cases import is_jsonl_cases, read_cases, stream_jsonl_cases
 from retrieval_gate.load.kb import read_kb
-from retrieval_gate.load.textfile import raise_if
+from retrieval_gate.load.textfile import display, raise_if
 from retrieval_gate.models import Case, CaseSet, KnowledgeBase
 
 MissingGold = Literal["refuse", "score"]
@@ -46,6 +47,55 @@ def load_dataset(*, cases: Path, kb: Path | None,
     if case_set is None:  # pragma: no cover - read_cases reports a problem whenever it returns None
         raise InputError(Problem(str(cases), None, "no cases"))
     return case_set, loaded_kb
+
+
+@dataclass(frozen=True)
+class DatasetCheck:
+    """What ``validate`` reports of a dataset that passed: the counts, and the gold ids that name
+    no card (``missing_gold_ids``' rows)."""
+
+    cases: int
+    with_gold: int
+    cards: int
+    missing: list[tuple[str, str, str, int | None]]
+
+
+def check_dataset(*, cases: Path, kb: Path, missing_gold: MissingGold = "refuse") -> DatasetCheck:
+    """``load_dataset`` and ``missing_gold_ids`` for a command that keeps no case (``validate``):
+    the same problems (one InputError listing every one), but a JSONL golden set is checked a case
+    at a time as it is read — the KB first, then each case's gold against it — so memory holds the
+    KB and the cases' ids, never the file or its cases. A BEIR folder or a qrels file is loaded."""
+    if not is_jsonl_cases(cases):
+        case_set, loaded_kb = load_dataset(cases=cases, kb=kb, missing_gold=missing_gold)
+        assert loaded_kb is not None
+        return DatasetCheck(cases=len(case_set.cases), with_gold=sum(1 for c in case_set.cases if c.gold),
+                            cards=len(loaded_kb.card_ids), missing=missing_gold_ids(cases=case_set, kb=loaded_kb))
+    loaded_kb, problems = read_kb(kb)
+    check_gold = loaded_kb is not None and not problems
+    card_ids = loaded_kb.card_ids if loaded_kb is not None else frozenset()
+    chunk_to_card = loaded_kb.chunk_to_card if loaded_kb is not None else {}
+    where = display(cases)
+    lines: dict[str, int] = {}
+    n = with_gold = 0
+    missing: list[tuple[str, str, str, int | None]] = []
+    for number, case in stream_jsonl_cases(cases, problems, lines=lines):
+        n += 1
+        with_gold += bool(case.gold)
+        problems.extend(case_filter_problems(cases=[case], path=where, lines={case.id: number}))
+        for gold in case.gold if check_gold else ():
+            if gold in card_ids:
+                continue
+            if (parent := chunk_to_card.get(gold)) is not None:
+                problems.append(Problem(where, number, f"case {case.id!r}: gold id {gold!r} is a chunk of card "
+                                                       f"{parent!r}; label the card id (card identity is parent_id)"))
+            elif missing_gold == "refuse":
+                problems.append(Problem(where, number, f"case {case.id!r}: gold id {gold!r} is not a card in "
+                                                       f"{loaded_kb.path}"))  # type: ignore[union-attr]
+            else:
+                missing.append((where, case.id, gold, number))
+    raise_if(problems)
+    assert loaded_kb is not None
+    return DatasetCheck(cases=n, with_gold=with_gold, cards=len(card_ids), missing=missing)
 
 
 # --- Dataset integrity ------------------------------------------------------------------------

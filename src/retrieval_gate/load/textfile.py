@@ -58,11 +58,60 @@ def iter_lines(path: Path, problems: list[Problem], *, data: bytes | None = None
         yield number, text
 
 
-def iter_json_objects(path: Path, problems: list[Problem], *,
-                      data: bytes | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def stream_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+    """``iter_lines``' line-by-line path over the file as it is read (a pipe works like a file):
+    the same lines and problems, with one line in memory at a time instead of the file's bytes
+    and text (``validate`` streams a cases file of any size in the memory of its ids). A line is
+    read at most ``MAX_LINE_BYTES`` at a time: a longer one is a problem, skipped to its end."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; open errors named as read_bytes names them
+    except FileNotFoundError:
+        raise InputError(Problem(display(path), None, "file not found")) from None
+    except IsADirectoryError:
+        raise InputError(Problem(display(path), None, "is a directory, expected a file")) from None
+    except OSError as exc:
+        raise InputError(Problem(display(path), None, f"cannot read: {exc.strerror}")) from None
+    limit, total = boundary.MAX_LINE_BYTES, 0
+    with handle:
+        number = 0
+        while True:
+            try:
+                raw = handle.readline(limit + 3)  # a longer piece without its newline: a line too long
+                long = len(raw) == limit + 3 and not raw.endswith(b"\n")
+                total += len(raw)
+                while long and (rest := handle.readline(1 << 20)):  # read past the rest, never held
+                    total += len(rest)
+                    if rest.endswith(b"\n") or total > boundary.MAX_FILE_BYTES:
+                        break
+            except OSError as exc:
+                raise InputError(Problem(display(path), None, f"cannot read: {exc.strerror}")) from None
+            if not raw:
+                return
+            number += 1
+            if total > boundary.MAX_FILE_BYTES:
+                raise InputError(Problem(display(path), None, f"file is larger than {boundary.MAX_FILE_BYTES:,} bytes"))
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            raw = raw.removesuffix(b"\n").rstrip(b"\r")
+            if not raw.strip():
+                continue
+            if long or len(raw) > limit:
+                problems.append(Problem(display(path), number, f"line is longer than {limit:,} bytes"))
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(display(path), number, f"invalid UTF-8 (byte {exc.start + 1} of the line)"))
+                continue
+            yield number, text
+
+
+def iter_json_objects(path: Path, problems: list[Problem], *, data: bytes | None = None,
+                      stream: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSONL line that parses to an object within the
-    input boundary's limits (``load.boundary``)."""
-    for number, text in iter_lines(path, problems, data=data):
+    input boundary's limits (``load.boundary``). ``stream``: the file read line by line
+    (``stream_lines``) rather than whole."""
+    for number, text in (stream_lines(path, problems) if stream else iter_lines(path, problems, data=data)):
         try:
             value = boundary.loads(text)
         except json.JSONDecodeError as exc:
@@ -93,10 +142,23 @@ def validated_records(
     with the line of each id. A line that does not validate, or repeats an earlier id, becomes a
     problem (``duplicate <what> id``) and is left out; a file with no record and no other problem
     gets the problem ``empty``."""
-    records: list[Record] = []
     lines: dict[str, int] = {}
-    for number, obj in iter_json_objects(path, problems, data=data):
-        if len(records) >= boundary.MAX_RECORDS:
+    records = [record for _, record in validated_stream(path, problems, model=model, what=what, prepare=prepare,
+                                                        empty=empty, lines=lines,
+                                                        objects=iter_json_objects(path, problems, data=data))]
+    return records, lines
+
+
+def validated_stream(
+    path: Path, problems: list[Problem], *, model: type[Record], what: str,
+    prepare: Callable[[dict[str, Any], int], dict[str, Any] | Problem], empty: str, lines: dict[str, int],
+    objects: Iterator[tuple[int, dict[str, Any]]],
+) -> Iterator[tuple[int, Record]]:
+    """``validated_records`` one record at a time, as ``objects`` yields them: ``(line, record)``;
+    ``lines`` (the line of each id, for the duplicate check) filled as it goes."""
+    records = 0
+    for number, obj in objects:
+        if records >= boundary.MAX_RECORDS:
             problems.append(Problem(display(path), number, f"more than {boundary.MAX_RECORDS:,} {what}s"))
             break
         prepared = prepare(dict(obj), number)
@@ -119,10 +181,10 @@ def validated_records(
                                     f"duplicate {what} id {boundary.quote(record_id)} (first at line {first})"))
             continue
         lines[record_id] = number
-        records.append(record)
+        records += 1
+        yield number, record
     if not records and not problems:
         problems.append(Problem(display(path), None, empty))
-    return records, lines
 
 
 def validation_problems(path: Path, line: int, exc: ValidationError) -> list[Problem]:

@@ -83,10 +83,28 @@ def refuse_unusable(root: Path) -> None:
     for target in targets:
         wanted = os.R_OK | os.W_OK | (os.X_OK if target.is_dir() else 0)
         if not os.access(target, wanted):
-            owner = _owner(target)
-            raise StoreError(f"store {target} is not writable by this user (uid {os.getuid()}; it belongs to "
-                             f"uid {owner}): give it to this user (chown -R {os.getuid()} {root}) or pass "
-                             "another --store; nothing was changed")
+            owner, uid = _owner(target), os.getuid()
+            fix = write_advice(root=root, owner=owner, uid=uid, read_only=_read_only(root))
+            raise StoreError(f"store {target} is not writable by this user (uid {uid}; it belongs to uid {owner}): "
+                             f"{fix}, or pass another --store; nothing was changed")
+
+
+def write_advice(*, root: Path, owner: int | str, uid: int, read_only: bool) -> str:
+    """What makes a store folder this user may not write usable, as the reason is: a file system
+    mounted read-only (no owner or mode helps), a folder of this user's own (its mode: ``chmod``),
+    or another user's (``chown`` to this user, run by its owner or root)."""
+    if read_only:
+        return f"{root} is on a file system mounted read-only: copy the store to a writable folder"
+    if owner == uid or uid == 0:  # root is refused by no mode but its own files' (immutable, ACL): chmod
+        return f"make it writable (chmod -R u+rwX {root})"
+    return f"give it to this user (chown -R {uid} {root}, as uid {owner} or root) or make it writable for uid {uid}"
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 HNSW_HEADER_BYTES = 100

@@ -24,3 +24,11 @@ class Kit(Protocol):
     def posted(self) -> list[str]: ...  # the bodies of the comments / notes / threads on change 7
 
     def writes_of_the_comment(self) -> tuple[int, int]: ...  # (created, edited)
+
+    # True where the token's comments are told by an author the API vouches for without an identity
+    # call (GitHub's Actions token: the Bot account github-actions[bot]); False: the identity call is the proof
+    identity_by_author: bool
+
+    def plant_foreign(self, body: str) -> None: ...  # a comment / note / thread on change 7 by a human
+
+    def refuse_identity(self) -> None: ...  # the fake refuses the token's identity call (GET /user, connectionData)

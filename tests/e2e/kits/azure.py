@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import test_action_azure as az
-from tests.e2e.fake_azure import FakeAzure, serve_fake_azure
+from tests.e2e.fake_azure import HUMAN, FakeAzure, serve_fake_azure
 
 SECRETS = (az.TOKEN, az.WRITE_TOKEN)
 
@@ -20,6 +20,7 @@ def serve() -> Any:
 
 class Kit:
     write_variable = "RETRIEVAL_GATE_AZURE_WRITE_TOKEN"
+    identity_by_author = False
 
     def __init__(self, *, fake: FakeAzure, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                  capsys: pytest.CaptureFixture[str], engine: Any) -> None:
@@ -46,3 +47,9 @@ class Kit:
 
     def writes_of_the_comment(self) -> tuple[int, int]:
         return len(self.fake.requests("POST", r"/threads$")), len(self.fake.requests("PATCH", r"/comments/\d+$"))
+
+    def plant_foreign(self, body: str) -> None:
+        self.fake.add_thread(7, body, author=HUMAN)
+
+    def refuse_identity(self) -> None:
+        self.fake.refuse_identity = True

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import test_action_gitea as gt
-from tests.e2e.fake_gitea import FakeGitea, serve_fake_gitea
+from tests.e2e.fake_gitea import HUMAN, FakeGitea, serve_fake_gitea
 
 SECRETS = (gt.TOKEN, gt.WRITE_TOKEN, gt.JOB_TOKEN, gt.RUNTIME_TOKEN)
 
@@ -19,6 +19,7 @@ def serve() -> Any:
 
 class Kit:
     write_variable = "RETRIEVAL_GATE_GITEA_WRITE_TOKEN"
+    identity_by_author = False
 
     def __init__(self, *, fake: FakeGitea, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                  capsys: pytest.CaptureFixture[str], engine: Any) -> None:
@@ -45,3 +46,9 @@ class Kit:
 
     def writes_of_the_comment(self) -> tuple[int, int]:
         return len(self.fake.requests("POST", r"/comments$")), len(self.fake.requests("PATCH", r"/comments/\d+$"))
+
+    def plant_foreign(self, body: str) -> None:
+        self.fake.add_comment(7, body, user=HUMAN)
+
+    def refuse_identity(self) -> None:
+        self.fake.refuse_identity = True

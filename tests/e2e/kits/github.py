@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.action_harness import TOKEN, ActionWorld
-from tests.e2e.fake_github import FakeGitHub, serve_fake_github
+from tests.e2e.fake_github import HUMAN, FakeGitHub, serve_fake_github
 
 SECRETS = (TOKEN,)
 
@@ -19,6 +19,7 @@ def serve() -> Any:
 
 class Kit:
     write_variable = None  # one token, whose reach the workflow's permissions set (docs/action.md)
+    identity_by_author = True  # the Actions token (ghs_…): its comments are the Bot github-actions[bot]'s
 
     def __init__(self, *, fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                  capsys: pytest.CaptureFixture[str], engine: Any) -> None:
@@ -49,3 +50,9 @@ class Kit:
 
     def writes_of_the_comment(self) -> tuple[int, int]:
         return len(self.fake.requests("POST", r"/comments$")), len(self.fake.requests("PATCH", r"/comments/\d+$"))
+
+    def plant_foreign(self, body: str) -> None:
+        self.fake.add_comment(7, body, user=HUMAN)
+
+    def refuse_identity(self) -> None:
+        self.fake.user = None  # GET /user → 403

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import test_action_gitlab as gl
-from tests.e2e.fake_gitlab import FakeGitLab, serve_fake_gitlab
+from tests.e2e.fake_gitlab import HUMAN, FakeGitLab, serve_fake_gitlab
 
 SECRETS = (gl.TOKEN, gl.WRITE_TOKEN)
 
@@ -19,6 +19,7 @@ def serve() -> Any:
 
 class Kit:
     write_variable = "RETRIEVAL_GATE_GITLAB_WRITE_TOKEN"
+    identity_by_author = False
 
     def __init__(self, *, fake: FakeGitLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                  capsys: pytest.CaptureFixture[str], engine: Any) -> None:
@@ -45,3 +46,9 @@ class Kit:
 
     def writes_of_the_comment(self) -> tuple[int, int]:
         return len(self.fake.requests("POST", r"/notes$")), len(self.fake.requests("PUT", r"/notes/\d+$"))
+
+    def plant_foreign(self, body: str) -> None:
+        self.fake.add_note(7, body, author=HUMAN)
+
+    def refuse_identity(self) -> None:
+        self.fake.refuse_identity = True

@@ -60,7 +60,7 @@ class AzureRepo:
                                 authorization=_basic, scrub=scrub, log=log, query={"api-version": API_VERSION},
                                 timeout=timeout, deadline_s=deadline_s, sleep=sleep)
         self._call = self._http.call  # each call with the reader's token unless it names another
-        self._me: str | bool | None = False  # False: not asked yet
+        self._me: str | bool = False  # False: not asked yet
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -129,18 +129,29 @@ class AzureRepo:
         commits = pushed.get("commits") or []
         return str(commits[-1]["commitId"]) if commits else str((pushed.get("refUpdates") or [{}])[0]["newObjectId"])
 
-    def _my_id(self) -> str | None:
+    def _my_id(self) -> str:
+        """The comment token's identity (``connectionData``' ``authenticatedUser.id``, which every
+        token may read): the one proof of which threads are ours. Without it no thread is adopted
+        and nothing is posted: the job fails (``ForgeError``, never ``PermissionDenied``, whose "the
+        job passes" is for a job that holds no token)."""
         if self._me is False:
+            action = "read the comment token's identity (connectionData)"
             try:
-                data = self._call("GET", f"{self._collection}/_apis/connectionData", action="read the token's identity",
+                data = self._call("GET", f"{self._collection}/_apis/connectionData", action=action,
                                   variable=COMMENT_TOKEN_VARIABLE)
-                self._me = str((data.get("authenticatedUser") or {}).get("id") or "") or None
-            except ForgeError:
-                self._me = None
+            except ForgeError as exc:
+                raise ForgeError(self._scrub(f"{exc}: without the token's identity no thread can be told to be "
+                                             "ours, so none is adopted or posted")) from None
+            me = (data.get("authenticatedUser") or {}).get("id") if isinstance(data, dict) else None
+            if not isinstance(me, str) or not me:
+                raise ForgeError(self._scrub(f"{action}: the answer names no authenticated user: no thread can be "
+                                             "told to be ours"))
+            self._me = me
         return self._me  # type: ignore[return-value]
 
     def _find(self, *, number: int, marker: str) -> tuple[str, str, str] | None:
-        """(thread id, comment id, its text) of the oldest thread of ours whose first comment holds the marker."""
+        """(thread id, comment id, its text) of the oldest thread whose first comment holds the marker
+        and was written by the token's verified identity (anyone else's marker is never adopted)."""
         me = self._my_id()
         threads = self._call("GET", f"{self._repo}/pullRequests/{number}/threads",
                              action=f"list the threads of !{number}")
@@ -148,7 +159,7 @@ class AzureRepo:
             first = next(iter(thread.get("comments") or []), None)
             if not first or marker not in str(first.get("content") or ""):
                 continue
-            if me is not None and str((first.get("author") or {}).get("id")) != me:
+            if str((first.get("author") or {}).get("id")) != me:
                 continue
             return str(thread["id"]), str(first["id"]), str(first.get("content") or "")
         return None

@@ -2,7 +2,7 @@
 v1 through the forges' one JSON client (``forge.http.JsonClient``: the total deadline of every
 call, a GET's retries, named and scrubbed errors). Calls used (and nothing else)::
 
-    GET   {api}/user                                         whose comments are ours
+    GET   {api}/user                                         whose comments are ours (scope read:user)
     GET   {api}/repos/{owner}/{repo}                         the default branch
     GET   {api}/repos/{owner}/{repo}/contents/{path}?ref=R   a file at a commit or branch (404 → None)
     GET   {api}/repos/{owner}/{repo}/branches/{branch}       a branch's head commit
@@ -16,7 +16,13 @@ The concurrency check of the refresh: Gitea's multi-file commit names no parent 
 branch's head is read first and the commit refused (``ConflictError``) unless it is still
 ``parent``; each file updated names the blob it replaces (``sha``, read at ``parent``) and each
 file created must not exist, so a write that raced the check is refused by Gitea itself (422, or
-409) and, the branch re-read, reported as the conflict it is. Comments and reads use the comment
+409) and, the branch re-read, reported as the conflict it is.
+
+Whose comment: only one whose author is the comment token's user, read with ``GET /user`` (the
+token needs the scope ``read:user``). A comment that holds the marker but was written by anyone
+else (a pull request's author can write the marker too) is never edited nor taken for ours; when
+``GET /user`` is refused, nothing is adopted or posted and the job fails (a ``ForgeError``, not the
+``PermissionDenied`` of a job without a token, whose run passes). Comments and reads use the comment
 token (``RETRIEVAL_GATE_GITEA_TOKEN``), the commit the write token. A write whose answer was lost
 or a 5xx is never re-sent blindly: the comment is looked for again, the branch re-read.
 """
@@ -40,7 +46,8 @@ from retrieval_gate.forge.wait import CALL_DEADLINE_S
 
 NO_TOKEN = {
     COMMENT_TOKEN_VARIABLE: (f"this step has no {COMMENT_TOKEN_VARIABLE} (a secret of a bot's access token with "
-                             "write:issue, mapped into its env:; a pull request from a fork gets none)"),
+                             "write:issue, read:repository and read:user, mapped into its env:; a pull request "
+                             "from a fork gets none)"),
     WRITE_TOKEN_VARIABLE: (f"this job has no {WRITE_TOKEN_VARIABLE} (a secret of a token that may push to the "
                            "default branch, mapped into the refresh job alone)"),
 }
@@ -66,7 +73,7 @@ class GiteaRepo:
                                 authorization=_token, scrub=scrub, log=log, timeout=timeout, deadline_s=deadline_s,
                                 sleep=sleep)
         self._call = self._http.call  # each call with the reader's token unless it names another
-        self._me: str | bool | None = False  # False: not asked yet
+        self._me: str | bool = False  # False: not asked yet
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -142,26 +149,36 @@ class GiteaRepo:
             raise ForgeError(self._scrub(f"{action}: the answer names no commit"))
         return str(sha)
 
-    def _my_login(self) -> str | None:
+    def _my_login(self) -> str:
+        """The comment token's user (``GET /user``, which Gitea answers only for a token with the
+        scope ``read:user``): the one proof of which comments are ours. Without it no comment is
+        adopted and nothing is posted: the job fails (``ForgeError``, never ``PermissionDenied``,
+        whose "the job passes" is for a job that holds no token)."""
         if self._me is False:
+            action = "read the comment token's user (GET /user)"
             try:
-                user = self._call("GET", f"{self._api}/user", action="read the token's user",
-                                  variable=COMMENT_TOKEN_VARIABLE)
-                self._me = str(user.get("login") or "") or None
-            except ForgeError:
-                self._me = None
+                user = self._call("GET", f"{self._api}/user", action=action, variable=COMMENT_TOKEN_VARIABLE)
+            except ForgeError as exc:
+                raise ForgeError(self._scrub(
+                    f"{exc}: without the token's user no comment can be told to be ours, so none is adopted "
+                    f"or posted; give {COMMENT_TOKEN_VARIABLE} the scope read:user (docs/ci.md, "
+                    "\"Gitea and Forgejo\")")) from None
+            login = user.get("login") if isinstance(user, dict) else None
+            if not isinstance(login, str) or not login:
+                raise ForgeError(self._scrub(f"{action}: the answer names no login: no comment can be told to "
+                                             "be ours"))
+            self._me = login
         return self._me  # type: ignore[return-value]
 
     def _find(self, *, number: int, marker: str) -> tuple[int, str, str] | None:
-        """(id, text, page) of the oldest comment of ours on ``number`` that holds the marker."""
+        """(id, text, page) of the oldest comment on ``number`` holding the marker whose author is
+        the token's verified user (a marker anyone else wrote is never adopted)."""
         me = self._my_login()
         comments = self._call("GET", f"{self._repo}/issues/{number}/comments",
                               action=f"list the comments of #{number}")
         for comment in sorted(comments if isinstance(comments, list) else [], key=lambda c: int(c.get("id") or 0)):
             text = str(comment.get("body") or "")
-            if marker not in text:
-                continue
-            if me is not None and str((comment.get("user") or {}).get("login")) != me:
+            if marker not in text or str((comment.get("user") or {}).get("login")) != me:
                 continue
             return int(comment["id"]), text, str(comment.get("html_url") or "")
         return None

@@ -7,9 +7,9 @@ which reads the runner's variables; ``GITEA_ACTIONS`` is set in the step's env s
 not hand it to a container step still says where it is):
 
 - ``retrieval`` evaluates and holds no token that can push: on a pull request it posts one comment
-  with ``RETRIEVAL_GATE_GITEA_TOKEN`` (a bot's token, scope ``write:issue``: it can comment, not
-  push); on a push to the default branch it evaluates (mode ``report``); its ``retrieval-gate-out``
-  folder is kept as an artifact;
+  with ``RETRIEVAL_GATE_GITEA_TOKEN`` (a bot's token, scopes ``write:issue`` and ``read:user``: it
+  can comment and name its user, not push); on a push to the default branch it evaluates (mode
+  ``report``); its ``retrieval-gate-out`` folder is kept as an artifact;
 - ``refresh`` (a push to the default branch only) runs no evaluation: it downloads that artifact,
   checks it (mode ``write-baseline``) and commits the baseline, manifest and audit in one commit
   (``[skip ci]``) with ``RETRIEVAL_GATE_GITEA_WRITE_TOKEN``, mapped into this job alone (a separate
@@ -38,7 +38,8 @@ def pipeline_text(*, image: str, suite: str, kb: str, kb_is_file: bool, branch: 
 # on a push to {quoted(branch)}, the baseline refresh in a job of its own that runs no evaluation.
 # Secrets (Settings -> Actions -> Secrets; docs/ci.md, "Gitea and Forgejo", says what each can reach):
 # - RETRIEVAL_GATE_GITEA_TOKEN: an access token of a bot account with read access to this repository,
-#   scopes write:issue and read:repository (it posts the comment; it cannot push);
+#   scopes write:issue, read:repository and read:user (it posts the comment, and tells its own comment
+#   by its user; it cannot push);
 # - RETRIEVAL_GATE_GITEA_WRITE_TOKEN: a token that may push to {quoted(branch)} (scope write:repository).
 # A pull request from a fork gets no secrets: the job passes, posts nothing, and the comment is in its
 # artifact (retrieval-gate-out/comment.md).

@@ -10,9 +10,10 @@ GitHub's shape (``pull_request.number``, ``.base.sha``, ``.head.repo.full_name``
 ``repository.default_branch``). It shows no job summary, so none is written.
 
 Tokens: ``RETRIEVAL_GATE_GITEA_TOKEN`` posts the pull-request comment — an access token of a bot
-account with the scopes ``write:issue`` and ``read:repository`` and read access to the repository:
-it can comment, not push (the job's own ``GITEA_TOKEN`` is never used: it can push). A pull request
-from a fork gets no secrets, and then the comment is only in the artifacts.
+account with the scopes ``write:issue``, ``read:repository`` and ``read:user`` (``GET /user``: which
+comments are its own) and read access to the repository: it can comment, not push (the job's own
+``GITEA_TOKEN`` is never used: it can push). A pull request from a fork gets no secrets, and then
+the comment is only in the artifacts.
 ``RETRIEVAL_GATE_GITEA_WRITE_TOKEN`` commits the refresh (``write:repository``), mapped only into the
 refresh job, which runs no evaluation (a process holding it refuses to evaluate). Every secret the
 job holds (both tokens, ``GITEA_TOKEN`` / ``GITHUB_TOKEN``, the ``ACTIONS_*`` runtime token) is

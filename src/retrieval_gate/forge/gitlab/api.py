@@ -65,7 +65,7 @@ class GitLabProject:
         self._clients: dict[str, Any] = {}
         self._project_id = project
         self._projects: dict[str, Any] = {}
-        self._user_id: int | bool | None = False  # False: not asked yet
+        self._user_id: int | bool = False  # False: not asked yet
         # reads: with the note token, else the write token (the refresh job), else anonymously
         self._reader = next((name for name, token in self._tokens.items() if token.get_secret_value()), "")
 
@@ -181,13 +181,24 @@ class GitLabProject:
                 {"branch": branch, "commit_message": message, "actions": actions})
         return str(commit.id)
 
-    def _own_user(self) -> int | None:
+    def _own_user(self) -> int:
+        """The note token's user (``GET /user``): the one proof of which notes are ours. Without it no
+        note is adopted and nothing is posted: the job fails (``ForgeError``, never
+        ``PermissionDenied``, whose "the job passes" is for a job that holds no token)."""
         if self._user_id is False:
-            with self._translate("read the token's user", variable=NOTE_TOKEN_VARIABLE):
-                client = self._client(NOTE_TOKEN_VARIABLE)
-                client.auth()
-                user = client.user
-            self._user_id = int(user.id) if user is not None else None
+            try:
+                with self._translate("read the note token's user (GET /user)", variable=NOTE_TOKEN_VARIABLE):
+                    client = self._client(NOTE_TOKEN_VARIABLE)
+                    client.auth()
+                    user = client.user
+                    user_id = int(user.id) if user is not None else None
+            except ForgeError as exc:
+                raise ForgeError(self._message(f"{exc}: without the token's user no note can be told to be ours, "
+                                               "so none is adopted or posted")) from None
+            if user_id is None:
+                raise ForgeError(self._message("read the note token's user (GET /user): GitLab named no user: no "
+                                               "note can be told to be ours"))
+            self._user_id = user_id
         return self._user_id  # type: ignore[return-value]
 
     def upsert_comment(self, *, number: int, marker: str, body: str) -> PostedComment:
@@ -197,7 +208,7 @@ class GitLabProject:
         with self._translate(f"list the notes of !{number}", variable=NOTE_TOKEN_VARIABLE):
             mr = self.project(NOTE_TOKEN_VARIABLE).mergerequests.get(number, lazy=True)
             ours = next((note for note in mr.notes.list(iterator=True, sort="asc", order_by="created_at")
-                         if marker in (note.body or "") and (me is None or note.author.get("id") == me)), None)
+                         if marker in (note.body or "") and (note.author or {}).get("id") == me), None)
         url = f"{self.project().web_url}/-/merge_requests/{number}"
         with self._translate(action, variable=NOTE_TOKEN_VARIABLE):
             if ours is not None:

@@ -14,6 +14,7 @@ loads) is checked where that library is used, when the retriever is built.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -84,14 +85,60 @@ class HttpSettings(_Settings):
     breaker: int = Field(default=5, ge=0)  # consecutive failed cases that stop the eval (0: never)
 
 
+class StoreAdapterSettings(_Settings):
+    """The query-only store adapters ``chroma:``, ``pgvector:``, ``qdrant:`` (``retrieve.stores``);
+    their flat keys are the field names themselves (``host``, ``dsn``, ``id_key``, …)."""
+
+    host: str | None = None  # chroma: a server (``chroma run``)
+    port: int | None = Field(default=None, ge=1, le=65_535)
+    path: str | None = None  # chroma: a persistent folder; qdrant: local mode's folder
+    url: str | None = None  # qdrant: a server
+    dsn: str | None = None  # pgvector: a libpq connection string or URI; may be ${NAME}
+    id_key: str | None = None  # the metadata (payload, JSONB) key that holds the card id
+    id_column: str | None = None  # pgvector: a column that holds the card id
+    embedding_column: str = "embedding"  # pgvector
+    metadata_column: str | None = None  # pgvector: the JSONB column (id_key, filters); None: cmetadata or metadata
+    text_column: str | None = None  # pgvector: the document text (probe); None: the first of document, text, content
+    text_key: str | None = None  # qdrant: the payload key of the text; None: page_content, text, document, content
+    probe: int = Field(default=8, ge=0, le=64)  # documents re-embedded to check the collection's model (0: off)
+    probe_min_cosine: float = Field(default=0.98, ge=-1, le=1, allow_inf_nan=False)
+    store_timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)  # connect / each request
+
+
+class OpenAIEmbedSettings(_Settings):
+    """``model: openai:NAME`` — an OpenAI-compatible ``/embeddings`` endpoint (``embed.openai``)."""
+
+    base_url: str | None = None  # e.g. https://api.openai.com/v1 (…/embeddings is appended)
+    api_key: str | None = None  # ${NAME} only: a key is never written in a file
+    timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)  # per read
+    deadline_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)  # per request: connect + answer
+    retries: int = Field(default=2, ge=0)  # extra attempts (connection errors, timeouts, 429, 5xx)
+    backoff_s: float = Field(default=1.0, ge=0, allow_inf_nan=False)  # wait before retry i: backoff_s · 2^i
+    max_batch: int = Field(default=256, ge=1, le=2048)  # texts per request (OpenAI takes up to 2048)
+
+    @model_validator(mode="after")
+    def _key_from_the_environment(self) -> OpenAIEmbedSettings:
+        if self.api_key is not None and not _ENV_ONLY.fullmatch(self.api_key):
+            raise ValueError("api_key must name an environment variable, written ${NAME} "
+                             "(a key written in a file would be committed; its value is not shown)")
+        return self
+
+
+_ENV_ONLY = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+
 # The flat key the user writes → (the retriever's model, its field).
 _SLICES: dict[str, type[_Settings]] = {"bm25": BM25Settings, "hybrid": HybridSettings, "rerank": RerankSettings,
-                                       "http": HttpSettings}
+                                       "http": HttpSettings, "stores": StoreAdapterSettings,
+                                       "openai": OpenAIEmbedSettings}
 FLAT_KEYS: dict[str, tuple[str, str]] = {
     **{f"bm25_{name}": ("bm25", name) for name in BM25Settings.model_fields},
     "rrf_k": ("hybrid", "rrf_k"), "hybrid_depth": ("hybrid", "depth"),
     **{f"rerank_{name}": ("rerank", name) for name in RerankSettings.model_fields},
     **{f"http_{name}": ("http", name) for name in HttpSettings.model_fields},
+    **{name: ("stores", name) for name in StoreAdapterSettings.model_fields},
+    "base_url": ("openai", "base_url"), "api_key": ("openai", "api_key"),
+    **{f"openai_{name}": ("openai", name) for name in OpenAIEmbedSettings.model_fields
+       if name not in ("base_url", "api_key")},
 }
 _FLAT_NAME = {place: key for key, place in FLAT_KEYS.items()}
 
@@ -105,6 +152,8 @@ class RetrieverOptions(BaseModel):
     hybrid: HybridSettings = Field(default_factory=HybridSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    stores: StoreAdapterSettings = Field(default_factory=StoreAdapterSettings)
+    openai: OpenAIEmbedSettings = Field(default_factory=OpenAIEmbedSettings)
 
     @model_validator(mode="before")
     @classmethod
@@ -158,6 +207,8 @@ def _validated_slices(data: Mapping[str, Any]) -> dict[str, _Settings]:
                 key = _FLAT_NAME.get((slice_name, field), f"{slice_name}_{field}")
                 if key == "http_headers":  # values may be secrets: never quoted
                     said[key] = "options.http_headers: must map header names to text values"
+                elif key in ("api_key", "dsn"):  # may be secrets: never quoted
+                    said[key] = f"options.{key}: {err['msg'].removeprefix('Value error, ')}"
                 else:
                     said[key] = (f"options.{key}: {err['msg'].removeprefix('Value error, ')}, "
                                  f"got {quote(groups[slice_name].get(field))}")

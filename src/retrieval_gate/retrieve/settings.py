@@ -18,7 +18,15 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from retrieval_gate.load.boundary import quote
 from retrieval_gate.retrieve.fusion import DEFAULT_RRF_K
@@ -116,12 +124,13 @@ class OpenAIEmbedSettings(_Settings):
     backoff_s: float = Field(default=1.0, ge=0, allow_inf_nan=False)  # wait before retry i: backoff_s · 2^i
     max_batch: int = Field(default=256, ge=1, le=2048)  # texts per request (OpenAI takes up to 2048)
 
-    @model_validator(mode="after")
-    def _key_from_the_environment(self) -> OpenAIEmbedSettings:
-        if self.api_key is not None and not _ENV_ONLY.fullmatch(self.api_key):
-            raise ValueError("api_key must name an environment variable, written ${NAME} "
+    @field_validator("api_key")
+    @classmethod
+    def _key_from_the_environment(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_ONLY.fullmatch(value):
+            raise ValueError("must name an environment variable, written ${NAME} "
                              "(a key written in a file would be committed; its value is not shown)")
-        return self
+        return value
 
 
 _ENV_ONLY = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")

@@ -279,3 +279,35 @@ def test_qdrant_mistakes_are_retriever_errors_naming_them(qdrant_path: Path, tmp
                  embedder=HashEmbedder())
     with pytest.raises(RetrieverError, match=r"^qdrant:team needs options\.path .* or options\.url"):
         run_eval(suite_config=config(tmp_path, "qdrant:team"), suite="t", embedder=HashEmbedder())
+
+
+# -- the real bundled model: a collection the team built with it ranks as retrieval-gate's own dense ----
+
+@pytest.mark.model
+def test_cli_chroma_collection_built_with_the_bundled_model_ranks_as_dense(chroma: int, tmp_path: Path) -> None:
+    import chromadb
+    from chromadb.config import Settings
+
+    from retrieval_gate.embed.backends import embedder_for
+    from retrieval_gate.evaluation.pipeline import prepare
+
+    kb, cases = write_dataset(tmp_path / "data")
+    base = ["eval", "--kb", str(kb), "--cases", str(cases), "--k", "1,3", "--store", str(tmp_path / "store")]
+    assert cli([*base, "--out", str(tmp_path / "dense" / "results.json")]) == 0
+    # the team's own pipeline: the same chunks, embedded with the same model, in their Chroma server
+    suite = SuiteConfig(kb=str(kb), cases=str(cases))
+    chunks = prepare(suite).chunks
+    stored = embedder_for(suite.embed).embed_documents([c.text for c in chunks])
+    client = chromadb.HttpClient(host="127.0.0.1", port=chroma, settings=Settings(anonymized_telemetry=False))
+    col = client.create_collection("minilm", metadata={"hnsw:space": "cosine"}, embedding_function=None)
+    col.add(ids=[c.id for c in chunks], embeddings=stored.tolist(), documents=[c.text for c in chunks],
+            metadatas=[{"card_id": c.parent_id, **c.metadata} for c in chunks])
+    assert cli([*base, "--retriever", "chroma:minilm", "--option", "host=127.0.0.1", "--option", f"port={chroma}",
+                "--option", "id_key=card_id", "--out", str(tmp_path / "chroma" / "results.json")]) == 0
+    dense, store = (json.loads((tmp_path / name / "results.json").read_text(encoding="utf-8"))
+                    for name in ("dense", "chroma"))
+    assert {c["id"]: c["retrieved"] for c in store["cases"]} == {c["id"]: c["retrieved"] for c in dense["cases"]}
+    for case_store, case_dense in zip(store["cases"], dense["cases"], strict=True):
+        assert np.allclose(case_store["retrieved_scores"], case_dense["retrieved_scores"], atol=2e-4)
+    assert store["aggregates"] == dense["aggregates"]
+    assert store["config"]["details"]["probe"]["median_cosine"] == pytest.approx(1.0, abs=1e-4)

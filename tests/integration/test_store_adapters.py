@@ -311,3 +311,18 @@ def test_cli_chroma_collection_built_with_the_bundled_model_ranks_as_dense(chrom
         assert np.allclose(case_store["retrieved_scores"], case_dense["retrieved_scores"], atol=2e-4)
     assert store["aggregates"] == dense["aggregates"]
     assert store["config"]["details"]["probe"]["median_cosine"] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_an_unreachable_database_is_exit_2_without_the_password(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("psycopg")
+    from tests.integration.store_fixtures import free_port
+
+    kb, cases = write_dataset(tmp_path / "data")
+    monkeypatch.setenv("RG_TEST_DSN", f"postgresql://team:s3cret-pw@127.0.0.1:{free_port()}/app?connect_timeout=5")
+    code = cli(["eval", "--kb", str(kb), "--cases", str(cases), "--retriever", "pgvector:team",
+                "--option", "dsn=${RG_TEST_DSN}", "--store", str(tmp_path / "store"),
+                "--out", str(tmp_path / "out" / "results.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "pgvector:team: cannot connect to PostgreSQL: " in err
+    assert "s3cret-pw" not in err and "Traceback" not in err

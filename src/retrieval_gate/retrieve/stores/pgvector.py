@@ -53,6 +53,13 @@ class PgvectorClient:
         except ImportError:
             raise RetrieverError(f"{self.label} needs psycopg (pip install 'retrieval-gate[pgvector]')") from None
         self._sql = sql
+        self._secrets = [dsn]
+        try:
+            password = psycopg.conninfo.conninfo_to_dict(dsn).get("password")
+        except Exception:
+            password = None
+        if isinstance(password, str) and password:
+            self._secrets.append(password)
         schema, _, name = table.rpartition(".")
         self._schema, self._name = schema or None, name
         timeout_ms = int(settings.store_timeout_s * 1000)
@@ -69,8 +76,12 @@ class PgvectorClient:
             raise
 
     def _clean(self, exc: BaseException) -> str:
-        """A driver's message on one line, clipped (libpq's messages name host and user, not the password)."""
-        return boundary.clip(one_line(exc))
+        """A driver's message on one line, clipped, without the DSN or its password (libpq's messages name
+        host and user, not the password: this holds whatever a driver says)."""
+        text = one_line(exc)
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return boundary.clip(text)
 
     def _table_columns(self) -> dict[str, str]:
         rows = self._conn.execute(

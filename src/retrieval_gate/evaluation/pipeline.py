@@ -109,7 +109,7 @@ class Pipeline:
                       if needed else None)
         self.dense_retriever: Retriever | None = None
         self.dense_s = 0.0  # how long the dense side took to build
-        self._suite, self._embedder_in = suite, embedder
+        self._embedder_in = embedder
         self._query_parts: list[Any] = []  # the store adapters' query embedder: its store folder and cache
         self._query_embedder: Embedder | None = None
         self._builder: RetrieverBuilder | None = None
@@ -138,15 +138,14 @@ class Pipeline:
             return self.dense.embedder
         if self._query_embedder is None:
             from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
-            from retrieval_gate.store.chroma import ChromaStore, collection_name
+            from retrieval_gate.evaluation.query_cache import QueryCacheFolder
 
             inner = self._embedder_in
             if inner is None:
                 from retrieval_gate.embed.backends import embedder_for
 
                 inner = embedder_for(self.suite_config.embed)
-            folder = ChromaStore(self.suite_config.store, collection=collection_name(self._suite),
-                                 notify=self.progress.note, progress=self.progress.step)
+            folder = QueryCacheFolder(self.suite_config.store, notify=self.progress.note, progress=self.progress.step)
             self._query_parts.append(folder)
             cache = EmbeddingCache(folder.cache_file, notify=self.progress.note)
             self._query_parts.append(cache)

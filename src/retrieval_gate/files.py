@@ -306,6 +306,12 @@ def repository_root(path: Path) -> Path:
     return start.parent
 
 
+def from_root(path: Path, root: Path) -> str:
+    """``path`` as written from the repository root (POSIX separators), or absolute when outside it."""
+    full = Path(os.path.abspath(path))
+    return full.relative_to(root).as_posix() if full == root or root in full.parents else str(full)
+
+
 def confined(path: Path, *, root: Path | None = None) -> Path:
     """``path``, refused (OutputError, nothing written) when it resolves outside ``root`` (default:
     its ``repository_root``) — through ``..`` or a symbolic link, the file's own or a folder's on

@@ -102,7 +102,7 @@ def test_a_suite_with_two_retrievers_gets_a_users_message_from_the_action(world,
     assert _error(run.stderr) == (
         "error: suite 'default' names 2 retrievers (bm25, run:run.jsonl); a gate judges one retriever against one "
         "baseline: give each retriever its own suite in the config file (suites.<name>.retriever) and gate each "
-        "suite, or compare them side by side with `retrieval-gate eval --suite default`")
-    code, _out, err = run_cli(["eval", "--out", "out.json"], capsys)
+        "suite, or compare them side by side with `retrieval-gate eval --suite default --out out/results.json`")
+    code, _out, err = run_cli(["eval", "--suite", "default", "--out", "out/results.json"], capsys)  # as printed
     assert code == 0, err
-    assert (world.workspace / "out.side_by_side.json").is_file()
+    assert (world.workspace / "out" / "results.side_by_side.json").is_file()

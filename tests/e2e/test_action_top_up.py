@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.load.kb import load_kb
+from retrieval_gate.score.kb_manifest import kb_manifest
 from retrieval_gate.score.results import InputInfo, Results
 from retrieval_gate.settings import SuiteConfig
 from tests.e2e.fake_engine import FakeEngine, baseline_text
@@ -44,8 +46,9 @@ def test_the_pr_run_writes_its_top_up_and_links_to_exactly_it(world, github):
                                          for c in CARDS))
     (ws / "cases.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "query": f"question q{i}", "gold": ["card"]})
                                             + "\n" for i in range(6)))
-    (ws / "cases.not-relevant.jsonl").write_text(json.dumps({"case": "q0", "card": "other-b", "sha": "y", "at": ""})
-                                                 + "\n")  # judged: not asked again
+    sha = kb_manifest(load_kb(ws / "kb.jsonl").cards)["other-b"].sha  # judged at its content now: not asked again
+    (ws / "cases.not-relevant.jsonl").write_text(json.dumps({"case": "q0", "card": "other-b", "sha": sha, "at": ""})
+                                                 + "\n")
     base = github.commit("main", {BASELINE: baseline_text(scores={f"q{i}": 1.0 for i in range(6)}, sha="b" * 40)},
                          message="baseline [skip ci]")
     run = world.run(event_name="pull_request", event=world.pr_event(7, base_sha=base), ref="refs/pull/7/merge",

@@ -260,7 +260,7 @@ def test_numeric_knobs_out_of_range_are_usage_errors(argv_tail: list[str], flag:
 def test_a_scalar_k_in_the_config_is_the_one_element_list(world: World, capsys) -> None:
     world.write("rg.yml", "suites:\n  default:\n    k: 3\n")
     code, _, err = run_cli(["eval", "--config", world.path("rg.yml"), "--kb", world.path("kb.jsonl"), "--cases",
-                            world.path("cases.jsonl"), "--retriever", "bm25", "--ephemeral",
+                            world.path("cases.jsonl"), "--retriever", f"run:{world.path('run.jsonl')}", "--ephemeral",
                             "--out", world.path("e.json")], capsys)
     assert code == 0, err
     assert json.loads((world.root / "e.json").read_text())["k"] == [3]
@@ -269,7 +269,7 @@ def test_a_scalar_k_in_the_config_is_the_one_element_list(world: World, capsys) 
 def test_config_anchors_and_merge_keys_still_work(world: World, capsys) -> None:
     world.write("rg.yml", "suites:\n  base: &common {k: [1, 2]}\n  default:\n    <<: *common\n")
     code, _, err = run_cli(["eval", "--config", world.path("rg.yml"), "--kb", world.path("kb.jsonl"), "--cases",
-                            world.path("cases.jsonl"), "--retriever", "bm25", "--ephemeral",
+                            world.path("cases.jsonl"), "--retriever", f"run:{world.path('run.jsonl')}", "--ephemeral",
                             "--out", world.path("e.json")], capsys)
     assert code == 0, err
     assert json.loads((world.root / "e.json").read_text())["k"] == [1, 2]

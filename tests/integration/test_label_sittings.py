@@ -158,7 +158,9 @@ def test_a_query_whose_judgement_waits_in_stale_jsonl_is_still_said_to_wait_when
     assert "already applied: 5, set aside as stale: 0" in out
     assert "1 drafted queries not labelled yet (1 of them wait on a card set aside as stale)" in out
     assert "judged with no card relevant" not in out
-    assert out.splitlines()[-1].startswith("next: retrieval-gate label top-up (it offers the 1 set-aside")
+    last = out.splitlines()[-1]  # the top-up with every flag it needs (it runs as printed)
+    assert last.startswith("next: retrieval-gate label top-up --stale ") and " --out top-up " in last
+    assert "(it offers the 1 set-aside" in last
 
 
 def test_without_a_draft_a_stale_judgement_goes_beside_the_labels_and_a_resent_one_counts_as_applied(repo, capsys):

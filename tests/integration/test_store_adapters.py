@@ -97,11 +97,14 @@ def test_chroma_server_rankings_equal_brute_force_with_over_fetch_filters_and_th
                             "its card is unknown")
 
 
-def test_chroma_without_id_key_ranks_row_ids(chroma: int, tmp_path: Path) -> None:
-    results = run_eval(suite_config=config(tmp_path, "chroma:team", host="127.0.0.1", port=chroma), suite="t",
-                       embedder=HashEmbedder())
-    first = next(c for c in results.cases if c.id == "c5")
-    assert first.retrieved[0] == "chargeback#1"  # a chunk id the KB does not know stays as it is
+def test_chroma_without_id_key_ranks_row_ids_and_chunk_ids_that_are_no_cards_are_refused(chroma: int,
+                                                                                          tmp_path: Path) -> None:
+    # without id_key a row's id is its card (mapped chunk → card through the KB); the team's chunk ids
+    # are not the KB's, so the rankings would all score as misses: exit 2 naming the option, no results
+    with pytest.raises(RetrieverError, match=r"retriever 'chroma:team': \d+ of the \d+ distinct ids it returned are "
+                                             r"not cards of the KB .*option id_key"):
+        run_eval(suite_config=config(tmp_path, "chroma:team", host="127.0.0.1", port=chroma), suite="t",
+                 embedder=HashEmbedder())
 
 
 def test_a_collection_made_with_another_model_is_refused(chroma: int, tmp_path: Path) -> None:

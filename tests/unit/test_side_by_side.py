@@ -87,3 +87,17 @@ def test_rendered_table_and_markdown_show_values_and_signed_deltas():
     markdown = side_by_side_markdown(sbs)
     assert markdown.splitlines()[0].startswith("| retriever | n | hit@2 | nDCG@2 |")
     assert "| `hybrid` | 4 | 1.000 |" in markdown
+
+
+def test_long_retriever_names_are_shown_whole_at_80_columns():
+    long_a, long_b = "python:rg_glue:search_langchain_ensemble", "python:rg_glue:search_llamaindex_prototype"
+    sbs = side_by_side(results={long_a: DENSE, long_b: HYBRID}, resamples=500)
+    console = Console(width=80, record=True, color_system=None)
+    console.print(side_by_side_table(sbs))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in text  # never cut
+    # the name column folds a long name onto more lines: joined back, each name is there whole
+    column = "".join(line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│"))
+    assert long_a in column and long_b in column
+    assert "+0.500" in text  # the numbers are not wrapped

@@ -1,15 +1,22 @@
 """The sidecar of "not relevant" decisions (written by ``retrieval-gate label apply``, read back by
 the labelling queue and by the audit's Judged@k): ``cases.not-relevant.jsonl`` beside a
 ``cases.jsonl`` (or qrels) file, ``not-relevant.jsonl`` inside a BEIR folder; one
-``{"case", "card", "sha", "at"}`` a line (docs/reports.md "Labelling")."""
+``{"case", "card", "sha", "at"}`` a line (docs/reports.md "Labelling").
+
+An entry judges the card at the content hash it carries: once the card is edited (or gone) the
+entry is stale like any other judgement (``golden.decisions.judged_as_is``) and judges nothing —
+for scoring (``unjudged@k``), the audit's Judged@k, ``label top-up`` and ``label apply`` alike
+(``current_not_relevant``, the one filter all of them read the sidecar through)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval_gate.compare.label_queue import label_queue, snippets
 from retrieval_gate.errors import Problem
+from retrieval_gate.golden.decisions import judged_as_is
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if
 from retrieval_gate.score.kb_manifest import kb_manifest
@@ -45,10 +52,27 @@ def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def not_relevant_by_case(cases: Path) -> dict[str, set[str]]:
-    """Case id → the cards kept "not relevant" for it, from the sidecar beside ``cases``."""
+def current_not_relevant(entries: Sequence[tuple[str, str, str]], *,
+                         sha_now: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """The sidecar's entries that still judge their card: judged at the card's content hash now
+    (``golden.decisions.judged_as_is``); an entry of a card edited since, or gone, is stale."""
+    return [(case, card, sha) for case, card, sha in entries if judged_as_is(card, sha, sha_now)]
+
+
+def sha_now_of(kb: KnowledgeBase) -> dict[str, str]:
+    """Card id → its content hash now (``score.kb_manifest``)."""
+    return {card: m.sha for card, m in kb_manifest(kb.cards).items()}
+
+
+def not_relevant_by_case(cases: Path, *, kb: KnowledgeBase | None) -> dict[str, set[str]]:
+    """Case id → the cards kept "not relevant" for it, from the sidecar beside ``cases``: the
+    current entries over ``kb`` (``current_not_relevant``). Without a KB (``score --run`` with no
+    ``--kb``) nothing says a card changed, and every entry counts — as the gold does."""
+    entries = read_not_relevant(not_relevant_path(cases))
+    if entries and kb is not None:
+        entries = current_not_relevant(entries, sha_now=sha_now_of(kb))
     out: dict[str, set[str]] = {}
-    for case, card, _ in read_not_relevant(not_relevant_path(cases)):
+    for case, card, _ in entries:
         out.setdefault(case, set()).add(card)
     return out
 
@@ -57,8 +81,9 @@ def queue_for(*, comparison: Comparison, kb: KnowledgeBase, cases_path: Path) ->
     """The labelling queue of ``comparison``'s unjudged cases over this KB, less the pairs the
     sidecar beside ``cases_path`` keeps as not relevant (while the card is unchanged)."""
     manifest = kb_manifest(kb.cards)
-    decided = {(case, card) for case, card, sha in read_not_relevant(not_relevant_path(cases_path))
-               if card in manifest and manifest[card].sha == sha}
+    sha_now = {card: m.sha for card, m in manifest.items()}
+    decided = {(case, card) for case, card, _ in current_not_relevant(read_not_relevant(not_relevant_path(cases_path)),
+                                                                       sha_now=sha_now)}
     return label_queue(changes=comparison.changed_cases, manifest=manifest, snippet=snippets(kb.cards),
                        decided=decided)
 

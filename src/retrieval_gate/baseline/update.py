@@ -6,6 +6,12 @@ rounded to 4 decimals, no text) and keeps the old baseline's history, with one e
 for this run: ``{sha, ref, timestamp, headline: {hit@k, recall@k, ndcg@k on overall}, n}``.
 A rerun on the same commit (same non-empty sha as the last entry) replaces that entry instead of
 adding a second point. The history keeps the last ``history_limit`` entries.
+
+Results whose rankings are all empty (no case retrieved a single card: an empty or misspelled
+collection, a retriever that failed on every case) measured nothing, and as a baseline would make
+every later run look like an improvement: ``no_rankings_problem`` says so, and the shells that
+take a results file from outside (``baseline update``, the action's ``write-baseline``) refuse it
+(exit 2). ``eval`` already refuses to write such results (``score.validity``).
 """
 
 from __future__ import annotations
@@ -62,3 +68,14 @@ def update_baseline(
         history=history[-history_limit:],
         rankings=True,
     )
+
+
+def no_rankings_problem(results: Results) -> str | None:
+    """Why ``results`` cannot become a baseline because no case retrieved anything, or None."""
+    if not results.cases or any(case.retrieved for case in results.cases):
+        return None
+    failed = results.completeness.failed
+    return (f"every ranking in the results is empty: none of the {len(results.cases)} cases retrieved a card"
+            + (f" ({failed} failed)" if failed else "")
+            + f" (retriever {str(results.config.get('retriever', '?'))[:200]!r}); a baseline of it would measure "
+            "nothing: check the retriever (its collection, its ids) and evaluate again")

@@ -35,6 +35,7 @@ def update(
     history_limit: int = typer.Option(DEFAULT_HISTORY_LIMIT, "--history-limit", min=1, max=100_000, help="Keep the last N history entries."),
 ) -> None:
     """Create the baseline, or refresh it and append this run's headline numbers to its history.
+    Results whose rankings are all empty (nothing retrieved for any case) are refused (exit 2).
     An existing file that cannot be read is never overwritten (exit 2, file untouched). The
     read-merge-write runs under an exclusive lock on the baseline's folder, so concurrent updates
     keep every history entry. A symlinked baseline is written through: its target is updated and
@@ -42,11 +43,13 @@ def update(
     (``<suite>.kb.json``) when the results carry one."""
     from retrieval_gate.artifacts.baseline import read_baseline, write_baseline, write_kb_manifest
     from retrieval_gate.artifacts.run_files import read_results
-    from retrieval_gate.baseline.update import update_baseline
+    from retrieval_gate.baseline.update import no_rankings_problem, update_baseline
 
     refuse_output_onto_inputs(outputs={"--baseline": baseline}, inputs={"--results": results})
     stamp = check_timestamp(timestamp) if timestamp is not None else now_iso()
     loaded = read_results(results)
+    if (problem := no_rankings_problem(loaded)) is not None:  # a zero baseline measures nothing: exit 2
+        raise InputError(Problem(str(results), None, problem))
     target = Path(os.path.realpath(baseline)) if baseline.is_symlink() else baseline
     with folder_lock(target.parent):
         old = read_baseline(target) if target.exists() else None

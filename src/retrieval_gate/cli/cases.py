@@ -3,6 +3,7 @@ The work is ``golden.cases_draft``; this module turns flags into a suite and pri
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -71,6 +72,8 @@ def draft_command(
     for path in written:
         console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
     console.print("next: open the labelling page, label with the keyboard, Download labels, then", markup=False)
-    console.print(f"  retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'}"
-                  + (f" --cases {settings.cases}" if settings.cases else " --cases cases.jsonl")
-                  + (f" --kb {settings.kb}" if kb is not None else ""), markup=False, highlight=False, soft_wrap=True)
+    q = shlex.quote
+    console.print(f"  retrieval-gate label apply labels.jsonl --draft {q(str(out / 'draft.jsonl'))}"
+                  f" --cases {q(str(settings.cases or 'cases.jsonl'))}"
+                  + (f" --kb {q(str(settings.kb))}" if kb is not None else ""), markup=False, highlight=False,
+                  soft_wrap=True)

@@ -1,6 +1,8 @@
 """``retrieval-gate init``: set a repository up in one command — find its KB and golden set,
 validate them, write ``retrieval-gate.yml``, the two workflows and the ``.gitignore`` lines, run the
 first eval and write ``baselines/<suite>.json`` with its audit, then print the commands to commit.
+A retriever that needs the team's own code or packages (``scaffold.route``) gets the Python-job
+workflow (the wheel in their own job) instead of the Docker action's two, and init says why.
 
 The decisions are pure (``retrieval_gate.scaffold``); this module walks the tree, reads the files
 that exist, writes atomically and runs the eval. It never replaces a file it finds with other
@@ -9,6 +11,7 @@ content unless ``--force``, and says what it kept."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +26,10 @@ from retrieval_gate.environment import onnx_export_root, read_environment
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.scaffold import plan as planning
+from retrieval_gate.scaffold import texts
 from retrieval_gate.scaffold.detect import Found, choose, detect
 from retrieval_gate.scaffold.plan import KEEP, SAME, parse_action_ref
+from retrieval_gate.scaffold.route import own_job_reason
 from retrieval_gate.scaffold.texts import valid_image
 
 if TYPE_CHECKING:
@@ -114,11 +119,14 @@ def init_command(
     ci: str = typer.Option("github", "--ci", help="github: the two workflows; another forge's name (gitlab, azure, …): its pipeline file instead, .gitlab-ci.yml, azure-pipelines.yml, … (docs/ci.md lists them)."),
     queries: Path | None = typer.Option(None, "--queries", help="A query log and no golden set yet: draft one to label (golden-draft/) and say what to run next."),
     image: str | None = typer.Option(None, "--image", help="--ci other than github: the retrieval-gate image pinned by its registry's digest, REGISTRY/NAME[:TAG]@sha256:<64 hex>."),
+    retriever: str | None = typer.Option(None, "--retriever", help="The retriever to measure, written into a new retrieval-gate.yml (default: the config's, else dense). A retriever that needs your code or packages (python:, langchain:, llamaindex:, haystack:, chroma:, pgvector:, qdrant:) gets the Python-job workflow instead of the Docker action's."),
 ) -> None:
     """Set up this repository: retrieval-gate.yml, .github/workflows/retrieval.yml (+ the fork
     comment workflow; with --ci gitlab a .gitlab-ci.yml, with --ci azure an azure-pipelines.yml, with
     another forge's name its pipeline file instead: docs/ci.md), .gitignore lines, and the
-    first baseline. Idempotent: a file that exists with
+    first baseline. A retriever that needs your own code or packages (python:, langchain:, …: the
+    action's image does not hold them) gets the Python-job workflow instead (the wheel in your own
+    job, installing your requirements; docs/action.md). Idempotent: a file that exists with
     other content is kept (say --force to replace it). Exit 2 when the KB or cases cannot be found
     or do not validate (nothing is written then)."""
     root = directory
@@ -136,15 +144,31 @@ def init_command(
         pipeline.path, pipeline.text(image=image, suite=suite, branch=branch_name, kb=kb_found.path,
                                      kb_is_file=(root / kb_found.path).is_file()))
     paths = [planning.CONFIG, planning.CALLER, planning.COMMENT, *_pipeline_paths(), planning.GITIGNORE]
+    existing = {p: _read(root / p) for p in paths}
+    measured = _measured_retriever(root, suite=suite, flag=retriever, existing=existing[planning.CONFIG],
+                                   from_config=from_config, force=force,
+                                   new_config=texts.config_text(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind,
+                                                                cases=cases_found.path, cases_kind=cases_found.kind,
+                                                                k=ks, retriever=retriever))
+    own_job = own_job_reason(measured)
+    requirements = _requirements(root)
+    python_job = (texts.python_job_workflow(version=__version__, branch=branch_name, suite=suite,
+                                            requirements=requirements[0])
+                  if own_job is not None and pipeline is None else None)
     steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
                           cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch_name,
-                          existing={p: _read(root / p) for p in paths}, force=force, pipeline=pipeline_file)
+                          existing=existing, force=force, pipeline=pipeline_file, retriever=retriever,
+                          python_job=python_job)
     if from_config:  # its suite already names both: as it is
         steps = [planning.FileStep(s.path, planning.SAME, s.text) if s.path == planning.CONFIG else s for s in steps]
     for rel in [step.path for step in steps] + (list(_baseline_paths(suite)) if baseline else []):
         inside(root, rel)  # every path checked before anything is written
     written = _apply(root, steps, force=force)
-    _say_what_was_not_written(ci=ci, pipeline=pipeline, image=image, pin=pin)
+    if own_job is not None:
+        _say_why_the_python_job(root, ci=ci, reason=own_job, requirements=requirements,
+                                comment_left=python_job is not None and existing[planning.COMMENT] is not None)
+    else:
+        _say_what_was_not_written(ci=ci, pipeline=pipeline, image=image, pin=pin)
     if baseline:
         written += _first_baseline(root, suite=suite, force=force)
     if written:
@@ -201,6 +225,78 @@ def _validate_inputs(root: Path, *, kb: Found, cases: Found) -> None:
     console.print(f"found: {kb.path} ({kb.kind}, {len(loaded_kb.card_ids)} cards) and "
                   f"{cases.path} ({cases.kind}, {len(case_set.cases)} cases, {n_gold} with gold); "
                   "every gold id resolves to a card", markup=False, highlight=False, soft_wrap=True)
+
+
+def _measured_retriever(root: Path, *, suite: str, flag: str | None, existing: str | None, from_config: bool,
+                        force: bool, new_config: str) -> str:
+    """The retriever the suite will measure: ``--retriever`` when init writes the config (new, or
+    ``--force``), else the config's own (read by name from its YAML, so a spec this build does not
+    parse still picks the right workflow). ``--retriever`` against a kept config naming another one
+    is exit 2, before anything is written."""
+    config_is_new = not from_config and (existing is None or force or existing == new_config)
+    if flag is not None:
+        from retrieval_gate.retrieve.spec import parse_retriever_list
+
+        parse_retriever_list(flag)  # an unknown spec: exit 2 before anything is written
+    if config_is_new:
+        return flag or "dense"
+    configured = _configured_retriever(existing, suite=suite) or "dense"
+    if flag is not None and flag.strip() != configured.strip():
+        how = f"edit suites.{suite}.retriever in it" + ("" if from_config else ", or pass --force to write it anew")
+        raise UsageError(f"--retriever {flag!r}: {planning.CONFIG} is kept as it is and its suite {suite!r} measures "
+                         f"{configured!r}; {how}")
+    return configured
+
+
+def _configured_retriever(text: str | None, *, suite: str) -> str | None:
+    """``suites.<suite>.retriever`` of the config's text as written (a list joined by commas), or None."""
+    from retrieval_gate.load.yamltext import safe_load
+
+    if text is None:
+        return None
+    try:
+        data = safe_load(text, aliases=True)
+    except Exception:  # an unreadable config is reported where it is loaded, not here
+        return None
+    value: object = data
+    for key in ("suites", suite, "retriever"):
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value) if isinstance(value, str) else None
+
+
+def _requirements(root: Path) -> tuple[str, bool]:
+    """What the Python job installs beside retrieval-gate: ``-r requirements.txt`` when there is one,
+    else ``.`` for a project with a pyproject.toml / setup.py, else ``-r requirements.txt`` still (the
+    file to create); and whether it is there."""
+    if (root / "requirements.txt").is_file():
+        return "-r requirements.txt", True
+    if (root / "pyproject.toml").is_file() or (root / "setup.py").is_file():
+        return ".", True
+    return "-r requirements.txt", False
+
+
+def _say_why_the_python_job(root: Path, *, ci: str, reason: str, requirements: tuple[str, bool],
+                            comment_left: bool) -> None:
+    """Why the workflow is the Python job's, not the Docker action's (or, for another forge, that
+    its pipeline runs the image, which lacks them)."""
+    install, present = requirements
+    if ci != "github":
+        err_console.print(f"note: {reason}, which the retrieval-gate image does not hold: the {ci} pipeline runs the "
+                          "image; run the wheel in a Python job of your own instead (docs/action.md, \"The wheel in "
+                          "your own Python job\")", markup=False, highlight=False, soft_wrap=True)
+        return
+    console.print(f"{planning.CALLER}: the wheel in your own Python job, not the Docker action: {reason}, which the "
+                  "action's image does not hold (examples/workflows/python-job.yml; docs/action.md, \"The wheel in "
+                  f"your own Python job\"). It installs retrieval-gate=={__version__} and `{install}`.",
+                  markup=False, highlight=False, soft_wrap=True)
+    if not present:
+        console.print("note: no requirements.txt here: create it with your retriever's packages (the workflow "
+                      "installs `-r requirements.txt`)", markup=False, highlight=False, soft_wrap=True)
+    if comment_left:
+        console.print(f"note: {planning.COMMENT} is the Docker action's fork-comment workflow; the Python job does "
+                      "not use it: delete it", markup=False, highlight=False, soft_wrap=True)
 
 
 def _say_what_was_not_written(*, ci: str, pipeline: Pipeline | None, image: str | None,
@@ -272,9 +368,11 @@ def _start_from_log(root: Path, *, kb: Path, log: Path, suite: str) -> None:
     for path in write_draft_folder(out, result=result, detect=options.detect):
         console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"no golden set yet: drafted {len(result.entries)} queries of {log} to label. Next:", markup=False, soft_wrap=True)
+    q = shlex.quote
     for line in (f"open {out / 'label.html'} (label with the keyboard, then Download labels)",
-                 f"retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'} --cases {root / 'cases.jsonl'} "
-                 f"--kb {kb}", f"retrieval-gate init --dir {root} --kb {kb} --cases {root / 'cases.jsonl'}"):
+                 f"retrieval-gate label apply labels.jsonl --draft {q(str(out / 'draft.jsonl'))} "
+                 f"--cases {q(str(root / 'cases.jsonl'))} --kb {q(str(kb))}",
+                 f"retrieval-gate init --dir {q(str(root))} --kb {q(str(kb))} --cases {q(str(root / 'cases.jsonl'))}"):
         console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
@@ -426,8 +524,11 @@ def _first_baseline(root: Path, *, suite: str, force: bool) -> list[str]:
                       soft_wrap=True)
         written.append(rel_manifest)
     write_audit(root / rel_audit, report=audit_suite(suite_config=suite_config))
-    console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit` explains it)", markup=False,
-                  soft_wrap=True)
-    console.print(f"check it: retrieval-gate compare --results out/results.json  (against {rel_baseline})",
-                  markup=False, highlight=False, soft_wrap=True)
+    console.print(f"wrote {rel_audit} (the golden-set audit: `retrieval-gate audit --out out/audit.json` explains "
+                  "it)", markup=False, soft_wrap=True)
+    here = Path(os.path.abspath(root)) == Path.cwd()
+    command = ("retrieval-gate compare --results out/results.json" if here else
+               f"retrieval-gate compare --results {shlex.quote(str(root / 'out' / 'results.json'))} "
+               f"--baseline {shlex.quote(str(root / rel_baseline))} --config {shlex.quote(str(root / 'retrieval-gate.yml'))}")
+    console.print(f"check it: {command}  (against {rel_baseline})", markup=False, highlight=False, soft_wrap=True)
     return [*written, rel_audit]

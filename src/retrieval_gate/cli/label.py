@@ -8,6 +8,7 @@ judgement's format ``golden.decisions``; the report's queue ``compare.label_queu
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -125,10 +126,8 @@ def _say(text: str) -> None:
 def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None, kb: Path, cases: Path,
                     config: Path | None) -> None:
     """What was added, kept, set aside, and the next command to run."""
-    import shlex
-
     from retrieval_gate.golden.cases_draft import pool_heading
-    from retrieval_gate.golden.draft_folder import read_draft
+    from retrieval_gate.golden.draft_folder import free_draft_folder, read_draft
     from retrieval_gate.golden.label_apply import intent_lines, pool_lines
 
     m, plan = applied.merge, applied.plan
@@ -141,6 +140,9 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
         _say(f"taken out of {case}'s gold: {', '.join(sorted(cards))}")
     for d in m.not_relevant:
         _say(f"not relevant {d.case}: {d.card}")
+    for case, gone in applied.still_orphaned.items():
+        _say(f"{case} still names {', '.join(gone)}, gone from the KB: no card was judged relevant (label one "
+             "that answers it, or take the case out)")
     for s in applied.stale:
         now = s.kb_sha or "gone from the KB"
         _say(f"{s.where[0]}:{s.where[1]}: set aside: card {s.decision.card!r} of {s.decision.case} changed since it was "
@@ -166,8 +168,8 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
             + (f", {applied.judged_nothing:,} judged with no card relevant and no 'no answer' left out"
             if applied.judged_nothing else ""))
     if applied.stale:
-        _say(f"{len(applied.stale):,} judgement(s) of edited cards kept in {applied.stale_file}: the next "
-             "`retrieval-gate label top-up` offers those cards again")
+        _say(f"{len(applied.stale):,} judgement(s) of edited cards kept in {applied.stale_file} (a top-up with "
+             "--stale offers those cards again)")
     if draft is not None and plan is not None:
         for line in ["what the golden set can detect, per intent:", *intent_lines(applied),
                      pool_heading(read_draft(draft).values()), *pool_lines(plan, systems=applied.systems)]:
@@ -178,9 +180,12 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
         _say(f"next: open {draft.parent / 'label.html'}, label the {to_label:,} queries left, Download labels, then "
              f"retrieval-gate label apply {q(str(labels[0]))} --draft {q(str(draft))} --cases {q(str(cases))} "
              f"--kb {q(str(kb))}")
-    elif applied.stale or applied.stale_kept:
-        _say(f"next: retrieval-gate label top-up (it offers the {max(len(applied.stale), applied.stale_kept):,} "
-             f"set-aside judgement(s) of {applied.stale_file} for labelling again), then label apply its labels")
+    elif (applied.stale or applied.stale_kept) and applied.stale_file is not None:
+        folder = free_draft_folder(Path("top-up"))
+        _say(f"next: retrieval-gate label top-up --stale {q(str(applied.stale_file))} --out {q(str(folder))} "
+             f"--cases {q(str(cases))} --kb {q(str(kb))} (it offers the "
+             f"{max(len(applied.stale), applied.stale_kept):,} set-aside judgement(s) for labelling again), then "
+             "label apply its labels")
     elif config is None and not Path("retrieval-gate.yml").is_file():
         _say(f"next: retrieval-gate init --kb {q(str(kb))} --cases {q(str(cases))} (config, workflows, first baseline)")
     else:
@@ -198,12 +203,15 @@ def top_up_command(
     kb: Path | None = typer.Option(None, "--kb", help="Knowledge base (default: the suite's)."),
     cases: Path | None = typer.Option(None, "--cases", help="Golden set (default: the suite's)."),
     labeller: str = typer.Option("", "--labeller", help="A name the labelling page writes into each label."),
+    force: bool = typer.Option(False, "--force", help="Replace the draft folder --out holds already (without it: exit 2)."),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
 ) -> None:
     """For every case, the cards of each run's top --depth that no judgement covers (gold at any
     grade, the not-relevant sidecar), each once, written as a draft folder that `label apply
-    --draft DIR/draft.jsonl` applies like any draft. Exit 0; 2 on bad input."""
+    --draft DIR/draft.jsonl` applies like any draft. Exit 0; 2 on bad input, or when --out holds a
+    draft folder already (another folder, or --force)."""
+    from retrieval_gate.golden.draft_folder import refuse_replacing_draft
     from retrieval_gate.golden.topup_run import TopUpOptions, summary_lines, top_up, write_top_up
 
     kb_path, cases_path = suite_inputs(config=config, suite=suite, kb=kb, cases=cases)
@@ -211,6 +219,7 @@ def top_up_command(
                                                                                   "draft.md")},
                               inputs={"--kb": kb_path, "--cases": cases_path, "--config": config,
                                       **{f"--results {p}": p for p in results}, **{f"--stale {p}": p for p in stale}})
+    refuse_replacing_draft(out, force=force)
     result = top_up(kb=kb_path, cases=cases_path, options=TopUpOptions(results=results, depth=depth,
                                                                         orphaned=orphaned, stale=stale))
     written = write_top_up(out, result=result, labeller=labeller)
@@ -219,9 +228,10 @@ def top_up_command(
     for path in written:
         _say(f"wrote {path}")
     if result.cards:
+        q = shlex.quote
         _say(f"next: open {out / 'label.html'}, label, Download labels, then")
-        _say(f"  retrieval-gate label apply labels.jsonl --draft {out / 'draft.jsonl'} --cases {cases_path}"
-             f" --kb {kb_path}")
+        _say(f"  retrieval-gate label apply labels.jsonl --draft {q(str(out / 'draft.jsonl'))} --cases {q(str(cases_path))}"
+             f" --kb {q(str(kb_path))}")
     else:
         _say("nothing to label: every card of these tops is judged")
 

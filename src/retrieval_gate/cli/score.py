@@ -7,6 +7,7 @@ import typer
 from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
+from retrieval_gate.errors import UsageError
 from retrieval_gate.metrics import DEFAULT_MEASURES, METRICS_HELP, metric_specs
 
 
@@ -26,7 +27,8 @@ def score(
 ) -> None:
     """Score a precomputed run against the golden set (`trec_eval qrels run` is
     `score --cases qrels --run run --mean trec`). Exit 2 when no case of the golden set is in the
-    run (the ids do not match: nothing was measured)."""
+    run (the ids do not match: nothing was measured), when every ranking of it is empty, or (with
+    --kb) when more than half of the distinct ids it returns are not cards of the KB."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
     from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
     from retrieval_gate.artifacts.run_files import write_results
@@ -37,6 +39,7 @@ def score(
     from retrieval_gate.render.verdict import gold_missing_lines
     from retrieval_gate.score.assemble import assemble_results
     from retrieval_gate.score.results import InputInfo
+    from retrieval_gate.score.validity import check_rankings
     from retrieval_gate.settings import ConfigFile, resolve_suite
 
     suite_config = resolve_suite(ConfigFile(), suite="default", config_path=None,
@@ -49,6 +52,12 @@ def score(
                                 run_path=loaded_run.path, cases_path=case_set.path)
     if warning is not None:
         err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    check = check_rankings((loaded_run.rankings.get(c.id) for c in case_set.cases), kb=loaded_kb)
+    problem = check.problem(f"--run {loaded_run.path}")  # every ranking empty, most ids not cards: exit 2
+    if problem is not None:
+        raise UsageError(problem)
+    if (note := check.warning(f"--run {loaded_run.path}")) is not None:
+        err_console.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
     grid = metric_specs(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
     results = assemble_results(
         case_set=case_set,
@@ -65,7 +74,7 @@ def score(
         abstain_threshold=suite_config.abstain_threshold,
         rel_level=suite_config.rel_level,
         mean=suite_config.mean,
-        not_relevant=not_relevant_by_case(Path(case_set.path)),
+        not_relevant=not_relevant_by_case(Path(case_set.path), kb=loaded_kb),
     )
     write_results(out, results=results)
     for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error

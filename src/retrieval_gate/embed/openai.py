@@ -137,7 +137,7 @@ class OpenAIEmbedder:
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             raise _Retryable(f"cannot connect: {reason}") from None
         finally:
-            deadline.cancel()
+            deadline.close()
         if deadline.expired.is_set():
             raise _Retryable(f"no complete answer within {self.deadline_s:g} s")
         if len(raw) > _MAX_ANSWER:

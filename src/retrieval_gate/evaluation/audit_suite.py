@@ -51,7 +51,7 @@ def audit_suite(*, suite_config: SuiteConfig, params: AuditParams | None = None,
     return run_audit(cases=case_set.cases, entries=kb.cards, params=params or suite_config.audit, chunks=chunks,
                      max_drop=gate.max_drop.get(f"hit@{k}", gate.default_max_drop), alpha=gate.alpha,
                      retrieved=retrieved, k=k, cases_sha256=case_set.sha256, kb_sha256=kb.sha256,
-                     subset=case_set.subset, not_relevant=not_relevant_by_case(Path(suite_config.cases)))
+                     subset=case_set.subset, not_relevant=not_relevant_by_case(Path(suite_config.cases), kb=kb))
 
 
 def suite_truncation(*, suite_config: SuiteConfig) -> dict | None:

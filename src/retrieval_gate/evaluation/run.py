@@ -13,6 +13,8 @@ Order of work, top to bottom:
    retriever needs it, the BM25 units when some retriever needs them, then each retriever from
    its spec (``retrieve.factory.RetrieverBuilder``, which shares parts between specs);
 3. rank every case (no-answer cases too: they are scored as abstention when a threshold is set);
+   rankings that cannot be a measurement — every one empty, or most ids not cards of the KB —
+   stop the run (exit 2, ``score.validity``) before anything is written;
 4. score and aggregate, per retriever.
 """
 
@@ -25,7 +27,7 @@ from typing import Any
 
 from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
 from retrieval_gate.embed.base import Embedder
-from retrieval_gate.errors import UsageError
+from retrieval_gate.errors import RetrieverError, UsageError
 from retrieval_gate.evaluation.ann_check import ann_check
 from retrieval_gate.evaluation.chunks import truncation_extras
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorStore, dense_extras
@@ -40,6 +42,7 @@ from retrieval_gate.retrieve.spec import RetrieverSpec
 from retrieval_gate.score.assemble import assemble_results
 from retrieval_gate.score.false_exclusion import false_exclusion_extras
 from retrieval_gate.score.results import Results
+from retrieval_gate.score.validity import check_rankings
 from retrieval_gate.settings import SuiteConfig
 
 
@@ -64,7 +67,8 @@ def one_retriever_problem(*, suite_config: SuiteConfig, suite: str) -> str | Non
     names = ", ".join(spec.name for spec in specs)
     return (f"suite {suite!r} names {len(specs)} retrievers ({names}); a gate judges one retriever against "
             f"one baseline: give each retriever its own suite in the config file (suites.<name>.retriever) "
-            f"and gate each suite, or compare them side by side with `retrieval-gate eval --suite {suite}`")
+            f"and gate each suite, or compare them side by side with `retrieval-gate eval --suite {suite} "
+            f"--out out/results.json`")
 
 
 def run_evals(*, suite_config: SuiteConfig, suite: str, embedder: Embedder | None = None,
@@ -140,7 +144,8 @@ class _Measure:
         self.filters = [c.filter for c in cases]
         self.false_exclusion = false_exclusion_extras(cases=cases,
                                                       units=[(c.parent_id, c.metadata) for c in shared.chunks])
-        self.not_relevant = not_relevant_by_case(Path(shared.case_set.path))  # judged not relevant: never unjudged
+        # judged not relevant (at the card's content now): never unjudged
+        self.not_relevant = not_relevant_by_case(Path(shared.case_set.path), kb=shared.kb)
 
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense
@@ -161,7 +166,9 @@ class _Measure:
             config_out["details"] = retriever.fingerprint()
         extras["timings"] = {"load_s": round(self.loaded_s, 3), "build_s": round(built_s, 3),
                              "search_s": round(search_s, 3)}
-        results = assemble_results(case_set=case_set, rankings=_by_case(case_set, ranked, retriever), metrics=self.grid,
+        rankings = _by_case(case_set, ranked, retriever)
+        self.refuse_no_measurement(spec, rankings)
+        results = assemble_results(case_set=case_set, rankings=rankings, metrics=self.grid,
                                    ks=ks, kb=self.shared.kb, suite=self.suite, config=config_out,
                                    headline_k=config.headline_k, created_at=self.created_at,
                                    abstain_threshold=config.abstain_threshold, extras=extras,
@@ -172,6 +179,19 @@ class _Measure:
                                                     grid=self.grid, ks=ks)
         results.extras["timings"]["total_s"] = round(time.perf_counter() - self.began, 3)
         return results
+
+
+    def refuse_no_measurement(self, spec: RetrieverSpec, rankings: dict[str, RankedList]) -> None:
+        """Exit 2 when the rankings cannot be a measurement (every one empty, or most ids not KB
+        cards: ``score.validity``); a few non-card ids are noted and scored as misses."""
+        check = check_rankings((rankings.get(case.id) for case in self.shared.case_set.cases), kb=self.shared.kb)
+        who = f"retriever {spec.name!r}"
+        problem = check.problem(who)
+        if problem is not None:
+            raise RetrieverError(problem)
+        warning = check.warning(who)
+        if warning is not None:
+            self.pipe.progress.note(warning)
 
 
 def _by_case(case_set: CaseSet, ranked: Sequence[RankedList], retriever: Retriever) -> dict[str, RankedList]:

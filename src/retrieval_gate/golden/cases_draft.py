@@ -8,7 +8,6 @@ drawn query's candidates from every pool retriever. The pure steps are ``golden.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,7 +23,7 @@ from retrieval_gate.errors import UsageError
 from retrieval_gate.evaluation.chunks import suite_chunks
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorStore
 from retrieval_gate.evaluation.pipeline import Pipeline
-from retrieval_gate.files import confined, repository_root
+from retrieval_gate.files import confined, from_root, repository_root
 from retrieval_gate.golden import draw as core
 from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
 from retrieval_gate.golden.draft_folder import DRAFT_FILES, write_draft_files
@@ -312,18 +311,12 @@ def _md(text: str) -> str:
     return str(md_text(text))
 
 
-def _from_root(path: Path, root: Path) -> str:
-    """``path`` as written from the repository root (POSIX separators), or absolute when outside it."""
-    full = Path(os.path.abspath(path))
-    return full.relative_to(root).as_posix() if full == root or root in full.parents else str(full)
-
-
 def write_draft_folder(out: Path, *, result: DraftResult, detect: float, labeller: str = "") -> list[Path]:
     """DIR/draft.jsonl, DIR/label.html and DIR/draft.md (``write_draft_files``); the paths written."""
     root = repository_root(out)
-    apply = apply_command(draft=_from_root(confined(out / DRAFT_FILES[0]), root),
-                          cases=_from_root(Path(result.cases or "cases.jsonl"), root),
-                          kb=_from_root(Path(result.kb), root)) if result.kb else ""
+    apply = apply_command(draft=from_root(confined(out / DRAFT_FILES[0]), root),
+                          cases=from_root(Path(result.cases or "cases.jsonl"), root),
+                          kb=from_root(Path(result.kb), root)) if result.kb else ""
     return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
                              graded=result.graded, labeller=labeller, summary=summary_lines(result, detect=detect),
                              apply=apply, traffic={i.name: i.traffic for i in result.intents})

@@ -49,6 +49,9 @@ class DraftEntry(BaseModel):
     detect: float | None = None
     # ``label top-up``: a case the golden set already holds; its labels add judgements to it
     top_up: bool | None = None
+    # ``label top-up --orphaned``: the case's gold cards gone from the KB; a card judged relevant
+    # for it replaces them (``golden.sittings.replace_gone``)
+    replaces: list[str] | None = None
 
 
 def bad_id(value: str) -> bool:

@@ -47,6 +47,27 @@ def read_draft(path: Path) -> dict[str, DraftEntry]:
 DRAFT_FILES = ("draft.jsonl", "label.html", "draft.md")
 
 
+def refuse_replacing_draft(out: Path, *, force: bool) -> None:
+    """``label top-up --out DIR`` onto a folder that holds a draft already (``cases draft``'s or an
+    earlier top-up's) would replace it, and a labels file downloaded from its page could no longer
+    be applied: refused (exit 2) unless ``force``."""
+    there = [name for name in DRAFT_FILES if (out / name).exists()]
+    if there and not force:
+        raise UsageError(f"--out {out.as_posix()}: the folder holds a draft already ({', '.join(there)}); writing "
+                         "this one there would replace it. Give another folder, or --force to replace it")
+
+
+def free_draft_folder(base: Path) -> Path:
+    """``base``, or ``base-2``, ``base-3``, … : the first that holds no draft (a folder ``label top-up
+    --out`` takes without ``--force``), for a printed next command that runs as printed."""
+    n = 1
+    while True:
+        folder = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        if not any((folder / name).exists() for name in DRAFT_FILES):
+            return folder
+        n += 1
+
+
 def write_draft_files(out: Path, *, entries: list[DraftEntry], titles: dict[str, str], texts: dict[str, str],
                       graded: bool, labeller: str, summary: list[str], apply: str = "",
                       traffic: dict[str, int] | None = None) -> list[Path]:

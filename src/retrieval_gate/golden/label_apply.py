@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.label_sidecar import not_relevant_path, read_not_relevant
+from retrieval_gate.artifacts.label_sidecar import current_not_relevant, not_relevant_path, read_not_relevant
 from retrieval_gate.audit.coverage import best_case_mde
 from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
 from retrieval_gate.files import confined, write_text_atomic
@@ -32,6 +32,7 @@ from retrieval_gate.golden.sittings import (
     edit_jsonl,
     edit_qrels,
     merge,
+    replace_gone,
     sort_file,
     strict_problems,
 )
@@ -62,6 +63,7 @@ class Applied:
     waiting_stale: int = 0  # drafted queries not in the golden set with a judgement set aside as stale
     stale_kept: int = 0  # the entries stale.jsonl holds after this run (earlier sittings' too)
     systems: list[str] = field(default_factory=list)  # the draft's pool systems
+    still_orphaned: dict[str, list[str]] = field(default_factory=dict)  # re-judged with no card relevant: gone ids kept
 
 
 def golden_format(cases: Path) -> str:
@@ -101,7 +103,7 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     sidecar = not_relevant_path(cases)
     side = read_not_relevant(sidecar)
     kept: dict[tuple[str, str], set[str]] = {}
-    for case, card, sha in side:
+    for case, card, sha in current_not_relevant(side, sha_now=sha_now):  # a stale entry judges nothing
         kept.setdefault((case, card), set()).add(sha)
     held = Held(gold={c.id: judgements(c) for c in case_set.cases} if case_set else {}, not_relevant=kept)
     pool = {e.id: {c.card: c.sha for c in e.candidates} for e in draft.values()} if draft is not None else None
@@ -121,12 +123,16 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     merged = merge(current, held=held, sha_now=sha_now, prefer=prefer)
     if merged.conflicts:
         raise InputError([Problem(shown, line, why) for (shown, line), why in merged.conflicts])
+    still_orphaned = replace_gone(merged, held=held, sha_now=sha_now,
+                                  replaces={e.id: e.replaces for e in (draft or {}).values() if e.replaces},
+                                  judged={r.case for _, recs in files for _, r in recs})
     out = Applied(merge=merged, already=sum(p.already for p in parts) + merged.already,
-                  stale=[s for p in parts for s in p.stale], superseded=sum(p.superseded for p in parts))
+                  stale=[s for p in parts for s in p.stale], superseded=sum(p.superseded for p in parts),
+                  still_orphaned=still_orphaned)
     out.stale_file = stale_path(draft=draft_path, labels=files[0][0])
     writes = _golden_writes(cases, fmt=fmt, merged=merged, draft=draft, out=out, labeller=labeller, date=date)
     dropped = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant
-    if dropped & set(kept) or merged.not_relevant:
+    if dropped & {(case, card) for case, card, _ in side} or merged.not_relevant:
         writes.append((sidecar, _sidecar_text(sidecar, drop=dropped, add=merged.not_relevant)))
     judged_now = set().union(*(p.judged_now for p in parts))
     if (stale_text := _stale_text(out.stale_file, new=out.stale, judged_now=judged_now)) is not None:
@@ -137,7 +143,10 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text=text)
     out.written = [p for p, _ in writes]
-    kept_stale = read_stale(out.stale_file)  # earlier sittings' set-aside judgements still wait there too
+    # earlier sittings' set-aside judgements still wait there too, unless the golden set judges the
+    # pair now (another draft's sitting, a top-up, judged it again)
+    judged_pairs = _judged_now(cases, sidecar=sidecar, sha_now=sha_now)
+    kept_stale = [o for o in read_stale(out.stale_file) if (o["case_id"], o["card_id"]) not in judged_pairs]
     out.stale_kept = len(kept_stale)
     if draft is not None:
         out.detect = next((e.detect for e in draft.values() if e.detect is not None), None)
@@ -232,6 +241,15 @@ def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: set[tuple[str, 
     if not path.is_file():
         return text or None
     return None if text == _text(path) else text
+
+
+def _judged_now(cases: Path, *, sidecar: Path, sha_now: Mapping[str, str]) -> set[tuple[str, str]]:
+    """The (case, card) pairs the golden set judges now: its gold at any grade, and the sidecar's
+    current entries."""
+    pairs = {(case, card) for case, card, _ in current_not_relevant(read_not_relevant(sidecar), sha_now=sha_now)}
+    if cases.exists():
+        pairs |= {(c.id, card) for c in load_cases(cases).cases for card in judgements(c)}
+    return pairs
 
 
 def _count_drafted(out: Applied, *, draft: Mapping[str, DraftEntry], after: CaseSet | None, judged: set[str],

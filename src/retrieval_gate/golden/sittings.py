@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from retrieval_gate.golden.agreement import Record
-from retrieval_gate.golden.decisions import Decision, NoAnswer
+from retrieval_gate.golden.decisions import Decision, NoAnswer, judged_as_is
 from retrieval_gate.golden.draft_entry import bad_id
 from retrieval_gate.models import GOLD_FIELDS
 
@@ -166,12 +166,12 @@ def sort_file(records: Sequence[tuple[int, Record]], *, shown: str, held: Held, 
             else:
                 out.current.append((line, r))
             continue
-        now = sha_now.get(r.card)
-        if now == r.sha:
+        now, current = sha_now.get(r.card), judged_as_is(r.card, r.sha, sha_now)
+        if current:
             out.judged_now.add((r.case, r.card))
         if held.holds(r):
             out.already += 1
-        elif now != r.sha:
+        elif not current:
             stale.append(Stale(where=(shown, line), decision=r, kb_sha=now,
                                pool_sha=(pool or {}).get(r.case, {}).get(r.card)))
         else:
@@ -228,6 +228,28 @@ def merge(records: Sequence[tuple[Where, Record]], *, held: Held, sha_now: Mappi
             continue
         _take(out, r, held=held)
     return out
+
+
+def replace_gone(out: Merge, *, held: Held, replaces: Mapping[str, Collection[str]], judged: Collection[str],
+                 sha_now: Mapping[str, str]) -> dict[str, list[str]]:
+    """An orphaned case re-judged (``label top-up --orphaned``): the gone gold ids its draft line
+    names (``replaces``) are taken out of its gold when this sitting judged the case (``judged``)
+    and it now holds a relevant card the KB holds (one this merge adds or one already there); an id
+    back in the KB stays. Adds to ``out.remove_gold``; returns case → the gone ids kept (no card
+    judged relevant: the case is still orphaned)."""
+    kept: dict[str, list[str]] = {}
+    for case, ids in replaces.items():
+        gone = sorted(card for card in ids if card not in sha_now and held.gold.get(case, {}).get(card, 0) >= 1)
+        if case not in judged or not gone:
+            continue
+        removed = out.remove_gold.get(case, set())
+        now = {c for c in held.relevant(case) if c not in removed} | {
+            c for c, g in out.set_gold.get(case, {}).items() if g >= 1}
+        if any(card in sha_now for card in now):
+            out.remove_gold.setdefault(case, set()).update(gone)
+        else:
+            kept[case] = gone
+    return kept
 
 
 def _settled(out: Merge, where: Where, prefer: Prefer | None, conflict: str) -> bool:

@@ -6,21 +6,21 @@ labels to the cases the golden set already holds. The rules are ``golden.topup``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.label_sidecar import not_relevant_path, read_not_relevant
+from retrieval_gate.artifacts.label_sidecar import current_not_relevant, not_relevant_path, read_not_relevant
 from retrieval_gate.artifacts.run_files import read_results
 from retrieval_gate.errors import UsageError
 from retrieval_gate.golden.draft_entry import Candidate, DraftEntry, Pool
-from retrieval_gate.golden.draft_folder import draft_folder_texts, write_draft_files
+from retrieval_gate.golden.draft_folder import DRAFT_FILES, draft_folder_texts, read_draft, write_draft_files
 from retrieval_gate.golden.labels_file import read_stale_pairs
 from retrieval_gate.golden.topup import RunTop, TopUp, judged_pairs, orphaned_cases, stale_pairs, unjudged_pool
 from retrieval_gate.load.cases import load_cases
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.models import judgements
-from retrieval_gate.score.kb_manifest import kb_manifest
+from retrieval_gate.score.kb_manifest import KbCard, kb_manifest
 from retrieval_gate.score.results import Results
 
 DEFAULT_DEPTH = 10
@@ -51,6 +51,8 @@ class TopUpResult:
     titles: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     graded: bool = False
+    kb_path: Path | None = None  # the KB and golden set topped up: the `label apply` command names them
+    cases_path: Path | None = None
 
     @property
     def cards(self) -> int:
@@ -76,7 +78,10 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
     knowledge = load_kb(kb)
     manifest = kb_manifest(knowledge.cards)
     gold = {c.id: judgements(c) for c in case_set.cases}
-    judged = judged_pairs(gold, ((case, card) for case, card, _ in read_not_relevant(not_relevant_path(cases))))
+    # a "not relevant" entry of a card edited since is stale: it judges nothing, the card is offered again
+    sidecar = current_not_relevant(read_not_relevant(not_relevant_path(cases)),
+                                   sha_now={card: m.sha for card, m in manifest.items()})
+    judged = judged_pairs(gold, ((case, card) for case, card, _ in sidecar))
     runs: list[RunTop] = []
     shallow: list[tuple[str, int]] = []
     taken: set[str] = set()
@@ -96,6 +101,7 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
                                  taken=taken))
     rows = [row for path in options.stale for row in read_stale_pairs(path)]
     stale = stale_pairs(rows, cases=gold, kb_cards=manifest)
+    waiting = _drafted_waiting(options.stale, rows=rows, gold=gold, manifest=manifest)
     # a no-answer case (no card relevant) judged every card not relevant: nothing of it to top up
     answerable = [c.id for c in case_set.cases if any(g >= 1 for g in gold[c.id].values())]
     found = unjudged_pool(runs, judged=judged, depth=options.depth, cases=answerable,
@@ -109,17 +115,44 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
         entries.append(DraftEntry(id=case.id, query=case.query, intent=case.tags.get("intent", ""), fields=fields,
                                   candidates=[Candidate(card=c, sha=manifest[c].sha) for c in found.cards[case.id]],
                                   pool=Pool(depth=options.depth, systems=systems, found=found.found[case.id]),
-                                  log="", top_up=True))
+                                  log="", top_up=True, replaces=orphaned.get(case.id)))
+    for entry in waiting:  # drafted queries not cases yet: offered as drafted queries, not top-up lines
+        found.cards[entry.id] = [c.card for c in entry.candidates]
+        found.reasons[entry.id] = ["stale"]
+        entries.append(entry)
     texts: dict[str, list[tuple[str, str]]] = {}
     wanted = {c for cards in found.cards.values() for c in cards}
     for card in knowledge.cards:
         if card.card_id in wanted:
             texts.setdefault(card.card_id, []).append((card.id, card.text))
     return TopUpResult(entries=entries, top_up=found, systems=systems, depth=options.depth, cases=len(case_set.cases),
-                       orphaned=orphaned, stale=sum(len(v) for v in stale.values()), shallow=shallow,
+                       orphaned=orphaned, stale=sum(len(v) for v in stale.values())
+                       + sum(len(e.candidates) for e in waiting), shallow=shallow,
                        unknown=len(unknown), titles={c: manifest[c].title for c in sorted(wanted)},
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
-                       graded=any(c.grades and max(c.grades.values()) > 1 for c in case_set.cases))
+                       graded=any(c.grades and max(c.grades.values()) > 1 for c in case_set.cases),
+                       kb_path=kb, cases_path=cases)
+
+
+def _drafted_waiting(paths: Sequence[Path], *, rows: Sequence[tuple[str, str]], gold: Mapping[str, object],
+                     manifest: Mapping[str, KbCard]) -> list[DraftEntry]:
+    """The drafted queries that are not cases yet and wait on a stale judgement: a ``stale.jsonl``
+    ``label apply --draft`` wrote sits beside its ``draft.jsonl``; each such query of that draft
+    comes back as itself (query, intent, fields, provenance) with its stale cards at their content
+    now, so ``label apply --draft`` of the top-up makes it a case like any drafted query."""
+    drafted: dict[str, DraftEntry] = {}
+    for path in paths:
+        beside = path.parent / DRAFT_FILES[0]
+        if beside.is_file():
+            for case, entry in read_draft(beside).items():
+                drafted.setdefault(case, entry)
+    cards: dict[str, list[str]] = {}
+    for case, card in rows:
+        if case not in gold and case in drafted and card in manifest and card not in cards.get(case, []):
+            cards.setdefault(case, []).append(card)
+    return [drafted[case].model_copy(update={"candidates": [Candidate(card=c, sha=manifest[c].sha) for c in found],
+                                             "detect": None, "top_up": None, "replaces": None})
+            for case, found in cards.items()]
 
 
 def _orphan_pool(knowledge, *, cases, depth: int, taken: set[str]) -> RunTop:
@@ -132,7 +165,20 @@ def _orphan_pool(knowledge, *, cases, depth: int, taken: set[str]) -> RunTop:
     return RunTop(name=name, ranked={c.id: list(a.ids) for c, a in zip(cases, answers, strict=True)})
 
 
-def summary_lines(result: TopUpResult, *, draft: Path | None = None) -> list[str]:
+def apply_text(out: Path, *, result: TopUpResult) -> str:
+    """The ``label apply`` command of the top-up at ``out`` (the page's "saved" hint, draft.md's last
+    line), its paths as written from the repository root and shell-quoted; "" without the inputs."""
+    from retrieval_gate.files import from_root, repository_root
+    from retrieval_gate.golden.label_page import apply_command
+
+    if result.kb_path is None or result.cases_path is None:
+        return ""
+    root = repository_root(out / "draft.jsonl")
+    return apply_command(draft=from_root(out / "draft.jsonl", root), cases=from_root(result.cases_path, root),
+                         kb=from_root(result.kb_path, root))
+
+
+def summary_lines(result: TopUpResult, *, draft: Path | None = None, apply: str = "") -> list[str]:
     """draft.md's Markdown (and what the command prints): what was compared, how deep, what is
     left to judge; every figure relative to the runs named here."""
     t = result.top_up
@@ -156,19 +202,22 @@ def summary_lines(result: TopUpResult, *, draft: Path | None = None) -> list[str
     lines.append("- coverage is relative to these systems: a card none of them ranks in its top "
                  f"{result.depth} stays unjudged")
     if draft is not None:
-        lines += ["", f"Label `label.html`, download the labels, then `retrieval-gate label apply labels.jsonl "
-                      f"--draft {draft.as_posix()}`."]
+        command = apply or f"retrieval-gate label apply labels.jsonl --draft {draft.as_posix()}"
+        lines += ["", f"Label `label.html`, download the labels, then `{command}` (from the repository root)."]
     return [*lines, ""]
 
 
 def top_up_texts(out: Path, *, result: TopUpResult) -> dict[str, str]:
     """The draft folder's files by name, as text (the action writes them through its context)."""
+    apply = apply_text(out, result=result)
     return draft_folder_texts(result.entries, titles=result.titles, texts=result.texts, graded=result.graded,
-                              labeller="", summary=summary_lines(result, draft=out / "draft.jsonl"))
+                              labeller="", summary=summary_lines(result, draft=out / "draft.jsonl", apply=apply),
+                              apply=apply)
 
 
 def write_top_up(out: Path, *, result: TopUpResult, labeller: str = "") -> list[Path]:
     """The draft folder under ``out`` (``golden.draft_folder.write_draft_files``); the paths written."""
+    apply = apply_text(out, result=result)
     return write_draft_files(out, entries=result.entries, titles=result.titles, texts=result.texts,
                              graded=result.graded, labeller=labeller,
-                             summary=summary_lines(result, draft=out / "draft.jsonl"))
+                             summary=summary_lines(result, draft=out / "draft.jsonl", apply=apply), apply=apply)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_gate.artifacts.baseline import baseline_from_text, kb_manifest_text, manifest_from_text
 from retrieval_gate.artifacts.run_files import parse_results
+from retrieval_gate.baseline.update import no_rankings_problem
 from retrieval_gate.compare.comparison import compare
 from retrieval_gate.compare.gate_slices import check_comparable
 from retrieval_gate.compare.model import gate_fails
@@ -217,6 +218,8 @@ def _write_flow(ctx: FlowContext) -> Outcome:
     if results.suite != s.inputs.suite:
         raise UsageError(f"{s.inputs.results_file}: results of suite {results.suite!r}, but this step writes the "
                          f"baseline of suite {s.inputs.suite!r}")
+    if (problem := no_rankings_problem(results)) is not None:  # a zero baseline measures nothing
+        raise UsageError(f"{s.inputs.results_file}: {problem}")
     ctx.runner.log(f"write-baseline: {s.inputs.results_file} ({results.completeness.expected} cases), no evaluation")
     return _update_flow(ctx, results=results, mode=Mode.WRITE_BASELINE)
 

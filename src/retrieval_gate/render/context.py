@@ -29,6 +29,7 @@ from retrieval_gate.render.cells import (
 )
 from retrieval_gate.render.changes import changes_context, lost_clause, with_kb_cards
 from retrieval_gate.render.escape import clean_text
+from retrieval_gate.render.failed_cases import failures
 from retrieval_gate.render.fmt import level as level_text
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.render.trend import trend
@@ -236,6 +237,7 @@ def _cases_part(*, results: Results, comparison: Comparison | None, limits: Limi
     return {
         "completeness": results.completeness,
         "failed_ids": _limit(failed_ids, limits.cases, "failed case ids", cut),
+        "failed_reasons": failures(results),  # why they failed: a few reasons, one line each (render.failed_cases)
         "like_for_like": comparison.like_for_like if comparison else True,
         "config_changes": [
             {"key": c.key, "baseline": value_text(c.baseline), "current": value_text(c.current)}

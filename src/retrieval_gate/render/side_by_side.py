@@ -1,12 +1,13 @@
 """Several retrievers side by side (``compare.side_by_side``): a terminal table and Markdown.
 
-One row per retriever; per metric the value, then — for every row but the reference — the
+One row per retriever's name, then one per metric: the value, then — for every row but the reference — the
 paired Δ vs the reference with its CI and p-value. Numbers with 3 decimals, deltas signed.
 """
 
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from retrieval_gate.compare.gate import format_p
 from retrieval_gate.compare.side_by_side import RetrieverCell, RetrieverRow, SideBySide
@@ -28,27 +29,28 @@ def _timing(row: RetrieverRow) -> str:
 
 
 def side_by_side_table(sbs: SideBySide) -> Table:
-    """Long form (fits 80 columns): one row per retriever × metric, then per retriever a line of
-    completeness and timing in the caption."""
+    """Long form (fits 80 columns): per retriever a row with its whole name (folded onto more lines
+    when it is wider than the column, never cut), then one row per metric; per retriever a line of
+    completeness and timing in the caption. The numbers never wrap: the name's column gives way."""
     level = round(sbs.stats.get("level", 0.95) * 100)
-    table = Table(title=f"retrievers side by side · suite {sbs.suite} · {sbs.slice} · paired Δ vs {sbs.reference}",
+    title = f"retrievers side by side · suite {sbs.suite} · {sbs.slice} · paired Δ vs {sbs.reference}"
+    table = Table(title=Text(title),  # Text: a name is never read as rich markup
                   title_justify="left", caption_justify="left",
-                  caption="\n".join(f"{row.retriever}: {row.scored} scored · {row.failed} failed · {_timing(row)}"
-                                    for row in sbs.rows))
-    for name, justify in (("retriever", "left"), ("metric", "left"), ("value", "right"), ("n", "right"),
-                          ("Δ", "right"), (f"{level}% CI", "right"), ("p", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+                  caption=Text("\n".join(f"{row.retriever}: {row.scored} scored · {row.failed} failed · {_timing(row)}"
+                                         for row in sbs.rows)))
+    table.add_column("retriever / metric", justify="left", overflow="fold", min_width=12)
+    for name in ("value", "n", "Δ", f"{level}% CI", "p"):
+        table.add_column(name, justify="right", no_wrap=True)
     for row in sbs.rows:
+        is_ref = row.retriever == sbs.reference
+        table.add_row(Text(row.retriever, style="bold"), "", "", "", "", "")
         for i, metric in enumerate(sbs.metrics):
             cell = row.cells[metric]
-            is_ref = row.retriever == sbs.reference
             table.add_row(
-                row.retriever if i == 0 else "", parse_metric(metric).display, _value(cell), str(cell.n),
+                "  " + parse_metric(metric).display, _value(cell), str(cell.n),
                 "ref" if is_ref else str(signed(cell.delta)),
                 "" if cell.ci is None else f"[{signed(cell.ci[0])}, {signed(cell.ci[1])}]",
                 "" if cell.p_value is None else format_p(cell.p_value),
                 end_section=i == len(sbs.metrics) - 1,
             )
     return table
-
-

@@ -16,7 +16,8 @@ from retrieval_gate.metrics import parse_metric
 from retrieval_gate.metrics.names import display_name, headline_names
 from retrieval_gate.render.cells import INDICATIVE_N, headline_metrics
 from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_line, gold_removed_words, kb_line
-from retrieval_gate.render.escape import clean_text, escape_controls
+from retrieval_gate.render.escape import clean_text, escape_controls, escape_terminal
+from retrieval_gate.render.failed_cases import failure_lines
 from retrieval_gate.render.slices import slice_order, split_slice
 from retrieval_gate.render.verdict import TOP_UP_COMMAND, needs_labels_words, stats_note, unjudged_note
 from retrieval_gate.score.results import Results
@@ -77,6 +78,8 @@ def completeness_line(results: Results) -> str:
 def print_results(results: Results, console: Console) -> None:
     print_table(results_table(results), console)
     console.print(completeness_line(results))
+    for line in failure_lines(results):  # why they failed, one line per reason (escaped: user text)
+        console.print(Text(escape_terminal(line)), style="red", soft_wrap=True)
     if results.graded or results.relevance_level != 1 or results.mean != "relevant":
         gains = "graded gains (nDCG gain = grade)" if results.graded else "binary gains"
         console.print(f"relevance: grade ≥ {results.relevance_level} is relevant · {gains} · mean over "

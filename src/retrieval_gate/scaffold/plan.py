@@ -95,19 +95,26 @@ def gitignore_step(existing: str | None) -> FileStep:
 
 def plan(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: list[int] | None,
          pin: ActionPin | None, branch: str, existing: Mapping[str, str | None], force: bool,
-         pipeline: tuple[str, str] | None = None) -> list[FileStep]:
+         pipeline: tuple[str, str] | None = None, retriever: str | None = None,
+         python_job: str | None = None) -> list[FileStep]:
     """Every file init writes, in the order it reports them. ``existing[path]`` is the file's text
     (None: absent). ``pipeline``: another forge's pipeline file, ``(path, text)`` (``--ci gitlab``,
     ``azure``, …: the forge's ``Pipeline``; the shell plans none without an image pinned by digest);
-    else GitHub's two workflows, not planned without a ``pin`` (the shell says why either way). A
-    ``branch`` git would not take is exit 2 (``branch_problem``): it is written into YAML."""
+    else ``python_job``: the Python-job workflow's text (``texts.python_job_workflow``: a retriever
+    the action's image cannot run, ``scaffold.route``) as the one workflow, needing no pin; else
+    GitHub's two workflows, not planned without a ``pin`` (the shell says why either way). A
+    ``branch`` git would not take is exit 2 (``branch_problem``): it is written into YAML.
+    ``retriever``: written into the config when given (not ``dense``)."""
     problem = branch_problem(branch)
     if problem is not None:
         raise UsageError(f"--branch {branch!r} is not a branch name git takes: it {problem}")
-    wanted = {CONFIG: texts.config_text(suite=suite, kb=kb, kb_kind=kb_kind, cases=cases, cases_kind=cases_kind, k=k)}
+    wanted = {CONFIG: texts.config_text(suite=suite, kb=kb, kb_kind=kb_kind, cases=cases, cases_kind=cases_kind, k=k,
+                                        retriever=retriever)}
     if pipeline is not None:
         path, text = pipeline
         wanted[path] = text
+    elif python_job is not None:
+        wanted[CALLER] = python_job
     elif pin is not None:
         wanted[CALLER] = texts.caller_workflow(repo=pin.repo, sha=pin.sha, version=pin.version, branch=branch,
                                                suite=suite)

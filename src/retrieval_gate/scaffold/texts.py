@@ -1,6 +1,7 @@
 """The files ``retrieval-gate init`` writes, as text: the config (only what differs from the
 defaults, each key commented), the caller workflow (PR check, refresh on merge, manual rerun:
-the reusable ``gate.yml``), the fork-comment workflow and the ``.gitignore`` lines. Pure.
+the reusable ``gate.yml``), the fork-comment workflow — or, for a retriever that needs the team's
+own code or packages (``scaffold.route``), the Python-job workflow — and the ``.gitignore`` lines. Pure.
 
 ``@REPO@``, ``@SHA@``, ``@VERSION@`` and ``@BRANCH@`` are filled by :func:`fill`; the docs show the
 same two workflows with ``<owner>/retrieval-gate`` and ``<sha>`` (a test keeps them equal)."""
@@ -85,6 +86,113 @@ jobs:
           comparison_file: ${{{{ steps.meta.outputs.comparison }}}}
 """
 
+SETUP_PYTHON = "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065  # v5.6.0"
+UPLOAD_ARTIFACT = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02  # v4.6.2"
+CPU_TORCH = "python -m pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0"
+
+# The wheel in the team's own Python job (examples/workflows/python-job.yml, with this build's version
+# and the repository's requirements): for a retriever that imports the team's code or packages.
+PYTHON_JOB_WORKFLOW = f"""\
+{MARKER}: retrieval-gate from its wheel in your own
+# Python job, because your retriever needs your code and packages, which the action's image does not
+# hold (docs/action.md, "The wheel in your own Python job"). The jobs that run your code hold
+# read-only tokens (+ pull-requests: write for the comment); the one job that writes the baseline
+# installs only retrieval-gate and evaluates nothing.
+name: retrieval
+on:
+  pull_request:
+  push:
+    branches: [@BRANCH@]
+permissions: {{}}
+env:
+  INPUT_CONFIG: retrieval-gate.yml
+  INPUT_SUITE: @SUITE@
+  INPUT_BASELINE_DIR: baselines
+  INPUT_OUT_DIR: retrieval-gate-out
+  HF_HUB_OFFLINE: "1"
+jobs:
+  compare:
+    if: github.event_name == 'pull_request'
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    permissions:
+      contents: read        # the base's baseline, read through the contents API
+      pull-requests: write  # the sticky comment
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          persist-credentials: false
+      - uses: {SETUP_PYTHON}
+        with:
+          python-version: "3.11"
+      - name: Install (CPU torch first, then retrieval-gate and your retriever's packages)
+        run: |
+          {CPU_TORCH}
+          python -m pip install @PACKAGE@ @REQUIREMENTS@
+      - name: retrieval-gate action (compare with the base's baseline, comment)
+        env:
+          INPUT_GITHUB_TOKEN: ${{{{ github.token }}}}
+          INPUT_MODE: pr
+        run: retrieval-gate action
+  baseline-eval:
+    if: github.event_name == 'push'
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    permissions:
+      contents: read
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          persist-credentials: false
+      - uses: {SETUP_PYTHON}
+        with:
+          python-version: "3.11"
+      - name: Install (CPU torch first, then retrieval-gate and your retriever's packages)
+        run: |
+          {CPU_TORCH}
+          python -m pip install @PACKAGE@ @REQUIREMENTS@
+      - name: retrieval-gate action (evaluate only)
+        env:
+          INPUT_MODE: report
+        run: retrieval-gate action
+      - uses: {UPLOAD_ARTIFACT}
+        with:
+          name: retrieval-gate-baseline-results
+          path: retrieval-gate-out/results.json
+          if-no-files-found: error
+          retention-days: 14
+  baseline:
+    needs: baseline-eval
+    runs-on: ubuntu-latest
+    timeout-minutes: 15
+    permissions:
+      contents: write  # write baselines/<suite>.json back to the default branch
+    concurrency:
+      group: retrieval-baseline-${{{{ github.ref }}}}
+      cancel-in-progress: false
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          persist-credentials: false
+      - uses: {SETUP_PYTHON}
+        with:
+          python-version: "3.11"
+      - name: Install retrieval-gate only (this job runs none of your code)
+        run: |
+          {CPU_TORCH}
+          python -m pip install @PACKAGE@
+      - uses: {DOWNLOAD_ARTIFACT}
+        with:
+          name: retrieval-gate-baseline-results
+          path: baseline-results
+      - name: retrieval-gate action (write the baseline from the validated results; no eval)
+        env:
+          INPUT_GITHUB_TOKEN: ${{{{ github.token }}}}
+          INPUT_MODE: write-baseline
+          INPUT_RESULTS_FILE: baseline-results/results.json
+        run: retrieval-gate action
+"""
+
 GITIGNORE_HEADER = "# retrieval-gate: the store, the action's checkout, local and CI outputs, the history site"
 GITIGNORE_LINES = (".retrieval-gate/", "out/", "retrieval-gate-out/", "site/")  # site/: `history --out site`
 
@@ -106,11 +214,21 @@ def caller_workflow(*, repo: str, sha: str, version: str, branch: str, suite: st
     return text
 
 
+def python_job_workflow(*, version: str, branch: str, suite: str, requirements: str) -> str:
+    """The Python-job workflow: the wheel pinned to ``version`` (this build's), the team's
+    ``requirements`` (what follows ``pip install`` after it: ``-r requirements.txt``, ``.``) in the
+    jobs that run their retriever. Branch and suite are written as YAML scalars (``_yaml_str``)."""
+    text = PYTHON_JOB_WORKFLOW.replace("@PACKAGE@", f"retrieval-gate=={version}").replace("@REQUIREMENTS@",
+                                                                                        requirements)
+    return text.replace("@BRANCH@", _yaml_str(branch)).replace("@SUITE@", _yaml_str(suite))
+
+
 def comment_workflow(*, repo: str, sha: str, version: str) -> str:
     return fill(COMMENT_WORKFLOW, repo=repo, sha=sha, version=version)
 
 
-def config_text(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: list[int] | None) -> str:
+def config_text(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: str, k: list[int] | None,
+                retriever: str | None = None) -> str:
     """``retrieval-gate.yml`` with only the keys that differ from the defaults (kb and cases have
     none), each commented. Paths are relative to the file (the repository root)."""
     width = max(len(kb), len(cases)) + 8
@@ -124,6 +242,9 @@ def config_text(*, suite: str, kb: str, kb_kind: str, cases: str, cases_kind: st
     ]
     if k is not None:
         lines.append(f"    {('k: [' + ', '.join(str(v) for v in k) + ']').ljust(width)}  # the cutoffs measured")
+    if retriever is not None and retriever.strip().lower() != "dense":
+        line = f"    {('retriever: ' + _yaml_str(retriever)).ljust(width)}"
+        lines.append(f"{line}  # the retriever measured (docs/retrievers.md)")
     return "\n".join(lines) + "\n"
 
 

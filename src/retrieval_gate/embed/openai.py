@@ -5,7 +5,7 @@ route, vLLM, Ollama, LiteLLM, text-embeddings-inference…): ``POST {base_url}/e
 ``Embedder`` contract). Wrapped in ``CachedEmbedder`` like every model, so a text is sent once.
 
 Texts go in batches of at most ``max_batch`` (and of the suite's ``batch_size`` slices); each
-request has a per-read timeout and a total deadline (connect + answer, ``retrieve.deadline``), and
+request has a per-read timeout and a total deadline (connect + answer, ``http_deadline``), and
 is retried after connection errors, timeouts, HTTP 429 and 5xx (``retries``, waiting
 ``backoff_s · 2^i``), never after another 4xx. The key comes from the environment (``${NAME}`` in
 ``options.api_key``) and is never shown: every message this module makes has it removed.
@@ -20,6 +20,7 @@ import http.client
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,6 +30,7 @@ import numpy as np
 from retrieval_gate.embed.base import ModelIdentity
 from retrieval_gate.errors import EmbedderError
 from retrieval_gate.files import sha256_bytes
+from retrieval_gate.http_deadline import Deadline
 
 PREFIX = "openai:"
 _MAX_ANSWER = 256 * 1024 * 1024  # bytes of one answer (2,048 vectors of 3,072 floats as JSON fit)
@@ -39,9 +41,12 @@ def is_api_model(name: str) -> bool:
 
 
 def _public(url: str) -> str:
-    from retrieval_gate.retrieve.spec import public_url
-
-    return public_url(url)
+    """The URL without credentials or query string (either may hold a secret)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class _Retryable(Exception):
@@ -109,8 +114,6 @@ class OpenAIEmbedder:
         raise AssertionError("unreachable")
 
     def _post(self, payload: dict[str, Any]) -> Any:
-        from retrieval_gate.retrieve.deadline import Deadline
-
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -176,6 +179,5 @@ def _api_message(exc: urllib.error.HTTPError) -> str:
         return ""
     if not isinstance(message, str) or not message.strip():
         return ""
-    from retrieval_gate.load import boundary
-
-    return f": {boundary.clip(message.strip().splitlines()[0])}"
+    line = message.strip().splitlines()[0]
+    return f": {line[:200]}{'…' if len(line) > 200 else ''}"

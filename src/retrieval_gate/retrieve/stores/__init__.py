@@ -17,7 +17,7 @@ of another dimension than the model's, and — where the collection stores the d
 a collection made with another model: ``probe`` documents are re-embedded and their median
 cosine with the stored vectors must reach ``probe_min_cosine``.
 
-Each client (``chroma.py``, ``pgvector.py``, ``qdrant.py``) imports its library only when its
+Each client (``chroma_collection.py``, ``pgvector.py``, ``qdrant.py``) imports its library only when its
 spec is used. The retriever's fingerprint (the results' ``config.details``) records the store,
 the collection or table, its row count and the query model, so a re-indexed collection or
 another model shows as a config change.
@@ -249,7 +249,7 @@ def build_store_retriever(kind: str, target: str, *, settings: StoreAdapterSetti
     (``StoreRetriever.check``) before it is handed back."""
     client: StoreClient
     if kind == "chroma":
-        from retrieval_gate.retrieve.stores.chroma import ChromaClient
+        from retrieval_gate.retrieve.stores.chroma_collection import ChromaClient
 
         client = ChromaClient(target, settings=settings)
     elif kind == "pgvector":

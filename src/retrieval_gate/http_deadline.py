@@ -1,4 +1,5 @@
-"""A total deadline for one HTTP attempt (the ``http(s)://`` retriever, ``retrieve/custom.py``)."""
+"""A total deadline for one HTTP attempt (the ``http(s)://`` retriever, ``retrieve/custom.py``; the
+OpenAI-compatible embedder, ``embed/openai.py``). A leaf: it imports nothing of the package."""
 
 from __future__ import annotations
 

@@ -7,9 +7,11 @@ cases re-ranked (``--changed``, default 30%) — a typical PR — and, as the wo
 case re-ranked. Timed, in one process, best of ``--repeat``:
 
 - ``compare()``: every metric × slice row (168 rows) with its sign-flip p-value and the interval
-  that inverts it, lost/gained hits, config diff, gate, and the condensed reading (both sides
-  rescored without their unjudged cards, the gate run again: each case keeps its top 10, as a
-  results file does) — what ``retrieval-gate compare`` does after reading the files;
+  that inverts it, lost/gained hits, config diff, gate, read as a pooled set: the condensed
+  reading (both sides rescored without their unjudged cards, the gate run again: each case keeps
+  its top 10, as a results file does) and the gate under the extreme labellings of the unjudged
+  cards (``compare.decisive``; with the decisive cards and the first sitting when they disagree)
+  — what ``retrieval-gate compare`` does after reading the files;
 - one metric (nDCG@10, overall) alone: our bootstrap CI and our sign-flip p-value, side by side
   with ``scipy.stats.bootstrap`` (percentile, vectorised) and ``scipy.stats.permutation_test``
   (paired sign flips) with the same number of resamples;
@@ -96,14 +98,16 @@ def main() -> None:
     for label, changed in ((f"{args.changed:.0%} of cases re-ranked", args.changed), ("every case re-ranked", 1.0)):
         before, after = make_results(args.cases, seed=7, changed=changed)
         baseline = update_baseline(baseline=None, results=before, sha="bench", ref="main", timestamp=None)
-        result = compare(results=after, baseline=baseline, gate=gate, resamples=args.resamples)
-        seconds = best(lambda a=after, b=baseline: compare(results=a, baseline=b, gate=gate,
-                                                          resamples=args.resamples), args.repeat)
+        # read as a pooled set (the heavier path: the condensed reading and the extreme labellings)
+        result = compare(results=after, baseline=baseline, gate=gate, resamples=args.resamples, judgements="pooled")
+        seconds = best(lambda a=after, b=baseline: compare(results=a, baseline=b, gate=gate, resamples=args.resamples,
+                                                          judgements="pooled"), args.repeat)
         print(f"compare(), {label}: {seconds:.2f} s for {len(result.rows)} rows "
               f"({1000 * seconds / len(result.rows):.1f} ms/row); verdict {result.verdict}, "
               f"{len(result.lost_hits)} lost / {len(result.gained_hits)} gained hits; condensed reading "
               f"{result.condensed.verdict if result.condensed else 'none'}, judged@5 "
-              f"{result.judged['overall']['judged@5'].current:.3f}")
+              f"{result.judged['overall']['judged@5'].current:.3f}; needs_labels "
+              f"{result.needs_labels.model_dump() if result.needs_labels else None}")
 
     before, after = make_results(args.cases, seed=7, changed=args.changed)
     baseline = update_baseline(baseline=None, results=before, sha="bench", ref="main", timestamp=None)
@@ -114,8 +118,8 @@ def main() -> None:
                                         results=after, baseline=baseline, kb_before=None), args.repeat)
     readings = best(lambda: with_readings(standard, results=after, baseline=baseline, gate=gate,
                                           resamples=args.resamples), args.repeat)
-    print(f"compare(), {args.changed:.0%} re-ranked: the standard reading alone {alone:.2f} s; judged@k and the "
-          f"condensed reading with its gate add {readings:.2f} s")
+    print(f"compare(), {args.changed:.0%} re-ranked: the standard reading alone {alone:.2f} s; judged@k, the "
+          f"condensed reading with its gate and the extreme labellings (pooled) add {readings:.2f} s")
 
     before, after = make_results(args.cases, seed=7, changed=1.0)
     ids = [c.id for c in after.cases]

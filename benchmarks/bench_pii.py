@@ -44,6 +44,7 @@ def read_battery(path: Path = BATTERY) -> list[tuple[str, str, str, str]]:
         if not line.strip() or line.startswith("#"):
             continue
         kind, region, marked = line.split("\t")
+        marked = re.sub(r"\\u([0-9a-fA-F]{4})", lambda e: chr(int(e.group(1), 16)), marked)  # invisible characters
         m = ITEM_RE.search(marked)
         out.append((kind, region or "US", ITEM_RE.sub(r"\1", marked), m.group(1) if m else ""))
     return out

@@ -35,6 +35,13 @@ def skip_pydantic_plugins() -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
+def no_framework_telemetry() -> None:
+    """Haystack sends usage telemetry from every pipeline run unless ``HAYSTACK_TELEMETRY_ENABLED``
+    is false: an eval of a ``haystack:`` retriever sends none, unless the user set the variable.
+    Called by ``cli.main``; imports nothing."""
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
+
 def onnx_export_root(env: dict[str, str]) -> Path:
     """Where ``--embed-backend onnx|onnx-int8`` keeps the models it exports (one folder per model
     files hash): ``RETRIEVAL_GATE_ONNX_DIR``, else ``$XDG_CACHE_HOME/retrieval-gate/onnx``, else

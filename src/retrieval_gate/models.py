@@ -222,6 +222,9 @@ class CaseSet:
     format: str  # "jsonl" | "beir" | "qrels" (no query text: score only)
     lines: dict[str, int] = field(default_factory=dict)
     subset: dict[str, Any] | None = None  # a PR subset's manifest (``retrieval-gate subset``)
+    # some case carries pool provenance: written by ``label apply`` from a draft (its ``source``
+    # names the pool's systems) — one sign that the set was judged from a pool (``judgements``)
+    pooled: bool = False
 
     @property
     def ids(self) -> list[str]:

@@ -167,6 +167,7 @@ class SuiteOverrides(_Overrides):
     abstain_threshold: float | None = None
     rel_level: int | None = None
     mean: str | None = None
+    judgements: str | None = None
     chunking: ChunkOverrides | None = None
     store: StoreOverrides | None = None
     gate: GateOverrides | None = None

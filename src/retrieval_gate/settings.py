@@ -120,6 +120,8 @@ class SuiteConfig(_Strict):
     abstain_threshold: float | None = Field(default=None, allow_inf_nan=False)
     rel_level: int = Field(default=1, ge=1)  # a card is relevant at grade ≥ this (trec_eval -l)
     mean: Literal["relevant", "trec", "trec-c"] = "relevant"  # which cases each mean covers
+    # how the golden set was judged (compare.judgements); None: from its pool provenance
+    judgements: Literal["complete", "pooled"] | None = None
     chunking: ChunkSettings = Field(default_factory=ChunkSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     gate: GateSettings = Field(default_factory=GateSettings)

@@ -32,7 +32,10 @@ class RankingEngine(FakeEngine):
                  for c in results.cases]
         inputs = {"kb": InputInfo(path="kb.jsonl", sha256="x", format="jsonl", count=len(CARDS)),
                   "cases": InputInfo(path="cases.jsonl", sha256="x", format="jsonl", count=len(cases))}
-        return results.model_copy(update={"cases": cases, "inputs": inputs})
+        # the golden set has a "not relevant" sidecar: pool provenance, so the real engine records
+        # config.judgements = pooled (compare.judgements); a complete set gets no top-up at all
+        config = {**results.config, "judgements": "pooled"}
+        return results.model_copy(update={"cases": cases, "inputs": inputs, "config": config})
 
 
 @pytest.fixture
@@ -66,3 +69,30 @@ def test_the_pr_run_writes_its_top_up_and_links_to_exactly_it(world, github):
     assert "**1 card to label**" in run.summary
     html = (ws / run.outputs["html_path"]).read_text()
     assert 'href="top-up/label.html"' in html and "1 card to label" in html
+
+
+@dataclass
+class CompleteEngine(RankingEngine):
+    """The same rankings over a golden set judged complete (no sidecar, no drafted case)."""
+
+    def evaluate(self, *, suite_config: SuiteConfig, suite: str) -> Results:
+        results = super().evaluate(suite_config=suite_config, suite=suite)
+        return results.model_copy(update={"config": {**results.config, "judgements": "complete"}})
+
+
+def test_on_a_complete_golden_set_the_pr_run_writes_no_top_up_and_asks_for_no_labels(world, github):
+    world.engine = CompleteEngine(scores={f"q{i}": 1.0 for i in range(6)})
+    ws = world.workspace
+    (ws / "kb.jsonl").write_text("".join(json.dumps({"id": c, "title": c.title(), "text": f"text of {c}"}) + "\n"
+                                         for c in CARDS))
+    (ws / "cases.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "query": f"question q{i}", "gold": ["card"]})
+                                            + "\n" for i in range(6)))
+    base = github.commit("main", {BASELINE: baseline_text(scores={f"q{i}": 1.0 for i in range(6)}, sha="b" * 40)},
+                         message="baseline [skip ci]")
+    run = world.run(event_name="pull_request", event=world.pr_event(7, base_sha=base), ref="refs/pull/7/merge",
+                    sha="c" * 40)
+    assert run.exit_code == 0, run.stderr
+    out = ws / Path(run.outputs["results_path"]).parent
+    assert not (out / "top-up").exists()
+    (comment,) = github.comments[7]
+    assert "to label" not in comment["body"] and "top-up" not in comment["body"]

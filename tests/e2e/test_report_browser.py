@@ -46,10 +46,11 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "store": store, "baseline": baseline, "results": results}
 
 
-def _report(suite: dict, name: str, results: Path, *extra: str) -> tuple[Path, dict]:
+def _report(suite: dict, name: str, results: Path, *extra: str, judgements: str | None = None) -> tuple[Path, dict]:
     comparison, html = suite["root"] / f"{name}.comparison.json", suite["root"] / f"{name}.html"
+    read_as = ["--judgements", judgements] if judgements else []
     assert _cli(["compare", "--results", str(results), "--baseline", str(suite["baseline"]),
-                 "--out", str(comparison)]) == 0
+                 "--out", str(comparison), *read_as]) == 0
     assert _cli(["report", "--results", str(results), "--baseline", str(suite["baseline"]), "--comparison",
                  str(comparison), "--format", "html", "--out", str(html), *extra]) == 0
     return html, json.loads(comparison.read_text(encoding="utf-8"))
@@ -123,7 +124,9 @@ def test_a_card_labelled_relevant_in_the_report_is_applied_and_counted_by_the_ne
             lines[i] = json.dumps(obj, ensure_ascii=False)
     cases.write_text("\n".join(lines) + "\n", encoding="utf-8")
     results = _eval(root, "reworded", kb=KB, cases=cases, store=suite["store"])
-    html, comparison = _report(suite, "reworded", results, "--kb", str(KB))
+    # read as a pooled set: the example set is complete by default (a card outside the gold is not
+    # relevant, nothing to label), so the labelling loop is exercised with the pooled reading
+    html, comparison = _report(suite, "reworded", results, "--kb", str(KB), judgements="pooled")
     (change,) = [c for c in comparison["changed_cases"] if c["id"] == REWORDED[0]]
     assert change["cause"] == "unjudged"
     card = next(d["card"] for d in change["displaced_by"] if not d["judged"])

@@ -202,6 +202,53 @@ def test_a_hostile_log_writes_no_secret_identifier_or_dropped_column(tmp_path: P
     assert table and all(line.count("|") == 8 for line in table)
 
 
+def test_the_battery_through_cases_draft_leaves_no_item_in_any_file_or_output(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch, capsys):
+    """Every variant of benchmarks/data/pii_battery.tsv (keys hidden by percent-escapes,
+    base64, invisible or full-width characters; one-line PEM keys; CPF/CNPJ groupings; dates of
+    birth in words; Brazilian numbers without +55 …) as a CSV log whose header holds a key and
+    whose kept column holds a key across the 500-character cut: draft.jsonl, label.html, draft.md,
+    stdout and stderr hold none of the items, in any of the forms they could be written in."""
+    import csv
+    import re
+    import unicodedata
+
+    monkeypatch.chdir(tmp_path)
+    rows = []
+    for line in (EXAMPLES.parent / "benchmarks" / "data" / "pii_battery.tsv").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#") and not line.startswith("none"):
+            marked = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), line.split("\t")[2])
+            rows.append((re.sub("[⟦⟧]", "", marked), re.search("⟦(.*?)⟧", marked).group(1)))
+    header_key, cut_key = "ghp_HeaderKey0123456789abcdefghijKLMNOPQR", "AKIAZZCUTACROSS7EXAM"
+    plan = "p" * 480 + " " + cut_key + " tail"  # the key straddles character 500
+    with (tmp_path / "log.csv").open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(["query", "plan", f"note {header_key}"])
+        writer.writerows([text, plan, "x"] for text, _ in rows)
+    code, out, err = run_cli(["cases", "draft", "--queries", "log.csv", "--kb", str(EXAMPLES / "kb"), "--out", "d",
+                              "--size", "400", "--slice-column", "plan"], capsys)
+    assert code == 0, err
+    written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "d").iterdir()}
+    written["stdout"], written["stderr"] = out, err
+    drafted = [json.loads(line) for line in written["draft.jsonl"].splitlines()]
+    assert len(drafted) >= len(rows) // 2  # most variants are drawn: the files hold their masked text
+
+    def forms(item: str) -> set[str]:
+        base = {item, unicodedata.normalize("NFKC", item)}
+        base |= {"".join(ch for ch in f if unicodedata.category(ch) != "Cf") for f in base}
+        return {g for f in base for g in (f, json.dumps(f)[1:-1], json.dumps(f, ensure_ascii=False)[1:-1],
+                                          html.escape(f))}
+
+    leaks = [(name, item) for name, text in written.items() for _, item in rows
+             for f in forms(item) if f in text]
+    assert leaks == []
+    for name, text in written.items():
+        assert header_key not in text and "HeaderKey" not in text, name
+        assert "AKIAZZ" not in text and "CUTACROSS" not in text, name
+    assert "note &lt;secret&gt; (" in written["draft.md"]  # the dropped column, under its masked name
+    assert {e["fields"]["plan"] for e in drafted} == {"p" * 480 + " <secret> tail"}  # masked, then short enough
+
+
 def test_an_unknown_region_is_exit_2_before_anything_is_read_or_written(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -84,7 +84,9 @@ def test_unchanged_run_passes_with_the_gate_on(workdir, capsys):
     data = json.loads((workdir / "comparison.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "pass" and data["like_for_like"] is True
     # nothing changed: every row is unchanged, its MDE from the no-change prior
-    assert data["schema_version"] == 5
+    assert data["schema_version"] == 6
+    # scored from a list-form golden set with no pool provenance: judged complete (as trec_eval reads it)
+    assert data["judgements"] == "complete" and data["rescored_cases"] == 0 and "needs_labels" not in data
     assert {row["status"] for row in data["rows"]} == {"unchanged"}
     assert {row["mde_method"] for row in data["rows"]} == {"prior"}
 
@@ -109,31 +111,43 @@ def test_regressed_run_exits_0_report_only_and_1_with_the_gate(workdir, capsys):
 
 
 def test_a_pr_that_surfaces_unjudged_cards_needs_labels_exit_1_or_0_with_unjudged_warn(workdir, capsys):
-    # 15 cases: the PR ranks 5 cards nobody judged above the gold card (out of the top 5). Standard
-    # reading (unjudged = not relevant): 15 hits lost, the gate fails; condensed (unjudged cards
-    # removed from both rankings): the gold card is first on both sides, nothing lost. They disagree.
+    # 15 cases: the PR ranks 5 cards nobody judged above the gold card (out of the top 5). Read as a
+    # complete set (these results carry no pool provenance): 15 hits lost, the gate fails.
     code, out, _ = cli(capsys, "compare", "--results", "surfacing.results.json", "--baseline",
-                       "baselines/default.json", "--fail-on-regression", "--out", "needs.json")
+                       "baselines/default.json", "--fail-on-regression")
+    assert code == 1 and "verdict: FAIL" in out and "label" not in out
+    # Read as a pooled set: unjudged = not relevant, 15 hits lost, the gate fails; any of the 5 new
+    # cards of a case relevant, that case is still a hit: nothing lost, it passes. The 75 new cards
+    # decide (the baseline's 4 filler cards do not: its gold card is first, a hit whatever they are).
+    code, out, _ = cli(capsys, "compare", "--results", "surfacing.results.json", "--baseline",
+                       "baselines/default.json", "--fail-on-regression", "--out", "needs.json",
+                       "--judgements", "pooled")
     assert code == 1
-    # 175 = 15 cases × 5 new cards + 25 cases × 4 filler cards (list gold judges only the gold card)
-    assert "verdict: NEEDS-LABELS" in out and " 175 unjudged cards in this PR's top 5" in out
-    assert "retrieval-gate label top-up" in out
+    assert "verdict: NEEDS-LABELS" in out and "needs labels: 75 cards in 15 cases decide the verdict" in out
+    assert "retrieval-gate label top-up --results results.json --baseline baseline.json" in out
     data = json.loads((workdir / "needs.json").read_text(encoding="utf-8"))
     assert (data["verdict"], data["gate"]["status"], data["condensed"]["verdict"]) == ("needs-labels",) * 2 + ("pass",)
+    # the first sitting: 5 of those cases, their 25 cards found not relevant, confirm 5 losses with
+    # nothing gained: one-sided p = (½)⁵ = 1/32 < 0.05 (4 cases: 1/16, not enough)
+    assert data["judgements"] == "pooled" and data["needs_labels"] == {
+        "cards": 75, "cases": 15, "sitting": 25, "if_relevant": "pass", "if_not_relevant": "fail"}
+    # 175 unjudged cards in the PR's top 5 = 15 cases × 5 new cards + 25 cases × 4 filler cards
+    assert data["unjudged_top_k"] == 175
     # judged@5 on both sides: only the gold card of each case is judged. Baseline: 1/5 in every
     # case; PR: 0 in the 15 surfacing cases (the gold card is 6th), 1/5 in the 25 others
     cell = data["judged"]["overall"]["judged@5"]
     assert cell["baseline"] == pytest.approx(0.2) and cell["current"] == pytest.approx(25 * 0.2 / N_CASES)
     # with gate.unjudged: warn (flag or config), the same status, exit 0
     code, out, _ = cli(capsys, "compare", "--results", "surfacing.results.json", "--baseline",
-                       "baselines/default.json", "--fail-on-regression", "--unjudged", "warn")
+                       "baselines/default.json", "--fail-on-regression", "--unjudged", "warn", "--judgements", "pooled")
     assert code == 0 and "verdict: NEEDS-LABELS" in out
     (workdir / "retrieval-gate.yml").write_text(
-        "suites:\n  default:\n    baseline: baselines/default.json\n    gate:\n      fail_on_regression: true\n"
-        "      unjudged: warn\n", encoding="utf-8")
+        "suites:\n  default:\n    baseline: baselines/default.json\n    judgements: pooled\n    gate:\n"
+        "      fail_on_regression: true\n      unjudged: warn\n", encoding="utf-8")
     assert cli(capsys, "compare", "--results", "surfacing.results.json")[0] == 0
-    # labelled: the 75 cards judged not relevant (the sidecar `label apply` writes) → rescored,
-    # both readings lose the 15 hits: a failure the labels support
+    # labelled: the 75 cards judged not relevant (the sidecar `label apply` writes) → rescored, read
+    # as pooled (the sidecar is pool provenance): the 15 hits are lost whatever the rest: a failure
+    # the labels support
     (workdir / "retrieval-gate.yml").unlink()
     (workdir / "cases.not-relevant.jsonl").write_text("".join(
         json.dumps({"case": f"q{i:02d}", "card": f"new{i}-{j}", "sha": "0" * 12, "at": "2026-01-01"}) + "\n"
@@ -144,6 +158,7 @@ def test_a_pr_that_surfaces_unjudged_cards_needs_labels_exit_1_or_0_with_unjudge
                        "baselines/default.json", "--fail-on-regression", "--out", "labelled.json")
     data = json.loads((workdir / "labelled.json").read_text(encoding="utf-8"))
     assert code == 1 and (data["verdict"], data["gate"]["status"], data["condensed"]["verdict"]) == ("fail",) * 3
+    assert data["judgements"] == "pooled" and "needs_labels" not in data
     assert data["unjudged_top_k"] == 100  # the 75 labelled cards are judged now
 
 
@@ -233,3 +248,12 @@ def test_the_comparison_file_is_byte_identical_on_a_rerun(workdir, capsys):
     code, _, _ = cli(capsys, "compare", "--results", "worse.results.json", "--baseline", "baselines/default.json",
                      "--seed", "1", "--out", "third.json")
     assert (workdir / "third.json").read_bytes() != first  # the seed is what fixes the draws
+
+
+def test_a_bad_judgements_value_exits_2_naming_the_flag_or_the_key(workdir, capsys):
+    code, _, err = cli(capsys, "compare", "--results", "same.results.json", "--baseline", "baselines/default.json",
+                       "--judgements", "partial")
+    assert code == 2 and "--judgements 'partial': expected complete or pooled" in err
+    (workdir / "retrieval-gate.yml").write_text("suites:\n  default:\n    judgements: partial\n", encoding="utf-8")
+    code, _, err = cli(capsys, "compare", "--results", "same.results.json", "--baseline", "baselines/default.json")
+    assert code == 2 and "retrieval-gate.yml" in err and "judgements" in err and "Traceback" not in err

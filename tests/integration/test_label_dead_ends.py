@@ -1,4 +1,4 @@
-"""The labelling loop has no dead ends (issue 55, "No dead ends"), end to end with the real CLI on
+"""The labelling loop has no dead ends, end to end with the real CLI on
 the examples (a Markdown KB, 62 hand-labelled cases) and real BM25 runs:
 
 - a "not relevant" judgement of a card edited since is stale like any other judgement: scoring

@@ -170,7 +170,7 @@ def test_http_posts_query_and_limit_and_reads_ids(endpoint, log):
     retriever = HttpRetriever(url=endpoint, options=fast(), chunk_to_card=CHUNKS)
     assert isinstance(retriever, Retriever)
     [answer] = retriever.search(["hello"], 2)
-    assert log.bodies == [{"query": "hello", "limit": 2}]
+    assert log.bodies == [{"query": "hello", "limit": 6}]  # 2 cards × over-fetch 3 (4 ids back: all there is)
     assert answer.ids == ("a", "b")
     assert answer.scores == (4.0, 3.0)
     assert answer.error is None
@@ -178,7 +178,7 @@ def test_http_posts_query_and_limit_and_reads_ids(endpoint, log):
 
 def test_http_sends_the_filter_when_the_case_has_one(endpoint, log):
     HttpRetriever(url=endpoint, options=fast()).search(["hello"], 1, [{"locale": "en-US"}])
-    assert log.bodies == [{"query": "hello", "limit": 1, "filter": {"locale": "en-US"}}]
+    assert log.bodies == [{"query": "hello", "limit": 3, "filter": {"locale": "en-US"}}]  # 1 card × over-fetch 3
 
 
 def test_http_retries_transient_failures_then_succeeds(endpoint, log):

@@ -1,7 +1,8 @@
 """What the labels know: judged@k for every gold form (list gold + the not-relevant sidecar, graded
 gold with grade 0, qrels), the condensed reading (Sakai: unjudged cards removed before scoring),
-and the gate's ``needs-labels`` status where the two readings disagree. Expected values are worked
-by hand, or by pytrec_eval on the same run (condensed by hand)."""
+and, on a pooled golden set, the gate's ``needs-labels`` status where some labelling of the
+unjudged cards changes its decision (a complete set: pass or fail, as trec_eval reads it).
+Expected values are worked by hand, or by pytrec_eval on the same run (condensed by hand)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def test_condensed_ndcg_equals_pytrec_eval_on_the_run_with_unjudged_cards_remove
     results = results_for([Case(id="q", query="q", gold=grades)], {"q": ranked}, ks=(3, 5))
     baseline = update_baseline(baseline=None, results=results, sha="b", ref="main", timestamp="2026-01-01T00:00:00Z")
     assert compare(results=results, baseline=baseline, gate=GateSettings(), resamples=1000).condensed is None  # no gate
-    comparison = compare(results=results, baseline=baseline, gate=GateSettings(floors={"hit@5": 0.5}), resamples=1000)
+    comparison = compare(results=results, baseline=baseline, gate=GateSettings(floors={"hit@5": 0.5}), resamples=1000,
+                         judgements="pooled")
     rows = {r.metric: r for r in comparison.condensed.rows} if comparison.condensed else {}
     # the condensed reading's judged row (hit@5 alone by default) and, through the same path, nDCG
     assert "hit@5" in rows and rows["hit@5"].current == 1.0
@@ -103,7 +105,7 @@ def gate_cases():
     return [Case(id=f"q{i}", query=f"question {i}", gold=[f"g{i}"]) for i in range(N)]
 
 
-def comparison_of(pr_rankings, *, not_relevant=None, gate=None):
+def comparison_of(pr_rankings, *, not_relevant=None, gate=None, judgements="pooled"):
     # judged at k = 1 (the headline), rankings kept to max(k) = 3: what the condensed reading reads
     cases = gate_cases()
     base = results_for(cases, {f"q{i}": [f"g{i}", "z1", "z2"] for i in range(N)}, ks=(1, 3),
@@ -111,18 +113,24 @@ def comparison_of(pr_rankings, *, not_relevant=None, gate=None):
     baseline = update_baseline(baseline=None, results=base, sha="b", ref="main", timestamp="2026-01-01T00:00:00Z")
     now = results_for(cases, pr_rankings, ks=(1, 3), not_relevant=not_relevant, headline_k=1)
     comparison = compare(results=now, baseline=baseline, resamples=1000,
-                         gate=gate or GateSettings(fail_on_regression=True))
+                         gate=gate or GateSettings(fail_on_regression=True), judgements=judgements)
     comparison_of.last = (now, baseline)
     return comparison
 
 
 def test_a_pr_that_puts_unjudged_cards_on_top_needs_labels():
     # every case: the PR ranks a new card u_i (nobody judged it) above the gold card. Standard
-    # reading: 10 of 10 hits lost (one-sided p = 1/1024): fail. Condensed: u_i removed, the gold
-    # card is first again: nothing changed: pass. The labels cannot support either verdict.
+    # reading: 10 of 10 hits lost (one-sided p = 1/1024): fail. Every u_i relevant (the labelling
+    # for the PR): each case still a hit at 1, nothing changed: pass. The labels cannot support
+    # either verdict: the 10 cards u_i, one per case, decide it. (The condensed reading agrees
+    # with the PR's side: u_i removed, the gold card is first again.)
     comparison = comparison_of({f"q{i}": [f"u{i}", f"g{i}", "z1"] for i in range(N)})
     assert comparison.failures and comparison.condensed is not None and comparison.condensed.verdict == "pass"
     assert comparison.verdict == "needs-labels" and comparison.gate.status == "needs-labels"
+    assert comparison.judgements == "pooled"
+    need = comparison.needs_labels
+    assert need is not None and (need.cards, need.cases, need.if_relevant, need.if_not_relevant) == (
+        10, 10, "pass", "fail")
     assert comparison.unjudged_top_k == 10 and comparison.unjudged_share == 1.0 and comparison.unjudged_note
     assert gate_fails(comparison)
     # both sides' judged@1 per slice: the baseline's top 1 was the gold card; the PR's is unjudged
@@ -130,7 +138,21 @@ def test_a_pr_that_puts_unjudged_cards_on_top_needs_labels():
     assert (cell.baseline, cell.current, cell.n_baseline, cell.n_current) == (1.0, 0.0, N, N)
     words = title(comparison=comparison, baseline=None, headline=[])
     assert words.state == "needs_labels"
-    assert "needs labels: 10 unjudged cards in this PR's top 1" in words.text
+    assert "needs labels: 10 cards in 10 cases decide the verdict" in words.text
+
+
+def test_on_a_complete_golden_set_the_same_pr_fails_as_trec_eval_reads_it():
+    # the same run on a set judged complete: a card outside the gold is not relevant, so the 10
+    # lost hits are lost (one-sided p = 1/1024 < 0.05): fail, with no request for labels
+    from retrieval_gate.render.markdown import render_comment
+
+    comparison = comparison_of({f"q{i}": [f"u{i}", f"g{i}", "z1"] for i in range(N)}, judgements="complete")
+    assert comparison.verdict == "fail" and comparison.gate.status == "fail"
+    assert comparison.judgements == "complete" and comparison.needs_labels is None
+    assert comparison.condensed is None and not comparison.unjudged_note
+    results, baseline = comparison_of.last
+    body = render_comment(results=results, comparison=comparison, baseline=baseline)
+    assert "label" not in body.lower().replace("labelled", "")
 
 
 def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
@@ -144,10 +166,12 @@ def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
     results, baseline = comparison_of.last
     body = render_comment(results=results, comparison=comparison, baseline=baseline)
     title_line = next(line for line in body.splitlines() if line.startswith("### "))
-    assert title_line.startswith("### 🏷️ Retrieval · default · 10 lost, 0 gained — needs labels: 10 unjudged cards")
-    assert "**Needs labels:** 10 cards in this PR's top 1 have no judgement" in body
-    assert "`retrieval-gate label top-up --results results.json --out top-up`" in body
-    assert "standard reading: hit@1 on overall: dropped by 1.000" in body
+    assert title_line.startswith("### 🏷️ Retrieval · default · 10 lost, 0 gained — needs labels: 10 cards in 10 cases")
+    assert "**Needs labels:** 10 cards in 10 cases have no judgement, and their labels decide the verdict" in body
+    # 5 lost hits confirmed, none gained: one-sided p = (½)⁵ = 1/32 < 0.05 (4: 1/16)
+    assert "A first sitting of 5 of them settles it if they are not relevant." in body
+    assert "`retrieval-gate label top-up --results results.json --baseline baseline.json --out top-up`" in body
+    assert "as labelled now: hit@1 on overall: dropped by 1.000" in body
     linked = render_comment(results=results, comparison=comparison, baseline=baseline,
                             top_up={"cards": 10, "cases": 10, "k": 1, "path": "retrieval-gate/top-up/label.html",
                                     "draft": "top-up/draft.jsonl", "url": "https://example.test/runs/7"})
@@ -162,7 +186,8 @@ def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
 
     page = render_html(results=results, comparison=comparison, baseline=baseline)
     assert 'class="verdict v-needs_labels"' in page and 'id="needs-labels"' in page
-    assert "<code>retrieval-gate label top-up --results results.json --out top-up</code>" in page
+    assert ("<code>retrieval-gate label top-up --results results.json --baseline baseline.json --out top-up</code>"
+            in page)
     assert "The gate failed" not in page
     warned = comparison_of({f"q{i}": [f"u{i}", f"g{i}", "z1"] for i in range(N)},
                            gate=GateSettings(fail_on_regression=True, unjudged="warn"))
@@ -173,15 +198,18 @@ def test_needs_labels_reads_in_the_comment_junit_and_the_step_outputs():
         results=results, comparison=warned, baseline=baseline)
 
 
-def test_a_share_of_unjudged_cards_above_ten_percent_is_said_even_when_the_readings_agree():
+def test_a_share_of_unjudged_cards_above_ten_percent_is_said_even_when_the_labels_decide():
     from retrieval_gate.render.markdown import render_comment
 
-    # the PR drops every gold card for an unjudged one: both readings fail (no labels can save it)
-    comparison = comparison_of({f"q{i}": [f"u{i}", "z1"] for i in range(N)})
+    # 8 cases: the PR puts u_i, judged not relevant, above the gold card: 8 lost hits whatever the
+    # labels (one-sided p = 1/256 < 0.05): fail, decided. 2 cases: an unjudged card w_i on top —
+    # 2 of the 10 top-1 cards (20%, more than 10%): the note says so
+    pr = {f"q{i}": [f"u{i}", f"g{i}"] for i in range(8)} | {f"q{i}": [f"w{i}", f"g{i}"] for i in (8, 9)}
+    comparison = comparison_of(pr, not_relevant={f"q{i}": {f"u{i}"} for i in range(8)})
     results, baseline = comparison_of.last
-    assert comparison.unjudged_note and comparison.verdict == "fail"
+    assert comparison.unjudged_note and comparison.verdict == "fail" and comparison.needs_labels is None
     body = render_comment(results=results, comparison=comparison, baseline=baseline)
-    assert "100% of this PR's top 1 are cards no judgement covers (10 cards; more than 10%)" in body
+    assert "20% of this PR's top 1 are cards no judgement covers (2 cards; more than 10%)" in body
 
 
 def test_needs_labels_with_gate_unjudged_warn_does_not_fail_the_job():
@@ -203,9 +231,15 @@ def test_once_the_cards_are_judged_not_relevant_the_readings_agree_and_the_gate_
     assert all(c.possibly_relevant is None for c in comparison.lost_hits)
 
 
-def test_a_pr_that_drops_the_gold_card_fails_on_both_readings():
-    comparison = comparison_of({f"q{i}": [f"u{i}", "z1"] for i in range(N)})
-    assert comparison.verdict == "fail" and comparison.condensed.verdict == "fail"
+def test_a_pr_that_drops_the_gold_card_for_an_unjudged_one_needs_labels_on_a_pooled_set_only():
+    # the PR's top 1 is u_i, unjudged, and the gold card is gone from its top 3: if u_i answers the
+    # question the case is still a hit (10 ties: pass); if not, 10 lost hits (fail). The condensed
+    # reading (u_i and z1 removed: an empty ranking) fails: it is not what decides any more
+    pr = {f"q{i}": [f"u{i}", "z1"] for i in range(N)}
+    comparison = comparison_of(pr)
+    assert comparison.verdict == "needs-labels" and comparison.condensed.verdict == "fail"
+    assert (comparison.needs_labels.cards, comparison.needs_labels.cases) == (10, 10)
+    assert comparison_of(pr, judgements="complete").verdict == "fail"
 
 
 def test_readings_that_agree_on_a_pass_pass_and_unchanged_runs_have_no_note():

@@ -65,8 +65,9 @@ def test_the_options_documented_are_the_options_read():
     """docs/retrievers.md's option tables name exactly the flat keys the options' home reads."""
     doc = (PACKAGE.parents[1] / "docs" / "retrievers.md").read_text(encoding="utf-8")
     stores = "|".join(key for key, (slice_name, _) in FLAT_KEYS.items() if slice_name == "stores")
-    pattern = rf"^\| `((?:bm25|http|rerank|hybrid|openai)_[a-z0-9_]+|rrf_k|base_url|api_key|{stores})` \|"
-    documented = set(re.findall(pattern, doc, flags=re.MULTILINE))
+    keys = (r"(?:bm25|http|rerank|hybrid|haystack|openai)_[a-z0-9_]+|rrf_k|id_key|retriever_version|async_concurrency"
+            rf"|base_url|api_key|{stores}")
+    documented = set(re.findall(rf"^\| `({keys})` \|", doc, flags=re.MULTILINE))
     assert documented == set(FLAT_KEYS)
 
 
@@ -118,7 +119,7 @@ def test_flags_merge_over_the_files_options(tmp_path: Path):
         ({"http_retries": "2"}, "options.http_retries: Input should be a valid integer"),  # nor text an integer
         ({"http_deadline_s": float("nan")}, "options.http_deadline_s: Input should be a finite number"),
         ({"http_breaker": -1}, "options.http_breaker: Input should be greater than or equal to 0"),
-        ({"bm25_kk": 1}, "unknown retriever option(s) bm25_kk (known: api_key, base_url, bm25_b, bm25_k1,"),
+        ({"bm25_kk": 1}, "unknown retriever option(s) bm25_kk (known: api_key, async_concurrency, base_url, bm25_b,"),
     ],
 )
 def test_a_bad_option_is_one_input_error_naming_the_file_and_the_key(tmp_path: Path, options, message):

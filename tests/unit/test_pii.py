@@ -83,8 +83,11 @@ def test_normal_queries_with_numbers_are_not_masked(text):
 
 
 def test_national_numbers_are_read_in_the_region_given():
-    assert MASKER.mask("ligar 11 91234-5678")[0] == "ligar 11 91234-5678"  # not a US number
+    assert MASKER.mask("appeler 142685300")[0] == "appeler 142685300"  # not a US number
+    assert Masker(region="fr").mask("appeler 142685300")[0] == "appeler <phone>"
     assert Masker(region="br").mask("ligar 11 91234-5678")[0] == "ligar <phone>"
+    # a Brazilian number without +55 (an area code and a valid mobile or landline) under any region
+    assert MASKER.mask("ligar 11 91234-5678")[0] == "ligar <phone>"
     # a national format with a trunk 0 or parentheses is taken whatever the region
     assert MASKER.mask("ligar (11) 91234-5678")[0] == "ligar <phone>"
     assert MASKER.mask("call me on 07700 900123")[0] == "call me on <phone>"

@@ -49,7 +49,7 @@ def test_two_store_specs_side_by_side() -> None:
 
 def test_store_options_are_typed_and_strict() -> None:
     options = RetrieverOptions.model_validate({"host": "db", "port": 8000, "id_key": "card_id", "probe": 0})
-    assert (options.stores.host, options.stores.port, options.stores.id_key, options.stores.probe) == \
+    assert (options.stores.host, options.stores.port, options.custom.id_key, options.stores.probe) == \
         ("db", 8000, "card_id", 0)
     assert RetrieverOptions.model_validate({"host": "db", "id_key": "card_id"}).model_dump() == \
         {"host": "db", "id_key": "card_id"}  # a dump reads back as the flat keys given

@@ -64,6 +64,9 @@ def test_a_lost_hit_names_the_unjudged_card_in_the_gold_cards_place(now, expecte
                               metrics=metric_specs(ks), ks=ks)
     after = assemble_results(case_set=case_set, rankings={"g": RankedList(ids=now)}, metrics=metric_specs(ks), ks=ks)
     baseline = update_baseline(baseline=None, results=before, sha="s", ref="main", timestamp="t")
-    comparison = compare(results=after, baseline=baseline, gate=GateSettings())
+    comparison = compare(results=after, baseline=baseline, gate=GateSettings(), judgements="pooled")
     [lost] = comparison.lost_hits
     assert lost.possibly_relevant == expected
+    # judged complete, every card outside the gold is not relevant: none is "possibly relevant"
+    [lost] = compare(results=after, baseline=baseline, gate=GateSettings(), judgements="complete").lost_hits
+    assert lost.possibly_relevant is None

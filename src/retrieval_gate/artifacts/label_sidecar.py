@@ -4,7 +4,7 @@ the labelling queue and by the audit's Judged@k): ``cases.not-relevant.jsonl`` b
 ``{"case", "card", "sha", "at"}`` a line (docs/reports.md "Labelling").
 
 An entry judges the card at the content hash it carries: once the card is edited (or gone) the
-entry is stale like any other judgement (``golden.decisions.judged_as_is``) and judges nothing —
+entry is stale like any other judgement (``score.kb_manifest.judged_as_is``) and judges nothing —
 for scoring (``unjudged@k``), the audit's Judged@k, ``label top-up`` and ``label apply`` alike
 (``current_not_relevant``, the one filter all of them read the sidecar through)."""
 
@@ -16,15 +16,14 @@ from typing import TYPE_CHECKING
 
 from retrieval_gate.compare.label_queue import label_queue, snippets
 from retrieval_gate.errors import Problem
-from retrieval_gate.golden.decisions import judged_as_is
 from retrieval_gate.load.kb import load_kb
 from retrieval_gate.load.textfile import display, iter_json_objects, raise_if
-from retrieval_gate.score.kb_manifest import kb_manifest
+from retrieval_gate.score.kb_manifest import judged_as_is, kb_manifest
 
 if TYPE_CHECKING:
     from retrieval_gate.compare.label_queue import QueueItem
     from retrieval_gate.compare.model import Comparison
-    from retrieval_gate.models import KnowledgeBase
+    from retrieval_gate.models import CaseSet, KnowledgeBase
     from retrieval_gate.score.results import Results
 
 NOT_RELEVANT_SUFFIX = ".not-relevant.jsonl"
@@ -55,7 +54,7 @@ def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
 def current_not_relevant(entries: Sequence[tuple[str, str, str]], *,
                          sha_now: Mapping[str, str]) -> list[tuple[str, str, str]]:
     """The sidecar's entries that still judge their card: judged at the card's content hash now
-    (``golden.decisions.judged_as_is``); an entry of a card edited since, or gone, is stale."""
+    (``score.kb_manifest.judged_as_is``); an entry of a card edited since, or gone, is stale."""
     return [(case, card, sha) for case, card, sha in entries if judged_as_is(card, sha, sha_now)]
 
 
@@ -75,6 +74,16 @@ def not_relevant_by_case(cases: Path, *, kb: KnowledgeBase | None) -> dict[str, 
     for case, card, _ in entries:
         out.setdefault(case, set()).add(card)
     return out
+
+
+def golden_judgements(case_set: CaseSet) -> str:
+    """How the golden set was judged when its suite does not say (``compare.judgements``):
+    ``pooled`` where it carries pool provenance — a non-empty "not relevant" sidecar beside it, or
+    cases written by ``label apply`` from a draft —, else ``complete``."""
+    sidecar = not_relevant_path(Path(case_set.path))
+    if case_set.pooled or (sidecar.is_file() and sidecar.stat().st_size > 0):
+        return "pooled"
+    return "complete"
 
 
 def queue_for(*, comparison: Comparison, kb: KnowledgeBase, cases_path: Path) -> list[QueueItem]:

@@ -25,9 +25,10 @@ from typing import Any
 from retrieval_gate.baseline.model import ConfigChange
 from retrieval_gate.score.results import Results
 
-# Settings that do not change a single ranking (where the store lives, how big a batch is).
+# Settings that do not change a single ranking (where the store lives, how big a batch is), nor a
+# score (how the golden set was judged: it changes how a comparison reads unjudged cards).
 VOLATILE_CONFIG_KEYS = frozenset({
-    "batch_size", "progress", "store.path", "store.host", "store.port", "store.mode",
+    "batch_size", "progress", "store.path", "store.host", "store.port", "store.mode", "judgements",
 })
 # Inputs that are the thing measured, not its configuration: a scored run file changes with
 # every retrieval change, so it is never part of the fingerprint.

@@ -15,7 +15,12 @@ from typing import Any
 import typer
 
 from retrieval_gate.cli.app import app, debug, err_console, report_internal_error
-from retrieval_gate.environment import debug_requested, read_environment, skip_pydantic_plugins
+from retrieval_gate.environment import (
+    debug_requested,
+    no_framework_telemetry,
+    read_environment,
+    skip_pydantic_plugins,
+)
 from retrieval_gate.errors import InternalError, ProblemsError, RetrievalGateError
 from retrieval_gate.lazy import LazyModule
 from retrieval_gate.render.escape import escape_terminal
@@ -68,6 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point. Never shows a traceback for a user mistake."""
     debug.on = debug_requested(read_environment())
     skip_pydantic_plugins()
+    no_framework_telemetry()
     register_commands(sys.argv[1:] if argv is None else list(argv))
     try:
         # With standalone_mode=False click *returns* a typer.Exit's code instead of exiting.

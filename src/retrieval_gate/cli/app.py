@@ -151,5 +151,10 @@ def _root(
 
 REL_LEVEL_HELP = ("Grade from which a card counts as relevant for hit/recall/precision/MRR/MAP, as trec_eval -l "
                   "(default 1; nDCG always uses the grades as gains).")
+JUDGEMENTS_HELP = ("How the golden set was judged: complete (every card that answers is in the gold; a card outside "
+                   "it is not relevant, as trec_eval reads it: pass or fail, never needs-labels) or pooled (judged "
+                   "from a pool: a card no judgement covers is unjudged). Default: pooled where the golden set "
+                   "carries pool provenance (the not-relevant sidecar, cases written by label apply from a "
+                   "draft), else complete. Config: judgements.")
 MEAN_HELP = ("Which cases each mean covers: relevant (default: cases with a relevant card), trec (as trec_eval: "
              "judged cases in the run) or trec-c (as trec_eval -c: every judged case).")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -51,7 +52,8 @@ def compare_command(
     alpha: float | None = typer.Option(None, "--alpha", help="Significance level of the p-value (default 0.05); the CI level is 1 − alpha."),
     require_significance: bool | None = typer.Option(None, "--require-significance/--no-require-significance", help="A drop fails only when significant (default on)."),
     correction: str | None = typer.Option(None, "--correction", help="Multiple-comparison correction over the p-values of the rows the gate judges: holm (default), bh or none."),
-    unjudged: str | None = typer.Option(None, "--unjudged", help="When the standard reading (unjudged cards = not relevant) and the condensed one (unjudged cards removed) disagree on the gate: fail (default: needs-labels, exit 1) or warn (needs-labels, exit 0). Config: gate.unjudged."),
+    unjudged: str | None = typer.Option(None, "--unjudged", help="When a pooled golden set's unjudged cards, labelled one way or the other, change the gate's decision: fail (default: needs-labels, exit 1) or warn (needs-labels, exit 0). Config: gate.unjudged."),
+    judgements: str | None = typer.Option(None, "--judgements", help="How the golden set was judged: complete (a card outside the gold is not relevant, as trec_eval reads it: pass or fail, never needs-labels) or pooled (needs-labels only where some labelling of the unjudged cards changes the gate's decision). Default: the suite's 'judgements', else what the results recorded (pooled where the golden set carries pool provenance: the not-relevant sidecar, cases written by label apply from a draft)."),
     seed: int = typer.Option(0, "--seed", min=0, max=2**63 - 1, help="Seed of the sign-flip draws."),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1000, max=10_000_000, help="Random sign flips (Monte Carlo p-values and intervals)."),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
@@ -73,6 +75,10 @@ def compare_command(
 
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--results": results, "--baseline": baseline,
                                                                 "--config": config})
+    if judgements is not None:
+        from retrieval_gate.compare.judgements import check_judgements
+
+        check_judgements(judgements)
     loaded = read_results(results)
     overrides = SuiteOverrides(gate=gate_overrides(fail_on_regression=fail_on_regression, floor=floor,
                                                    max_drop=max_drop, alpha=alpha,
@@ -89,11 +95,36 @@ def compare_command(
     base = read_baseline(baseline_path)
     check_comparable(results=loaded, baseline=base, gate=suite_config.gate, headline_k=suite_config.headline_k)
     comparison = compare(results=loaded, baseline=base, gate=suite_config.gate, seed=seed, resamples=resamples,
-                         kb_before=read_kb_manifest(baseline_path))
+                         kb_before=read_kb_manifest(baseline_path),
+                         judgements=judgements or suite_config.judgements)
     if out is not None:
         write_comparison(out, comparison=comparison)
-    print_comparison(comparison, console=console, all_rows=all_rows)
+    print_comparison(comparison, console=console, all_rows=all_rows,
+                     top_up=top_up_commands(results=results, baseline=baseline_path, config=config, suite=suite,
+                                            inputs=loaded.inputs))
     if out is not None:
         console.print(f"wrote {out}", markup=False, soft_wrap=True)
     if gate_fails(comparison):  # a failed gate, or needs-labels unless gate.unjudged: warn
         raise typer.Exit(1)
+
+
+def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite: str,
+                    inputs: Mapping[str, Any]) -> tuple[str, str]:
+    """The two ``label top-up`` commands the terminal names (every unjudged card; the decisive ones), with
+    this comparison's own files, the KB and golden set the run read (where they are still there) and a
+    draft folder that holds no draft yet, so each runs as printed."""
+    import shlex
+
+    from retrieval_gate.golden.draft_folder import free_draft_folder
+
+    q = shlex.quote
+    where = f" --config {q(str(config))}" if config is not None else ""
+    where += f" --suite {q(suite)}" if suite != "default" else ""
+    for flag, name in (("--kb", "kb"), ("--cases", "cases")):
+        path = getattr(inputs.get(name), "path", None)
+        if path and Path(path).exists():
+            where += f" {flag} {q(path)}"
+    full = f"retrieval-gate label top-up --results {q(str(results))} --out {q(str(free_draft_folder(Path('top-up'))))}{where}"
+    decisive = (f"retrieval-gate label top-up --results {q(str(results))} --baseline {q(str(baseline))} "
+                f"--out {q(str(free_draft_folder(Path('top-up'))))}{where}")
+    return full, decisive

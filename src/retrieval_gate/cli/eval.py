@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, CliProgress, app, console, err_console
+from retrieval_gate.cli.app import JUDGEMENTS_HELP, MEAN_HELP, REL_LEVEL_HELP, CliProgress, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.defaults import MAX_BATCH_SIZE, MAX_OVERFETCH, MIN_BATCH_SIZE, MIN_CHUNK_SIZE, MIN_OVERFETCH
@@ -52,7 +52,7 @@ def eval_overrides(**flags: Any) -> SuiteOverrides:
         retriever=flags["retriever"], overfetch=flags["overfetch"], batch_size=flags["batch_size"],
         device=flags.get("device"), embed_backend=flags.get("embed_backend"),
         abstain_threshold=flags["abstain_threshold"], rel_level=flags.get("rel_level"), mean=flags.get("mean"),
-        options=flags.get("options"),
+        judgements=flags.get("judgements"), options=flags.get("options"),
         chunking=ChunkOverrides(size=flags["chunk_size"], overlap=flags["chunk_overlap"], unit=flags.get("chunk_unit")),
         store=store,
     )
@@ -114,6 +114,7 @@ def eval_command(
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when no card scores ≥ this cosine."),
     rel_level: int | None = typer.Option(None, "--rel-level", help=REL_LEVEL_HELP),
     mean: str | None = typer.Option(None, "--mean", help=MEAN_HELP),
+    judgements: str | None = typer.Option(None, "--judgements", help=JUDGEMENTS_HELP),
     config: Path | None = typer.Option(None, "--config", help="Config file (default ./retrieval-gate.yml when present)."),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file; also names the store collection."),
     out: Path = typer.Option(..., "--out", help="Where to write the results JSON."),
@@ -133,7 +134,8 @@ def eval_command(
                                chroma_port=chroma_port, chunk_size=chunk_size, chunk_overlap=chunk_overlap, chunk_unit=chunk_unit,
                                overfetch=overfetch, batch_size=batch_size, exact=exact, ann_check=ann_check,
                                abstain_threshold=abstain_threshold, device=device, embed_backend=embed_backend,
-                               options=parse_options(option or []), rel_level=rel_level, mean=mean)
+                               options=parse_options(option or []), rel_level=rel_level, mean=mean,
+                               judgements=judgements)
     config_file, config_path = load_config(config, required=config is not None)
     env = read_environment()  # for http_headers: ${NAME}, and the folder of ONNX exports
     names, prefixes = secret_variable_names()

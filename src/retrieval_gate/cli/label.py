@@ -196,6 +196,7 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
 @label_app.command("top-up")
 def top_up_command(
     results: list[Path] = typer.Option([], "--results", help="A results JSON of a system being compared (repeat: one per system)."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="The baseline the PR's --results (one) is compared with: write only the unjudged cards whose labels decide the comparison's verdict, heaviest first (none when the labels already decide it). Without it: every unjudged card of the runs' tops."),
     out: Path = typer.Option(..., "--out", help="Folder for draft.jsonl, label.html and draft.md."),
     depth: int = typer.Option(10, "--depth", min=1, max=1000, help="Each run's top cards looked at."),
     orphaned: bool = typer.Option(False, "--orphaned", help="Also draft the cases whose gold card the KB no longer holds, for re-judging."),
@@ -218,10 +219,17 @@ def top_up_command(
     refuse_output_onto_inputs(outputs={f"--out ({name})": out / name for name in ("draft.jsonl", "label.html",
                                                                                   "draft.md")},
                               inputs={"--kb": kb_path, "--cases": cases_path, "--config": config,
-                                      **{f"--results {p}": p for p in results}, **{f"--stale {p}": p for p in stale}})
+                                      **{f"--results {p}": p for p in results}, **{f"--stale {p}": p for p in stale},
+                                      **({"--baseline": baseline} if baseline is not None else {})})
     refuse_replacing_draft(out, force=force)
+    decisive = None
+    if baseline is not None:
+        decisive = _decisive_pairs(results=results, baseline=baseline, config=config, suite=suite)
+        if not decisive:
+            return
     result = top_up(kb=kb_path, cases=cases_path, options=TopUpOptions(results=results, depth=depth,
-                                                                        orphaned=orphaned, stale=stale))
+                                                                        orphaned=orphaned, stale=stale,
+                                                                        decisive=decisive))
     written = write_top_up(out, result=result, labeller=labeller)
     for line in summary_lines(result)[2:-1]:
         _say(line.removeprefix("- "))
@@ -234,6 +242,47 @@ def top_up_command(
              f" --kb {q(str(kb_path))}")
     else:
         _say("nothing to label: every card of these tops is judged")
+
+
+def _decisive_pairs(*, results: list[Path], baseline: Path, config: Path | None,
+                    suite: str) -> list[tuple[str, str]]:
+    """The (case, card) pairs whose labels decide the comparison of the one --results with
+    --baseline under the suite's gate (``compare.decisive``), heaviest first; empty, and said,
+    when the labels already decide it."""
+    from retrieval_gate.artifacts.baseline import read_baseline
+    from retrieval_gate.artifacts.run_files import read_results
+    from retrieval_gate.compare.comparison import decision_of
+    from retrieval_gate.compare.judgements import judgements_of
+    from retrieval_gate.settings import load_config, resolve_suite
+
+    if len(results) != 1:
+        raise UsageError(f"label top-up --baseline compares one run with the baseline: give exactly one --results "
+                         f"(got {len(results)})")
+    loaded, base = read_results(results[0]), read_baseline(baseline)
+    config_file, config_path = load_config(config, required=config is not None)
+    name = suite if suite in config_file.suites else "default"
+    suite_config = resolve_suite(config_file, suite=name, config_path=config_path)
+    gate = suite_config.gate
+    if not (gate.fail_on_regression or gate.floors):
+        gate = gate.model_copy(update={"fail_on_regression": True})  # what a gate would decide, on or not
+    if judgements_of(loaded, suite_config.judgements) == "complete":
+        _say("nothing to label: the golden set is judged complete (a card outside the gold is not relevant), so "
+             "the labels decide the verdict")
+        return []
+    decision = decision_of(results=loaded, baseline=base, gate=gate, rescore=True)
+    if decision is None:
+        raise UsageError(f"{baseline}: the baseline keeps no rankings (written before they were stored), so which "
+                         "cards decide the verdict is unknown; refresh it (retrieval-gate baseline update) or drop "
+                         "--baseline for the full top-up")
+    if decision.decided:
+        _say(f"nothing to label: no labelling of the unjudged cards changes the verdict ({decision.best.upper()})")
+        return []
+    word = {"pass": "passes", "fail": "fails"}
+    _say(f"{len(decision.cards):,} cards in {len(decision.cases):,} cases can change the verdict (the gate "
+         f"{word[decision.best]} with the cards only this run ranks relevant, {word[decision.worst]} with those only "
+         f"the baseline ranks relevant); this sitting: the {decision.sitting:,} that settle it if they are not "
+         "relevant — apply the labels and compare again")
+    return [(c.case, c.card) for c in decision.cards[:decision.sitting]]
 
 
 @label_app.command("agree")

@@ -57,7 +57,8 @@ def read_report_inputs(*, results: Path, baseline: Path | None, comparison: Path
         from retrieval_gate.compare.comparison import compare  # numpy: only when comparing here
 
         suite_config = suite_for_results(config=config, suite=suite, results_suite=loaded.suite)
-        comp = compare(results=loaded, baseline=base, gate=suite_config.gate, kb_before=read_kb_manifest(baseline))
+        comp = compare(results=loaded, baseline=base, gate=suite_config.gate, kb_before=read_kb_manifest(baseline),
+                       judgements=suite_config.judgements)
     return loaded, base, comp
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import typer
 
-from retrieval_gate.cli.app import MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
+from retrieval_gate.cli.app import JUDGEMENTS_HELP, MEAN_HELP, REL_LEVEL_HELP, app, console, err_console
 from retrieval_gate.cli.paths import refuse_output_onto_inputs
 from retrieval_gate.clock import now_iso
 from retrieval_gate.errors import UsageError
@@ -23,6 +23,7 @@ def score(
     abstain_threshold: float | None = typer.Option(None, "--abstain-threshold", help="Score no-gold cases as abstention: a hit only when nothing scores ≥ this."),
     rel_level: int = typer.Option(1, "--rel-level", help=REL_LEVEL_HELP),
     mean: str = typer.Option("relevant", "--mean", help=MEAN_HELP),
+    judgements: str | None = typer.Option(None, "--judgements", help=JUDGEMENTS_HELP),
     out: Path = typer.Option(..., "--out", help="Where to write results JSON."),
 ) -> None:
     """Score a precomputed run against the golden set (`trec_eval qrels run` is
@@ -30,7 +31,7 @@ def score(
     run (the ids do not match: nothing was measured), when every ranking of it is empty, or (with
     --kb) when more than half of the distinct ids it returns are not cards of the KB."""
     refuse_output_onto_inputs(outputs={"--out": out}, inputs={"--run": run, "--cases": cases, "--kb": kb})
-    from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
+    from retrieval_gate.artifacts.label_sidecar import golden_judgements, not_relevant_by_case
     from retrieval_gate.artifacts.run_files import write_results
     from retrieval_gate.load.dataset import load_dataset
     from retrieval_gate.load.runs import check_run_matches, load_run
@@ -42,6 +43,10 @@ def score(
     from retrieval_gate.score.validity import check_rankings
     from retrieval_gate.settings import ConfigFile, resolve_suite
 
+    if judgements is not None:
+        from retrieval_gate.compare.judgements import check_judgements
+
+        check_judgements(judgements)
     suite_config = resolve_suite(ConfigFile(), suite="default", config_path=None,
                                  overrides=SuiteOverrides(k=k, metrics=metrics, headline_k=headline_k,
                                                           abstain_threshold=abstain_threshold,
@@ -66,7 +71,8 @@ def score(
         ks=suite_config.k,
         kb=loaded_kb,
         suite=suite,
-        config={"retriever": f"run:{loaded_run.format}", "k": list(suite_config.k)},
+        config={"retriever": f"run:{loaded_run.format}", "k": list(suite_config.k),
+                "judgements": judgements or golden_judgements(case_set)},
         inputs={"run": InputInfo(path=loaded_run.path, sha256=loaded_run.sha256,
                                  format=loaded_run.format, count=len(loaded_run.rankings))},
         headline_k=suite_config.headline_k,

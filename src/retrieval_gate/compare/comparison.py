@@ -45,7 +45,7 @@ nobody labelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,9 +53,25 @@ import numpy as np
 from retrieval_gate.baseline.fingerprint import config_changes, fingerprint, settings_changes, settings_view
 from retrieval_gate.baseline.model import DECIMALS, Baseline, ConfigChange
 from retrieval_gate.compare.changes import attach_changes
-from retrieval_gate.compare.condensed import UNJUDGED_NOTE_SHARE, condensed_inputs, judged_table, unjudged_cards
-from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, row_status
-from retrieval_gate.compare.model import CaseChange, Comparison, ComparisonRow, ComparisonStats, GateInForce, Reading
+from retrieval_gate.compare.condensed import (
+    UNJUDGED_NOTE_SHARE,
+    condensed_inputs,
+    judged_table,
+    rescore_baseline,
+    unjudged_cards,
+)
+from retrieval_gate.compare.decisive import Decision, decide, is_card, judged_depth, not_cards
+from retrieval_gate.compare.gate import GateSettings, RowView, failures, gate_rules, parse_key, row_status
+from retrieval_gate.compare.judgements import judgements_of
+from retrieval_gate.compare.model import (
+    CaseChange,
+    Comparison,
+    ComparisonRow,
+    ComparisonStats,
+    GateInForce,
+    NeedsLabels,
+    Reading,
+)
 from retrieval_gate.metrics.names import display_name
 from retrieval_gate.models import judgements
 from retrieval_gate.score.kb_manifest import KbCard
@@ -73,45 +89,106 @@ RowKey = tuple[str, str]
 def compare(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES, kb_before: Mapping[str, KbCard] | None = None,
+    judgements: str | None = None,
 ) -> Comparison:
     """``kb_before``: the baseline's KB manifest (``score.kb_manifest``), for what changed and why
-    (and which missing gold cards this run's KB deleted). The gate runs on the standard reading and
-    on the condensed one (``compare.condensed``); ``gate.status`` is ``needs-labels`` where they
-    disagree on whether it fails."""
+    (and which missing gold cards this run's KB deleted). ``judgements``: how the golden set was
+    judged, ``complete`` or ``pooled`` (``compare.judgements``; None: what the results recorded).
+    When the golden set changed since the baseline was scored, the baseline's stored rankings are
+    rescored with the current labels first (``rescored_cases``). On a complete set the verdict is
+    the standard reading's (``pass`` / ``fail``); on a pooled one it is ``needs-labels`` where some
+    labelling of the unjudged cards changes the gate's decision (``compare.decisive``)."""
+    mode = judgements_of(results, judgements)
+    baseline, rescored = rescore_baseline(results=results, baseline=baseline)
     standard = attach_changes(_judge(results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples),
                               results=results, baseline=baseline, kb_before=kb_before)
-    return with_readings(standard, results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples)
+    standard = standard.model_copy(update={"judgements": mode, "rescored_cases": rescored})
+    if mode == "complete":
+        standard = _every_card_judged(standard)
+    return with_readings(standard, results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples,
+                         judgements=mode)
+
+
+def _every_card_judged(comparison: Comparison) -> Comparison:
+    """On a complete golden set every card is judged (outside the gold: not relevant): no card that
+    displaces the gold is unjudged, no cause is ``unjudged`` (it reads ``ranking``: nothing
+    changed but the order), no lost hit names a ``possibly_relevant`` card to label."""
+    changes = [c.model_copy(update={
+        "cause": "ranking" if c.cause == "unjudged" else c.cause,
+        "displaced_by": [d.model_copy(update={"judged": True}) for d in c.displaced_by]})
+        for c in comparison.changed_cases]
+    lost = [c.model_copy(update={"possibly_relevant": None}) for c in comparison.lost_hits]
+    return comparison.model_copy(update={"changed_cases": changes, "lost_hits": lost})
 
 
 def with_readings(comparison: Comparison, *, results: Results, baseline: Baseline, gate: GateSettings,
-                  seed: int = 0, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
-    """``comparison`` with judged@k of both sides, the condensed reading with its own gate verdict,
-    the unjudged cards of the PR's top k, and the gate's status (module ``compare.condensed``)."""
+                  seed: int = 0, resamples: int = DEFAULT_RESAMPLES, judgements: str = "pooled") -> Comparison:
+    """``comparison`` with judged@k of both sides, the unjudged cards of the PR's top k (ids that
+    are not cards of the KB left out and named), and the gate's status: on a ``complete`` set the
+    standard reading's verdict; on a ``pooled`` one the condensed reading (information) and the
+    decision under the extreme labellings (``compare.decisive``): ``needs-labels`` with the
+    decisive cards counted where they disagree."""
     k = results.headline_k
-    unjudged = sum(len(unjudged_cards(case, k)) for case in results.cases if case.status == "scored")
+    kb = results.kb_cards
+    unjudged = sum(sum(1 for c in unjudged_cards(case, k) if is_card(c, kb))
+                   for case in results.cases if case.status == "scored")
     scored = sum(1 for case in results.cases if case.status == "scored")
     share = round(unjudged / (k * scored), 6) if scored else None
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=k, measured=results.metrics)
     judged_metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
-    # with no gate knob on, neither reading can fail: nothing to run the gate on twice
+    # with no gate knob on, no labelling can fail it: nothing to run the gate on again
     active = gate.fail_on_regression or bool(gate.floors)
-    inputs = condensed_inputs(results=results, baseline=baseline, metrics=judged_metrics) if active else None
-    reading = None
-    if inputs is not None:
-        condensed = _judge(results=inputs[0], baseline=inputs[1], gate=gate, seed=seed, resamples=resamples,
-                           gated_only=True)
-        reading = Reading(verdict=condensed.verdict, failures=condensed.failures,
-                          rows=[row for row in condensed.rows if row.gated])
-    verdict = comparison.verdict
-    if reading is not None and reading.verdict != comparison.verdict:
-        verdict = "needs-labels"
-    return comparison.model_copy(update={
-        "judged": judged_table(results=results, baseline=baseline), "condensed": reading,
+    pooled = judgements == "pooled"
+    depth = judged_depth(judged_metrics, results) if judged_metrics else k
+    update: dict[str, Any] = {
+        "judged": judged_table(results=results, baseline=baseline), "judgements": judgements,
         "unjudged_top_k": unjudged, "unjudged_share": share,
-        "unjudged_note": share is not None and share > UNJUDGED_NOTE_SHARE,
-        "verdict": verdict, "gate": GateInForce(**gate.model_dump(), status=verdict),
-    })
+        "unjudged_note": pooled and share is not None and share > UNJUDGED_NOTE_SHARE,
+        "not_cards": not_cards(results, baseline, depth=max(depth, k)),
+    }
+    verdict = comparison.verdict
+    if pooled and active:
+        inputs = condensed_inputs(results=results, baseline=baseline, metrics=judged_metrics)
+        if inputs is not None:
+            condensed = _judge(results=inputs[0], baseline=inputs[1], gate=gate, seed=seed, resamples=resamples,
+                               gated_only=True)
+            update["condensed"] = Reading(verdict=condensed.verdict, failures=condensed.failures,
+                                          rows=[row for row in condensed.rows if row.gated])
+        decision = decision_of(results=results, baseline=baseline, gate=gate, seed=seed, resamples=resamples,
+                               metrics=judged_metrics)
+        if decision is not None and not decision.decided:
+            verdict = "needs-labels"
+            update["needs_labels"] = NeedsLabels(cards=len(decision.cards), cases=len(decision.cases),
+                                                 sitting=decision.sitting, if_relevant=decision.best,
+                                                 if_not_relevant=decision.worst)
+    update.update(verdict=verdict, gate=GateInForce(**gate.model_dump(), status=verdict))
+    return comparison.model_copy(update=update)
+
+
+def decision_of(*, results: Results, baseline: Baseline, gate: GateSettings, seed: int = 0,
+                resamples: int = DEFAULT_RESAMPLES, metrics: Collection[str] | None = None,
+                rescore: bool = False) -> Decision | None:
+    """The gate's decision under the extreme labellings of the unjudged cards, and the decisive
+    cards when they differ (``compare.decisive``); None when the baseline keeps no rankings (its
+    unjudged cards are unknown). ``metrics``: the measures the gate judges (default: from its
+    rules); ``rescore``: rescore the baseline with the current labels first (``compare`` does it
+    before calling)."""
+    if rescore:
+        baseline, _ = rescore_baseline(results=results, baseline=baseline)
+    if not baseline.rankings:
+        return None
+    if metrics is None:
+        known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
+        rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k, measured=results.metrics)
+        metrics = {m for m in known if any(rules.gated((m, s)) for s in (*results.aggregates, *baseline.aggregates))}
+
+    def judge(res: Results, base: Baseline) -> str:
+        return _judge(results=res, baseline=base, gate=gate, seed=seed, resamples=resamples, gated_only=True,
+                      light=True).verdict
+
+    return decide(results=results, baseline=baseline, metrics=metrics, floors={parse_key(k)[0] for k in gate.floors},
+                  judge=judge)
 
 
 class _Family:
@@ -121,8 +198,8 @@ class _Family:
     judged row is tested one-sided at that level, and its interval is the two-sided 1 − 2·level
     one, whose bound on the tested side is the one-sided 1 − level bound."""
 
-    def __init__(self, *, rules: Any, stats: Mapping[RowKey, Any], keys: Sequence[RowKey]):
-        self.rules, self.stats = rules, stats
+    def __init__(self, *, rules: Any, stats: Mapping[RowKey, Any], keys: Sequence[RowKey], light: bool = False):
+        self.rules, self.stats, self.light = rules, stats, light
         family = [key for key in keys if rules.gated(key) and key in stats]
         self.one_sided = {key: stats[key].one_sided for key in family}
         self.adjusted = dict(zip(family, adjust_p([self.one_sided[key] for key in family], method=rules.correction),
@@ -142,7 +219,13 @@ class _Family:
         judged = key in self.adjusted
         a = self.judged_alpha if judged else rules.alpha
         level = 1 - 2 * a if judged else 1 - a
-        if stat is not None:
+        if stat is not None and self.light:  # the verdict alone: no interval, no MDE (never underpowered)
+            p_adj = self.adjusted.get(key)
+            p_used = stat.p if p_adj is None else p_adj
+            extra = {"p_value": stat.p, "p_one_sided": self.one_sided.get(key), "p_adjusted": p_adj,
+                     "delta": stat.delta, "n": stat.n, "n_changed": stat.changed, "n_lost": stat.lost,
+                     "n_gained": stat.gained}
+        elif stat is not None:
             p_adj = self.adjusted.get(key)
             ci, ci_method = stat.interval(level)
             size, method = mde(n=stat.n, diffs=stat.diffs, binary=stat.binary, alpha=a, one_sided=judged)
@@ -159,7 +242,7 @@ class _Family:
             n=extra.get("n", 0), delta=extra.get("delta"), p_value=p_used,
             tolerance=tolerance, floor=floor, alpha=rules.alpha,
             require_significance=rules.require_significance,
-            mde=None if stat is None else (math.inf if extra["mde"] is None else extra["mde"]),
+            mde=None if stat is None or self.light else (math.inf if extra["mde"] is None else extra["mde"]),
             changed=extra.get("n_changed", 0) > 0,
         )
         if status == "underpowered" and stat is not None:
@@ -182,10 +265,11 @@ class _Family:
 
 def _judge(
     *, results: Results, baseline: Baseline, gate: GateSettings, seed: int, resamples: int,
-    gated_only: bool = False,
+    gated_only: bool = False, light: bool = False,
 ) -> Comparison:
     """The standard reading's rows, statuses and verdict (no changes, no readings). ``gated_only``:
-    only the rows the gate judges (what a verdict reads: the other reading's gate)."""
+    only the rows the gate judges (what a verdict reads: the other reading's gate); ``light``: the
+    verdict and its failures alone (no interval, no MDE, no lost hits: a labelling's verdict)."""
     metrics = _metric_order(results, baseline)
     known = set(results.metrics) | {m for cells in results.aggregates.values() for m in cells}
     rules = gate_rules(gate=gate, known_metrics=known, headline_k=results.headline_k, measured=results.metrics)
@@ -194,13 +278,13 @@ def _judge(
     current = {case.id: case for case in results.cases}
     paired_ids = sorted(set(current) & set(baseline.cases))
     stats = _paired_stats(results=results, baseline=baseline, paired_ids=paired_ids, metrics=metrics,
-                          seed=seed, resamples=resamples)
+                          seed=seed, resamples=resamples, wanted=rules.gated if gated_only else None)
     keys = [(metric, slice_name) for slice_name in _slice_order(results, baseline) for metric in metrics
             if baseline.aggregates.get(slice_name, {}).get(metric) is not None
             or results.aggregates.get(slice_name, {}).get(metric) is not None]
     if gated_only:
         keys = [key for key in keys if rules.gated(key)]
-    family = _Family(rules=rules, stats=stats, keys=keys)
+    family = _Family(rules=rules, stats=stats, keys=keys, light=light)
     judged_alpha = family.judged_alpha
     rows: list[ComparisonRow] = []
     views: dict[RowKey, RowView] = {}
@@ -209,6 +293,9 @@ def _judge(
                                      new=results.aggregates.get(key[1], {}).get(key[0]))
         rows.append(row)
     reasons = failures(rules=rules, rows=views, display={m: display_name(m) for m in metrics})
+    if light:
+        return Comparison(headline_k=results.headline_k, metrics=list(results.metrics), rows=rows, failures=reasons,
+                          verdict="fail" if reasons else "pass")
     changes = config_changes(baseline=settings_view(baseline.fingerprint), current=fingerprint(results))
     if baseline.suite != results.suite:
         changes.insert(0, ConfigChange(key="suite", baseline=baseline.suite, current=results.suite))
@@ -273,10 +360,11 @@ def _slice_order(results: Results, baseline: Baseline) -> list[str]:
 
 def _paired_stats(
     *, results: Results, baseline: Baseline, paired_ids: list[str], metrics: list[str], seed: int,
-    resamples: int,
+    resamples: int, wanted: Callable[[RowKey], bool] | None = None,
 ) -> dict[RowKey, Paired]:
     """``{(metric, slice): Paired}`` for every row with a paired case (``stats.paired``: the one
-    paired test and its rounding rule).
+    paired test and its rounding rule); ``wanted``: only the slices holding a row it keeps (a
+    verdict reads the gated rows alone).
 
     Per slice, metrics paired over the same cases are tested together (shared draws)."""
     if not paired_ids:
@@ -286,20 +374,31 @@ def _paired_stats(
     base = np.full_like(cur, np.nan)
     current = {case.id: case for case in results.cases}
     slices: dict[str, list[int]] = {}
+    few = len(column) < 4  # a verdict's few judged measures: look them up rather than walk every score
     for i, case_id in enumerate(paired_ids):
         case = current[case_id]
-        for metric, value in case.scores.items():
-            if metric in column:
-                cur[i, column[metric]] = value
-        for metric, value in baseline.cases[case_id].scores.items():
-            if metric in column:
-                base[i, column[metric]] = value
+        now, then = case.scores, baseline.cases[case_id].scores
+        if few:
+            for metric, j in column.items():
+                if metric in now:
+                    cur[i, j] = now[metric]
+                if metric in then:
+                    base[i, j] = then[metric]
+        else:
+            for metric, value in now.items():
+                if metric in column:
+                    cur[i, column[metric]] = value
+            for metric, value in then.items():
+                if metric in column:
+                    base[i, column[metric]] = value
         for name in case.slices:
             slices.setdefault(name, []).append(i)
     both = ~np.isnan(cur) & ~np.isnan(base)
     out: dict[RowKey, Paired] = {}
     done: dict[tuple[bytes, tuple[int, ...]], list[Paired]] = {}
     for slice_name, members in slices.items():
+        if wanted is not None and not any(wanted((m, slice_name)) for m in metrics):
+            continue
         rows = np.asarray(members)
         present = both[rows]
         groups: dict[bytes, list[int]] = {}

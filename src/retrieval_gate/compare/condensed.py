@@ -110,6 +110,56 @@ def _relevant(case: CaseResult, level: int) -> tuple[frozenset[str], dict[str, i
     return relevant, {card: grade for card, grade in case.grades.items() if grade > 0}
 
 
+relevant_of = _relevant  # the public name (compare.decisive)
+
+
+def scores_for(ranked: Sequence[str], scores: Mapping[str, float], *, relevant: frozenset[str],
+               gains: Mapping[str, int] | None, extra: Collection[str], metrics: Sequence[str], ks: tuple[int, ...],
+               level: int) -> dict[str, float]:
+    """``scores`` with each of ``metrics`` it holds recomputed on ``ranked`` with the ``extra`` cards
+    relevant too (grade ``level``, at least 1) — a labelling of unjudged cards; other keys kept."""
+    names = tuple(name for name in metrics if name in scores)
+    if not names:
+        return dict(scores)
+    gold = relevant | frozenset(extra)
+    if gains is not None and extra:
+        gains = {**gains, **dict.fromkeys(extra, max(1, level))}
+    if not gold and gains is None:
+        return {**scores, **dict.fromkeys(names, 0.0)}
+    fresh = grid_scores(list(ranked), gold=gold, metrics=_grid(names, ks), gains=gains)
+    return {**scores, **{name: value for name, value in fresh.items() if name in scores}}
+
+
+def rescore_baseline(*, results: Results, baseline: Baseline) -> tuple[Baseline, int]:
+    """The baseline with every paired case's retrieval measures recomputed from its stored ranking
+    with the current golden set's labels (the run's cases), and how many cases' scores changed —
+    so both sides of a comparison are read with the same labels. Unchanged (0) when the baseline
+    keeps no rankings or its golden set is the run's (``inputs.cases`` hashes equal)."""
+    before = baseline.fingerprint.get("inputs", {}) if isinstance(baseline.fingerprint, Mapping) else {}
+    now = results.inputs.get("cases")
+    if not baseline.rankings or now is None or not isinstance(before, Mapping) or before.get("cases") == now.sha256:
+        return baseline, 0
+    wanted = [m for m in results.metrics if is_metric_name(m)]
+    ks = tuple(sorted(results.k))
+    cases = dict(baseline.cases)
+    changed = 0
+    for case in results.cases:
+        old = cases.get(case.id)
+        if case.status != "scored" or old is None or old.status != "scored" or not old.scores:
+            continue
+        relevant, gains = _relevant(case, results.relevance_level)
+        fresh = scores_for(old.ranked, old.scores, relevant=relevant, gains=gains, extra=(), metrics=wanted, ks=ks,
+                           level=results.relevance_level)
+        fresh = {name: round(value, 6) for name, value in fresh.items()}
+        if any(abs(fresh[name] - old.scores[name]) > _SAME for name in fresh):
+            cases[case.id] = old.model_copy(update={"scores": fresh})
+            changed += 1
+    if not changed:
+        return baseline, 0
+    aggregates = aggregate(_Scored(c.scores, c.slices) for c in cases.values())  # type: ignore[misc]
+    return baseline.model_copy(update={"cases": cases, "aggregates": aggregates}), changed
+
+
 def _condensed_scores(ranked: Sequence[str], case: CaseResult, *, metrics: Sequence[str], ks: tuple[int, ...],
                       level: int, scores: Mapping[str, float]) -> dict[str, float] | None:
     """``scores`` with every retrieval measure recomputed on the condensed ranking (other keys, as

@@ -68,7 +68,7 @@ class GateSettings(BaseModel):
     alpha: float = Field(default=0.05, gt=0, lt=1)
     require_significance: bool = True
     correction: Correction = "holm"  # over the p-values of the judged rows
-    # the standard and condensed readings disagree (needs-labels): fail the job (exit 1) or only warn
+    # a pooled set's unjudged cards decide the verdict (needs-labels): fail the job (exit 1) or only warn
     unjudged: Literal["fail", "warn"] = "fail"
 
 

@@ -16,8 +16,9 @@ from retrieval_gate.compare.condensed import JudgedCell
 from retrieval_gate.compare.gate import GateSettings
 from retrieval_gate.compare.kb_changes import KbChanges
 
+# 6 added judgements, needs_labels, rescored_cases, not_cards (needs-labels: decided by the extreme labellings);
 # 5 added judged, condensed, unjudged_top_k/_share/_note, gate.status, the verdict needs-labels, gold_removed/_unknown;
-COMPARISON_SCHEMA_VERSION = 5  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
+COMPARISON_SCHEMA_VERSION = 6  # 2 added p_adjusted, ci_level, mde*, n_needed, possibly_relevant;
 # 3 added the unchanged status, ci_method, ci_agrees, p_family, n_changed, MDE methods prior/undetectable,
 # changed_cases, kb_changes, stale_gold_cards, baseline_rankings; 4: judged rows one-sided (p_one_sided,
 # p_adjusted of it, CI at 1 − 2α/J), only the primary measure judged by default, n_lost, n_gained
@@ -118,10 +119,27 @@ class ComparisonStats(BaseModel):
 GateStatus = Literal["pass", "fail", "needs-labels"]
 
 
+class NeedsLabels(BaseModel):
+    """A pooled comparison the labels cannot decide (``compare.decisive``): the decisive cards
+    (``cards``, in ``cases`` cases), the first ``sitting`` (the fewest of them that, found not
+    relevant, settle the verdict: what ``label top-up --baseline`` writes), and the gate's verdict
+    with every decisive card labelled in the PR's favour (``if_relevant``) and against it
+    (``if_not_relevant``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cards: int
+    cases: int
+    sitting: int = 0
+    if_relevant: GateStatus = "pass"
+    if_not_relevant: GateStatus = "fail"
+
+
 class GateInForce(GateSettings):
     """The gate knobs in force, and the gate's ``status``: ``pass``, ``fail``, or ``needs-labels``
-    (the standard and the condensed readings disagree on whether it fails: the labels cannot
-    support a verdict). None: a file from before schema 5 (its ``verdict`` says)."""
+    (a pooled golden set whose unjudged cards, labelled for or against the PR, change whether it
+    fails — ``compare.decisive``; in schema 5: the standard and the condensed readings disagreed):
+    the labels cannot support a verdict. None: a file from before schema 5 (its ``verdict`` says)."""
 
     status: GateStatus | None = None
 
@@ -130,7 +148,7 @@ class Reading(_Strict):
     """The gate run on another reading of the same runs (the condensed one: unjudged cards removed
     from each ranking before scoring, ``compare.condensed``): its verdict, failures and judged rows."""
 
-    verdict: GateStatus = "pass"  # needs-labels: the two readings disagree (gate.status)
+    verdict: GateStatus = "pass"  # this reading's own gate verdict
     failures: list[str] = Field(default_factory=list)
     rows: list[ComparisonRow] = Field(default_factory=list)
 
@@ -143,7 +161,7 @@ def gate_fails(comparison: Comparison) -> bool:
 
 
 class Comparison(_Strict):
-    schema_version: Literal[1, 2, 3, 4, 5] = COMPARISON_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3, 4, 5, 6] = COMPARISON_SCHEMA_VERSION
     suite: str = "default"
     headline_k: int
     metrics: list[str]
@@ -162,7 +180,7 @@ class Comparison(_Strict):
     stats: ComparisonStats = Field(default_factory=ComparisonStats)  # method, levels, correction, seed
     regressed: bool = False  # a judged (gated) row regressed or is below its floor, gate on or not
     failures: list[str] = Field(default_factory=list)  # why the gate failed, one line each
-    verdict: GateStatus = "pass"  # needs-labels: the two readings disagree (gate.status)
+    verdict: GateStatus = "pass"  # needs-labels: the unjudged cards decide (gate.status, compare.decisive)
     # What changed and why (compare.changes): every paired case whose ranking of relevant cards
     # moved, most harmful first; the KB's card diff (None: no manifest on one side); whether the
     # baseline carries rankings (False: ranks before are unknown).
@@ -185,3 +203,13 @@ class Comparison(_Strict):
     # the baseline has no manifest to tell. Both are scored as losses.
     gold_removed: dict[str, list[str]] = Field(default_factory=dict)
     gold_unknown: dict[str, list[str]] = Field(default_factory=dict)
+    # How the golden set was judged (schema 6, compare.judgements): complete (a card outside the gold
+    # is not relevant; pass or fail) or pooled (unjudged cards; needs-labels where they decide). None:
+    # a file from before schema 6. needs_labels: the decisive cards when the verdict is needs-labels;
+    # rescored_cases: baseline cases rescored from their stored rankings with the current labels
+    # (the golden set changed since the baseline); not_cards: ids of either side's top k that name no
+    # card of the KB (read as not relevant, never asked for).
+    judgements: Literal["complete", "pooled"] | None = None
+    needs_labels: NeedsLabels | None = Field(default=None, exclude_if=lambda v: v is None)
+    rescored_cases: int = 0
+    not_cards: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.artifacts.label_sidecar import not_relevant_by_case
+from retrieval_gate.artifacts.label_sidecar import golden_judgements, not_relevant_by_case
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import RetrieverError, UsageError
 from retrieval_gate.evaluation.ann_check import ann_check
@@ -146,6 +146,7 @@ class _Measure:
                                                       units=[(c.parent_id, c.metadata) for c in shared.chunks])
         # judged not relevant (at the card's content now): never unjudged
         self.not_relevant = not_relevant_by_case(Path(shared.case_set.path), kb=shared.kb)
+        self.judgements = suite_config.judgements or golden_judgements(shared.case_set)  # compare.judgements
 
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense
@@ -154,7 +155,8 @@ class _Measure:
                   if isinstance(retriever, RunRetriever) else retriever.search(self.queries, max(ks), self.filters))
         search_s = time.perf_counter() - search_began
         extras: dict[str, Any] = {}
-        config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": config.overfetch}
+        config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": config.overfetch,
+                                      "judgements": self.judgements}
         if dense is not None and spec.needs_embedder:  # built when a spec needs it; bm25/custom carry no model
             config_out.update(dense.fingerprint())
             extras.update(dense_extras(dense))

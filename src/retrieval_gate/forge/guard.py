@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 
 from retrieval_gate.errors import UsageError
 from retrieval_gate.forge import held_write_token
-from retrieval_gate.retrieve.spec import RetrieverSpec
+from retrieval_gate.retrieve.spec import FRAMEWORKS, RetrieverSpec
 
-USER_CODE_KINDS = ("python", "http")
+USER_CODE_KINDS = ("python", "http", *FRAMEWORKS)  # FRAMEWORKS: langchain:, llamaindex:, haystack: run the team's code
 
 
 def refuse_user_code(specs: Iterable[RetrieverSpec], *, variable: str | None, advice: str) -> None:
@@ -23,7 +23,7 @@ def refuse_user_code(specs: Iterable[RetrieverSpec], *, variable: str | None, ad
         return
     for spec in specs:
         if spec.kind in USER_CODE_KINDS:
-            what = "a python: retriever" if spec.kind == "python" else "an HTTP retriever"
+            what = "an HTTP retriever" if spec.kind == "http" else f"a {spec.kind}: retriever"
             raise UsageError(f"retriever {spec.name}: {what} is refused while {variable} is set (a token that "
                              f"writes the default branch): {advice}")
 

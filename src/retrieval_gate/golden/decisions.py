@@ -9,7 +9,7 @@ not relevant, ≥ 1 = relevant at that grade. The drafting page (``cases draft``
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -53,11 +53,3 @@ def not_relevant_lines(decisions: Sequence[Decision]) -> str:
     """The sidecar's new lines: one JSON object per "not relevant" decision."""
     return "".join(json.dumps({"case": d.case, "card": d.card, "sha": d.sha, "at": d.at}, ensure_ascii=False,
                               sort_keys=True) + "\n" for d in decisions)
-
-
-def judged_as_is(card: str, sha: str, sha_now: Mapping[str, str]) -> bool:
-    """The one rule of staleness: a judgement made at content hash ``sha`` stands while the card's
-    hash now (``sha_now``: card id → ``score.kb_manifest``'s digest) is that hash; a card edited
-    since, or gone from the KB, makes it stale. A labels file's decisions (``golden.sittings``) and
-    the "not relevant" sidecar's entries (``artifacts.label_sidecar``) both follow it."""
-    return sha_now.get(card) == sha

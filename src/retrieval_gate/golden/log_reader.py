@@ -6,7 +6,8 @@ Read as a stream (a million-line log is never held as lines): each row becomes a
 ``golden.log_clean.RawQuery``. A line that does not decode as UTF-8 is passed on as text with the
 replacement character, which cleaning drops as "not text". Structural problems (a JSONL line
 that is no object, a row without the query column, a count that is no positive integer) are
-reported as ``file:line`` and nothing is drafted. Every other column is passed on as text (a
+reported as ``file:line`` and nothing is drafted; what a message quotes from the log (a header's
+column names, a count) is masked first and cut short (``shown``). Every other column is passed on as text (a
 value that is no string or number as ``""``): which columns travel is ``golden.log_clean``'s
 allow-list, which counts the columns it drops.
 """
@@ -21,9 +22,23 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError, Problem
+from retrieval_gate.golden.masking import mask_text
 from retrieval_gate.load.textfile import display
 
 MAX_PROBLEMS = 50
+MAX_SHOWN_CHARS = 80
+MAX_QUOTED_CHARS = 1000  # a longer piece of the log is named by its length, not quoted
+
+
+def shown(value: object) -> str:
+    """A piece of the log quoted in a message: masked (``golden.masking``), then cut to
+    ``MAX_SHOWN_CHARS`` — a header cell or a count may hold a key; one over
+    ``MAX_QUOTED_CHARS`` is not quoted (masking a megabyte for a message is not worth it)."""
+    text = str(value)
+    if len(text) > MAX_QUOTED_CHARS:
+        return f"(a value of {len(text):,} characters)"
+    text = mask_text(text)[0]
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 1] + "…"
 
 
 def log_format(path: Path) -> str:
@@ -70,7 +85,8 @@ def _row(path: Path, number: int, obj: dict[str, Any], *, query_column: str,
     except (TypeError, ValueError, OverflowError):
         count = 0
     if count < 1:
-        problems.append(Problem(display(path), number, f"count {obj.get('count')!r}: expected a positive integer"))
+        problems.append(Problem(display(path), number, f"count {shown(repr(obj.get('count')))}: "
+                                                       "expected a positive integer"))
         return None
     fields = {str(k): str(v) if isinstance(v, str | int | float) and not isinstance(v, bool) else ""
               for k, v in obj.items() if k not in (query_column, "count")}
@@ -102,8 +118,9 @@ def _table(path: Path, stream: io.TextIOWrapper, *, query_column: str, problems:
     except csv.Error as exc:
         raise InputError(Problem(display(path), 1, f"CSV: {exc}")) from None
     if query_column not in header:
-        raise InputError(Problem(display(path), 1, f"no {query_column!r} column in the header "
-                                                   f"({', '.join(header[:10]) or 'empty'}): give --query-column"))
+        named = ", ".join(shown(h) for h in header[:10]) or "empty"
+        raise InputError(Problem(display(path), 1, f"no {query_column!r} column in the header ({named}): "
+                                                   "give --query-column"))
     try:
         for obj in reader:
             if len(problems) >= MAX_PROBLEMS:

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from retrieval_gate.golden.agreement import Record
-from retrieval_gate.golden.decisions import Decision, NoAnswer, judged_as_is
+from retrieval_gate.golden.decisions import Decision, NoAnswer
 from retrieval_gate.golden.draft_entry import bad_id
 from retrieval_gate.models import GOLD_FIELDS
+from retrieval_gate.score.kb_manifest import judged_as_is
 
 Prefer = Literal["new", "old"]
 Where = tuple[str, int]  # the labels file as shown, the line

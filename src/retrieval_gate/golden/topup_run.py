@@ -6,7 +6,7 @@ labels to the cases the golden set already holds. The rules are ``golden.topup``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +35,9 @@ class TopUpOptions:
     orphaned: bool = False
     stale: Sequence[Path] = ()
     seed: int = 0
+    # only these (case, card) pairs, in this order (``compare.decisive``: the cards that decide a
+    # comparison's verdict, heaviest first); None: every unjudged card of the runs' tops
+    decisive: Sequence[tuple[str, str]] | None = None
 
 
 @dataclass
@@ -51,6 +54,7 @@ class TopUpResult:
     titles: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     graded: bool = False
+    decisive: bool = False  # only the cards that decide a comparison (TopUpOptions.decisive)
     kb_path: Path | None = None  # the KB and golden set topped up: the `label apply` command names them
     cases_path: Path | None = None
 
@@ -106,9 +110,13 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
     answerable = [c.id for c in case_set.cases if any(g >= 1 for g in gold[c.id].values())]
     found = unjudged_pool(runs, judged=judged, depth=options.depth, cases=answerable,
                           kb_cards=manifest, seed=options.seed, orphaned=orphaned, stale=stale)
+    order = [c.id for c in case_set.cases]
+    if options.decisive is not None:
+        found, order = decisive_only(found, runs, pairs=options.decisive, judged=judged, kb_cards=manifest)
     systems = [r.name for r in runs]
     entries = []
-    for case in case_set.cases:
+    by_id = {c.id: c for c in case_set.cases}
+    for case in (by_id[i] for i in order if i in by_id):
         if case.id not in found.cards:
             continue
         fields = {"locale": case.locale} if case.locale else {}
@@ -131,7 +139,26 @@ def top_up(*, kb: Path, cases: Path, options: TopUpOptions) -> TopUpResult:
                        unknown=len(unknown), titles={c: manifest[c].title for c in sorted(wanted)},
                        texts={c: "\n\n".join(t for _, t in sorted(parts)) for c, parts in texts.items()},
                        graded=any(c.grades and max(c.grades.values()) > 1 for c in case_set.cases),
-                       kb_path=kb, cases_path=cases)
+                       decisive=options.decisive is not None, kb_path=kb, cases_path=cases)
+
+
+def decisive_only(full: TopUp, runs: Sequence[RunTop], *, pairs: Sequence[tuple[str, str]],
+                  judged: dict[str, set[str]], kb_cards: Collection[str]) -> tuple[TopUp, list[str]]:
+    """The top-up cut to ``pairs`` (the decisive cards), each case's cards in their order and the
+    cases in the order of their first card — the heaviest first, so the verdict settles soonest.
+    A pair already judged, or whose card the KB no longer holds, is left out."""
+    out = TopUp(judged_in_top=full.judged_in_top)
+    order: list[str] = []
+    for case, card in pairs:
+        if card not in kb_cards or card in judged.get(case, ()) or card in out.cards.get(case, ()):
+            continue
+        if case not in out.cards:
+            order.append(case)
+            out.reasons[case] = ["unjudged"]
+            out.found[case] = {}
+        out.cards.setdefault(case, []).append(card)
+        out.found[case][card] = [run.name for run in runs if card in run.ranked.get(case, ())]
+    return out, order
 
 
 def _drafted_waiting(paths: Sequence[Path], *, rows: Sequence[tuple[str, str]], gold: Mapping[str, object],
@@ -182,9 +209,10 @@ def summary_lines(result: TopUpResult, *, draft: Path | None = None, apply: str 
     """draft.md's Markdown (and what the command prints): what was compared, how deep, what is
     left to judge; every figure relative to the runs named here."""
     t = result.top_up
+    what = ("the unjudged cards whose labels decide the comparison's verdict, those that weigh most on it "
+            "first" if result.decisive else f"the cards of each system's top {result.depth} that no judgement covers")
     lines = ["# Top-up of a golden set", "",
-             f"- cards to label: {result.cards:,} in {len(result.entries):,} of {result.cases:,} cases "
-             f"(the cards of each system's top {result.depth} that no judgement covers)",
+             f"- cards to label: {result.cards:,} in {len(result.entries):,} of {result.cases:,} cases ({what})",
              f"- systems compared (top {result.depth} each): {', '.join(result.systems) or 'none'}"]
     for name, (judged, shown) in sorted(t.judged_in_top.items()):
         if shown:

@@ -60,13 +60,16 @@ def _alias_clash(obj: dict, number: int, path: Path) -> Problem | None:
 
 def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
     problems: list[Problem] = []
+    pooled: list[str] = []  # ids of cases written by `label apply` from a draft (pool provenance)
 
     def prepare(obj: dict[str, Any], number: int) -> dict[str, Any] | Problem:
         clash = _alias_clash(obj, number, path)
         if clash is not None:
             return clash
-        if isinstance(obj.get("source"), dict):  # provenance (`label apply --draft`): documentation, not scoring
-            obj.pop("source")
+        # provenance (`label apply --draft`): documentation, not scoring; a pool's systems named in
+        # it: the case was judged from a pool (models.CaseSet.pooled)
+        if isinstance(obj.get("source"), dict) and "pool_systems" in obj.pop("source"):
+            pooled.append(str(obj.get("id")))
         tags = obj.get("tags")
         for name in _TAGGED_FIELDS:
             if name in obj and isinstance(obj[name], str):
@@ -84,7 +87,7 @@ def _load_jsonl(path: Path) -> tuple[CaseSet | None, list[Problem]]:
         return None, problems
     digest = sha256_bytes(data)
     return CaseSet(tuple(cases), display(path), digest, "jsonl", lines,
-                   subset=read_subset_manifest(path, cases_sha256=digest)), problems
+                   subset=read_subset_manifest(path, cases_sha256=digest), pooled=bool(pooled)), problems
 
 
 def qrels_path(cases: Path) -> Path:

@@ -37,6 +37,7 @@ from retrieval_gate.publish.untrusted import (
     confine_paths,
     read_confined,
 )
+from retrieval_gate.retrieve.spec import FRAMEWORKS
 from retrieval_gate.settings import (
     DEFAULT_BASELINE_DIR,
     DEFAULT_CONFIG_NAME,
@@ -218,7 +219,7 @@ def refuse_user_code_beside_a_write_token(place: ForgeSettings, *, suite_config:
     if not place.holds_write_token:
         return
     if mode == Mode.WRITE_BASELINE:  # its config declares no user code either, as docs/ci.md says
-        python = [spec for spec in suite_config.retrievers if spec.kind == "python"]
+        python = [spec for spec in suite_config.retrievers if spec.kind in ("python", *FRAMEWORKS)]
         refuse_user_code(python, variable=place.write_variable,
                          advice="mode write-baseline takes the results of a job without it; give this job a config "
                                 "whose suite names no python: retriever")

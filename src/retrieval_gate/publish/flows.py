@@ -137,9 +137,12 @@ def _pr_flow(ctx: FlowContext) -> Outcome:
         baseline = baseline_from_text(remote.text, source=source)
         check_comparable(results=results, baseline=baseline, gate=gate, headline_k=judged.suite_config.headline_k)
         kb_before = _base_manifest(ctx, api, baseline_path=baseline_path, ref=ref, ref_label=ref_label)
-        comparison = compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before)
+        comparison = compare(results=results, baseline=baseline, gate=gate, kb_before=kb_before,
+                             judgements=judged.suite_config.judgements)
     links = links_for(ctx, baseline_ref=ref if remote is not None else None, baseline_path=baseline_path)
-    top_up = write_top_up(ctx, results=results)  # the PR run's unjudged top k: the labels to ask for
+    # the labels to ask for: the cards that decide a needs-labels verdict, else the PR run's unjudged
+    # top k (none on a complete golden set)
+    top_up = write_top_up(ctx, results=results, comparison=comparison, baseline=baseline)
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=baseline, top_up=top_up)
     if top_up and top_up["cards"]:
         runner.log(f"label top-up: {top_up['cards']} unjudged cards in the top {top_up['k']} of "
@@ -239,12 +242,14 @@ def _update_flow(ctx: FlowContext, *, results: Results | None = None, mode: Mode
         beside[manifest_path(s.baseline_path)] = kb_manifest_text(results.kb_cards, suite=results.suite)
     write = commit_baseline(ctx, api=api, results=results, branch=branch, beside=beside or None)
     old = write.previous
-    comparison = compare(results=results, baseline=old, gate=s.suite_config.gate) if old is not None else None
+    comparison = compare(results=results, baseline=old, gate=s.suite_config.gate,
+                         judgements=s.suite_config.judgements) if old is not None else None
     # The JUnit file against the baseline this refresh just accepted: no accepted loss stays a failure
     # that a later merge request's widget would call "fixed".
     accepted = baseline_from_text(write.text, source=f"{s.repository}@{branch}:{s.baseline_path}")
     paths = write_reports(ctx, results=results, comparison=comparison, baseline=old,
-                          junit_comparison=compare(results=results, baseline=accepted, gate=s.suite_config.gate))
+                          junit_comparison=compare(results=results, baseline=accepted, gate=s.suite_config.gate,
+                                                   judgements=s.suite_config.judgements))
     baseline_file = s.out_dir / "baseline.json"
     ctx.write_text(baseline_file, write.text)
     if write.commit and s.baseline_path not in write.changed:

@@ -43,23 +43,39 @@ def write_reports(ctx: FlowContext, *, results: Results, comparison: Comparison 
 TOP_UP_FOLDER = "top-up"
 
 
-def write_top_up(ctx: FlowContext, *, results: Results) -> dict[str, object] | None:
-    """The PR run's ``label top-up`` (docs/golden-set.md "Top up"): the cards of its top k that no
-    judgement covers, written as a draft folder ``out_dir/top-up/`` beside the reports (uploaded
-    with them); what the report and the comment link to (``top_up``: cards, cases, the page's
-    path, the run's URL). None when the run's KB or golden set is not at hand (or is a bare
-    qrels file) — nothing to top up from."""
+def write_top_up(ctx: FlowContext, *, results: Results, comparison: Comparison | None = None,
+                 baseline: Baseline | None = None) -> dict[str, object] | None:
+    """The PR run's ``label top-up`` (docs/golden-set.md "Top up"): on a ``needs-labels``
+    comparison, the cards whose labels decide its verdict, heaviest first (``compare.decisive``);
+    else the cards of its top k that no judgement covers; written as a draft folder
+    ``out_dir/top-up/`` beside the reports (uploaded with them); what the report and the comment
+    link to (``top_up``: cards, cases, the page's path, the run's URL). None on a golden set judged
+    ``complete`` (nothing is unjudged), and when the run's KB or golden set is not at hand (or is a
+    bare qrels file) — nothing to top up from."""
     from pathlib import Path
 
+    from retrieval_gate.compare.judgements import judgements_of
     from retrieval_gate.errors import ProblemsError, UsageError, one_line
     from retrieval_gate.golden.topup_run import TopUpOptions, top_up, top_up_texts
 
+    mode = comparison.judgements if comparison is not None and comparison.judgements else judgements_of(results)
+    if mode == "complete":
+        return None
     kb, cases = results.inputs.get("kb"), results.inputs.get("cases")
     if kb is None or cases is None or not Path(kb.path).exists() or not Path(cases.path).exists():
         return None
+    decisive = None
+    if comparison is not None and comparison.verdict == "needs-labels" and baseline is not None:
+        from retrieval_gate.compare.comparison import decision_of
+        from retrieval_gate.compare.gate import GateSettings
+
+        gate = GateSettings(**comparison.gate.model_dump(exclude={"status"}))  # the knobs, not the outcome
+        decision = decision_of(results=results, baseline=baseline, gate=gate, rescore=True)
+        decisive = [(c.case, c.card) for c in decision.cards[:decision.sitting]] if decision is not None else None
     try:
         found = top_up(kb=Path(kb.path), cases=Path(cases.path),
-                       options=TopUpOptions(loaded=[("results.json", results)], depth=results.headline_k))
+                       options=TopUpOptions(loaded=[("results.json", results)], depth=results.headline_k,
+                                            decisive=decisive))
     except (UsageError, ProblemsError) as exc:  # a top-up never stops the PR run: it says why and goes on
         ctx.runner.log(f"label top-up: skipped ({one_line(exc)})")
         return None

@@ -34,6 +34,7 @@ from retrieval_gate.render.fmt import level as level_text
 from retrieval_gate.render.slices import field_label, split_slice
 from retrieval_gate.render.trend import trend
 from retrieval_gate.render.verdict import (
+    DECISIVE_TOP_UP_COMMAND,
     TOP_UP_COMMAND,
     correction_text,
     gate_active,
@@ -220,6 +221,7 @@ def _judgement_part(*, results: Results, comparison: Comparison | None) -> dict[
         # needs-labels: labelling_link (the PR run's top-up folder) labels exactly the PR's
         # unjudged top k; without one, the command that builds it
         "top_up_command": Markup(TOP_UP_COMMAND),  # a constant: no PR text in it
+        "decisive_top_up_command": Markup(DECISIVE_TOP_UP_COMMAND),
         "unjudged_note": unjudged_note(comparison),
         "condensed": comparison.condensed if comparison else None,
     }

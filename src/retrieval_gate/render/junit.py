@@ -32,7 +32,7 @@ from retrieval_gate.compare.changes import gate_reasons
 from retrieval_gate.compare.changes_model import ChangedCase
 from retrieval_gate.compare.model import Comparison, gate_fails
 from retrieval_gate.render.changes import change_line
-from retrieval_gate.render.verdict import TOP_UP_COMMAND, needs_labels_words
+from retrieval_gate.render.verdict import DECISIVE_TOP_UP_COMMAND, needs_labels_words
 from retrieval_gate.score.results import CaseResult, Results
 from retrieval_gate.score.scoring import OVERALL
 
@@ -154,11 +154,11 @@ def render_junit(*, results: Results, comparison: Comparison | None, config_file
         if gate_fails(comparison):
             counts["failures"] += 1
             _outcome(gate, "failure", message=needs_labels_words(comparison), kind="needs-labels",
-                     detail=TOP_UP_COMMAND)
+                     detail=DECISIVE_TOP_UP_COMMAND)
         else:
             counts["skipped"] += 1
             _outcome(gate, "skipped", message=needs_labels_words(comparison), kind="needs-labels",
-                     detail=TOP_UP_COMMAND)
+                     detail=DECISIVE_TOP_UP_COMMAND)
     _set(suite_el, "name", results.suite)
     for key, value in counts.items():
         suite_el.set(key, str(value))

@@ -19,7 +19,13 @@ from retrieval_gate.render.changes import NO_RANKINGS, cause_summary, change_lin
 from retrieval_gate.render.escape import clean_text, escape_controls, escape_terminal
 from retrieval_gate.render.failed_cases import failure_lines
 from retrieval_gate.render.slices import slice_order, split_slice
-from retrieval_gate.render.verdict import TOP_UP_COMMAND, needs_labels_words, stats_note, unjudged_note
+from retrieval_gate.render.verdict import (
+    DECISIVE_TOP_UP_COMMAND,
+    TOP_UP_COMMAND,
+    needs_labels_words,
+    stats_note,
+    unjudged_note,
+)
 from retrieval_gate.score.results import Results
 from retrieval_gate.score.scoring import NO_ANSWER_SLICE, OVERALL
 
@@ -157,7 +163,8 @@ def comparison_table(comparison: Comparison, *, all_rows: bool = False) -> tuple
     return table, len(comparison.rows) - len(shown)
 
 
-def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool = False) -> None:
+def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool = False,
+                     top_up: tuple[str, str] | None = None) -> None:
     """Verdict, what changed in the set-up, the table, lost/gained hits, the gate's reasons."""
     base = comparison.baseline_sha[:7] if comparison.baseline_sha else "from a local run (no commit recorded)"
     when = f" ({comparison.baseline_updated_at[:10]})" if comparison.baseline_updated_at else ""
@@ -187,12 +194,20 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
     elif comparison.verdict == "pass" and not gate_on:
         verdict += " (report only: no gate is on)"
     if comparison.verdict == "needs-labels":
-        verdict += f" — {needs_labels_words(comparison)}; label them: {TOP_UP_COMMAND}"
+        command = top_up[1] if top_up else DECISIVE_TOP_UP_COMMAND
+        verdict += f" — {needs_labels_words(comparison)}; label them: {command}"
         if comparison.gate.unjudged == "warn":
             verdict += " (gate.unjudged: warn, so it passes)"
     elif comparison.unjudged_note:
-        console.print(f"labels: {unjudged_note(comparison)} ({TOP_UP_COMMAND})", style="yellow", markup=False,
+        command = top_up[0] if top_up else TOP_UP_COMMAND
+        console.print(f"labels: {unjudged_note(comparison)} ({command})", style="yellow", markup=False,
                       soft_wrap=True)
+    if comparison.not_cards:
+        shown = ", ".join(escape_controls(c) for c in comparison.not_cards[:NOT_CARDS_SHOWN])
+        hidden = len(comparison.not_cards) - NOT_CARDS_SHOWN
+        more = f" and {hidden:,} more" if hidden > 0 else ""
+        console.print(f"not cards: {len(comparison.not_cards):,} ranked id(s) name no card of the KB ({shown}{more}): "
+                      "read as not relevant, never asked for", style="yellow", markup=False, soft_wrap=True)
     if comparison.gold_removed:
         console.print(f"gold: {gold_removed_words(len(comparison.gold_removed))}", style="bold red", markup=False,
                       soft_wrap=True)
@@ -200,6 +215,7 @@ def print_comparison(comparison: Comparison, console: Console, *, all_rows: bool
                   markup=False, soft_wrap=True)
 
 
+NOT_CARDS_SHOWN = 5  # ids that are not cards, named in the terminal (the comparison JSON has them all)
 QUESTION_CHARS = 60  # a case's question beside its id, shortened (the comparison JSON has it whole)
 
 

@@ -37,7 +37,7 @@ TITLE_MARKS = {
     "mixed": "🟠",  # the judged row held, a reported row or slice got significantly worse
     "regressed": "🔴",  # the judged row dropped significantly (the gate is off or lets it through)
     "fail": "❌",  # the gate failed
-    "needs_labels": "🏷️",  # the standard and condensed readings disagree: label the PR's unjudged top k
+    "needs_labels": "🏷️",  # some labelling of a pooled set's unjudged cards changes the decision: label those
     "improved": "🟢",
 }
 TITLE_STATES = tuple(TITLE_MARKS)
@@ -72,26 +72,40 @@ def _rule(comparison: Comparison) -> str:
     return f"{n} rule{'s' if n != 1 else ''} failed"
 
 
-TOP_UP_COMMAND = "retrieval-gate label top-up --results results.json --out top-up"
+TOP_UP_COMMAND = "retrieval-gate label top-up --results results.json --out top-up"  # every unjudged card
+# only the cards that decide the verdict (needs-labels), in the order that settles it soonest
+DECISIVE_TOP_UP_COMMAND = "retrieval-gate label top-up --results results.json --baseline baseline.json --out top-up"
 
 
 def needs_labels_words(comparison: Comparison) -> str:
-    """``needs labels: 12 unjudged cards in this PR's top 5 decide the verdict`` — what the title
-    says when the standard and the condensed readings disagree on whether the gate fails."""
-    n, k = comparison.unjudged_top_k, comparison.headline_k
-    return (f"needs labels: {n:,} unjudged card{'s' if n != 1 else ''} in this PR's top {k} decide the verdict "
-            f"(the gate {'fails' if _standard_fails(comparison) else 'passes'} if they are not relevant, "
-            f"{'passes' if _standard_fails(comparison) else 'fails'} without them)")
+    """``needs labels: 12 cards decide the verdict`` — what the title says when some labelling of
+    a pooled set's unjudged cards changes the gate's decision (``compare.decisive``): the decisive
+    cards, and the verdict labelled each way."""
+    need = comparison.needs_labels
+    if need is None:  # a file from before schema 6: the two readings disagreed
+        n, k = comparison.unjudged_top_k, comparison.headline_k
+        return (f"needs labels: {n:,} unjudged card{'s' if n != 1 else ''} in this PR's top {k} decide the verdict "
+                f"(the gate {'fails' if _standard_fails(comparison) else 'passes'} if they are not relevant, "
+                f"{'passes' if _standard_fails(comparison) else 'fails'} without them)")
+    n = need.cards
+    return (f"needs labels: {n:,} card{'s' if n != 1 else ''} in {need.cases:,} case{'s' if need.cases != 1 else ''} "
+            f"decide the verdict (the gate {_verdict_word(need.if_relevant)} if the cards only this PR ranks are "
+            f"relevant, {_verdict_word(need.if_not_relevant)} if those only the baseline ranks are)")
+
+
+def _verdict_word(verdict: str) -> str:
+    return {"pass": "passes", "fail": "fails"}.get(verdict, verdict)
 
 
 def _standard_fails(comparison: Comparison) -> bool:
-    """The standard reading's gate failed (its failures are recorded; the condensed one's differ)."""
+    """The standard reading's gate failed (its failures are recorded)."""
     return bool(comparison.failures)
 
 
 def unjudged_note(comparison: Comparison | None) -> str:
     """The comment's sentence when the PR's top k holds more than the documented share of unjudged
-    cards (``compare.condensed.UNJUDGED_NOTE_SHARE``), even when both readings agree; else empty."""
+    cards (``compare.condensed.UNJUDGED_NOTE_SHARE``) on a pooled set, even when the labels decide
+    the verdict; else empty (a complete set has no unjudged card: ``Comparison.unjudged_note``)."""
     if comparison is None or not comparison.unjudged_note or comparison.unjudged_share is None:
         return ""
     from retrieval_gate.compare.condensed import UNJUDGED_NOTE_SHARE

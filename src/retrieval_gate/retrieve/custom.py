@@ -3,7 +3,9 @@ the KB or loads a model.
 
 - ``python:module:function`` (or ``python:path/to/file.py:function``): ``function(query: str,
   limit: int) -> list[str]`` of card (or chunk) ids, best first. If a case has a ``filter`` the
-  function is called with ``filter=…`` and must accept it (else that case fails).
+  function is called with ``filter=…`` and must accept it (else that case fails). An ``async def``
+  function is awaited, ``async_concurrency`` queries at once. Its configuration record holds the
+  sha256 of its module's file and the ``retriever_version`` option, so an edit shows as a change.
 - ``http(s)://…``: ``POST {"query", "limit"[, "filter"]}`` → ``{"ids": […][, "scores": […]]}``,
   with a per-read timeout, a total deadline per attempt (connect + headers + body: a server that
   trickles one byte at a time is cut off), an answer of at most ``http_max_bytes`` and bounded
@@ -13,11 +15,15 @@ the KB or loads a model.
   ``http_breaker`` consecutive failed cases, instead of waiting out every remaining case.
 - ``run:path``: a precomputed run file (``load/runs.py``: TREC or JSONL), matched by case id.
 
-Answers are mapped chunk → card, de-duplicated by first occurrence and cut at ``limit``.
+Answers are mapped chunk → card, de-duplicated by first occurrence and cut at ``limit``; ``python:``
+and ``http(s)://`` over-fetch until ``limit`` distinct cards (``retrieve.asking.Overfetch``: the
+first ask is ``limit × overfetch``, doubled while too few cards came out and more may be there).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import http.client
 import importlib
 import importlib.util
@@ -32,6 +38,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from retrieval_gate.errors import RetrieverError
@@ -39,7 +46,8 @@ from retrieval_gate.http_deadline import Deadline as _Deadline
 from retrieval_gate.load import boundary
 from retrieval_gate.load.runs import Run
 from retrieval_gate.models import MISSING_FROM_RUN, Case, RankedList
-from retrieval_gate.retrieve.settings import HttpSettings
+from retrieval_gate.retrieve.asking import Overfetch, cards_with_scores, gather_bounded, source_identity
+from retrieval_gate.retrieve.settings import CustomSettings, HttpSettings
 from retrieval_gate.retrieve.spec import public_url
 
 
@@ -55,41 +63,28 @@ def _as_ids(value: Any, where: str) -> list[str]:
     return out
 
 
-def cards_with_scores(ids: Sequence[str], scores: Sequence[float] | None, limit: int,
-                      chunk_to_card: Mapping[str, str] | None) -> tuple[tuple[str, ...], tuple[float, ...] | None]:
-    """Map ids to cards keeping each card's first (best) occurrence — and that occurrence's
-    score — then cut at ``limit``."""
-    cards: dict[str, float | None] = {}
-    if limit <= 0:
-        return (), (() if scores is not None else None)
-    for i, raw in enumerate(ids):
-        card = chunk_to_card.get(raw, raw) if chunk_to_card is not None else raw
-        if card not in cards:
-            cards[card] = float(scores[i]) if scores is not None else None
-            if len(cards) == limit:
-                break
-    kept = tuple(cards)
-    return kept, (tuple(cards.values()) if scores is not None else None)  # type: ignore[arg-type]
+def _finish(want: Overfetch, started: float) -> RankedList:
+    return RankedList(ids=want.cards, scores=want.scores, latency_ms=(time.perf_counter() - started) * 1000.0)
 
 
-def _finish(ids: Sequence[str], limit: int, chunk_to_card: Mapping[str, str] | None,
-            started: float, scores: Sequence[float] | None = None) -> RankedList:
-    cards, kept_scores = cards_with_scores(ids, scores, limit, chunk_to_card)
-    return RankedList(ids=cards, scores=kept_scores, latency_ms=(time.perf_counter() - started) * 1000.0)
+def identity(module: ModuleType | None, obj: Any, version: str | int | None) -> dict[str, Any]:
+    """The configuration record's part that says which code and which version answered."""
+    return {**source_identity(module, obj), **({"retriever_version": version} if version is not None else {})}
 
 
 # ---- python:module:function -------------------------------------------------------------------
 
-def load_function(target: str) -> Callable[..., Any]:
-    """``module:function`` or ``path/to/file.py:function`` → the callable. Raises RetrieverError."""
-    module_name, sep, func_name = target.rpartition(":")
-    if not sep or not module_name or not func_name:
-        raise RetrieverError(f"python retriever {target!r}: expected python:module:function")
+def load_target(target: str, *, kind: str = "python", what: str = "function") -> tuple[ModuleType, Any]:
+    """``module:attr`` or ``path/to/file.py:attr`` → (the module, the attribute). Raises RetrieverError
+    naming the spec (``kind:target``)."""
+    module_name, sep, attr = target.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise RetrieverError(f"retriever {kind}:{target}: expected {kind}:module:{what}")
     try:
         if module_name.endswith(".py") or "/" in module_name:
             path = Path(module_name)
             if not path.is_file():
-                raise RetrieverError(f"python retriever {target!r}: file {module_name} not found")
+                raise RetrieverError(f"retriever {kind}:{target}: file {module_name} not found")
             spec = importlib.util.spec_from_file_location(f"_rg_custom_{path.stem}", path)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
@@ -101,12 +96,18 @@ def load_function(target: str) -> Callable[..., Any]:
     except RetrieverError:
         raise
     except Exception as exc:
-        raise RetrieverError(f"python retriever {target!r}: cannot import {module_name}: "
-                             f"{type(exc).__name__}: {exc}") from None
-    func = getattr(module, func_name, None)
+        raise RetrieverError(f"retriever {kind}:{target}: cannot import {module_name}: "
+                             f"{type(exc).__name__}: {boundary.clip(str(exc))}") from None
+    if not hasattr(module, attr):
+        raise RetrieverError(f"retriever {kind}:{target}: {module_name} has no {what} {attr!r}")
+    return module, getattr(module, attr)
+
+
+def _load_callable(target: str) -> tuple[ModuleType, Callable[..., Any]]:
+    module, func = load_target(target)
     if not callable(func):
-        raise RetrieverError(f"python retriever {target!r}: {module_name} has no function {func_name!r}")
-    return func
+        raise RetrieverError(f"retriever python:{target}: {boundary.clip(repr(func))} is not a function")
+    return module, func
 
 
 def _accepts_filter(func: Callable[..., Any]) -> bool:
@@ -118,35 +119,72 @@ def _accepts_filter(func: Callable[..., Any]) -> bool:
 
 
 class PythonRetriever:
-    """Calls a user function once per query."""
+    """Calls a user function per query (``limit`` documents asked, over-fetched to ``limit`` cards);
+    an ``async def`` function is awaited, ``concurrency`` queries at once."""
 
     def __init__(self, *, target: str, func: Callable[..., Any] | None = None,
-                 chunk_to_card: Mapping[str, str] | None = None):
+                 chunk_to_card: Mapping[str, str] | None = None, overfetch: int = 3,
+                 options: CustomSettings | None = None):
         self.target = target
-        self.func = func if func is not None else load_function(target)
+        module, self.func = (None, func) if func is not None else _load_callable(target)
         self.chunk_to_card = chunk_to_card
+        self.overfetch = overfetch
+        self.options = options or CustomSettings()
         self.name = f"python:{target}"
         self._filter_ok = _accepts_filter(self.func)
+        self._async = inspect.iscoroutinefunction(self.func)
+        self._identity = identity(module, self.func, self.options.retriever_version)
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"name": self.name}
+        return {"name": self.name, **self._identity}
+
+    def _call(self, query: str, n: int, where: dict[str, Any] | None) -> Any:
+        return self.func(query, n, filter=where) if where is not None else self.func(query, n)
+
+    def _refused(self, where: dict[str, Any] | None) -> RankedList | None:
+        if where is not None and not self._filter_ok:
+            return RankedList(error=f"{self.name} takes no 'filter' argument but the case has a filter")
+        return None
+
+    def _failed(self, exc: BaseException) -> RankedList:
+        return RankedList(error=f"{self.name}: {type(exc).__name__}: {boundary.clip(str(exc))}")
 
     def _one(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
         started = time.perf_counter()
-        if where is not None and not self._filter_ok:
-            return RankedList(error=f"{self.name} takes no 'filter' argument but the case has a filter")
+        refused = self._refused(where)
+        if refused is not None:
+            return refused
+        want = Overfetch(limit=limit, overfetch=self.overfetch, chunk_to_card=self.chunk_to_card)
         try:
-            value = self.func(query, limit, filter=where) if where is not None else self.func(query, limit)
-            ids = _as_ids(value, self.name)
+            while not want.done:
+                want.take(_as_ids(self._call(query, want.n, where), self.name), None)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            return RankedList(error=f"{self.name}: {type(exc).__name__}: {boundary.clip(str(exc))}")
-        return _finish(ids, limit, self.chunk_to_card, started)
+            return self._failed(exc)
+        return _finish(want, started)
+
+    async def _one_async(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
+        started = time.perf_counter()
+        refused = self._refused(where)
+        if refused is not None:
+            return refused
+        want = Overfetch(limit=limit, overfetch=self.overfetch, chunk_to_card=self.chunk_to_card)
+        try:
+            while not want.done:
+                want.take(_as_ids(await self._call(query, want.n, where), self.name), None)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            return self._failed(exc)
+        return _finish(want, started)
 
     def search(self, queries: Sequence[str], limit: int,
                filters: Sequence[dict[str, Any] | None] | None = None) -> list[RankedList]:
         wheres = list(filters) if filters is not None else [None] * len(queries)
+        if self._async:
+            return gather_bounded([functools.partial(self._one_async, q, limit, w)
+                                   for q, w in zip(queries, wheres, strict=True)], self.options.concurrency)
         return [self._one(q, limit, w) for q, w in zip(queries, wheres, strict=True)]
 
 
@@ -162,8 +200,9 @@ class HttpRetriever:
 
     def __init__(self, *, url: str, options: HttpSettings | None = None,
                  chunk_to_card: Mapping[str, str] | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, overfetch: int = 3):
         self.url = url
+        self.overfetch = overfetch
         self.options = options or HttpSettings()
         self.chunk_to_card = chunk_to_card
         self.name = public_url(url)
@@ -234,8 +273,20 @@ class HttpRetriever:
         return answer
 
     def _attempts(self, query: str, limit: int, where: dict[str, Any] | None) -> RankedList:
+        """One case: asked for ``limit × overfetch`` ids, then twice as many while too few distinct
+        cards came out (``Overfetch``); any ask that fails fails the case."""
         started = time.perf_counter()
-        payload: dict[str, Any] = {"query": query, "limit": limit}
+        want = Overfetch(limit=limit, overfetch=self.overfetch, chunk_to_card=self.chunk_to_card)
+        while not want.done:
+            answer = self._ask(query, want.n, where)
+            if isinstance(answer, str):
+                return RankedList(error=answer)
+            want.take(*answer)
+        return _finish(want, started)
+
+    def _ask(self, query: str, n: int, where: dict[str, Any] | None) -> tuple[list[str], list[float] | None] | str:
+        """``(ids, scores)`` for ``n`` ids, or the error (after the retries)."""
+        payload: dict[str, Any] = {"query": query, "limit": n}
         if where is not None:
             payload["filter"] = where
         attempts = self.options.retries + 1
@@ -250,13 +301,13 @@ class HttpRetriever:
                                            or not all(isinstance(s, int | float) and not isinstance(s, bool)
                                                       for s in scores)):
                     raise ValueError('"scores" must be a list of numbers, one per id')
-                return _finish(ids, limit, self.chunk_to_card, started, scores)
+                return ids, scores
             except _Retryable as exc:
                 if attempt + 1 == attempts:
-                    return RankedList(error=f"{self.name}: {exc} (after {attempts} attempt(s))")
+                    return f"{self.name}: {exc} (after {attempts} attempt(s))"
                 self._sleep(self.options.backoff_s * (2 ** attempt))
             except (ValueError, TypeError) as exc:
-                return RankedList(error=f"{self.name}: {exc}")
+                return f"{self.name}: {exc}"
         raise AssertionError("unreachable")
 
     def search(self, queries: Sequence[str], limit: int,

@@ -22,7 +22,7 @@ from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.hybrid import HybridRetriever
 from retrieval_gate.retrieve.rerank import RerankRetriever, card_texts, load_cross_encoder
 from retrieval_gate.retrieve.settings import DEFAULT_RERANK_MODEL, RetrieverOptions
-from retrieval_gate.retrieve.spec import RetrieverSpec
+from retrieval_gate.retrieve.spec import FRAMEWORKS, RetrieverSpec
 
 
 class RetrieverBuilder:
@@ -111,10 +111,16 @@ class RetrieverBuilder:
         if spec.embeds_queries_only:
             return self._store(spec)
         if spec.kind == "python":
-            return custom.PythonRetriever(target=spec.target, chunk_to_card=self._chunk_map())
+            return custom.PythonRetriever(target=spec.target, chunk_to_card=self._chunk_map(),
+                                          overfetch=self.overfetch, options=self.options.custom)
         if spec.kind == "http":
             return custom.HttpRetriever(url=spec.target, options=self.options.http,
-                                        chunk_to_card=self._chunk_map())
+                                        chunk_to_card=self._chunk_map(), overfetch=self.overfetch)
+        if spec.kind in FRAMEWORKS:  # imported here: no framework is imported unless its spec is used
+            from retrieval_gate.retrieve.frameworks import FrameworkRetriever
+
+            return FrameworkRetriever(kind=spec.kind, target=spec.target, chunk_to_card=self._chunk_map(),
+                                      overfetch=self.overfetch, options=self.options.custom)
 
         return custom.RunRetriever(run=load_run(Path(spec.target)), cases=self._cases,
                                    chunk_to_card=self._chunk_map())
@@ -125,7 +131,8 @@ class RetrieverBuilder:
         if self._query_embedder is None:
             raise UsageError(f"{spec.name}: no query embedder here (the suite's model embeds its queries)")
         assert spec.target is not None
-        retriever = build_store_retriever(spec.kind, spec.target, settings=self.options.stores, dsn=self._dsn,
+        settings = self.options.stores.model_copy(update={"id_key": self.options.custom.id_key})  # one id_key
+        retriever = build_store_retriever(spec.kind, spec.target, settings=settings, dsn=self._dsn,
                                           embedder=self._query_embedder(), overfetch=self.overfetch,
                                           chunk_to_card=self._chunk_map())
         self._opened.append(retriever)

@@ -93,6 +93,10 @@ class HttpSettings(_Settings):
     breaker: int = Field(default=5, ge=0)  # consecutive failed cases that stop the eval (0: never)
 
 
+# The options that name where a store adapter's row keeps its card id, as messages name them.
+ID_KEY_OPTION, ID_COLUMN_OPTION = "id_key", "id_column"
+
+
 class StoreAdapterSettings(_Settings):
     """The query-only store adapters ``chroma:``, ``pgvector:``, ``qdrant:`` (``retrieve.stores``);
     their flat keys are the field names themselves (``host``, ``dsn``, ``id_key``, …)."""
@@ -102,7 +106,9 @@ class StoreAdapterSettings(_Settings):
     path: str | None = None  # chroma: a persistent folder; qdrant: local mode's folder
     url: str | None = None  # qdrant: a server
     dsn: str | None = None  # pgvector: a libpq connection string or URI; may be ${NAME}
-    id_key: str | None = None  # the metadata (payload, JSONB) key that holds the card id
+    # the metadata (payload, JSONB) key that holds the card id: options.id_key, the key python: and
+    # the framework retrievers read too (CustomSettings), handed in by the builder
+    id_key: str | None = None
     id_column: str | None = None  # pgvector: a column that holds the card id
     embedding_column: str = "embedding"  # pgvector
     metadata_column: str | None = None  # pgvector: the JSONB column (id_key, filters); None: cmetadata or metadata
@@ -135,16 +141,39 @@ class OpenAIEmbedSettings(_Settings):
 
 _ENV_ONLY = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
+class CustomSettings(_Settings):
+    """What ``python:`` and the framework retrievers (``langchain:``, ``llamaindex:``, ``haystack:``;
+    ``retrieve.custom``, ``retrieve.frameworks``) share: where a returned document keeps its card id,
+    the version the team gives its retriever (recorded in the config, as the module's source hash
+    is), how many queries an async retriever answers at once, and a Haystack pipeline's sockets."""
+
+    id_key: str | None = Field(default=None, min_length=1)  # the metadata key holding the card id
+    # recorded in the config as given: text, or an integer (a decimal such as 1.10 must be quoted)
+    retriever_version: Annotated[str, Field(min_length=1)] | int | None = None
+    concurrency: int = Field(default=8, ge=1)  # queries in flight for an async retriever
+    haystack_query_input: str | None = Field(default=None, min_length=1)  # "component.input[,…]"
+    haystack_documents_output: str | None = Field(default=None, min_length=1)  # "component.output"
+    haystack_top_k_input: str | None = Field(default=None, min_length=1)  # "component.input[,…]" or "none"
+
+
+# A Haystack pipeline's sockets the options name: the socket's default name → its option.
+HAYSTACK_SOCKET_OPTIONS = {"query": "haystack_query_input", "top_k": "haystack_top_k_input",
+                           "documents": "haystack_documents_output"}
+
 # The flat key the user writes → (the retriever's model, its field).
 _SLICES: dict[str, type[_Settings]] = {"bm25": BM25Settings, "hybrid": HybridSettings, "rerank": RerankSettings,
-                                       "http": HttpSettings, "stores": StoreAdapterSettings,
+                                       "http": HttpSettings, "custom": CustomSettings, "stores": StoreAdapterSettings,
                                        "openai": OpenAIEmbedSettings}
 FLAT_KEYS: dict[str, tuple[str, str]] = {
     **{f"bm25_{name}": ("bm25", name) for name in BM25Settings.model_fields},
     "rrf_k": ("hybrid", "rrf_k"), "hybrid_depth": ("hybrid", "depth"),
     **{f"rerank_{name}": ("rerank", name) for name in RerankSettings.model_fields},
     **{f"http_{name}": ("http", name) for name in HttpSettings.model_fields},
-    **{name: ("stores", name) for name in StoreAdapterSettings.model_fields},
+    "id_key": ("custom", "id_key"), "retriever_version": ("custom", "retriever_version"),
+    "async_concurrency": ("custom", "concurrency"),
+    **{name: ("custom", name) for name in CustomSettings.model_fields if name.startswith("haystack_")},
+    # the store adapters' keys are their own names; id_key is the one of "custom" (read by them too)
+    **{name: ("stores", name) for name in StoreAdapterSettings.model_fields if name != ID_KEY_OPTION},
     "base_url": ("openai", "base_url"), "api_key": ("openai", "api_key"),
     **{f"openai_{name}": ("openai", name) for name in OpenAIEmbedSettings.model_fields
        if name not in ("base_url", "api_key")},
@@ -161,6 +190,7 @@ class RetrieverOptions(BaseModel):
     hybrid: HybridSettings = Field(default_factory=HybridSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    custom: CustomSettings = Field(default_factory=CustomSettings)
     stores: StoreAdapterSettings = Field(default_factory=StoreAdapterSettings)
     openai: OpenAIEmbedSettings = Field(default_factory=OpenAIEmbedSettings)
 

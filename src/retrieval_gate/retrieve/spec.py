@@ -1,5 +1,5 @@
 """Retriever specs, parsed once (in the suite config): ``--retriever dense,bm25,hybrid,hybrid+rerank,
-python:module:function,https://…,run:FILE``. Pure."""
+python:module:function,langchain:module:attr,llamaindex:…,haystack:…,https://…,run:FILE``. Pure."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from typing import Literal
 
 from retrieval_gate.errors import UsageError
 
-Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run", "chroma", "pgvector", "qdrant"]
+Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run", "langchain", "llamaindex", "haystack",
+               "chroma", "pgvector", "qdrant"]
 BUILTIN: tuple[Kind, ...] = ("dense", "bm25", "hybrid")
+# A team's own retriever in its framework, ``KIND:MODULE:ATTR`` (``retrieve.frameworks``).
+FRAMEWORKS: tuple[Kind, ...] = ("langchain", "llamaindex", "haystack")
 RERANK_SUFFIX = "+rerank"
 
 
@@ -27,8 +30,10 @@ class RetrieverSpec:
     def name(self) -> str:
         """The label used in tables, results files and file names (a URL without its query string
         or credentials: those may hold secrets, and results end up in PR comments)."""
-        base = {"python": f"python:{self.target}", "http": public_url(self.target or ""),
-                "run": f"run:{self.target}"}.get(self.kind, f"{self.kind}:{self.target}" if self.target else self.kind)
+        base = {"python": f"python:{self.target}", **{kind: f"{kind}:{self.target}" for kind in FRAMEWORKS},
+                **{kind: f"{kind}:{self.target}" for kind in STORE_KINDS},
+                "http": public_url(self.target or ""),
+                "run": f"run:{self.target}"}.get(self.kind, self.kind)
         return f"{base}{RERANK_SUFFIX}" if self.rerank else str(base)
 
     @property
@@ -48,8 +53,9 @@ class RetrieverSpec:
 
 
 def parse_retriever(text: str) -> RetrieverSpec:
-    """One spec: ``dense`` | ``bm25`` | ``hybrid`` | ``python:MODULE:FUNCTION`` | ``http(s)://URL``
-    | ``run:PATH``, any of them optionally followed by ``+rerank``."""
+    """One spec: ``dense`` | ``bm25`` | ``hybrid`` | ``python:MODULE:FUNCTION`` | ``langchain:MODULE:ATTR``
+    | ``llamaindex:MODULE:ATTR`` | ``haystack:MODULE:ATTR`` | ``http(s)://URL`` | ``run:PATH``, any of
+    them optionally followed by ``+rerank``."""
     raw = text.strip()
     rerank = raw.lower().endswith(RERANK_SUFFIX)
     if rerank:
@@ -68,6 +74,13 @@ def parse_retriever(text: str) -> RetrieverSpec:
         if target.count(":") < 1 or not target.rpartition(":")[2] or not target.rpartition(":")[0]:
             raise UsageError(f"retriever {text!r}: expected python:module:function")
         return RetrieverSpec(kind="python", target=target, rerank=rerank)
+    for kind in FRAMEWORKS:
+        if lower.startswith(f"{kind}:"):
+            target = raw[len(kind) + 1:]
+            if not target.rpartition(":")[2] or not target.rpartition(":")[0]:
+                raise UsageError(f"retriever {text!r}: expected {kind}:module:attribute (the retriever, index or "
+                                 "pipeline object, or a function of no arguments that returns it)")
+            return RetrieverSpec(kind=kind, target=target, rerank=rerank)
     if lower.split(":", 1)[0] in STORE_KINDS and ":" in raw:
         return _store_spec(text, raw, rerank=rerank)
     if lower.startswith("run:"):
@@ -76,6 +89,7 @@ def parse_retriever(text: str) -> RetrieverSpec:
             raise UsageError(f"retriever {text!r}: expected run:PATH")
         return RetrieverSpec(kind="run", target=target, rerank=rerank)
     raise UsageError(f"retriever {text!r} is unknown (dense, bm25, hybrid, python:module:function, "
+                     "langchain:module:attr, llamaindex:module:attr, haystack:module:attr, "
                      "http(s)://…, run:PATH, chroma:COLLECTION, pgvector:TABLE, qdrant:COLLECTION; "
                      "add +rerank for a cross-encoder)")
 

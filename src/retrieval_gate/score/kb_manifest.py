@@ -102,3 +102,11 @@ def parse_manifest(text: str, *, source: str) -> dict[str, KbCard]:
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         raise BaselineError(f"{source}: not a valid KB manifest: {first['msg']}") from None
+
+
+def judged_as_is(card: str, sha: str, sha_now: Mapping[str, str]) -> bool:
+    """The one rule of staleness: a judgement made at content hash ``sha`` stands while the card's
+    hash now (``sha_now``: card id → ``score.kb_manifest``'s digest) is that hash; a card edited
+    since, or gone from the KB, makes it stale. A labels file's decisions (``golden.sittings``) and
+    the "not relevant" sidecar's entries (``artifacts.label_sidecar``) both follow it."""
+    return sha_now.get(card) == sha

@@ -30,7 +30,7 @@ from retrieval_gate.defaults import MIN_CHUNK_SIZE
 from retrieval_gate.errors import InputError, Problem, UsageError
 from retrieval_gate.load.yamltext import safe_load
 from retrieval_gate.overrides import SuiteOverrides
-from retrieval_gate.retrieve.spec import parse_retrievers
+from retrieval_gate.retrieve.spec import FRAMEWORKS, parse_retrievers
 from retrieval_gate.settings import SuiteConfig, override_suite
 
 # What a point may change. Not the cases, k, measures or means (the points would not be measured
@@ -124,7 +124,7 @@ def check_point(values: Mapping[str, Any], *, where: str) -> None:
             raise InputError(Problem(where, None, f"a point's key {key!r} is not a settings key"))
 
 
-USER_CODE_KINDS = ("python", "http", "run")
+USER_CODE_KINDS = ("python", "http", "run", *FRAMEWORKS)
 
 
 def check_part_winner(values: Mapping[str, Any], *, where: str, current: SuiteConfig) -> None:

@@ -155,9 +155,8 @@ class StoreRetriever:
         ident = self.embedder.identity()
         out: dict[str, Any] = {"name": self.client.label.split(":", 1)[0], **self.client.fingerprint(),
                                "count": self._count if self._count is not None else self.client.count(),
-                               "overfetch": self.overfetch, "model": ident.name, "model_sha256": ident.sha256}
-        if self.settings.id_key is not None:
-            out["id_key"] = self.settings.id_key
+                               "overfetch": self.overfetch, "model": ident.name, "model_sha256": ident.sha256,
+                               **({"id_key": self.settings.id_key} if self.settings.id_key is not None else {})}
         if self._probe is not None:
             out["probe"] = dict(self._probe)
         return out

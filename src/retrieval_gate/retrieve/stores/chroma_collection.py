@@ -12,7 +12,7 @@ import numpy as np
 
 from retrieval_gate.errors import RetrieverError, one_line
 from retrieval_gate.load import boundary
-from retrieval_gate.retrieve.settings import StoreAdapterSettings
+from retrieval_gate.retrieve.settings import ID_KEY_OPTION, StoreAdapterSettings
 from retrieval_gate.retrieve.stores import Row, card_of, lookup
 
 DEFAULT_PORT = 8000
@@ -24,7 +24,7 @@ class ChromaClient:
         self.settings = settings
         self.label = f"chroma:{collection}"
         self.id_key = settings.id_key
-        self.id_option = "id_key"
+        self.id_option = ID_KEY_OPTION
         self.id_label = f"metadata key {settings.id_key!r}" if settings.id_key else "id"
         if settings.path is not None and (settings.host is not None or settings.port is not None):
             raise RetrieverError(f"{self.label}: give either options.path (a persistent folder) or options.host/port "

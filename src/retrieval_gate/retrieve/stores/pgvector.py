@@ -19,7 +19,7 @@ import numpy as np
 
 from retrieval_gate.errors import RetrieverError, one_line
 from retrieval_gate.load import boundary
-from retrieval_gate.retrieve.settings import StoreAdapterSettings
+from retrieval_gate.retrieve.settings import ID_COLUMN_OPTION, ID_KEY_OPTION, StoreAdapterSettings
 from retrieval_gate.retrieve.stores import Row, card_of, lookup
 
 _TEXT_COLUMNS = ("document", "text", "content", "page_content")
@@ -131,7 +131,7 @@ class PgvectorClient:
             self.id_label = f"value in column {self._id_column!r}"
         row_id = next((c for c in ("id", "uuid") if c in self._columns), None)  # else the row's place (ctid)
         self._row_id = sql.Identifier(row_id) if row_id else sql.SQL("ctid")
-        self.id_option = "id_key" if settings.id_key is not None else "id_column"
+        self.id_option = ID_KEY_OPTION if settings.id_key is not None else ID_COLUMN_OPTION
         self._table_sql = (sql.Identifier(self._schema, self._name) if self._schema else sql.Identifier(self._name))
 
     def count(self) -> int:

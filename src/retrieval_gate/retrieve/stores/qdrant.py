@@ -16,7 +16,7 @@ import numpy as np
 
 from retrieval_gate.errors import RetrieverError, one_line
 from retrieval_gate.load import boundary
-from retrieval_gate.retrieve.settings import StoreAdapterSettings
+from retrieval_gate.retrieve.settings import ID_KEY_OPTION, StoreAdapterSettings
 from retrieval_gate.retrieve.spec import public_url
 from retrieval_gate.retrieve.stores import Row, card_of, lookup
 
@@ -36,7 +36,7 @@ class QdrantStoreClient:
         self.settings = settings
         self.label = f"qdrant:{collection}"
         self.id_key = settings.id_key
-        self.id_option = "id_key"
+        self.id_option = ID_KEY_OPTION
         self.id_label = f"payload key {settings.id_key!r}" if settings.id_key else "id"
         if (settings.path is None) == (settings.url is None):
             raise RetrieverError(f"{self.label} needs options.path (a local-mode folder) or options.url "

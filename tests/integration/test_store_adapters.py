@@ -39,6 +39,13 @@ def reversed_words(text: str) -> np.ndarray:
     return bag_of_words(" ".join(w[::-1] for w in text.split()))
 
 
+def close(client: Any) -> None:
+    """A chromadb HTTP client closed with its connection pools (``close`` alone leaves them open)."""
+    for api in (client._server, client._admin_client._server):
+        api._session.close()
+    client.close()
+
+
 def config(tmp_path: Path, retriever: str, **options: Any) -> SuiteConfig:
     kb, cases = write_dataset(tmp_path / "data")
     return SuiteConfig(kb=str(kb), cases=str(cases), k=K, retriever=retriever, options=options,
@@ -77,6 +84,7 @@ def chroma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         small.add(ids=[r.id for r in ROWS], embeddings=[bag_of_words(r.text, 64).tolist() for r in ROWS],
                   metadatas=[r.meta for r in ROWS])
         client.create_collection("empty", embedding_function=None)
+        close(client)
         yield port
 
 
@@ -305,6 +313,7 @@ def test_cli_chroma_collection_built_with_the_bundled_model_ranks_as_dense(chrom
     col = client.create_collection("minilm", metadata={"hnsw:space": "cosine"}, embedding_function=None)
     col.add(ids=[c.id for c in chunks], embeddings=stored.tolist(), documents=[c.text for c in chunks],
             metadatas=[{"card_id": c.parent_id, **c.metadata} for c in chunks])
+    close(client)
     assert cli([*base, "--retriever", "chroma:minilm", "--option", "host=127.0.0.1", "--option", f"port={chroma}",
                 "--option", "id_key=card_id", "--out", str(tmp_path / "chroma" / "results.json")]) == 0
     dense, store = (json.loads((tmp_path / name / "results.json").read_text(encoding="utf-8"))

@@ -35,7 +35,11 @@ class ChromaClient:
         self._where = (f"folder {settings.path}" if settings.path is not None
                        else f"server {settings.host or 'localhost'}:{settings.port or DEFAULT_PORT}")
         self._client = self._connect()
-        self._collection = self._open()
+        try:
+            self._collection = self._open()
+        except BaseException:
+            self.close()
+            raise
         self._space = self._distance_space()
         self._dim: int | None = None
 
@@ -124,5 +128,15 @@ class ChromaClient:
         return {"collection": self.collection_name, "space": self._space}
 
     def close(self) -> None:
-        self._collection = None
-        self._client = None
+        client, self._client, self._collection = self._client, None, None
+        if client is None:
+            return
+        # an HTTP client's connection pools (its own and its admin client's): chromadb's close() leaves
+        # them to the garbage collector, which warns of unclosed sockets
+        for api in (getattr(client, "_server", None), getattr(getattr(client, "_admin_client", None), "_server", None)):
+            session = getattr(api, "_session", None)
+            if session is not None:
+                session.close()
+        closer = getattr(client, "close", None)  # chromadb ≥ 1.1: lets go of its system / files
+        if closer is not None:
+            closer()

@@ -193,7 +193,7 @@ def context_precision_unweighted_at_k(ranked: Sequence[str], gold: Set[str], k: 
 
 def r_precision(ranked: Sequence[str], gold: Set[str], depth: int) -> float:
     """R-precision (trec_eval ``Rprec``): the gold cards among the first R = |gold| ranked cards,
-    over R, on the ranking read to ``depth`` (a measure without a cutoff reads the grid's depth)."""
+    over R, on the ranking read to ``depth`` (a measure without a cutoff reads the whole ranking)."""
     top = ranked[:depth][:len(gold)]
     return sum(1 for d in top if d in gold) / len(gold)
 

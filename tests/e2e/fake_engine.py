@@ -62,10 +62,11 @@ class FakeEngine:
         return run_audit(cases=[], entries=[], params=suite_config.audit)
 
 
-def baseline_text(*, scores: dict[str, float], sha: str, history: int = 1) -> str:
+def baseline_text(*, scores: dict[str, float], sha: str, history: int = 1, engine: FakeEngine | None = None) -> str:
     """A baseline file as the update flow writes it (the real ``update_baseline`` and codec), for
-    ``scores`` at commit ``sha`` (with ``history`` entries, the last one for ``sha``)."""
-    results = FakeEngine(scores=scores).evaluate(suite_config=SuiteConfig(), suite="default")
+    ``scores`` at commit ``sha`` (with ``history`` entries, the last one for ``sha``); ``engine``: one
+    whose results (golden set, rankings) the baseline records, else a plain ``FakeEngine(scores)``."""
+    results = (engine or FakeEngine(scores=scores)).evaluate(suite_config=SuiteConfig(), suite="default")
     baseline = None
     for i in range(history):
         entry_sha = sha if i == history - 1 else f"{i:040x}"

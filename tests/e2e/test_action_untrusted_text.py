@@ -25,9 +25,10 @@ def engine() -> FakeEngine:
 
 
 def _pr(world: ActionWorld, github: FakeGitHub, engine: FakeEngine,
-        baseline_scores: dict[str, float] | None = None) -> ActionRun:
+        baseline_scores: dict[str, float] | None = None, baseline_engine: FakeEngine | None = None) -> ActionRun:
     scores = baseline_scores if baseline_scores is not None else {f"q{i}": 1.0 for i in range(10)}
-    base = github.commit("main", {BASELINE: baseline_text(scores=scores, sha="b" * 40),
+    text = baseline_text(scores=scores, sha="b" * 40, engine=baseline_engine)
+    base = github.commit("main", {BASELINE: text,
                                   "retrieval-gate.yml": BASE_CONFIG}, message="base")
     return world.run(event_name="pull_request", event=world.pr_event(7, base_sha=base, fork=True),
                      ref="refs/pull/7/merge", sha="c" * 40)
@@ -71,7 +72,8 @@ class _HostileIdsEngine(FakeEngine):
 def test_hostile_case_and_card_ids_are_escaped_in_every_annotation_and_log_line(world, github):
     engine = _HostileIdsEngine(scores={cid: (0.0 if i < 12 else 1.0) for i, cid in enumerate(HOSTILE_IDS)})
     world.engine = engine
-    run = _pr(world, github, engine, baseline_scores=dict.fromkeys(HOSTILE_IDS, 1.0))
+    # the baseline was scored on the same (hostile) golden set, every case a hit: 12 lost
+    run = _pr(world, github, engine, baseline_engine=_HostileIdsEngine(scores=dict.fromkeys(HOSTILE_IDS, 1.0)))
     assert_no_command_from_text(run.stdout, run.stderr)
     lost = [line for line in run.stdout.split("\n") if "lost its hit" in line]
     assert len(lost) == 12

@@ -142,6 +142,10 @@ def test_hnsw_with_ann_check_reports_recall_against_exact(
     assert r["extras"]["ann_check"]["exact"]["ndcg@5"] == pytest.approx(
         cold["results"]["aggregates"]["overall"]["ndcg@5"]["value"], abs=1e-12)
     assert "ANN check: HNSW returned" in stdout
+    # the sample check every HNSW run makes: the real model's vectors, a sound index, no note
+    sample = r["extras"]["ann_sample"]
+    assert sample["recall"] == 1.0 and sample["note"] is None and sample["seed"] == 57
+    assert "ANN check: on " in stdout and "below 0.9" not in stdout
 
 
 def test_a_changed_and_a_removed_card_re_embed_only_what_changed(

@@ -143,7 +143,7 @@ def test_subset_of_the_examples_and_its_comment_notice(tmp_path):
     assert again.read_bytes() == out.read_bytes()
     # a run over the subset records it, and its comment says so
     ids = [r["id"] for r in rows]
-    write_jsonl(tmp_path / "run.jsonl", [{"id": i, "retrieved": []} for i in ids])
+    write_jsonl(tmp_path / "run.jsonl", [{"id": i, "retrieved": ["a-card"]} for i in ids])
     assert run("score", "--run", "run.jsonl", "--cases", str(out), "--out", "r.json", cwd=tmp_path).returncode == 0
     results = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert results["provenance"]["subset"]["n"] == 12 and results["provenance"]["subset"]["of"] == 62
@@ -156,7 +156,7 @@ def test_subset_edited_after_drawing_is_not_called_a_subset(tmp_path):
     run("subset", "--cases", str(EXAMPLES / "cases.jsonl"), "--per-cell", "1", "--out", str(out), cwd=tmp_path)
     first = out.read_text(encoding="utf-8").splitlines()[0]
     out.write_text(first + "\n", encoding="utf-8")
-    write_jsonl(tmp_path / "run.jsonl", [{"id": json.loads(first)["id"], "retrieved": []}])
+    write_jsonl(tmp_path / "run.jsonl", [{"id": json.loads(first)["id"], "retrieved": ["a-card"]}])
     assert run("score", "--run", "run.jsonl", "--cases", str(out), "--out", "r.json", cwd=tmp_path).returncode == 0
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["provenance"]["subset"] is None
 

@@ -212,9 +212,9 @@ def test_context_precision_is_counted_on_the_de_duplicated_ranking() -> None:
     ([N + "1", R + "1"], 1, 5, 0.0),  # R = 1: precision@1
     ([], 3, 5, 0.0),  # nothing retrieved: 0
     ([R + "1"], 3, 5, 1 / 3),  # fewer than R came back: still over R, as trec_eval
-    # R = 4 > the depth 2 (the suite's largest k): read to rank 2 only, 2/4 (trec_eval on the whole
-    # list of four would say 1)
-    ([R + "1", R + "2", R + "3", R + "4"], 4, 2, 2 / 4),
+    # R = 4 > the largest k, 2: the ranking is read to its end, as trec_eval reads it → 4/4
+    ([R + "1", R + "2", R + "3", R + "4"], 4, 2, 1.0),
+    ([N + "1", R + "1", N + "2", R + "2", R + "3"], 4, 1, 2 / 4),  # r3 at rank 5, past R, even at k = 1
 ])
 def test_r_precision_by_hand(ranked: list[str], n_gold: int, k: int, expected: float) -> None:
     gold = sorted(f"{R}{i}" for i in range(1, n_gold + 1))
@@ -279,14 +279,14 @@ def rprec_runs(tmp_path: Path) -> tuple[Path, dict[str, Path], dict[str, dict[st
 def test_a_measure_without_a_cutoff_flows_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--metrics hit,Rprec`` through score, the baseline, compare (paired Δ, a floor and a
     slice's max drop on ``rprec``) and every report format; the values are trec_eval's Rprec on
-    the runs cut at the suite's largest k, 2, below R = 3 (pytrec_eval), their means and their
-    paired difference."""
+    the whole runs (six cards a case, deeper than the suite's largest k, 2, and than R = 3:
+    pytrec_eval), their means and their paired difference."""
     cases, runs, pytrec_runs = rprec_runs(tmp_path)
     qrels = {f"q{i}": {f"g{i}{c}": 1 for c in "abc"} for i in range(12)}
     want = {}
     for name, run in pytrec_runs.items():
-        top2 = {q: dict(list(docs.items())[:2]) for q, docs in run.items()}  # the grid's depth: k = 2
-        want[name] = {q: v["Rprec"] for q, v in pytrec_eval.RelevanceEvaluator(qrels, {"Rprec"}).evaluate(top2).items()}
+        # the whole run, as trec_eval reads it (not cut at the largest k, 2)
+        want[name] = {q: v["Rprec"] for q, v in pytrec_eval.RelevanceEvaluator(qrels, {"Rprec"}).evaluate(run).items()}
         out = tmp_path / f"{name}.json"
         code, stdout, err = run_cli(["score", "--run", str(runs[name]), "--cases", str(cases), "--k", "1,2",
                                      "--metrics", "hit,Rprec", "--out", str(out)], capsys)

@@ -4,7 +4,8 @@ trec_eval (pytrec_eval) on seeded random runs, to 1e-9.
 pytrec_eval gets, per query, the de-duplicated ranking with strictly decreasing scores, so its own
 ordering (score desc, ties by docid desc) reproduces our ranking exactly. A ``…_k`` name is
 trec_eval's measure at cutoff k (``P_k`` → ``P_5``); any other is trec_eval's measure on the run
-truncated to k (MRR@k: ``recip_rank``), and to the grid's depth for a measure without a cutoff.
+truncated to k (MRR@k: ``recip_rank``), and on the whole run for a measure without a cutoff (it
+reads the ranking to its end, as trec_eval reads a run).
 hit@k is also an independent set formula. A separate test feeds tied scores through our TREC loader.
 """
 
@@ -69,9 +70,9 @@ def test_random_runs_cover_the_edge_cases(queries: Queries) -> None:
     assert any(0 < len(r) < 5 for r, _ in queries.values())
 
 
-def trec_values(queries: Queries, measure: str, k: int) -> dict[str, float]:
-    """trec_eval's value of ``measure`` per query at cutoff k (for a measure without a cutoff: at
-    the grid's depth k), read through the registry's ``trec_eval`` name (module docstring)."""
+def trec_values(queries: Queries, measure: str, k: int | None) -> dict[str, float]:
+    """trec_eval's value of ``measure`` per query at cutoff k (k None, for a measure without a
+    cutoff: on the whole run), read through the registry's ``trec_eval`` name (module docstring)."""
     name = TREC[measure]
     if name.endswith("_k"):
         family = name.removesuffix("_k")
@@ -103,10 +104,9 @@ def test_hit_equals_the_set_formula(queries: Queries) -> None:
 def test_case_scores_equal_trec_eval_for_the_whole_grid(queries: Queries, ks: tuple[int, ...]) -> None:
     """The hot path used by ``score`` and ``eval`` (one pass per case, one compiled grid with its
     memo shared by every case) over every measure trec_eval has, against trec_eval; a measure
-    without a cutoff at the grid's depth, the largest k."""
+    without a cutoff on the whole run, however small the largest k (runs up to 250 deep)."""
     grid = metric_specs(ks, measures=tuple(TREC))
-    expected = {spec.name: trec_values(queries, spec.measure, grid.depth if spec.k is None else spec.k)
-                for spec in grid}
+    expected = {spec.name: trec_values(queries, spec.measure, spec.k) for spec in grid}
     for q, (ranked, gold) in queries.items():
         got = case_scores(ranked, sorted(gold), grid)
         assert set(got) == set(expected)
@@ -120,7 +120,7 @@ def test_case_scores_are_bit_identical_to_the_reference_functions(queries: Queri
     assert {spec.measure for spec in grid} == set(FUNCTIONS)
     for ranked, gold in queries.values():
         got = case_scores(ranked, sorted(gold), grid)
-        want = {spec.name: FUNCTIONS[spec.measure](ranked, gold, grid.depth if spec.k is None else spec.k)
+        want = {spec.name: FUNCTIONS[spec.measure](ranked, gold, len(ranked) if spec.k is None else spec.k)
                 for spec in grid}
         assert got == want
 

@@ -108,7 +108,7 @@ def compare_command(
         raise typer.Exit(1)
 
 
-def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite: str,
+def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite: str | None,
                     inputs: Mapping[str, Any]) -> tuple[str, str]:
     """The two ``label top-up`` commands the terminal names (every unjudged card; the decisive ones), with
     this comparison's own files, the KB and golden set the run read (where they are still there) and a
@@ -119,7 +119,7 @@ def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite
 
     q = shlex.quote
     where = f" --config {q(str(config))}" if config is not None else ""
-    where += f" --suite {q(suite)}" if suite != "default" else ""
+    where += f" --suite {q(suite)}" if suite and suite != "default" else ""
     for flag, name in (("--kb", "kb"), ("--cases", "cases")):
         path = getattr(inputs.get(name), "path", None)
         if path and Path(path).exists():

@@ -72,7 +72,10 @@ def summary_lines(results: Results) -> list[str]:
                      f"cache); {emb['queries_embedded']} of {emb['queries']} queries embedded")
     if store:
         lines.append(f"store: {store['chunks']} chunks · {store['added']} written · {store['deleted']} deleted · "
-                     f"{store['unchanged']} unchanged" + (f" · rebuilt ({store['rebuilt']})" if store["rebuilt"] else ""))
+                     f"{store['unchanged']} unchanged"
+                     + (f" · {store['relabeled']} rewritten with new metadata (not embedded)"
+                        if store.get("relabeled") else "")
+                     + (f" · rebuilt ({store['rebuilt']})" if store["rebuilt"] else ""))
     cut = results.extras.get("truncation")
     if cut and cut.get("chunks"):
         from retrieval_gate.evaluation.chunks import truncation_line
@@ -83,6 +86,10 @@ def summary_lines(results: Results) -> list[str]:
         deltas = ", ".join(f"{m} {d:+.4f}" for m, d in ann["delta"].items())
         lines.append(f"ANN check: HNSW returned {ann['recall']:.4f} of the exact top-{ann['k']} cards; "
                      f"{ann['queries_differing']} of {ann['queries']} rankings differ; HNSW − exact: {deltas}")
+    sample = results.extras.get("ann_sample")
+    if sample and sample.get("recall") is not None:
+        lines.append(sample["note"] or f"ANN check: on {sample['queries']} sampled queries, the HNSW index returned "
+                                       f"{sample['recall']:.3f} of the exact top-{sample['k']} cards")
     return lines
 
 

@@ -125,10 +125,13 @@ class OpenAIEmbedder:
             with deadline.opener().open(request, timeout=min(self.timeout_s, self.deadline_s)) as response:
                 raw = deadline.read(response, _MAX_ANSWER + 1)
         except urllib.error.HTTPError as exc:
+            try:
+                # a 401/403's own message may quote part of the key: left out
+                message = f"HTTP {exc.code} {exc.reason}" + ("" if exc.code in (401, 403) else _api_message(exc))
+            finally:
+                exc.close()  # the error holds the answer's connection
             if deadline.expired.is_set():
                 raise _Retryable(f"no complete answer within {self.deadline_s:g} s") from None
-            # a 401/403's own message may quote part of the key: left out
-            message = f"HTTP {exc.code} {exc.reason}" + ("" if exc.code in (401, 403) else _api_message(exc))
             if exc.code == 429 or exc.code >= 500:
                 raise _Retryable(message) from None
             hint = " (check options.api_key)" if exc.code in (401, 403) else ""

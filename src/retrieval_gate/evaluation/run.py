@@ -12,7 +12,10 @@ Order of work, top to bottom:
 2. build every part before running anything: the dense side (store sync, embeddings) when some
    retriever needs it, the BM25 units when some retriever needs them, then each retriever from
    its spec (``retrieve.factory.RetrieverBuilder``, which shares parts between specs);
-3. rank every case (no-answer cases too: they are scored as abstention when a threshold is set);
+3. rank every case (no-answer cases too: they are scored as abstention when a threshold is set),
+   to the suite's largest k — or, when a measure without a cutoff is measured (R-precision), to
+   the largest R (relevant cards) of any case when that is deeper (``retrieval_depth``): R-precision
+   reads the first R cards, so it equals trec_eval's ``Rprec`` on any deeper run;
    rankings that cannot be a measurement — every one empty, or most ids not cards of the KB —
    stop the run (exit 2, ``score.validity``) before anything is written;
 4. score and aggregate, per retriever.
@@ -28,13 +31,13 @@ from typing import Any
 from retrieval_gate.artifacts.label_sidecar import golden_judgements, not_relevant_by_case
 from retrieval_gate.embed.base import Embedder
 from retrieval_gate.errors import RetrieverError, UsageError
-from retrieval_gate.evaluation.ann_check import ann_check
+from retrieval_gate.evaluation.ann_check import ann_check, ann_sample_check
 from retrieval_gate.evaluation.chunks import truncation_extras
 from retrieval_gate.evaluation.dense_parts import EvalProgress, Silent, VectorStore, dense_extras
 from retrieval_gate.evaluation.pipeline import Pipeline, Prepared, input_paths, prepare
 from retrieval_gate.load.runs import check_run_matches
 from retrieval_gate.metrics import DEFAULT_MEASURES, metric_specs
-from retrieval_gate.models import CaseSet, RankedList
+from retrieval_gate.models import Case, CaseSet, RankedList, relevant_at
 from retrieval_gate.retrieve.base import Retriever
 from retrieval_gate.retrieve.custom import RunRetriever
 from retrieval_gate.retrieve.factory import RetrieverBuilder
@@ -140,6 +143,7 @@ class _Measure:
         self.created_at, self.truncation, self.loaded_s, self.began = created_at, truncation, loaded_s, began
         cases = shared.case_set.cases
         self.grid = metric_specs(suite_config.k, measures=suite_config.metrics or DEFAULT_MEASURES)
+        self.depth = retrieval_depth(cases, ks=suite_config.k, whole=self.grid.whole, rel_level=suite_config.rel_level)
         self.queries = [c.query for c in cases]
         self.filters = [c.filter for c in cases]
         self.false_exclusion = false_exclusion_extras(cases=cases,
@@ -147,12 +151,15 @@ class _Measure:
         # judged not relevant (at the card's content now): never unjudged
         self.not_relevant = not_relevant_by_case(Path(shared.case_set.path), kb=shared.kb)
         self.judgements = suite_config.judgements or golden_judgements(shared.case_set)  # compare.judgements
+        self._sampled = False
+        self._sample: tuple[dict[str, Any], float] | None = None
 
     def results(self, spec: RetrieverSpec, retriever: Retriever, built_s: float) -> Results:
         config, case_set, ks, dense = self.config, self.shared.case_set, self.config.k, self.pipe.dense
         search_began = time.perf_counter()
-        ranked = (retriever.search_cases([c.id for c in case_set.cases], max(ks))  # run files: by case id
-                  if isinstance(retriever, RunRetriever) else retriever.search(self.queries, max(ks), self.filters))
+        depth = self.depth
+        ranked = (retriever.search_cases([c.id for c in case_set.cases], depth)  # run files: by case id
+                  if isinstance(retriever, RunRetriever) else retriever.search(self.queries, depth, self.filters))
         search_s = time.perf_counter() - search_began
         extras: dict[str, Any] = {}
         config_out: dict[str, Any] = {"retriever": spec.name, "k": list(ks), "overfetch": config.overfetch,
@@ -166,6 +173,8 @@ class _Measure:
             extras["filter_false_exclusion"] = self.false_exclusion
         if retriever is not self.pipe.dense_retriever:  # hybrid, bm25, custom: their own parameters
             config_out["details"] = retriever.fingerprint()
+        if depth > max(ks):  # retrieved deeper than the largest k: R-precision reads each case's top R
+            extras["retrieval_depth"] = depth
         extras["timings"] = {"load_s": round(self.loaded_s, 3), "build_s": round(built_s, 3),
                              "search_s": round(search_s, 3)}
         rankings = _by_case(case_set, ranked, retriever)
@@ -179,9 +188,24 @@ class _Measure:
             results.extras["ann_check"] = ann_check(dense=dense, case_set=case_set, kb=self.shared.kb,
                                                     queries=self.queries, filters=self.filters, main=results,
                                                     grid=self.grid, ks=ks)
+        if dense is not None and spec.needs_embedder:
+            sample = self.ann_sample(dense, ks=ks)
+            if sample is not None:
+                results.extras["ann_sample"], results.extras["timings"]["ann_sample_s"] = sample
         results.extras["timings"]["total_s"] = round(time.perf_counter() - self.began, 3)
         return results
 
+    def ann_sample(self, dense: Any, *, ks: Sequence[int]) -> tuple[dict[str, Any], float] | None:
+        """The HNSW sample check (``ann_sample_check``), once per eval: every retriever over the
+        dense side shares its index; its note goes to the terminal once."""
+        if not self._sampled:
+            self._sampled = True
+            checked = ann_sample_check(dense=dense, queries=self.queries, filters=self.filters, ks=ks)
+            if checked is not None:
+                self._sample = (checked[0], round(checked[1], 3))
+                if checked[0]["note"]:
+                    self.pipe.progress.note(checked[0]["note"])
+        return (dict(self._sample[0]), self._sample[1]) if self._sample is not None else None
 
     def refuse_no_measurement(self, spec: RetrieverSpec, rankings: dict[str, RankedList]) -> None:
         """Exit 2 when the rankings cannot be a measurement (every one empty, or most ids not KB
@@ -194,6 +218,16 @@ class _Measure:
         warning = check.warning(who)
         if warning is not None:
             self.pipe.progress.note(warning)
+
+
+def retrieval_depth(cases: Sequence[Case], *, ks: Sequence[int], whole: bool, rel_level: int = 1) -> int:
+    """How many cards each case is retrieved to: the largest k; with a measure without a cutoff
+    (R-precision, ``whole``), at least the largest R = the relevant cards of any case at
+    ``rel_level`` — every case gets at least its own R, so its R-precision reads a full top R."""
+    depth = max(ks)
+    if whole:
+        depth = max([depth, *(len(relevant_at(case, level=rel_level)) for case in cases)])
+    return depth
 
 
 def _by_case(case_set: CaseSet, ranked: Sequence[RankedList], retriever: Retriever) -> dict[str, RankedList]:

@@ -7,10 +7,11 @@ function once per cutoff, with the case at that cutoff (``measures.Cut``) worked
     positions = [i for i, card in enumerate(ranked[:max_k], 1) if card in gold]
     hits@k    = |{p ∈ positions : p ≤ k}|                     (a prefix of positions)
 
-A measure without a cutoff (``Measure.cutoff`` False: R-precision) is called once, with the whole
-ranking the grid reads: the top ``depth`` = the grid's largest cutoff, which is the suite's
-largest k (``metric_specs`` gives the grid the suite's cutoffs even when no measure of it takes
-one) — the depth every retriever is asked for, so a run file is read as deep as a live retriever.
+A measure without a cutoff (``Measure.cutoff`` False: R-precision) is called once, with the
+**whole ranking it is given**, read to its end as trec_eval reads a run (``CompiledGrid.whole``):
+``score`` hands it the run file's whole ranking, ``eval`` retrieves at least R cards for each case
+(``evaluation/run.py``). Its ``Cut`` has k = the number of cards ranked. The measures with a
+cutoff read the top ``depth`` = the grid's largest cutoff, the suite's largest k.
 
 With graded gains (``gains``: card → grade > 0, trec_eval's ``ndcg_cut``), the binary measures
 still come from the ranks of the relevant cards, and a measure with a ``graded`` function (nDCG)
@@ -39,6 +40,7 @@ class CompiledGrid(tuple[MetricSpec, ...]):
     suite's cutoffs, when the grid has measures without one (they read the top ``max(ks)``)."""
 
     depth: int
+    whole: bool  # some measure has no cutoff: the ranking is read to its end
     ks: tuple[int, ...]
     rows: tuple[_Row, ...]
     zeros: dict[str, float]
@@ -56,8 +58,10 @@ class CompiledGrid(tuple[MetricSpec, ...]):
             by_k.setdefault(spec.k, {})[spec.measure] = spec.name
         grid.ks = tuple(sorted({*ks, *(k for k in by_k if k is not None)}))
         grid.depth = max(grid.ks, default=0)
+        grid.whole = None in by_k
         if None in by_k and not grid.depth:
-            raise ValueError("a measure without a cutoff reads the grid's depth: give the grid the suite's cutoffs")
+            raise ValueError("a grid with a measure without a cutoff needs the suite's cutoffs too "
+                             "(the ranking kept, unjudged@k)")
         grid.rows = tuple((k, tuple((names[m], measure) for m, measure in REGISTRY.items() if m in names))
                           for k, names in sorted(by_k.items(), key=lambda item: (item[0] is None, item[0] or 0)))
         # Same key order as grid_scores builds, so aggregation can transpose all rows together.
@@ -103,10 +107,10 @@ def grid_scores(ranked: Sequence[str], gold: Set[str], metrics: Sequence[MetricS
         out = grid_scores(ranked, gold, grid) if gold else dict(grid.zeros)
         out.update(graded_ndcg(grid, ranked, gains))
         return out
-    positions = gold_positions(ranked, gold, grid.depth)
+    n_ranked = len(ranked) if grid.whole else min(len(ranked), grid.depth)
+    positions = gold_positions(ranked, gold, n_ranked)
     if not positions:
         return dict(grid.zeros)
-    n_ranked = min(len(ranked), grid.depth)
     key = (len(gold), n_ranked, tuple(positions))
     cached = grid.memo.get(key)
     if cached is None:
@@ -131,11 +135,14 @@ def graded_ndcg(grid: CompiledGrid, ranked: Sequence[str], gains: Mapping[str, f
 
 def scores_from_positions(grid: CompiledGrid, positions: Sequence[int], *, n_gold: int,
                           n_ranked: int) -> dict[str, float]:
-    """The grid's values from the ascending 1-based gold ranks within the top ``grid.depth``."""
+    """The grid's values from the ascending 1-based gold ranks within the top ``n_ranked`` cards
+    (the whole ranking when ``grid.whole``, else at most ``grid.depth``): a measure without a
+    cutoff sees them all, k = ``n_ranked``; one with cutoff k the ranks ≤ k."""
     out: dict[str, float] = {}
+    shown = min(n_ranked, grid.depth)
     for k, row in grid.rows:
-        cut = (Cut(positions, len(positions), grid.depth, n_gold, n_ranked) if k is None
-               else Cut(positions, bisect_right(positions, k), k, n_gold, n_ranked))
+        cut = (Cut(positions, len(positions), n_ranked, n_gold, n_ranked) if k is None
+               else Cut(positions, bisect_right(positions, k), k, n_gold, shown))
         for name, measure in row:
             out[name] = measure.value(cut)
     return out

@@ -9,11 +9,11 @@ calls. The function's docstring is the formula — its first paragraph is the ro
 docs/formats.md's measure table (``tests/unit/test_measure_registry.py`` checks the table against the registry).
 
 Every function gets one ``Cut``: a case's de-duplicated ranking seen at cutoff k, through the
-1-based ranks of its relevant cards within the grid's depth (``positions``, ascending), ``hits``
+1-based ranks of its relevant cards within the ranking read (``positions``, ascending), ``hits``
 = how many of them are ≤ k, ``n_gold`` = |G| and ``n_ranked`` = how many distinct cards were
-retrieved (within the depth). A measure without a cutoff sees the whole ranking the grid has:
-k = the grid's depth (the suite's largest k, the depth every retriever is asked for), ``hits``
-= every relevant card in it. Graded gains (nDCG) get a second function, ``graded``.
+retrieved (within the depth). A measure without a cutoff sees the whole ranking, read to its
+end as trec_eval reads a run: k = the number of cards ranked, ``hits`` = every relevant card in
+it. Graded gains (nDCG) get a second function, ``graded``.
 
 Adding a measure: a function here (formula in its docstring), a ``Measure`` row in ``REGISTRY``,
 its reference in tests/reference.py, its tests, a row in docs/formats.md and a CHANGELOG line —
@@ -132,8 +132,8 @@ def context_precision_unweighted(cut: Cut) -> float:
 
 
 def r_precision(cut: Cut) -> float:
-    """hits@R / R, R = \\|G\\| (the case's relevant count) — trec_eval's R-precision, on the ranking
-    read to the grid's depth (the suite's largest k): at most depth / R when R exceeds it.
+    """hits@R / R, R = \\|G\\| (the case's relevant count) — trec_eval's R-precision, on the whole
+    ranking (score reads a run to its end; eval retrieves at least R cards).
 
     Takes no cutoff: R is the case's own. Equals precision@R and recall@R."""
     return bisect_right(cut.positions, cut.n_gold) / cut.n_gold
@@ -148,9 +148,9 @@ class Measure:
     value: Callable[[Cut], float]
     aliases: tuple[str, ...] = ()
     default: bool = True
-    cutoff: bool = True  # takes a cutoff k (``ndcg@10``); False: named alone (``rprec``), sees the grid's depth
+    cutoff: bool = True  # takes a cutoff k (``ndcg@10``); False: named alone (``rprec``), reads the whole ranking
     # trec_eval's name: ``…_k`` = its measure at cutoff k (``P_k`` → ``P_5``); any other = its
-    # measure on the run cut at k (``recip_rank``), at the grid's depth for one without a cutoff
+    # measure on the run cut at k (``recip_rank``), on the whole run for one without a cutoff
     trec_eval: str | None = None
     graded: Callable[[Sequence[tuple[int, float]], Sequence[float], int], float] | None = None
 

@@ -93,7 +93,9 @@ def score_case(
         ids: tuple[str, ...] = ()
     else:
         error = ranking.error
-        ids = () if error else to_cards(ranking.ids, chunk_to_card=chunk_to_card, limit=max(keep, depth))
+        # a measure without a cutoff (R-precision) reads the ranking to its end, as trec_eval does
+        ids = () if error else to_cards(ranking.ids, chunk_to_card=chunk_to_card,
+                                        limit=None if metrics.whole else max(keep, depth))
     relevant = relevant_at(case, level=rel_level)
     relevant_set = frozenset(relevant)
     judged: Container[str] = judgements(case, not_relevant)

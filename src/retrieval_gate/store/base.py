@@ -35,9 +35,11 @@ class SyncReport:
     added: int = 0  # new or changed chunks written
     deleted: int = 0  # removed or changed chunks deleted
     unchanged: int = 0
+    relabeled: int = 0  # same text, another field (filter, parent_id) changed: rewritten, not embedded
     rebuilt: str | None = None
     seconds: float = 0.0
 
     def as_extras(self) -> dict[str, Any]:
         return {"chunks": self.chunks, "added": self.added, "deleted": self.deleted,
-                "unchanged": self.unchanged, "rebuilt": self.rebuilt, "seconds": round(self.seconds, 3)}
+                "unchanged": self.unchanged, "relabeled": self.relabeled, "rebuilt": self.rebuilt,
+                "seconds": round(self.seconds, 3)}

@@ -10,8 +10,14 @@ embed, so Chroma's default (which downloads a model) can never run. Space is cos
 The collection's metadata records the store schema, the model (name + files hash), the chunking
 and the HNSW build settings. On open, a collection built differently is deleted and rebuilt, and
 an unreadable store folder is wiped and rebuilt — each with a note — rather than answering from
-stale vectors. ``sync`` is incremental: chunks whose text hash is unchanged stay, changed ones
-are re-embedded (via the cache) and rewritten, chunks of removed cards are deleted.
+stale vectors. ``sync`` is incremental and compares every field a search or a score reads: a
+row stays only when its whole metadata — the card's filter fields, ``parent_id`` (the card id),
+the text hash and position — is what the chunk would be written with now (``stored_fields``);
+a chunk whose text changed is re-embedded (via the cache) and rewritten; a chunk whose text is
+unchanged but some other field is not is rewritten with the vector the store holds (never
+embedded again: ``SyncReport.relabeled``), deleted first, since chromadb's upsert merges
+metadata and would keep a removed field; chunks of removed cards are deleted. So a warm store
+holds the very rows a cold build writes.
 
 After every sync each stored vector is read back and checked (``store/verify.py``: checksum,
 dimension, finite, unit norm). Any failure of the store — a row that fails the check, an error
@@ -47,11 +53,12 @@ import numpy as np
 
 from retrieval_gate.chunk.chunking import Chunk
 from retrieval_gate.embed.base import Embedder
+from retrieval_gate.embed.check import text_checksum
 from retrieval_gate.errors import RetrievalGateError, StoreError, one_line
 from retrieval_gate.store import chroma_direct
 from retrieval_gate.store.base import ChunkIndex, SyncReport
 from retrieval_gate.store.chroma_ef import EXPLICIT_EF_NAME, explicit_embedding_function
-from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from
+from retrieval_gate.store.chroma_index import PAGE, ChromaIndex, exact_index_from, exact_top_cards
 from retrieval_gate.store.failures import is_store_failure, rust_panics_quiet
 from retrieval_gate.store.folder import (
     CACHE_FILE,
@@ -65,7 +72,7 @@ from retrieval_gate.store.folder import (
     wipe,
 )
 from retrieval_gate.store.settings import StoreSettings
-from retrieval_gate.store.verify import VerifiedRows, read_verified, row_checks
+from retrieval_gate.store.verify import CHECK_KEY, PROJECTION_KEYS, VerifiedRows, read_verified, row_checks
 
 __all__ = ["CACHE_FILE", "CHROMA_DIR", "MARKER", "ChromaStore", "collection_name"]
 
@@ -319,16 +326,16 @@ class ChromaStore:
                 raise
 
     # -- sync ----------------------------------------------------------------------------------
-    def existing(self) -> dict[str, str]:
-        """``{chunk id: text sha256}`` of what the collection holds."""
+    def existing(self) -> dict[str, dict[str, Any]]:
+        """``{chunk id: its stored metadata}`` of what the collection holds."""
         assert self._collection is not None, "open() first"
-        out: dict[str, str] = {}
+        out: dict[str, dict[str, Any]] = {}
         offset = 0
         while True:
             page = self._collection.get(include=["metadatas"], limit=PAGE, offset=offset)
             ids = page["ids"]
             for cid, meta in zip(ids, page["metadatas"] or [{}] * len(ids), strict=True):
-                out[cid] = str((meta or {}).get("rg_sha256", ""))
+                out[cid] = dict(meta or {})
             if len(ids) < PAGE:
                 return out
             offset += PAGE
@@ -368,13 +375,30 @@ class ChromaStore:
         try:
             have = self.existing()
             want = {c.id: c for c in chunks}
-            stale = [cid for cid, sha in have.items() if cid not in want or want[cid].sha256 != sha]
-            todo = [c for c in chunks if have.get(c.id) != c.sha256]
-            report.unchanged = len(chunks) - len(todo)
+            todo: list[Chunk] = []  # new, or its text changed: embedded (through the cache)
+            relabel: list[Chunk] = []  # same text, another field changed: rewritten with its stored vector
+            for c in chunks:
+                held = have.get(c.id)
+                if held is None or held.get("rg_sha256") != c.sha256 or not _has_projections(held):
+                    todo.append(c)
+                elif stored_fields(held) != stored_fields(chunk_metadata(c)):
+                    relabel.append(c)
+            rewritten = {c.id for c in todo} | {c.id for c in relabel}
+            stale = [cid for cid in have if cid not in want or cid in rewritten]
+            report.unchanged = len(chunks) - len(todo) - len(relabel)
             batch = max(1, int(self._client.get_max_batch_size()))
+            vectors_held = self._stored_vectors([c.id for c in relabel], batch=batch)
             for i in range(0, len(stale), batch):
                 collection.delete(ids=stale[i:i + batch])
-            report.deleted = len(stale)
+            report.deleted = len(stale) - len(relabel)
+            for i in range(0, len(relabel), batch):
+                part = relabel[i:i + batch]
+                rows = np.ascontiguousarray(np.stack([vectors_held[c.id] for c in part]), dtype=np.float32)
+                # the projections recorded when the vector was embedded stay: the read-back check
+                # after the sync still compares the stored vector with what was embedded
+                metadatas = [{**chunk_metadata(c), **_relabel_checks(c, have[c.id])} for c in part]
+                collection.upsert(ids=[c.id for c in part], embeddings=rows, metadatas=metadatas)
+            report.relabeled = len(relabel)
             if todo:
                 vectors = embedder.embed_documents([c.text for c in todo])
                 for i in range(0, len(todo), batch):
@@ -395,6 +419,20 @@ class ChromaStore:
             raise _Broken(f"syncing it failed ({type(exc).__name__}: {one_line(exc)})") from None
         return report
 
+    def _stored_vectors(self, ids: Sequence[str], *, batch: int) -> dict[str, np.ndarray]:
+        """The vectors the collection holds for ``ids`` (rows to rewrite with new metadata)."""
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(ids), batch):
+            got = self._collection.get(ids=list(ids[i:i + batch]), include=["embeddings"])
+            for cid, row in zip(got["ids"], got["embeddings"], strict=True):
+                out[cid] = np.asarray(row, dtype=np.float32).reshape(-1)
+        missing = [cid for cid in ids if cid not in out]
+        if missing:
+            raise _Broken(f"{len(missing)} rows listed by the store could not be read back (e.g. {missing[0]!r})")
+        if len({row.shape for row in out.values()}) > 1:
+            raise _Broken("its stored vectors have different dimensions")
+        return out
+
     # -- search --------------------------------------------------------------------------------
     def index(self, *, exact: bool | None = None) -> ChunkIndex:
         """The HNSW index of the collection, or an exact index over its stored vectors."""
@@ -405,6 +443,21 @@ class ChromaStore:
             if exact:
                 return self._verified.index() if self._verified is not None else exact_index_from(self._collection)
             return ChromaIndex(self._collection)
+        except RetrievalGateError:
+            raise
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
+            raise StoreError(f"store {self._where()} failed: {type(exc).__name__}: {one_line(exc)}") from None
+
+    def exact_cards(self, vectors: np.ndarray, limit: int,
+                    wheres: Sequence[dict[str, Any] | None] | None = None) -> list[list[tuple[str, float]]]:
+        """Each query's best ``limit`` cards and their scores by exact search over the stored vectors, streamed page
+        by page (``chroma_index.exact_top_cards``): the ANN path's sample check, without holding
+        the matrix."""
+        assert self._collection is not None, "sync() first"
+        try:
+            return exact_top_cards(self._collection, vectors, limit, wheres)
         except RetrievalGateError:
             raise
         except BaseException as exc:
@@ -430,6 +483,24 @@ def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
     ``rg_position``."""
     return {**chunk.metadata, "parent_id": chunk.parent_id, "rg_sha256": chunk.sha256,
             "rg_position": chunk.position}
+
+
+def stored_fields(metadata: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """A row's metadata as the sync compares it: every field but the check values (``rg_check``,
+    the projections), each with its type (``1``, ``1.0`` and ``True`` differ to a filter)."""
+    return tuple(sorted((str(k), type(v).__name__, repr(v)) for k, v in metadata.items()
+                        if k != CHECK_KEY and k not in PROJECTION_KEYS))
+
+
+def _has_projections(metadata: Mapping[str, Any]) -> bool:
+    return all(isinstance(metadata.get(k), int | float) and not isinstance(metadata.get(k), bool)
+               for k in PROJECTION_KEYS)
+
+
+def _relabel_checks(chunk: Chunk, held: Mapping[str, Any]) -> dict[str, Any]:
+    """A rewritten row's check values: its checksum for its (new) card id, the projections
+    recorded when its vector was embedded."""
+    return {CHECK_KEY: text_checksum(chunk.id, chunk.parent_id), **{k: held[k] for k in PROJECTION_KEYS}}
 
 
 def _mismatch(have: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:

@@ -131,6 +131,7 @@ class SuiteConfig(_Strict):
     sweep: SweepSettings = Field(default_factory=SweepSettings)  # `retrieval-gate sweep`
     _env_secrets: tuple[str, ...] = PrivateAttr(default=())  # http_headers values read from ${NAME}
     _embed_exports: Path | None = PrivateAttr(default=None)  # the entry point's folder for ONNX exports
+    _resolved: dict[str, str] = PrivateAttr(default_factory=dict)  # options.dsn / api_key read from ${NAME}
 
     @field_validator("k", mode="before")
     @classmethod
@@ -203,7 +204,21 @@ class SuiteConfig(_Strict):
                                             denied=context.get("denied", (frozenset(), _RUNNER_PREFIXES)))
             self.options = self.options.with_headers(headers)
             self._env_secrets = secrets
+        self._resolved = dict(context.get("resolved", {}))  # a sweep point keeps its suite's
+        if env is not None:
+            for key, value in (("dsn", self.options.stores.dsn), ("api_key", self.options.openai.api_key)):
+                if value is not None and _ENV_REF.search(value):
+                    self._resolved[key] = _option_ref(key, value, env=env, where=context.get("where", "<flags>"),
+                                                      denied=context.get("denied", (frozenset(), _RUNNER_PREFIXES)))
+            self._env_secrets = (*self._env_secrets, *(v for k, v in sorted(self._resolved.items()) if v))
         return self
+
+    def resolved_option(self, key: str) -> str | None:
+        """``options.dsn`` or ``options.api_key`` with its ``${NAME}`` read from the environment the
+        entry point handed in (as written when there was none, or it names no variable)."""
+        if key in self._resolved:
+            return self._resolved[key]
+        return self.options.stores.dsn if key == "dsn" else self.options.openai.api_key
 
     @property
     def env_secrets(self) -> tuple[str, ...]:
@@ -214,8 +229,12 @@ class SuiteConfig(_Strict):
     @property
     def embed(self) -> EmbedSettings:
         """The embedder's slice: its four keys, and the export folder the entry point gave."""
+        api = self.options.openai
         return EmbedSettings(model=self.model, batch_size=self.batch_size, device=self.device,
-                             backend=self.embed_backend, export_root=self._embed_exports)
+                             backend=self.embed_backend, export_root=self._embed_exports,
+                             api_base_url=api.base_url, api_key=self.resolved_option("api_key"),
+                             api_timeout_s=api.timeout_s, api_deadline_s=api.deadline_s, api_retries=api.retries,
+                             api_backoff_s=api.backoff_s, api_max_batch=api.max_batch)
 
     @property
     def retrievers(self) -> tuple[RetrieverSpec, ...]:
@@ -278,7 +297,8 @@ def override_suite(base: SuiteConfig, overrides: SuiteOverrides, *, where: str) 
     _deep_update(data, overrides.given())
     try:
         return SuiteConfig.model_validate(data, context={"embed_exports": base.embed.export_root,
-                                                         "env_secrets": base.env_secrets})
+                                                         "env_secrets": base.env_secrets,
+                                                         "resolved": base._resolved})
     except ValidationError as exc:
         raise InputError(config_problems(where, exc=exc, model=SuiteConfig)) from None
 
@@ -328,6 +348,24 @@ def resolve_suite(
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Variables a header may not name: the runner's own (its token, the action's inputs, paths).
 _RUNNER_PREFIXES = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
+
+
+def _option_ref(key: str, value: str, *, env: Mapping[str, str], where: str,
+                denied: tuple[frozenset[str], tuple[str, ...]]) -> str:
+    """``options.dsn`` / ``options.api_key`` with each ``${NAME}`` read from ``env`` (a missing
+    variable, or one of the runner's or a forge's secrets, is an error naming the key, never the value)."""
+    names, prefixes = denied
+
+    def value_of(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in names or name.startswith(prefixes):
+            raise InputError(Problem(where, None, f"options.{key}: ${{{name}}} is a runner variable or a forge's "
+                                     "secret; name a variable you set for it"))
+        if name not in env:
+            raise InputError(Problem(where, None, f"options.{key}: environment variable {name} is not set"))
+        return env[name]
+
+    return _ENV_REF.sub(value_of, value)
 
 
 def _header_refs(headers: Mapping[str, str], *, env: Mapping[str, str], where: str,

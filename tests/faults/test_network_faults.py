@@ -21,10 +21,10 @@ from pydantic import SecretStr
 
 from retrieval_gate.errors import ForgeError, RetrieverError
 from retrieval_gate.forge.github.api import GitHubRepo
+from retrieval_gate.http_deadline import Deadline
 from retrieval_gate.publish.untrusted import scrub_text
 from retrieval_gate.retrieve import custom
 from retrieval_gate.retrieve.custom import HttpRetriever
-from retrieval_gate.retrieve.deadline import Deadline
 from retrieval_gate.retrieve.settings import HttpSettings
 from tests.e2e.fake_github import FakeGitHub, serve_fake_github
 from tests.faults.conftest import Warm, eval_args, run_cli

@@ -51,7 +51,8 @@ ENVIRONMENT_READERS = frozenset({"environment.py"})
 ENTRY_POINTS = ("cli/", "publish/action_settings.py")
 # docs/ARCHITECTURE.md's layers, bottom first. A unit imports only units of lower layers.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
-    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy", "defaults"),  # leaves
+    ("errors", "models", "filters", "clock", "environment", "release_pin", "lazy", "defaults",  # leaves
+     "http_deadline"),
     ("files", "overrides"),  # atomic writes and hashes; the one override model of the suite's settings
     ("metrics", "stats", "load", "chunk", "embed", "scaffold"),
     ("score", "store"),

@@ -100,7 +100,7 @@ def eval_command(
     k: str | None = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10)."),
     metrics: str | None = typer.Option(None, "--metrics", help=METRICS_HELP),
     headline_k: int | None = typer.Option(None, "--headline-k", min=1, help="The k shown first (default 5 if measured, else the largest)."),
-    model: str | None = typer.Option(None, "--model", help="sentence-transformers model: name or local folder (default: the bundled all-MiniLM-L6-v2, offline)."),
+    model: str | None = typer.Option(None, "--model", help="sentence-transformers model: name or local folder (default: the bundled all-MiniLM-L6-v2, offline), or openai:NAME (an OpenAI-compatible endpoint: options base_url, api_key; docs/retrievers.md)."),
     retriever: str | None = typer.Option(None, "--retriever", help="dense (default), bm25, hybrid, X+rerank, python:module:function, http(s)://URL, run:FILE; comma-separated to run several side by side (the first is the reference for paired deltas)."),
     option: list[str] | None = typer.Option(None, "--option", help="Retriever option KEY=VALUE (repeatable), e.g. bm25_k1=1.2, rrf_k=60, rerank_model=PATH; see docs/retrievers.md."),
     reference: str | None = typer.Option(None, "--reference", help="With several retrievers: the one the others are compared with (default: the first)."),

@@ -57,3 +57,18 @@ def make_embedder(ref: ModelRef, *, settings: EmbedSettings) -> Embedder:
         raise EmbedderError(f"embed backend {backend}: no folder for the ONNX export was given "
                             "(EmbedSettings.export_root; the CLI and the action take it from the environment)")
     return OnnxEmbedder(ref, backend=backend, export_root=settings.export_root, batch_size=settings.batch_size)
+
+
+def embedder_for(settings: EmbedSettings) -> Embedder:
+    """The embedder of ``settings.model``: an OpenAI-compatible endpoint for ``openai:NAME``
+    (``embed/openai.py``), else the model's files resolved and run by ``make_embedder``."""
+    from retrieval_gate.embed.openai import OpenAIEmbedder, is_api_model
+
+    if is_api_model(settings.model):
+        return OpenAIEmbedder(settings.model, base_url=settings.api_base_url, api_key=settings.api_key,
+                              timeout_s=settings.api_timeout_s, deadline_s=settings.api_deadline_s,
+                              retries=settings.api_retries, backoff_s=settings.api_backoff_s,
+                              max_batch=settings.api_max_batch)
+    from retrieval_gate.embed.resolve import resolve_model
+
+    return make_embedder(resolve_model(settings.model), settings=settings)

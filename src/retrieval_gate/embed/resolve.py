@@ -52,6 +52,9 @@ def model_folder(name: str) -> tuple[Path, str]:
         raise EmbedderError("model name is empty")
     if name.lower() in BUNDLED_ALIASES:
         return bundled_model_path(), "bundled"
+    if name.lower().startswith("openai:"):  # an endpoint's model (embed/openai.py) has no files here
+        raise EmbedderError(f"model {name!r} is served by an OpenAI-compatible endpoint: it has no local files "
+                            "(no tokenizer: chunking.unit tokens and the truncation report need a local model)")
     if Path(name).expanduser().exists():
         return _local_folder(Path(name).expanduser()), "local"
     return _hub_folder(name)

@@ -41,6 +41,15 @@ class EmbedSettings(BaseModel):
     device: Device = "cpu"
     backend: Backend = DEFAULT_BACKEND
     export_root: Path | None = None  # where ONNX exports are kept (one folder per model files hash)
+    # ``model: openai:NAME`` (embed/openai.py): the endpoint, the key (read from ${NAME}, never shown)
+    # and how long each request may take; the suite's options base_url, api_key, openai_*
+    api_base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False, exclude=True)
+    api_timeout_s: float = 30.0
+    api_deadline_s: float = 120.0
+    api_retries: int = 2
+    api_backoff_s: float = 1.0
+    api_max_batch: int = 256
 
     @model_validator(mode="after")
     def _backend_fits_the_device(self) -> EmbedSettings:

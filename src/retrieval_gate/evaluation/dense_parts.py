@@ -91,10 +91,9 @@ class DenseParts:
             return self.retriever
         inner = self._embedder_in
         if inner is None:  # resolve first: an unknown model fails before the store is touched
-            from retrieval_gate.embed.backends import make_embedder
-            from retrieval_gate.embed.resolve import resolve_model
+            from retrieval_gate.embed.backends import embedder_for
 
-            inner = make_embedder(resolve_model(self.embed_settings.model), settings=self.embed_settings)
+            inner = embedder_for(self.embed_settings)
         store = self.store
         self.chunking = chunking_fingerprint(kb_format=kb.format, settings=self.chunk_settings)
         self.cache = EmbeddingCache(store.cache_file, notify=self.progress.note)

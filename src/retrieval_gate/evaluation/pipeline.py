@@ -109,6 +109,10 @@ class Pipeline:
                       if needed else None)
         self.dense_retriever: Retriever | None = None
         self.dense_s = 0.0  # how long the dense side took to build
+        self._embedder_in = embedder
+        self._query_parts: list[Any] = []  # the store adapters' query embedder: its store folder and cache
+        self._query_embedder: Embedder | None = None
+        self._builder: RetrieverBuilder | None = None
 
     def build(self, *, kb: KnowledgeBase, chunks: Sequence[Chunk], cases: Sequence[Case] = (),
               bm25_built: dict[str, Any] | None = None) -> RetrieverBuilder:
@@ -119,11 +123,40 @@ class Pipeline:
         if self.dense is not None:
             self.dense_retriever = self.dense.build(kb=kb, chunks=chunks)
         self.dense_s = time.perf_counter() - began
-        return RetrieverBuilder(kb=kb, options=self.suite_config.options, overfetch=self.suite_config.overfetch,
-                                dense=self.dense_retriever, cases=cases, bm25_units=bm25_units(chunks, self.specs),
-                                bm25_built=bm25_built)
+        self._builder = RetrieverBuilder(kb=kb, options=self.suite_config.options,
+                                         overfetch=self.suite_config.overfetch, dense=self.dense_retriever, cases=cases,
+                                         bm25_units=bm25_units(chunks, self.specs), bm25_built=bm25_built,
+                                         query_embedder=self.query_embedder,
+                                         dsn=self.suite_config.resolved_option("dsn"))
+        return self._builder
+
+    def query_embedder(self) -> Embedder:
+        """The store adapters' query embedder (``retrieve.stores``): the dense side's when there is
+        one, else the suite's model behind the embedding cache of the suite's store folder — the
+        KB is never embedded."""
+        if self.dense is not None and self.dense.embedder is not None:
+            return self.dense.embedder
+        if self._query_embedder is None:
+            from retrieval_gate.embed.cache import CachedEmbedder, EmbeddingCache
+            from retrieval_gate.evaluation.query_cache import QueryCacheFolder
+
+            inner = self._embedder_in
+            if inner is None:
+                from retrieval_gate.embed.backends import embedder_for
+
+                inner = embedder_for(self.suite_config.embed)
+            folder = QueryCacheFolder(self.suite_config.store, notify=self.progress.note, progress=self.progress.step)
+            self._query_parts.append(folder)
+            cache = EmbeddingCache(folder.cache_file, notify=self.progress.note)
+            self._query_parts.append(cache)
+            self._query_embedder = CachedEmbedder(inner, cache, progress=self.progress.step)
+        return self._query_embedder
 
     def close(self) -> None:
+        if self._builder is not None:
+            self._builder.close()
+        while self._query_parts:
+            self._query_parts.pop().close()
         if self.dense is not None:
             self.dense.close()
 

@@ -36,7 +36,8 @@ class RetrieverBuilder:
                  overfetch: int = 3, dense: Retriever | None = None,
                  cases: Sequence[Case] = (), chunking: ChunkSettings | None = None,
                  bm25_units: Sequence[Any] | None = None, cross_encoder: Callable[[str], Any] | None = None,
-                 bm25_built: dict[str, Any] | None = None):
+                 bm25_built: dict[str, Any] | None = None,
+                 query_embedder: Callable[[], Any] | None = None, dsn: str | None = None):
         self.kb = kb
         self.options = options or RetrieverOptions()
         self.overfetch = overfetch
@@ -49,6 +50,10 @@ class RetrieverBuilder:
         # BM25 indexes of these units already built, by their settings (the sweep's points over one
         # chunking share them); None: build here
         self._bm25_built = bm25_built
+        # the store adapters' query embedder (the suite's model through the cache), made on first use
+        self._query_embedder = query_embedder
+        self._dsn = dsn  # options.dsn with its ${NAME} read (settings.SuiteConfig.resolved_option)
+        self._opened: list[Any] = []  # store adapters to close
 
     # parts, each built once
     def _dense(self) -> Retriever:
@@ -103,6 +108,8 @@ class RetrieverBuilder:
             return self._hybrid()
 
         assert spec.target is not None
+        if spec.embeds_queries_only:
+            return self._store(spec)
         if spec.kind == "python":
             return custom.PythonRetriever(target=spec.target, chunk_to_card=self._chunk_map(),
                                           overfetch=self.overfetch, options=self.options.custom)
@@ -117,6 +124,24 @@ class RetrieverBuilder:
 
         return custom.RunRetriever(run=load_run(Path(spec.target)), cases=self._cases,
                                    chunk_to_card=self._chunk_map())
+
+    def _store(self, spec: RetrieverSpec) -> Retriever:
+        from retrieval_gate.retrieve.stores import build_store_retriever
+
+        if self._query_embedder is None:
+            raise UsageError(f"{spec.name}: no query embedder here (the suite's model embeds its queries)")
+        assert spec.target is not None
+        settings = self.options.stores.model_copy(update={"id_key": self.options.custom.id_key})  # one id_key
+        retriever = build_store_retriever(spec.kind, spec.target, settings=settings, dsn=self._dsn,
+                                          embedder=self._query_embedder(), overfetch=self.overfetch,
+                                          chunk_to_card=self._chunk_map())
+        self._opened.append(retriever)
+        return retriever
+
+    def close(self) -> None:
+        """Close the store adapters this builder opened."""
+        while self._opened:
+            self._opened.pop().close()
 
     def build(self, spec: RetrieverSpec) -> Retriever:
         base = self._base(spec)

@@ -14,10 +14,19 @@ loads) is checked where that library is used, when the retriever is built.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from retrieval_gate.load.boundary import quote
 from retrieval_gate.retrieve.fusion import DEFAULT_RRF_K
@@ -84,6 +93,54 @@ class HttpSettings(_Settings):
     breaker: int = Field(default=5, ge=0)  # consecutive failed cases that stop the eval (0: never)
 
 
+# The options that name where a store adapter's row keeps its card id, as messages name them.
+ID_KEY_OPTION, ID_COLUMN_OPTION = "id_key", "id_column"
+
+
+class StoreAdapterSettings(_Settings):
+    """The query-only store adapters ``chroma:``, ``pgvector:``, ``qdrant:`` (``retrieve.stores``);
+    their flat keys are the field names themselves (``host``, ``dsn``, ``id_key``, …)."""
+
+    host: str | None = None  # chroma: a server (``chroma run``)
+    port: int | None = Field(default=None, ge=1, le=65_535)
+    path: str | None = None  # chroma: a persistent folder; qdrant: local mode's folder
+    url: str | None = None  # qdrant: a server
+    dsn: str | None = None  # pgvector: a libpq connection string or URI; may be ${NAME}
+    # the metadata (payload, JSONB) key that holds the card id: options.id_key, the key python: and
+    # the framework retrievers read too (CustomSettings), handed in by the builder
+    id_key: str | None = None
+    id_column: str | None = None  # pgvector: a column that holds the card id
+    embedding_column: str = "embedding"  # pgvector
+    metadata_column: str | None = None  # pgvector: the JSONB column (id_key, filters); None: cmetadata or metadata
+    text_column: str | None = None  # pgvector: the document text (probe); None: the first of document, text, content
+    text_key: str | None = None  # qdrant: the payload key of the text; None: page_content, text, document, content
+    probe: int = Field(default=8, ge=0, le=64)  # documents re-embedded to check the collection's model (0: off)
+    probe_min_cosine: float = Field(default=0.98, ge=-1, le=1, allow_inf_nan=False)
+    store_timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)  # connect / each request
+
+
+class OpenAIEmbedSettings(_Settings):
+    """``model: openai:NAME`` — an OpenAI-compatible ``/embeddings`` endpoint (``embed.openai``)."""
+
+    base_url: str | None = None  # e.g. https://api.openai.com/v1 (…/embeddings is appended)
+    api_key: str | None = None  # ${NAME} only: a key is never written in a file
+    timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)  # per read
+    deadline_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)  # per request: connect + answer
+    retries: int = Field(default=2, ge=0)  # extra attempts (connection errors, timeouts, 429, 5xx)
+    backoff_s: float = Field(default=1.0, ge=0, allow_inf_nan=False)  # wait before retry i: backoff_s · 2^i
+    max_batch: int = Field(default=256, ge=1, le=2048)  # texts per request (OpenAI takes up to 2048)
+
+    @field_validator("api_key")
+    @classmethod
+    def _key_from_the_environment(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_ONLY.fullmatch(value):
+            raise ValueError("must name an environment variable, written ${NAME} "
+                             "(a key written in a file would be committed; its value is not shown)")
+        return value
+
+
+_ENV_ONLY = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+
 class CustomSettings(_Settings):
     """What ``python:`` and the framework retrievers (``langchain:``, ``llamaindex:``, ``haystack:``;
     ``retrieve.custom``, ``retrieve.frameworks``) share: where a returned document keeps its card id,
@@ -105,7 +162,8 @@ HAYSTACK_SOCKET_OPTIONS = {"query": "haystack_query_input", "top_k": "haystack_t
 
 # The flat key the user writes → (the retriever's model, its field).
 _SLICES: dict[str, type[_Settings]] = {"bm25": BM25Settings, "hybrid": HybridSettings, "rerank": RerankSettings,
-                                       "http": HttpSettings, "custom": CustomSettings}
+                                       "http": HttpSettings, "custom": CustomSettings, "stores": StoreAdapterSettings,
+                                       "openai": OpenAIEmbedSettings}
 FLAT_KEYS: dict[str, tuple[str, str]] = {
     **{f"bm25_{name}": ("bm25", name) for name in BM25Settings.model_fields},
     "rrf_k": ("hybrid", "rrf_k"), "hybrid_depth": ("hybrid", "depth"),
@@ -114,6 +172,11 @@ FLAT_KEYS: dict[str, tuple[str, str]] = {
     "id_key": ("custom", "id_key"), "retriever_version": ("custom", "retriever_version"),
     "async_concurrency": ("custom", "concurrency"),
     **{name: ("custom", name) for name in CustomSettings.model_fields if name.startswith("haystack_")},
+    # the store adapters' keys are their own names; id_key is the one of "custom" (read by them too)
+    **{name: ("stores", name) for name in StoreAdapterSettings.model_fields if name != ID_KEY_OPTION},
+    "base_url": ("openai", "base_url"), "api_key": ("openai", "api_key"),
+    **{f"openai_{name}": ("openai", name) for name in OpenAIEmbedSettings.model_fields
+       if name not in ("base_url", "api_key")},
 }
 _FLAT_NAME = {place: key for key, place in FLAT_KEYS.items()}
 
@@ -128,6 +191,8 @@ class RetrieverOptions(BaseModel):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
     custom: CustomSettings = Field(default_factory=CustomSettings)
+    stores: StoreAdapterSettings = Field(default_factory=StoreAdapterSettings)
+    openai: OpenAIEmbedSettings = Field(default_factory=OpenAIEmbedSettings)
 
     @model_validator(mode="before")
     @classmethod
@@ -181,6 +246,8 @@ def _validated_slices(data: Mapping[str, Any]) -> dict[str, _Settings]:
                 key = _FLAT_NAME.get((slice_name, field), f"{slice_name}_{field}")
                 if key == "http_headers":  # values may be secrets: never quoted
                     said[key] = "options.http_headers: must map header names to text values"
+                elif key in ("api_key", "dsn"):  # may be secrets: never quoted
+                    said[key] = f"options.{key}: {err['msg'].removeprefix('Value error, ')}"
                 else:
                     said[key] = (f"options.{key}: {err['msg'].removeprefix('Value error, ')}, "
                                  f"got {quote(groups[slice_name].get(field))}")

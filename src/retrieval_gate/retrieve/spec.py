@@ -3,6 +3,7 @@ python:module:function,langchain:module:attr,llamaindex:…,haystack:…,https:/
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,7 +12,8 @@ from typing import Literal
 
 from retrieval_gate.errors import UsageError
 
-Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run", "langchain", "llamaindex", "haystack"]
+Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run", "langchain", "llamaindex", "haystack",
+               "chroma", "pgvector", "qdrant"]
 BUILTIN: tuple[Kind, ...] = ("dense", "bm25", "hybrid")
 # A team's own retriever in its framework, ``KIND:MODULE:ATTR`` (``retrieve.frameworks``).
 FRAMEWORKS: tuple[Kind, ...] = ("langchain", "llamaindex", "haystack")
@@ -29,6 +31,7 @@ class RetrieverSpec:
         """The label used in tables, results files and file names (a URL without its query string
         or credentials: those may hold secrets, and results end up in PR comments)."""
         base = {"python": f"python:{self.target}", **{kind: f"{kind}:{self.target}" for kind in FRAMEWORKS},
+                **{kind: f"{kind}:{self.target}" for kind in STORE_KINDS},
                 "http": public_url(self.target or ""),
                 "run": f"run:{self.target}"}.get(self.kind, self.kind)
         return f"{base}{RERANK_SUFFIX}" if self.rerank else str(base)
@@ -36,6 +39,11 @@ class RetrieverSpec:
     @property
     def needs_embedder(self) -> bool:
         return self.kind in ("dense", "hybrid")
+
+    @property
+    def embeds_queries_only(self) -> bool:
+        """A store adapter (``retrieve.stores``): the suite's model embeds the queries, never the KB."""
+        return self.kind in STORE_KINDS
 
     @property
     def slug(self) -> str:
@@ -73,6 +81,8 @@ def parse_retriever(text: str) -> RetrieverSpec:
                 raise UsageError(f"retriever {text!r}: expected {kind}:module:attribute (the retriever, index or "
                                  "pipeline object, or a function of no arguments that returns it)")
             return RetrieverSpec(kind=kind, target=target, rerank=rerank)
+    if lower.split(":", 1)[0] in STORE_KINDS and ":" in raw:
+        return _store_spec(text, raw, rerank=rerank)
     if lower.startswith("run:"):
         target = raw[len("run:"):]
         if not target:
@@ -80,7 +90,22 @@ def parse_retriever(text: str) -> RetrieverSpec:
         return RetrieverSpec(kind="run", target=target, rerank=rerank)
     raise UsageError(f"retriever {text!r} is unknown (dense, bm25, hybrid, python:module:function, "
                      "langchain:module:attr, llamaindex:module:attr, haystack:module:attr, "
-                     "http(s)://…, run:PATH; add +rerank for a cross-encoder)")
+                     "http(s)://…, run:PATH, chroma:COLLECTION, pgvector:TABLE, qdrant:COLLECTION; "
+                     "add +rerank for a cross-encoder)")
+
+
+STORE_KINDS = ("chroma", "pgvector", "qdrant")  # the query-only store adapters (retrieve/stores)
+_STORE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,254}")
+
+
+def _store_spec(text: str, raw: str, *, rerank: bool) -> RetrieverSpec:
+    kind, _, target = raw.partition(":")
+    kind = kind.lower()
+    what = "TABLE" if kind == "pgvector" else "COLLECTION"
+    if not _STORE_NAME.fullmatch(target):
+        raise UsageError(f"retriever {text!r}: expected {kind}:{what} (letters, digits, '.', '_', '-'; "
+                         f"{'schema.table' if kind == 'pgvector' else 'the collection name'})")
+    return RetrieverSpec(kind=kind, target=target, rerank=rerank)  # type: ignore[arg-type]
 
 
 def parse_retrievers(text: str | Sequence[str]) -> list[RetrieverSpec]:

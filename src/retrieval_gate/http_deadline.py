@@ -1,4 +1,5 @@
-"""A total deadline for one HTTP attempt (the ``http(s)://`` retriever, ``retrieve/custom.py``)."""
+"""A total deadline for one HTTP attempt (the ``http(s)://`` retriever, ``retrieve/custom.py``; the
+OpenAI-compatible embedder, ``embed/openai.py``). A leaf: it imports nothing of the package."""
 
 from __future__ import annotations
 
@@ -45,6 +46,16 @@ class Deadline:
 
     def cancel(self) -> None:
         self._timer.cancel()
+
+    def close(self) -> None:
+        """``cancel``, and close every socket the attempt connected (one cut off at the deadline is
+        otherwise left for the garbage collector)."""
+        self.cancel()
+        with self._lock:
+            sockets, self._sockets = list(self._sockets), []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.close()
 
     def read(self, response: Any, limit: int) -> bytes:
         """At most ``limit`` bytes of the body, stopping at the deadline."""

@@ -54,6 +54,21 @@ def test_eval_refuses_a_python_or_http_retriever_while_a_write_token_is_set(
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "results.json").exists()
 
 
+
+@pytest.mark.parametrize("args", [["--retriever", "chroma:team", "--option", "path=store"],
+                                  ["--retriever", "qdrant:team", "--option", "url=http://127.0.0.1:9"],
+                                  ["--retriever", "pgvector:chunks", "--option", "dsn=postgresql://127.0.0.1:9/x"],
+                                  ["--retriever", "bm25", "--model", "openai:text-embedding-3-small"]])
+def test_eval_refuses_a_store_adapter_or_an_embedding_endpoint_while_a_write_token_is_set(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RETRIEVAL_GATE_GITLAB_WRITE_TOKEN", WRITE_VALUE)
+    code, said = run(["eval", "--kb", str(KB), "--cases", str(CASES), *args, "--out", str(tmp_path / "r.json")],
+                     capsys)
+    assert code == 2, said
+    assert "is refused while RETRIEVAL_GATE_GITLAB_WRITE_TOKEN is set" in said and WRITE_VALUE not in said
+    assert not (tmp_path / "r.json").exists()
+
 def test_eval_with_bm25_runs_beside_a_write_token_and_a_blank_variable_holds_none(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("RETRIEVAL_GATE_GITLAB_WRITE_TOKEN", WRITE_VALUE)

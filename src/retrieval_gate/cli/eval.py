@@ -150,7 +150,7 @@ def eval_command(
                                               env=env, embed_exports=onnx_export_root(env),
                                               denied_variables=names, denied_prefixes=prefixes)
     specs = suite_config.retrievers
-    refuse_user_code_here(specs, env=env, command="eval")
+    refuse_user_code_here(specs, env=env, command="eval", model=suite_config.model)
     many = len(specs) > 1
     outputs: dict[str, Path | None] = {"--out": out}
     if many:

@@ -144,6 +144,7 @@ def init_command(
     for rel in [step.path for step in steps] + (list(_baseline_paths(suite)) if baseline else []):
         inside(root, rel)  # every path checked before anything is written
     written = _apply(root, steps, force=force)
+    _say_which_image(root, suite=suite)
     _say_what_was_not_written(ci=ci, pipeline=pipeline, image=image, pin=pin)
     if baseline:
         written += _first_baseline(root, suite=suite, force=force)
@@ -201,6 +202,24 @@ def _validate_inputs(root: Path, *, kb: Found, cases: Found) -> None:
     console.print(f"found: {kb.path} ({kb.kind}, {len(loaded_kb.card_ids)} cards) and "
                   f"{cases.path} ({cases.kind}, {len(case_set.cases)} cases, {n_gold} with gold); "
                   "every gold id resolves to a card", markup=False, highlight=False, soft_wrap=True)
+
+
+def _say_which_image(root: Path, *, suite: str) -> None:
+    """One line: the action's default (torch-free) image or its full variant, and why."""
+    from retrieval_gate.scaffold.image import FULL, image_variant
+    from retrieval_gate.settings import SuiteConfig, load_config
+
+    configured = None
+    if _read(root / planning.CONFIG) is not None:
+        configured = load_config(root / planning.CONFIG, required=True)[0].suites.get(suite)
+    configured = configured or SuiteConfig()
+    variant, why = image_variant(model=configured.model, retriever=configured.retriever)
+    if variant == FULL:
+        line = (f"image: the full variant (with torch): {why}; the action's default image is torch-free - run this "
+                "suite on the full image (tag suffix -full, pinned by digest; docs/action.md, \"Image variants\")")
+    else:
+        line = f"image: the action's default (torch-free): {why}"
+    err_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _say_what_was_not_written(*, ci: str, pipeline: Pipeline | None, image: str | None,

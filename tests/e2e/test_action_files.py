@@ -211,6 +211,18 @@ def test_release_workflow_tests_then_pushes_with_sbom_provenance_and_points_acti
     assert steps[push]["with"]["sbom"] is True and steps[push]["with"]["provenance"] == "mode=max"
     assert steps[push]["with"]["platforms"] == "linux/amd64"
     assert "scripts/release-action-yml" in runs[-1] and '@${DIGEST}' in runs[-1]
+    # both variants, each pushed with SBOM and provenance, attested and pinned by its own digest:
+    # the default (target slim, the Dockerfile's last stage) and the full one (X.Y.Z-full)
+    pushed = {step["with"]["target"]: step for step in steps if (step.get("with") or {}).get("push") is True}
+    assert set(pushed) == {"slim", "full"} and all(s["with"]["sbom"] is True for s in pushed.values())
+    assert pushed["full"]["with"]["tags"] == "${{ steps.meta-full.outputs.tags }}"
+    meta_full = next(step for step in steps if step.get("id") == "meta-full")
+    assert "suffix=-full" in meta_full["with"]["flavor"]
+    attested = [step["with"]["subject-digest"] for step in steps
+                if str(step.get("uses", "")).startswith("actions/attest-build-provenance@")]
+    assert attested == ["${{ steps.push.outputs.digest }}", "${{ steps.push-full.outputs.digest }}"]
+    assert '-full@${FULL_DIGEST}' in runs[-1] and 'scripts/release-action-yml "$full" full/action.yml' in runs[-1]
+    assert tests < next(i for i, step in enumerate(steps) if step.get("id") == "push-full")
     assert "org.opencontainers.image.title" in text
     # the wheel of the same release commit, checked in a fresh venv, then trusted publishing
     wheel, pypi = wf["jobs"]["wheel"], wf["jobs"]["pypi"]

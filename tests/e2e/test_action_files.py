@@ -55,7 +55,7 @@ def test_dockerfile_is_hadolint_clean():
 def test_dockerfile_runs_offline_from_a_digest_pinned_base_and_hash_pinned_lock():
     text = (REPO / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"^ARG BASE_IMAGE=debian:bookworm-slim@sha256:[0-9a-f]{64}$", text, re.M)
-    assert re.search(r"^FROM \$\{BASE_IMAGE\}$", text, re.M)
+    assert re.search(r"^FROM \$\{BASE_IMAGE\} AS base$", text, re.M)
     assert "ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in text
     assert "pip install --require-hashes --no-deps -r /tmp/build/requirements.lock" in text and "pip check" in text
     assert "HF_HUB_OFFLINE=1" in text
@@ -65,6 +65,33 @@ def test_dockerfile_runs_offline_from_a_digest_pinned_base_and_hash_pinned_lock(
     assert "--mount=type=secret,id=pip_cert" in text and not re.search(r"^COPY .*(cert|\.crt|\.pem)", text, re.M)
     # dependency layer before the source layer, for cache reuse
     assert text.index("requirements.lock") < text.index("COPY src")
+
+
+def test_dockerfile_stages_the_default_image_torch_free_and_the_full_one_as_a_target():
+    text = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    stages = re.findall(r"^FROM (\S+) AS (\w+)$", text, re.M)
+    assert stages == [("${BASE_IMAGE}", "base"), ("base", "build"), ("build", "full"), ("base", "slim")]
+    slim = text[text.index("FROM base AS slim"):]
+    full = text[text.index("FROM build AS full"):text.index("FROM base AS slim")]
+    # the default (last) stage installs the slim lock only, our wheel and the export made by the build stage
+    assert "requirements-slim.lock" in slim and "requirements.lock " not in slim and "torch" not in re.sub(
+        r"#.*|if python -c \"import torch\".*?fi", "", slim)
+    assert "COPY --from=build /opt/retrieval-gate/onnx /opt/retrieval-gate/onnx" in slim
+    assert "RETRIEVAL_GATE_ONNX_DIR=/opt/retrieval-gate/onnx" in text  # outside HOME (the runner mounts its own)
+    assert "ensure_exported(" in text and "export_state(folder) == 'verified'" in text
+    assert slim.rstrip().endswith('ENTRYPOINT ["retrieval-gate", "action"]')
+    assert '\nENTRYPOINT ["retrieval-gate", "action"]\n' in full
+
+
+def test_build_image_builds_the_default_unless_told_full_and_says_how_when_misused():
+    script = (REPO / "scripts" / "build-image").read_text(encoding="utf-8")
+    assert 'if [ "${1:-}" = "--full" ]; then target=full; shift; fi' in script and "target=slim" in script
+    assert 'args=(--target "$target"' in script
+    for argv in ([], ["--full"], ["--full", "--no-cache"]):
+        done = subprocess.run([str(REPO / "scripts" / "build-image"), *argv], capture_output=True, text=True,
+                              check=False, timeout=30)
+        assert done.returncode == 1
+        assert done.stderr == "build-image: usage: scripts/build-image [--full] TAG [docker build options...]\n"
 
 
 def test_dockerignore_sends_only_what_the_build_needs():

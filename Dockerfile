@@ -159,7 +159,8 @@ RUN --mount=type=bind,source=docker,target=/tmp/build \
     --mount=type=secret,id=pip_cert \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi; \
     python3 -m venv --without-pip /opt/venv \
-    && pip=(/opt/venv/bin/python /usr/share/python-wheels/pip-*-py3-none-any.whl/pip) \
+    && wheel=(/usr/share/python-wheels/pip-*-py3-none-any.whl) \
+    && pip=(/opt/venv/bin/python "${wheel[0]}/pip") \
     && "${pip[@]}" install --no-compile --require-hashes --no-deps -r /tmp/build/requirements-slim.lock \
     && problems="$("${pip[@]}" check | grep -v -E ' requires (kubernetes|uvicorn|hf-xet|sentence-transformers), which is not installed\.$' || true)" \
     && if [ -n "$problems" ]; then echo "$problems"; exit 1; fi \
@@ -169,8 +170,8 @@ RUN --mount=type=bind,source=docker,target=/tmp/build \
 
 # Our wheel (its declared sentence-transformers is the one dependency left out) and the export.
 RUN --mount=type=bind,from=build,source=/opt/dist,target=/tmp/dist \
-    /opt/venv/bin/python /usr/share/python-wheels/pip-*-py3-none-any.whl/pip install --no-compile --no-deps \
-    /tmp/dist/retrieval_gate-*.whl
+    wheel=(/usr/share/python-wheels/pip-*-py3-none-any.whl) \
+    && /opt/venv/bin/python "${wheel[0]}/pip" install --no-compile --no-deps /tmp/dist/retrieval_gate-*.whl
 COPY --from=build /opt/retrieval-gate/onnx /opt/retrieval-gate/onnx
 
 # Bytecode for what the action imports (every module of retrieval-gate, the libraries its runs

@@ -85,7 +85,7 @@ def test_an_export_to_make_names_the_full_image(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("no_torch")
 def test_the_cross_encoder_rerank_names_the_full_image() -> None:
     with pytest.raises(NeedsTorchError) as caught:
-        load_cross_encoder("cross-encoder/ms-marco-MiniLM-L-6-v2")
+        load_cross_encoder("cross-encoder/ms-marco-MiniLM-L6-v2")
     _assert_names_the_full_image(caught.value)
     assert "cross-encoder rerank" in str(caught.value)
 

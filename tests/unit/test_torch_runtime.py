@@ -100,3 +100,21 @@ def test_a_hub_model_names_the_full_image_instead_of_looking_for_it() -> None:
 @pytest.mark.usefixtures("no_torch")
 def test_the_bundled_model_resolves_without_torch() -> None:
     assert resolve_model("all-MiniLM-L6-v2").source == "bundled"
+
+
+def test_the_suites_export_folder_survives_being_another_models_field(tmp_path: Path) -> None:
+    # pydantic runs SuiteConfig's after-validator again, without a context, on an instance given as a
+    # field of another model (the action's ActionSettings.suite_config): the export folder the entry
+    # point handed in must survive it, or the action's auto backend never finds the image's export.
+    from pydantic import BaseModel, ConfigDict
+
+    from retrieval_gate.settings import ConfigFile, SuiteConfig, resolve_suite
+
+    class Holder(BaseModel):
+        model_config = ConfigDict(frozen=True)
+        suite_config: SuiteConfig
+
+    suite = resolve_suite(ConfigFile(), suite="default", config_path=None, env={}, embed_exports=tmp_path / "onnx")
+    held = Holder(suite_config=suite)
+    assert held.suite_config.embed.export_root == tmp_path / "onnx"
+    assert SuiteConfig().embed.export_root is None

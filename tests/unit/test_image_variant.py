@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_gate.scaffold.image import DEFAULT, FULL, image_variant
+from retrieval_gate.cli.init import IMAGE_DEFAULT as DEFAULT
+from retrieval_gate.cli.init import IMAGE_FULL as FULL
+from retrieval_gate.cli.init import image_variant
 
 
 @pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", " all-minilm-l6-v2 "])

@@ -16,10 +16,10 @@ import pytest
 from retrieval_gate.embed.backends import make_embedder
 from retrieval_gate.embed.onnx import FP32_FILE, VERIFIED_FILE, OnnxEmbedder, ensure_exported
 from retrieval_gate.embed.resolve import ModelRef, resolve_model
+from retrieval_gate.embed.runtime import torch_available
 from retrieval_gate.embed.settings import EmbedSettings
 from retrieval_gate.errors import EmbedderError, NeedsTorchError, RetrievalGateError
 from retrieval_gate.retrieve.rerank import load_cross_encoder
-from retrieval_gate.torch_runtime import torch_available
 
 SHA = "b" * 64
 

@@ -204,9 +204,32 @@ def _validate_inputs(root: Path, *, kb: Found, cases: Found) -> None:
                   "every gold id resolves to a card", markup=False, highlight=False, soft_wrap=True)
 
 
+IMAGE_DEFAULT = "default"
+IMAGE_FULL = "full"
+
+
+def image_variant(*, model: str, retriever: str) -> tuple[str, str]:
+    """Which of the action's two images a suite's ``model`` and ``retriever`` need, and why
+    (docs/action.md, "Image variants"): ``default`` (torch-free; the bundled all-MiniLM-L6-v2 on the
+    export checked when the image was built) or ``full`` (torch: any other model behind an
+    embedding retriever — it has no checked export there — and the cross-encoder rerank). Pure."""
+    from retrieval_gate.embed.resolve import BUNDLED_ALIASES, BUNDLED_NAME
+    from retrieval_gate.retrieve.spec import parse_retriever_list
+
+    reasons = []
+    specs = parse_retriever_list(retriever)
+    if model.strip().lower() not in BUNDLED_ALIASES and any(s.needs_embedder for s in specs):
+        reasons.append(f"model {model.strip()!r} is not the bundled {BUNDLED_NAME} (no checked ONNX export)")
+    reranked = [s.name for s in specs if s.rerank]
+    if reranked:
+        reasons.append(f"{', '.join(reranked)} runs the cross-encoder rerank (torch)")
+    if reasons:
+        return IMAGE_FULL, "; ".join(reasons)
+    return IMAGE_DEFAULT, f"no torch needed: the bundled {BUNDLED_NAME} runs on its checked ONNX export"
+
+
 def _say_which_image(root: Path, *, suite: str) -> None:
     """One line: the action's default (torch-free) image or its full variant, and why."""
-    from retrieval_gate.scaffold.image import FULL, image_variant
     from retrieval_gate.settings import SuiteConfig, load_config
 
     configured = None
@@ -214,7 +237,7 @@ def _say_which_image(root: Path, *, suite: str) -> None:
         configured = load_config(root / planning.CONFIG, required=True)[0].suites.get(suite)
     configured = configured or SuiteConfig()
     variant, why = image_variant(model=configured.model, retriever=configured.retriever)
-    if variant == FULL:
+    if variant == IMAGE_FULL:
         line = (f"image: the full variant (with torch): {why}; the action's default image is torch-free - run this "
                 "suite on the full image (tag suffix -full, pinned by digest; docs/action.md, \"Image variants\")")
     else:

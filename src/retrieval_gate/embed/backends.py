@@ -7,7 +7,7 @@
 passed its check against torch, or can be made there (``onnx`` and torch installed: exported and
 checked on the first text to embed); ``torch`` otherwise (another device, an export that failed
 its check, no ``onnx`` package). Where torch is not installed either (the action's default
-image), that is ``NeedsTorchError`` naming the full image (``torch_runtime``). Deciding reads
+image), that is ``NeedsTorchError`` naming the full image (``embed/runtime.py``). Deciding reads
 files only: a run whose texts are all cached imports neither torch nor ONNX Runtime.
 
 Their vectors differ in the last bits (fp32 ONNX; int8: measurably), so each backend's identity
@@ -49,8 +49,8 @@ def make_embedder(ref: ModelRef, *, settings: EmbedSettings) -> Embedder:
     """The embedder of ``settings.backend`` for the model ``ref`` (nothing is loaded yet)."""
     backend = resolve_backend(ref, settings=settings)
     if backend == "torch":
+        from retrieval_gate.embed.runtime import require_torch
         from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
-        from retrieval_gate.torch_runtime import require_torch
 
         why = "embed_backend torch" if settings.backend == "torch" else (
             f"no checked ONNX export of it in {settings.export_root}" if settings.export_root is not None

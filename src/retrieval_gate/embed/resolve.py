@@ -80,7 +80,7 @@ def _hub_folder(name: str) -> tuple[Path, str]:
         return Path(snapshot_download(name, local_files_only=True)), "hub-cache"
     except Exception:  # not cached, or not a valid repo id: decided below
         pass
-    from retrieval_gate.torch_runtime import FULL_IMAGE_HINT, torch_available
+    from retrieval_gate.embed.runtime import FULL_IMAGE_HINT, torch_available
 
     if not torch_available():  # the action's default image runs the bundled model only
         raise NeedsTorchError(f"model {name!r} is not the bundled {BUNDLED_NAME} and needs torch "

@@ -52,7 +52,7 @@ def load_cross_encoder(name_or_path: str, *, device: str | None = None,
     / sentence-transformers checkpoint loads too (with an untrained one-logit head: a working
     code path, not a quality figure). Raises ``RetrieverError`` with the reason; without torch
     (the action's default image) ``NeedsTorchError``, naming the full image variant."""
-    from retrieval_gate.torch_runtime import require_torch
+    from retrieval_gate.embed.runtime import require_torch
 
     require_torch(f"the cross-encoder rerank ({name_or_path})")
     try:

@@ -63,6 +63,12 @@ class EmbedderError(RetrievalGateError):
     """The embedding model could not be loaded or used."""
 
 
+class NeedsTorchError(EmbedderError):
+    """The run asks for something only torch (sentence-transformers) runs — a model without a
+    checked ONNX export, the cross-encoder rerank — and this installation has no torch: the
+    action's default image. The message names the full image variant, in one line."""
+
+
 class StoreError(RetrievalGateError):
     """The vector store could not be opened, built or queried."""
 

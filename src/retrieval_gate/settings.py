@@ -194,6 +194,10 @@ class SuiteConfig(_Strict):
     def _from_the_entry_point(self, info: ValidationInfo) -> SuiteConfig:
         # What the entry point read from the environment (``resolve_suite``'s context): the
         # export folder, and the values of the ``${NAME}`` references in ``http_headers``.
+        # pydantic runs this again, without a context, on an instance given as another model's
+        # field (``ActionSettings.suite_config``): that instance keeps what its entry point set.
+        if info.context is None:
+            return self
         context = info.context or {}
         self._embed_exports = context.get("embed_exports")
         self._env_secrets = context.get("env_secrets", ())  # a sweep point keeps its suite's

@@ -55,7 +55,7 @@ def test_dockerfile_is_hadolint_clean():
 def test_dockerfile_runs_offline_from_a_digest_pinned_base_and_hash_pinned_lock():
     text = (REPO / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"^ARG BASE_IMAGE=debian:bookworm-slim@sha256:[0-9a-f]{64}$", text, re.M)
-    assert re.search(r"^FROM \$\{BASE_IMAGE\}$", text, re.M)
+    assert re.search(r"^FROM \$\{BASE_IMAGE\} AS base$", text, re.M)
     assert "ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in text
     assert "pip install --require-hashes --no-deps -r /tmp/build/requirements.lock" in text and "pip check" in text
     assert "HF_HUB_OFFLINE=1" in text
@@ -65,6 +65,36 @@ def test_dockerfile_runs_offline_from_a_digest_pinned_base_and_hash_pinned_lock(
     assert "--mount=type=secret,id=pip_cert" in text and not re.search(r"^COPY .*(cert|\.crt|\.pem)", text, re.M)
     # dependency layer before the source layer, for cache reuse
     assert text.index("requirements.lock") < text.index("COPY src")
+
+
+def test_dockerfile_stages_the_default_image_torch_free_and_the_full_one_as_a_target():
+    text = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    stages = re.findall(r"^FROM (\S+) AS ([\w-]+)$", text, re.M)
+    assert stages == [("${BASE_IMAGE}", "base"), ("base", "build"), ("build", "full"), ("base", "slim-deps"),
+                      ("base", "slim")]
+    slim = text[text.index("FROM base AS slim\n"):]
+    deps = text[text.index("FROM base AS slim-deps"):text.index("FROM base AS slim\n")]
+    full = text[text.index("FROM build AS full"):text.index("FROM base AS slim-deps")]
+    # the default (last) stage: the slim lock's packages, our wheel and the export made by the build stage
+    assert "requirements-slim.lock" in deps and "requirements.lock " not in deps + slim
+    assert "COPY --from=slim-deps /opt/venv /opt/venv" in slim
+    assert "torch" not in re.sub(r"#.*|if python -c \"import torch\".*?fi", "", deps + slim)
+    assert "COPY --from=build /opt/retrieval-gate/onnx /opt/retrieval-gate/onnx" in slim
+    assert "RETRIEVAL_GATE_ONNX_DIR=/opt/retrieval-gate/onnx" in text  # outside HOME (the runner mounts its own)
+    assert "ensure_exported(" in text and "export_state(folder) == 'verified'" in text
+    assert slim.rstrip().endswith('ENTRYPOINT ["retrieval-gate", "action"]')
+    assert '\nENTRYPOINT ["retrieval-gate", "action"]\n' in full
+
+
+def test_build_image_builds_the_default_unless_told_full_and_says_how_when_misused():
+    script = (REPO / "scripts" / "build-image").read_text(encoding="utf-8")
+    assert 'if [ "${1:-}" = "--full" ]; then target=full; shift; fi' in script and "target=slim" in script
+    assert 'args=(--target "$target"' in script
+    for argv in ([], ["--full"], ["--full", "--no-cache"]):
+        done = subprocess.run([str(REPO / "scripts" / "build-image"), *argv], capture_output=True, text=True,
+                              check=False, timeout=30)
+        assert done.returncode == 1
+        assert done.stderr == "build-image: usage: scripts/build-image [--full] TAG [docker build options...]\n"
 
 
 def test_dockerignore_sends_only_what_the_build_needs():
@@ -211,6 +241,18 @@ def test_release_workflow_tests_then_pushes_with_sbom_provenance_and_points_acti
     assert steps[push]["with"]["sbom"] is True and steps[push]["with"]["provenance"] == "mode=max"
     assert steps[push]["with"]["platforms"] == "linux/amd64"
     assert "scripts/release-action-yml" in runs[-1] and '@${DIGEST}' in runs[-1]
+    # both variants, each pushed with SBOM and provenance, attested and pinned by its own digest:
+    # the default (target slim, the Dockerfile's last stage) and the full one (X.Y.Z-full)
+    pushed = {step["with"]["target"]: step for step in steps if (step.get("with") or {}).get("push") is True}
+    assert set(pushed) == {"slim", "full"} and all(s["with"]["sbom"] is True for s in pushed.values())
+    assert pushed["full"]["with"]["tags"] == "${{ steps.meta-full.outputs.tags }}"
+    meta_full = next(step for step in steps if step.get("id") == "meta-full")
+    assert "suffix=-full" in meta_full["with"]["flavor"]
+    attested = [step["with"]["subject-digest"] for step in steps
+                if str(step.get("uses", "")).startswith("actions/attest-build-provenance@")]
+    assert attested == ["${{ steps.push.outputs.digest }}", "${{ steps.push-full.outputs.digest }}"]
+    assert '-full@${FULL_DIGEST}' in runs[-1] and 'scripts/release-action-yml "$full" full/action.yml' in runs[-1]
+    assert tests < next(i for i, step in enumerate(steps) if step.get("id") == "push-full")
     assert "org.opencontainers.image.title" in text
     # the wheel of the same release commit, checked in a fresh venv, then trusted publishing
     wheel, pypi = wf["jobs"]["wheel"], wf["jobs"]["pypi"]

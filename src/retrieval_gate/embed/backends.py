@@ -6,8 +6,9 @@
 (the default) is ``onnx`` (fp32) on the CPU when the model's export is in the export folder and
 passed its check against torch, or can be made there (``onnx`` and torch installed: exported and
 checked on the first text to embed); ``torch`` otherwise (another device, an export that failed
-its check, no ``onnx`` package). Deciding reads files only: a run whose texts are all cached
-imports neither torch nor ONNX Runtime.
+its check, no ``onnx`` package). Where torch is not installed either (the action's default
+image), that is ``NeedsTorchError`` naming the full image (``embed/runtime.py``). Deciding reads
+files only: a run whose texts are all cached imports neither torch nor ONNX Runtime.
 
 Their vectors differ in the last bits (fp32 ONNX; int8: measurably), so each backend's identity
 carries it and they never share cached vectors; a baseline made by the other fp32 backend still
@@ -48,7 +49,13 @@ def make_embedder(ref: ModelRef, *, settings: EmbedSettings) -> Embedder:
     """The embedder of ``settings.backend`` for the model ``ref`` (nothing is loaded yet)."""
     backend = resolve_backend(ref, settings=settings)
     if backend == "torch":
+        from retrieval_gate.embed.runtime import require_torch
         from retrieval_gate.embed.sentence import SentenceTransformerEmbedder
+
+        why = "embed_backend torch" if settings.backend == "torch" else (
+            f"no checked ONNX export of it in {settings.export_root}" if settings.export_root is not None
+            else "no folder for ONNX exports")
+        require_torch(f"model {ref.name!r} ({why})")
 
         return SentenceTransformerEmbedder(ref, batch_size=settings.batch_size, device=settings.device)
     from retrieval_gate.embed.onnx import OnnxEmbedder

@@ -307,6 +307,9 @@ def ensure_exported(ref: ModelRef, *, folder: Path, quantized: bool) -> Path:
     if (folder / REJECTED_FILE).is_file():
         raise EmbedderError(_rejected_message(ref, folder))
     if not fp32.is_file() or not (folder / VERIFIED_FILE).is_file():
+        from retrieval_gate.embed.runtime import require_torch
+
+        require_torch(f"exporting model {ref.name!r} to ONNX and checking it")  # both run torch
         if fp32.is_file():  # made before exports were verified: checked once now
             record = verify_export(ref, fp32)
         else:

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from retrieval_gate.embed.base import ModelIdentity
-from retrieval_gate.errors import EmbedderError, one_line
+from retrieval_gate.errors import EmbedderError, NeedsTorchError, one_line
 from retrieval_gate.files import sha256_path
 
 BUNDLED_NAME = "all-MiniLM-L6-v2"
@@ -83,6 +83,11 @@ def _hub_folder(name: str) -> tuple[Path, str]:
         return Path(snapshot_download(name, local_files_only=True)), "hub-cache"
     except Exception:  # not cached, or not a valid repo id: decided below
         pass
+    from retrieval_gate.embed.runtime import FULL_IMAGE_HINT, torch_available
+
+    if not torch_available():  # the action's default image runs the bundled model only
+        raise NeedsTorchError(f"model {name!r} is not the bundled {BUNDLED_NAME} and needs torch "
+                            f"(sentence-transformers), which this installation does not have: {FULL_IMAGE_HINT}")
     unknown = (f"unknown model {name!r}: it is not the bundled {BUNDLED_NAME}, not a local folder and "
                "not in the Hugging Face cache, and ")
     if constants.HF_HUB_OFFLINE:

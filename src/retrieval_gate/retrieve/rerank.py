@@ -50,7 +50,11 @@ def load_cross_encoder(name_or_path: str, *, device: str | None = None,
                        max_length: int | None = None) -> Any:
     """A sentence-transformers ``CrossEncoder`` from a hub name or a local folder. A plain BERT
     / sentence-transformers checkpoint loads too (with an untrained one-logit head: a working
-    code path, not a quality figure). Raises ``RetrieverError`` with the reason."""
+    code path, not a quality figure). Raises ``RetrieverError`` with the reason; without torch
+    (the action's default image) ``NeedsTorchError``, naming the full image variant."""
+    from retrieval_gate.embed.runtime import require_torch
+
+    require_torch(f"the cross-encoder rerank ({name_or_path})")
     try:
         from sentence_transformers import CrossEncoder
 

@@ -107,3 +107,21 @@ def test_a_sitting_at_a_time_until_the_verdict_is_decided(suite: Path, capsys: p
     code, out, data = compared(capsys, "pr")
     # 5 confirmed losses, nothing gained: fail whatever q6 … q9's cards are (p = 1/32 at best)
     assert code == 1 and data["verdict"] == "fail" and "needs_labels" not in data and "verdict: FAIL" in out
+
+
+def test_the_printed_top_up_runs_beside_a_config_file_when_compare_had_no_suite_flag(
+        suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a retrieval-gate.yml in the folder: compare without --suite reads the results' suite ("default");
+    # the command it prints must not name an empty suite (`--suite ''` is no suite of the config)
+    (suite / "retrieval-gate.yml").write_text("suites:\n  default:\n    kb: kb.jsonl\n    cases: cases.jsonl\n",
+                                              encoding="utf-8")
+    score(capsys, "base")
+    assert cli(capsys, "baseline", "update", "--results", "base.json", "--baseline", "baseline.json")[0] == 0
+    score(capsys, "pr")
+    code, out, data = compared(capsys, "pr")
+    assert code == 1 and data["verdict"] == "needs-labels"
+    printed = out.split("label them: ", 1)[1].splitlines()[0]
+    assert "--suite" not in printed
+    code, out, err = cli(capsys, *shlex.split(printed)[1:])
+    assert code == 0, err
+    assert "cards to label: 5 in 5 of 10 cases" in out

@@ -100,7 +100,8 @@ def compare_command(
     if out is not None:
         write_comparison(out, comparison=comparison)
     print_comparison(comparison, console=console, all_rows=all_rows,
-                     top_up=top_up_commands(results=results, baseline=baseline_path, config=config, suite=suite,
+                     top_up=top_up_commands(results=results, baseline=baseline_path, config=config,
+                                            suite=suite if suite is not None else loaded.suite,
                                             inputs=loaded.inputs))
     if out is not None:
         console.print(f"wrote {out}", markup=False, soft_wrap=True)
@@ -119,7 +120,7 @@ def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite
 
     q = shlex.quote
     where = f" --config {q(str(config))}" if config is not None else ""
-    where += f" --suite {q(suite)}" if suite != "default" else ""
+    where += f" --suite {q(suite)}" if suite and suite != "default" else ""  # top-up's own default: default
     for flag, name in (("--kb", "kb"), ("--cases", "cases")):
         path = getattr(inputs.get(name), "path", None)
         if path and Path(path).exists():

@@ -172,7 +172,8 @@ def init_command(
     if baseline:
         written += _first_baseline(root, suite=suite, force=force)
     if written:
-        _print_commit(root, written=written, inputs=[kb_found.path, cases_found.path])
+        _print_commit(root, written=written, inputs=[kb_found.path, cases_found.path],
+                      planned=[step.path for step in steps])
     else:
         _print_nothing_written(root, suite=suite, paths=paths)
 
@@ -310,15 +311,17 @@ def _say_what_was_not_written(*, ci: str, pipeline: Pipeline | None, image: str 
                           markup=False, highlight=False, soft_wrap=True)
 
 
-def _print_commit(root: Path, *, written: list[str], inputs: list[str]) -> None:
+def _print_commit(root: Path, *, written: list[str], inputs: list[str], planned: list[str] | None = None) -> None:
     """The commands that commit what was written. The golden set, its "not relevant" sidecar and the
     KB go in the same commit when git does not have them yet (a golden set just made by ``label
-    apply``): the baseline is measured on them; so do .gitignore and the draft folder an earlier
-    ``init`` wrote (the draft, its page, stale.jsonl)."""
+    apply``): the baseline is measured on them; so do .gitignore, the draft folder an earlier
+    ``init`` wrote (the draft, its page, stale.jsonl) and the files of this run's plan an earlier run
+    wrote (``planned``: the config and workflows kept unchanged after a first baseline refused)."""
     from retrieval_gate.artifacts.label_sidecar import not_relevant_path
 
     kb, cases = inputs
-    candidates = [cases, _relative(not_relevant_path(root / cases), root), kb, planning.GITIGNORE, DRAFT_FOLDER]
+    candidates = list(dict.fromkeys([*(planned or []), cases, _relative(not_relevant_path(root / cases), root), kb,
+                                     planning.GITIGNORE, DRAFT_FOLDER]))
     written = written + [p for p in (_uncommitted(root, [p for p in candidates if (root / p).exists()]) or [])
                          if p not in written]
     console.print("commit it:", markup=False, soft_wrap=True)

@@ -116,3 +116,19 @@ def test_a_rerun_after_a_first_baseline_refused_commits_the_config_and_the_workf
     assert code == 0, err
     add = next(line.strip() for line in out.splitlines() if line.strip().startswith("git add "))
     assert set(add.split()[2:]) >= {"retrieval-gate.yml", CALLER, "baselines/default.json", "cases.jsonl", "kb"}
+
+
+def test_an_action_ref_of_another_commit_installs_retrieval_gate_from_that_commit(repo, capsys):
+    # a build from a clone or a git URL (no release on PyPI): retrieval-gate==X.Y.Z would not resolve;
+    # --action-ref names the commit, so the jobs install the package from it, as the README's install does
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    code, out, err = run_cli(["init", "--no-baseline", "--retriever", "python:app.rag:search",
+                              "--action-ref", f"acme/retrieval-gate@{sha}"], capsys)
+    assert code == 0, err
+    installs = _install_runs(yaml.safe_load((repo / CALLER).read_text(encoding="utf-8")))
+    package = f'"retrieval-gate @ git+https://github.com/acme/retrieval-gate@{sha}"'
+    assert f"python -m pip install {package} -r requirements.txt" in installs["compare"]
+    assert f"python -m pip install {package} -r requirements.txt" in installs["baseline-eval"]
+    assert installs["baseline"].rstrip().endswith(f"python -m pip install {package}")
+    assert f"retrieval-gate=={__version__}" not in (repo / CALLER).read_text(encoding="utf-8")
+    assert f"It installs retrieval-gate @ git+https://github.com/acme/retrieval-gate@{sha} and" in out

@@ -152,8 +152,12 @@ def init_command(
                                                                 k=ks, retriever=retriever))
     own_job = own_job_reason(measured)
     requirements = _requirements(root)
+    # an --action-ref that is no release of this build (pin.version empty): the package from that commit
+    package = (texts.python_job_package(version=__version__, repo=pin.repo, sha=pin.sha)
+               if pin is not None and action_ref is not None and not pin.version
+               else texts.python_job_package(version=__version__))
     python_job = (texts.python_job_workflow(version=__version__, branch=branch_name, suite=suite,
-                                            requirements=requirements[0])
+                                            requirements=requirements[0], package=package)
                   if own_job is not None and pipeline is None else None)
     steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
                           cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch_name,
@@ -165,7 +169,7 @@ def init_command(
         inside(root, rel)  # every path checked before anything is written
     written = _apply(root, steps, force=force)
     if own_job is not None:
-        _say_why_the_python_job(root, ci=ci, reason=own_job, requirements=requirements,
+        _say_why_the_python_job(root, ci=ci, reason=own_job, requirements=requirements, package=package,
                                 comment_left=python_job is not None and existing[planning.COMMENT] is not None)
     else:
         _say_what_was_not_written(ci=ci, pipeline=pipeline, image=image, pin=pin)
@@ -279,7 +283,7 @@ def _requirements(root: Path) -> tuple[str, bool]:
 
 
 def _say_why_the_python_job(root: Path, *, ci: str, reason: str, requirements: tuple[str, bool],
-                            comment_left: bool) -> None:
+                            comment_left: bool, package: str) -> None:
     """Why the workflow is the Python job's, not the Docker action's (or, for another forge, that
     its pipeline runs the image, which lacks them)."""
     install, present = requirements
@@ -290,7 +294,7 @@ def _say_why_the_python_job(root: Path, *, ci: str, reason: str, requirements: t
         return
     console.print(f"{planning.CALLER}: the wheel in your own Python job, not the Docker action: {reason}, which the "
                   "action's image does not hold (examples/workflows/python-job.yml; docs/action.md, \"The wheel in "
-                  f"your own Python job\"). It installs retrieval-gate=={__version__} and `{install}`.",
+                  f"your own Python job\"). It installs {package} and `{install}`.",
                   markup=False, highlight=False, soft_wrap=True)
     if not present:
         console.print("note: no requirements.txt here: create it with your retriever's packages (the workflow "

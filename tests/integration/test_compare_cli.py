@@ -124,10 +124,11 @@ def test_a_pr_that_surfaces_unjudged_cards_needs_labels_exit_1_or_0_with_unjudge
                        "--judgements", "pooled")
     assert code == 1
     assert "verdict: NEEDS-LABELS" in out and "needs labels: 75 cards in 15 cases decide the verdict" in out
-    # the command named is this comparison's own, and runs as printed
+    # the top-up it names is this comparison's own, read as compare was told (runs as printed)
     printed = out.split("label them: ", 1)[1].splitlines()[0]
     assert printed.startswith("retrieval-gate label top-up --results surfacing.results.json "
-                              "--baseline baselines/default.json --out top-up") and "--suite" not in printed
+                              "--baseline baselines/default.json --out top-up")
+    assert printed.endswith(" --judgements pooled") and "--suite" not in printed
     data = json.loads((workdir / "needs.json").read_text(encoding="utf-8"))
     assert (data["verdict"], data["gate"]["status"], data["condensed"]["verdict"]) == ("needs-labels",) * 2 + ("pass",)
     # the first sitting: 5 of those cases, their 25 cards found not relevant, confirm 5 losses with

@@ -107,3 +107,49 @@ def test_a_sitting_at_a_time_until_the_verdict_is_decided(suite: Path, capsys: p
     code, out, data = compared(capsys, "pr")
     # 5 confirmed losses, nothing gained: fail whatever q6 … q9's cards are (p = 1/32 at best)
     assert code == 1 and data["verdict"] == "fail" and "needs_labels" not in data and "verdict: FAIL" in out
+
+
+def test_the_printed_top_up_runs_beside_a_config_file_when_compare_had_no_suite_flag(
+        suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a retrieval-gate.yml in the folder: compare without --suite reads the results' suite ("default");
+    # the command it prints must not name an empty suite (`--suite ''` is no suite of the config)
+    (suite / "retrieval-gate.yml").write_text("suites:\n  default:\n    kb: kb.jsonl\n    cases: cases.jsonl\n",
+                                              encoding="utf-8")
+    score(capsys, "base")
+    assert cli(capsys, "baseline", "update", "--results", "base.json", "--baseline", "baseline.json")[0] == 0
+    score(capsys, "pr")
+    code, out, data = compared(capsys, "pr")
+    assert code == 1 and data["verdict"] == "needs-labels"
+    printed = out.split("label them: ", 1)[1].splitlines()[0]
+    assert "--suite" not in printed
+    code, out, err = cli(capsys, *shlex.split(printed)[1:])
+    assert code == 0, err
+    assert "cards to label: 5 in 5 of 10 cases" in out
+
+
+def test_the_printed_top_up_keeps_the_judgements_compare_was_told(suite: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # runs scored without saying how the set was judged (no sidecar: complete); compare is told
+    # --judgements pooled: the top-up it prints reads the set the same way, so it writes the sitting
+    # instead of "nothing to label: the golden set is judged complete"
+    for name in ("base", "pr"):
+        code, _, err = cli(capsys, "score", "--run", f"{name}.jsonl", "--cases", "cases.jsonl", "--kb", "kb.jsonl",
+                           "--k", "1,3", "--headline-k", "1", "--out", f"{name}.json")
+        assert code == 0, err
+        if name == "base":
+            assert cli(capsys, "baseline", "update", "--results", "base.json", "--baseline", "baseline.json")[0] == 0
+    code, out, _ = cli(capsys, "compare", "--results", "pr.json", "--baseline", "baseline.json",
+                       "--fail-on-regression", "--judgements", "pooled", "--out", "pr.cmp.json")
+    assert code == 1 and json.loads(Path("pr.cmp.json").read_text(encoding="utf-8"))["verdict"] == "needs-labels"
+    printed = out.split("label them: ", 1)[1].splitlines()[0]
+    assert "--judgements pooled" in printed
+    code, out, err = cli(capsys, *shlex.split(printed)[1:])
+    assert code == 0, err
+    assert "cards to label: 5 in 5 of 10 cases" in out
+    # and the same flag on top-up alone: complete says nothing to label
+    code, out, _ = cli(capsys, "label", "top-up", "--results", "pr.json", "--baseline", "baseline.json",
+                       "--kb", "kb.jsonl", "--cases", "cases.jsonl", "--out", "other", "--judgements", "complete")
+    assert code == 0 and "nothing to label: the golden set is judged complete" in out
+    code, _, err = cli(capsys, "label", "top-up", "--results", "pr.json", "--baseline", "baseline.json",
+                       "--kb", "kb.jsonl", "--cases", "cases.jsonl", "--out", "other", "--judgements", "pool")
+    assert code == 2 and "--judgements 'pool'" in err

@@ -149,7 +149,7 @@ def test_k_reaches_a_langchain_retriever_its_own_way_and_the_numbers_equal_the_i
     assert_equal_to_independent(results, rankings)
 
 
-def test_a_retriever_that_takes_no_k_is_asked_once_per_case_and_measured_as_it_answers(suite):
+def test_a_retriever_that_takes_no_k_is_asked_once_per_case_and_measured_as_it_answers(suite, capsys):
     apps.STATE.clear()
     results = evaluate(suite, "langchain:tests.framework_apps:keyword_fixed", "id_key=card_id")
     assert results["config"]["details"]["k_passed_as"] == "not passed"
@@ -157,6 +157,12 @@ def test_a_retriever_that_takes_no_k_is_asked_once_per_case_and_measured_as_it_a
     rankings = {c["id"]: first_cards([apps.paragraphs()[i][1] for i in apps.keyword_ranking(c["query"], 4)], 10)
                 for c in cases()}
     assert_equal_to_independent(results, rankings)
+    # said, not silent: the rankings shorter than k distinct cards, counted from the framework's own answer
+    short = sum(len(ranked) < K for ranked in rankings.values())
+    assert short > 0
+    err = capsys.readouterr().err
+    assert (f"warning: retriever 'langchain:tests.framework_apps:keyword_fixed' takes no k (k_passed_as: not "
+            f"passed): {short} of {len(cases())} rankings hold fewer than {K} distinct cards") in err
 
 
 def test_a_llamaindex_retriever_measures_what_an_independent_computation_from_its_nodes_gives(suite):

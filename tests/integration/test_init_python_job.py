@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,39 @@ def test_a_retriever_flag_against_a_kept_config_is_exit_2_and_writes_nothing(rep
     assert code == 2
     assert "--retriever 'python:app.rag:search'" in err and "measures 'bm25'" in err and "--force" in err
     assert not (repo / ".github").exists()
+
+
+def test_a_rerun_after_a_first_baseline_refused_commits_the_config_and_the_workflow_too(repo, capsys):
+    # the glue first returns file paths (no card ids): init writes the config and the workflow, then the
+    # first baseline is refused (exit 2); fixed, the rerun keeps both files ("unchanged") and writes the
+    # baseline — its commit line must name them as well, git has neither yet
+    (repo / "app" / "rag.py").write_text("def search(query, limit):\n    return ['kb/refunds.md'][:limit]\n",
+                                         encoding="utf-8")
+    for name in ("app.rag", "app"):  # this repository's module, not one an earlier test imported
+        sys.modules.pop(name, None)
+    code, _, err = run_cli(["init", "--retriever", "python:app.rag:search"], capsys)
+    assert code == 2 and "not cards of the KB" in err
+    assert (repo / "retrieval-gate.yml").is_file() and (repo / CALLER).is_file()
+    (repo / "app" / "rag.py").write_text(GLUE, encoding="utf-8")
+    for name in ("app.rag", "app"):  # the module as edited, not the one the first run imported
+        sys.modules.pop(name, None)
+    code, out, err = run_cli(["init", "--retriever", "python:app.rag:search"], capsys)
+    assert code == 0, err
+    add = next(line.strip() for line in out.splitlines() if line.strip().startswith("git add "))
+    assert set(add.split()[2:]) >= {"retrieval-gate.yml", CALLER, "baselines/default.json", "cases.jsonl", "kb"}
+
+
+def test_an_action_ref_of_another_commit_installs_retrieval_gate_from_that_commit(repo, capsys):
+    # a build from a clone or a git URL (no release on PyPI): retrieval-gate==X.Y.Z would not resolve;
+    # --action-ref names the commit, so the jobs install the package from it, as the README's install does
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    code, out, err = run_cli(["init", "--no-baseline", "--retriever", "python:app.rag:search",
+                              "--action-ref", f"acme/retrieval-gate@{sha}"], capsys)
+    assert code == 0, err
+    installs = _install_runs(yaml.safe_load((repo / CALLER).read_text(encoding="utf-8")))
+    package = f'"retrieval-gate @ git+https://github.com/acme/retrieval-gate@{sha}"'
+    assert f"python -m pip install {package} -r requirements.txt" in installs["compare"]
+    assert f"python -m pip install {package} -r requirements.txt" in installs["baseline-eval"]
+    assert installs["baseline"].rstrip().endswith(f"python -m pip install {package}")
+    assert f"retrieval-gate=={__version__}" not in (repo / CALLER).read_text(encoding="utf-8")
+    assert f"It installs retrieval-gate @ git+https://github.com/acme/retrieval-gate@{sha} and" in out

@@ -100,8 +100,9 @@ def compare_command(
     if out is not None:
         write_comparison(out, comparison=comparison)
     print_comparison(comparison, console=console, all_rows=all_rows,
-                     top_up=top_up_commands(results=results, baseline=baseline_path, config=config, suite=suite,
-                                            inputs=loaded.inputs))
+                     top_up=top_up_commands(results=results, baseline=baseline_path, config=config,
+                                            suite=suite if suite is not None else loaded.suite,
+                                            inputs=loaded.inputs, judgements=judgements))
     if out is not None:
         console.print(f"wrote {out}", markup=False, soft_wrap=True)
     if gate_fails(comparison):  # a failed gate, or needs-labels unless gate.unjudged: warn
@@ -109,7 +110,7 @@ def compare_command(
 
 
 def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite: str | None,
-                    inputs: Mapping[str, Any]) -> tuple[str, str]:
+                    inputs: Mapping[str, Any], judgements: str | None = None) -> tuple[str, str]:
     """The two ``label top-up`` commands the terminal names (every unjudged card; the decisive ones), with
     this comparison's own files, the KB and golden set the run read (where they are still there) and a
     draft folder that holds no draft yet, so each runs as printed."""
@@ -119,12 +120,13 @@ def top_up_commands(*, results: Path, baseline: Path, config: Path | None, suite
 
     q = shlex.quote
     where = f" --config {q(str(config))}" if config is not None else ""
-    where += f" --suite {q(suite)}" if suite and suite != "default" else ""
+    where += f" --suite {q(suite)}" if suite and suite != "default" else ""  # top-up's own default: default
     for flag, name in (("--kb", "kb"), ("--cases", "cases")):
         path = getattr(inputs.get(name), "path", None)
         if path and Path(path).exists():
             where += f" {flag} {q(path)}"
     full = f"retrieval-gate label top-up --results {q(str(results))} --out {q(str(free_draft_folder(Path('top-up'))))}{where}"
+    told = f" --judgements {q(judgements)}" if judgements is not None else ""  # compare's flag, read the same way
     decisive = (f"retrieval-gate label top-up --results {q(str(results))} --baseline {q(str(baseline))} "
-                f"--out {q(str(free_draft_folder(Path('top-up'))))}{where}")
+                f"--out {q(str(free_draft_folder(Path('top-up'))))}{where}{told}")
     return full, decisive

@@ -177,6 +177,8 @@ def eval_command(
         write_results(path, results=results)
         for warning in gold_missing_lines(results):  # deleted gold cards are a measured loss, not an input error
             err_console.print(f"warning: {bound_echoes(str(warning))}", markup=False, highlight=False, soft_wrap=True)
+        if (short := short_rankings_line(results)) is not None:
+            err_console.print(f"warning: {bound_echoes(short)}", markup=False, highlight=False, soft_wrap=True)
         if many:
             console.print(f"retriever {spec.name}", markup=False)
         print_results(results, console=console)
@@ -185,6 +187,24 @@ def eval_command(
         console.print(f"wrote {path}", markup=False, soft_wrap=True)
     if many:
         write_side_by_side(all_results, out=out, reference=reference)
+
+
+def short_rankings_line(results: Any) -> str | None:
+    """For a framework retriever k could not be passed to (``config.details.k_passed_as``: "not
+    passed"): how many answered rankings hold fewer than the headline k distinct cards — the
+    over-fetch cannot ask it for more, so those lists are measured as short; None otherwise."""
+    details = results.config.get("details") if isinstance(results.config, dict) else None
+    if not isinstance(details, dict) or details.get("k_passed_as") != "not passed":
+        return None
+    k = results.headline_k
+    answered = [case for case in results.cases if case.error is None]
+    short = sum(1 for case in answered if len(dict.fromkeys(case.retrieved)) < k)
+    if not short:
+        return None
+    return (f"retriever {results.config.get('retriever')!r} takes no k (k_passed_as: not passed): {short} of "
+            f"{len(answered)} rankings hold fewer than {k} distinct cards, measured as they are (it returns what it "
+            "returns whatever is asked: set its own k or search_kwargs in your app, or give its "
+            "_get_relevant_documents a k parameter)")
 
 
 def parse_options(items: list[str]) -> dict[str, Any] | None:

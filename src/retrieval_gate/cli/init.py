@@ -152,8 +152,12 @@ def init_command(
                                                                 k=ks, retriever=retriever))
     own_job = own_job_reason(measured)
     requirements = _requirements(root)
+    # an --action-ref that is no release of this build (pin.version empty): the package from that commit
+    package = (texts.python_job_package(version=__version__, repo=pin.repo, sha=pin.sha)
+               if pin is not None and action_ref is not None and not pin.version
+               else texts.python_job_package(version=__version__))
     python_job = (texts.python_job_workflow(version=__version__, branch=branch_name, suite=suite,
-                                            requirements=requirements[0])
+                                            requirements=requirements[0], package=package)
                   if own_job is not None and pipeline is None else None)
     steps = planning.plan(suite=suite, kb=kb_found.path, kb_kind=kb_found.kind, cases=cases_found.path,
                           cases_kind=cases_found.kind, k=ks, pin=pin, branch=branch_name,
@@ -165,7 +169,7 @@ def init_command(
         inside(root, rel)  # every path checked before anything is written
     written = _apply(root, steps, force=force)
     if own_job is not None:
-        _say_why_the_python_job(root, ci=ci, reason=own_job, requirements=requirements,
+        _say_why_the_python_job(root, ci=ci, reason=own_job, requirements=requirements, package=package,
                                 comment_left=python_job is not None and existing[planning.COMMENT] is not None)
     else:
         _say_which_image(root, suite=suite)
@@ -173,7 +177,8 @@ def init_command(
     if baseline:
         written += _first_baseline(root, suite=suite, force=force)
     if written:
-        _print_commit(root, written=written, inputs=[kb_found.path, cases_found.path])
+        _print_commit(root, written=written, inputs=[kb_found.path, cases_found.path],
+                      planned=[step.path for step in steps])
     else:
         _print_nothing_written(root, suite=suite, paths=paths)
 
@@ -279,7 +284,7 @@ def _requirements(root: Path) -> tuple[str, bool]:
 
 
 def _say_why_the_python_job(root: Path, *, ci: str, reason: str, requirements: tuple[str, bool],
-                            comment_left: bool) -> None:
+                            comment_left: bool, package: str) -> None:
     """Why the workflow is the Python job's, not the Docker action's (or, for another forge, that
     its pipeline runs the image, which lacks them)."""
     install, present = requirements
@@ -290,7 +295,7 @@ def _say_why_the_python_job(root: Path, *, ci: str, reason: str, requirements: t
         return
     console.print(f"{planning.CALLER}: the wheel in your own Python job, not the Docker action: {reason}, which the "
                   "action's image does not hold (examples/workflows/python-job.yml; docs/action.md, \"The wheel in "
-                  f"your own Python job\"). It installs retrieval-gate=={__version__} and `{install}`.",
+                  f"your own Python job\"). It installs {package} and `{install}`.",
                   markup=False, highlight=False, soft_wrap=True)
     if not present:
         console.print("note: no requirements.txt here: create it with your retriever's packages (the workflow "
@@ -353,15 +358,17 @@ def _say_what_was_not_written(*, ci: str, pipeline: Pipeline | None, image: str 
                           markup=False, highlight=False, soft_wrap=True)
 
 
-def _print_commit(root: Path, *, written: list[str], inputs: list[str]) -> None:
+def _print_commit(root: Path, *, written: list[str], inputs: list[str], planned: list[str] | None = None) -> None:
     """The commands that commit what was written. The golden set, its "not relevant" sidecar and the
     KB go in the same commit when git does not have them yet (a golden set just made by ``label
-    apply``): the baseline is measured on them; so do .gitignore and the draft folder an earlier
-    ``init`` wrote (the draft, its page, stale.jsonl)."""
+    apply``): the baseline is measured on them; so do .gitignore, the draft folder an earlier
+    ``init`` wrote (the draft, its page, stale.jsonl) and the files of this run's plan an earlier run
+    wrote (``planned``: the config and workflows kept unchanged after a first baseline refused)."""
     from retrieval_gate.artifacts.label_sidecar import not_relevant_path
 
     kb, cases = inputs
-    candidates = [cases, _relative(not_relevant_path(root / cases), root), kb, planning.GITIGNORE, DRAFT_FOLDER]
+    candidates = list(dict.fromkeys([*(planned or []), cases, _relative(not_relevant_path(root / cases), root), kb,
+                                     planning.GITIGNORE, DRAFT_FOLDER]))
     written = written + [p for p in (_uncommitted(root, [p for p in candidates if (root / p).exists()]) or [])
                          if p not in written]
     console.print("commit it:", markup=False, soft_wrap=True)

@@ -207,6 +207,7 @@ def top_up_command(
     force: bool = typer.Option(False, "--force", help="Replace the draft folder --out holds already (without it: exit 2)."),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
     suite: str = typer.Option("default", "--suite", help="Suite of the config file."),
+    judgements: str | None = typer.Option(None, "--judgements", help="With --baseline: how the golden set was judged, complete or pooled, as compare --judgements (default: the suite's 'judgements', else what the results recorded)."),
 ) -> None:
     """For every case, the cards of each run's top --depth that no judgement covers (gold at any
     grade, the not-relevant sidecar), each once, written as a draft folder that `label apply
@@ -221,10 +222,15 @@ def top_up_command(
                               inputs={"--kb": kb_path, "--cases": cases_path, "--config": config,
                                       **{f"--results {p}": p for p in results}, **{f"--stale {p}": p for p in stale},
                                       **({"--baseline": baseline} if baseline is not None else {})})
+    if judgements is not None:
+        from retrieval_gate.compare.judgements import check_judgements
+
+        check_judgements(judgements)
     refuse_replacing_draft(out, force=force)
     decisive = None
     if baseline is not None:
-        decisive = _decisive_pairs(results=results, baseline=baseline, config=config, suite=suite)
+        decisive = _decisive_pairs(results=results, baseline=baseline, config=config, suite=suite,
+                                   judgements=judgements)
         if not decisive:
             return
     result = top_up(kb=kb_path, cases=cases_path, options=TopUpOptions(results=results, depth=depth,
@@ -245,7 +251,7 @@ def top_up_command(
 
 
 def _decisive_pairs(*, results: list[Path], baseline: Path, config: Path | None,
-                    suite: str) -> list[tuple[str, str]]:
+                    suite: str, judgements: str | None = None) -> list[tuple[str, str]]:
     """The (case, card) pairs whose labels decide the comparison of the one --results with
     --baseline under the suite's gate (``compare.decisive``), heaviest first; empty, and said,
     when the labels already decide it."""
@@ -265,7 +271,7 @@ def _decisive_pairs(*, results: list[Path], baseline: Path, config: Path | None,
     gate = suite_config.gate
     if not (gate.fail_on_regression or gate.floors):
         gate = gate.model_copy(update={"fail_on_regression": True})  # what a gate would decide, on or not
-    if judgements_of(loaded, suite_config.judgements) == "complete":
+    if judgements_of(loaded, judgements or suite_config.judgements) == "complete":
         _say("nothing to label: the golden set is judged complete (a card outside the gold is not relevant), so "
              "the labels decide the verdict")
         return []

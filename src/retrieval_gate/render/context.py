@@ -179,6 +179,8 @@ def _headline_part(*, results: Results, comparison: Comparison | None, baseline:
         "n_worse": len(worse),
         "failures": list(comparison.failures) if comparison else [],
         "headline": headline,
+        # the n of the row the title judges (its paired test's n: the cases with gold), as the title says
+        "n_primary": headline[0].n if headline else (comparison.n_paired if comparison else 0),
         "caveat": RECALL_CAVEAT.format(k=results.headline_k) if any(c.measure == "recall" for c in headline) else "",
         "other_metrics": [overall[m] for m in other],
     }

@@ -214,12 +214,25 @@ def caller_workflow(*, repo: str, sha: str, version: str, branch: str, suite: st
     return text
 
 
-def python_job_workflow(*, version: str, branch: str, suite: str, requirements: str) -> str:
-    """The Python-job workflow: the wheel pinned to ``version`` (this build's), the team's
-    ``requirements`` (what follows ``pip install`` after it: ``-r requirements.txt``, ``.``) in the
-    jobs that run their retriever. Branch and suite are written as YAML scalars (``_yaml_str``)."""
-    text = PYTHON_JOB_WORKFLOW.replace("@PACKAGE@", f"retrieval-gate=={version}").replace("@REQUIREMENTS@",
-                                                                                        requirements)
+def python_job_package(*, version: str, repo: str | None = None, sha: str | None = None) -> str:
+    """What the Python job's ``pip install`` names: this release (``retrieval-gate==version``), or,
+    given the commit of an ``--action-ref`` that is no release of this build, the package from that
+    commit (``retrieval-gate @ git+https://github.com/REPO@SHA``: the README's install; ``repo`` and
+    ``sha`` are ``plan.parse_action_ref``'s, safe characters only)."""
+    if repo is not None and sha is not None:
+        return f"retrieval-gate @ git+https://github.com/{repo}@{sha}"
+    return f"retrieval-gate=={version}"
+
+
+def python_job_workflow(*, version: str, branch: str, suite: str, requirements: str,
+                        package: str | None = None) -> str:
+    """The Python-job workflow: the wheel pinned to ``version`` (this build's) or ``package``
+    (``python_job_package``), the team's ``requirements`` (what follows ``pip install`` after it:
+    ``-r requirements.txt``, ``.``) in the jobs that run their retriever. Branch and suite are
+    written as YAML scalars (``_yaml_str``)."""
+    spec = package or f"retrieval-gate=={version}"
+    spec = f'"{spec}"' if " " in spec else spec
+    text = PYTHON_JOB_WORKFLOW.replace("@PACKAGE@", spec).replace("@REQUIREMENTS@", requirements)
     return text.replace("@BRANCH@", _yaml_str(branch)).replace("@SUITE@", _yaml_str(suite))
 
 

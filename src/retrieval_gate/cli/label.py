@@ -191,6 +191,9 @@ def _report_applied(applied: Applied, *, labels: list[Path], draft: Path | None,
     else:
         _say(f"next: retrieval-gate validate --kb {q(str(kb))} --cases {q(str(cases))}" + (
             ", then commit: git add " + " ".join(q(str(p)) for p in applied.written) if applied.written else ""))
+        if applied.written:
+            _say("then, for a comparison waiting on these labels: eval (or score) the PR again and compare — a results "
+                 "file keeps the labels it was scored with; compare rescores the baseline's side itself")
 
 
 @label_app.command("top-up")

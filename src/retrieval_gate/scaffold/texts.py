@@ -90,6 +90,26 @@ SETUP_PYTHON = "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065  #
 UPLOAD_ARTIFACT = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02  # v4.6.2"
 CPU_TORCH = "python -m pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0"
 
+_INSTALL_YOURS = "Install (CPU torch first, then retrieval-gate and your retriever's packages)"
+_INSTALL_ONLY = "Install retrieval-gate only (this job runs none of your code)"
+
+
+def _python_steps(name: str, packages: str) -> str:
+    """The steps each job of the Python-job workflow starts with: checkout (no credentials),
+    Python 3.11, and the step ``name`` that installs CPU torch, then ``packages``."""
+    return f"""\
+      - uses: {CHECKOUT}
+        with:
+          persist-credentials: false
+      - uses: {SETUP_PYTHON}
+        with:
+          python-version: "3.11"
+      - name: {name}
+        run: |
+          {CPU_TORCH}
+          python -m pip install {packages}"""
+
+
 # The wheel in the team's own Python job (examples/workflows/python-job.yml, with this build's version
 # and the repository's requirements): for a retriever that imports the team's code or packages.
 PYTHON_JOB_WORKFLOW = f"""\
@@ -119,16 +139,7 @@ jobs:
       contents: read        # the base's baseline, read through the contents API
       pull-requests: write  # the sticky comment
     steps:
-      - uses: {CHECKOUT}
-        with:
-          persist-credentials: false
-      - uses: {SETUP_PYTHON}
-        with:
-          python-version: "3.11"
-      - name: Install (CPU torch first, then retrieval-gate and your retriever's packages)
-        run: |
-          {CPU_TORCH}
-          python -m pip install @PACKAGE@ @REQUIREMENTS@
+{_python_steps(_INSTALL_YOURS, "@PACKAGE@ @REQUIREMENTS@")}
       - name: retrieval-gate action (compare with the base's baseline, comment)
         env:
           INPUT_GITHUB_TOKEN: ${{{{ github.token }}}}
@@ -141,16 +152,7 @@ jobs:
     permissions:
       contents: read
     steps:
-      - uses: {CHECKOUT}
-        with:
-          persist-credentials: false
-      - uses: {SETUP_PYTHON}
-        with:
-          python-version: "3.11"
-      - name: Install (CPU torch first, then retrieval-gate and your retriever's packages)
-        run: |
-          {CPU_TORCH}
-          python -m pip install @PACKAGE@ @REQUIREMENTS@
+{_python_steps(_INSTALL_YOURS, "@PACKAGE@ @REQUIREMENTS@")}
       - name: retrieval-gate action (evaluate only)
         env:
           INPUT_MODE: report
@@ -171,16 +173,7 @@ jobs:
       group: retrieval-baseline-${{{{ github.ref }}}}
       cancel-in-progress: false
     steps:
-      - uses: {CHECKOUT}
-        with:
-          persist-credentials: false
-      - uses: {SETUP_PYTHON}
-        with:
-          python-version: "3.11"
-      - name: Install retrieval-gate only (this job runs none of your code)
-        run: |
-          {CPU_TORCH}
-          python -m pip install @PACKAGE@
+{_python_steps(_INSTALL_ONLY, "@PACKAGE@")}
       - uses: {DOWNLOAD_ARTIFACT}
         with:
           name: retrieval-gate-baseline-results

@@ -45,7 +45,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -309,6 +309,22 @@ class ChromaStore:
     def _where(self) -> str:
         return str(self.chroma_path or self.root or f"{self.settings.host}:{self.settings.port}")
 
+    def _failed(self, exc: BaseException) -> StoreError:
+        return StoreError(f"store {self._where()} failed: {type(exc).__name__}: {one_line(exc)}")
+
+    @contextlib.contextmanager
+    def _store_failures(self, error: Callable[[BaseException], Exception]) -> Iterator[None]:
+        """A store failure raised inside becomes ``error(exc)`` (no traceback); the project's own
+        errors and anything else (a bug, Ctrl-C) pass through unchanged."""
+        try:
+            yield
+        except RetrievalGateError:
+            raise
+        except BaseException as exc:
+            if not is_store_failure(exc):
+                raise
+            raise error(exc) from None
+
     def _rebuild(self, reason: str) -> None:
         """Drop the collection (the whole chroma/ folder when persistent); the next open makes it anew."""
         self.notify(f"store {self._where()}: {reason}; rebuilding it")
@@ -372,7 +388,7 @@ class ChromaStore:
     def _sync_once(self, *, chunks: Sequence[Chunk], embedder: Embedder, chunking: Mapping[str, Any]) -> SyncReport:
         collection = self.open(embedder=embedder, chunking=chunking)
         report = SyncReport(chunks=len(chunks), rebuilt=self._rebuilt)
-        try:
+        with self._store_failures(lambda exc: _Broken(f"syncing it failed ({type(exc).__name__}: {one_line(exc)})")):
             have = self.existing()
             want = {c.id: c for c in chunks}
             todo: list[Chunk] = []  # new, or its text changed: embedded (through the cache)
@@ -411,12 +427,6 @@ class ChromaStore:
                     if self.progress is not None:
                         self.progress("indexing", min(i + batch, len(todo)), len(todo))
             report.added = len(todo)
-        except RetrievalGateError:
-            raise
-        except BaseException as exc:
-            if not is_store_failure(exc):
-                raise
-            raise _Broken(f"syncing it failed ({type(exc).__name__}: {one_line(exc)})") from None
         return report
 
     def _stored_vectors(self, ids: Sequence[str], *, batch: int) -> dict[str, np.ndarray]:
@@ -437,18 +447,12 @@ class ChromaStore:
     def index(self, *, exact: bool | None = None) -> ChunkIndex:
         """The HNSW index of the collection, or an exact index over its stored vectors."""
         assert self._collection is not None, "sync() first"
-        try:
+        with self._store_failures(self._failed):
             if exact is None:
                 exact = self.uses_exact()
             if exact:
                 return self._verified.index() if self._verified is not None else exact_index_from(self._collection)
             return ChromaIndex(self._collection)
-        except RetrievalGateError:
-            raise
-        except BaseException as exc:
-            if not is_store_failure(exc):
-                raise
-            raise StoreError(f"store {self._where()} failed: {type(exc).__name__}: {one_line(exc)}") from None
 
     def exact_cards(self, vectors: np.ndarray, limit: int,
                     wheres: Sequence[dict[str, Any] | None] | None = None) -> list[list[tuple[str, float]]]:
@@ -456,14 +460,8 @@ class ChromaStore:
         by page (``chroma_index.exact_top_cards``): the ANN path's sample check, without holding
         the matrix."""
         assert self._collection is not None, "sync() first"
-        try:
+        with self._store_failures(self._failed):
             return exact_top_cards(self._collection, vectors, limit, wheres)
-        except RetrievalGateError:
-            raise
-        except BaseException as exc:
-            if not is_store_failure(exc):
-                raise
-            raise StoreError(f"store {self._where()} failed: {type(exc).__name__}: {one_line(exc)}") from None
 
     def uses_exact(self) -> bool:
         """The search mode in force: the setting, or (auto) exact while the collection holds at

@@ -230,10 +230,14 @@ def _golden_writes(cases: Path, *, fmt: str, merged: Merge, draft: Mapping[str, 
 
 def _dropped(side: Sequence[tuple[str, str, str]], *, merged: Merge) -> set[tuple[str, str]]:
     """The sidecar's pairs this merge judges again (a "not relevant" judgement replaces the pair's
-    earlier entries, a relevant grade takes them out): no larger than the sidecar."""
-    there = {(case, card) for case, card, _ in side}
-    if not there:
+    earlier entries, a relevant grade takes them out): a set of the smaller side's pairs, the
+    sidecar's or the merge's, looked up by the other's."""
+    if not side or not (merged.not_relevant or merged.unrelevant):
         return set()
+    if len(merged.not_relevant) + len(merged.unrelevant) <= len(side):
+        judged = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant
+        return {(case, card) for case, card, _ in side if (case, card) in judged}
+    there = {(case, card) for case, card, _ in side}
     return {(d.case, d.card) for d in merged.not_relevant if (d.case, d.card) in there} | (merged.unrelevant & there)
 
 

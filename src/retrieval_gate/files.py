@@ -11,7 +11,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,13 @@ def write_text_atomic(path: Path, *, text: str) -> None:
     Only a regular file or a missing path is written (``write_target``): a device, FIFO, socket or
     folder at ``path`` is refused, never replaced; a symbolic link to a regular file is written
     through (the file it points to is replaced, the link kept); any other link is refused."""
+    write_chunks_atomic(path, chunks=(text,))
+
+
+def write_chunks_atomic(path: Path, *, chunks: Iterable[str]) -> None:
+    """``write_text_atomic`` of the text ``chunks`` make, written as they come (a large file is
+    never one string in memory). Should the chunks raise (a file they read could not be read),
+    the temporary file goes and ``path`` is left as it was."""
     path = write_target(Path(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +123,8 @@ def write_text_atomic(path: Path, *, text: str) -> None:
     try:
         _hold(fd)  # while this writer lives its temp file is locked: no cleaner takes it for stale
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, _mode_for(path))

@@ -10,7 +10,7 @@ for scoring (``unjudged@k``), the audit's Judged@k, ``label top-up`` and ``label
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,19 +38,25 @@ def not_relevant_path(cases: Path) -> Path:
 
 def read_not_relevant(path: Path) -> list[tuple[str, str, str]]:
     """The sidecar's ``(case, card, sha)`` entries, in file order (none when the file is absent)."""
-    if not path.is_file():
-        return []
     problems: list[Problem] = []
     out = []
     texts: dict[str, str] = {}  # its ids and hashes repeat line after line: each held once
+    for case, card, sha in iter_not_relevant(path, problems):
+        out.append((texts.setdefault(case, case), texts.setdefault(card, card), texts.setdefault(sha, sha)))
+    raise_if(problems)
+    return out
+
+
+def iter_not_relevant(path: Path, problems: list[Problem]) -> Iterator[tuple[str, str, str]]:
+    """``read_not_relevant``'s entries one at a time as the file is read (none when it is absent);
+    a line that is not an entry is added to ``problems`` (the caller raises them)."""
+    if not path.is_file():
+        return
     for number, obj in iter_json_objects(path, problems=problems, stream=True):
         if not all(isinstance(obj.get(key), str) for key in ("case", "card", "sha")):
             problems.append(Problem(display(path), number, 'expected "case", "card" and "sha" strings'))
             continue
-        case, card, sha = (texts.setdefault(obj[key], obj[key]) for key in ("case", "card", "sha"))
-        out.append((case, card, sha))
-    raise_if(problems)
-    return out
+        yield obj["case"], obj["card"], obj["sha"]
 
 
 def current_not_relevant(entries: Sequence[tuple[str, str, str]], *,

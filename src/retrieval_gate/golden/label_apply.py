@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval_gate.artifacts.label_sidecar import current_not_relevant, not_relevant_path, read_not_relevant
+from retrieval_gate.artifacts.label_sidecar import (
+    current_not_relevant,
+    iter_not_relevant,
+    not_relevant_path,
+    read_not_relevant,
+)
 from retrieval_gate.audit.coverage import best_case_mde
 from retrieval_gate.errors import InputError, OutputError, Problem, UsageError
-from retrieval_gate.files import confined, write_text_atomic
+from retrieval_gate.files import confined, write_chunks_atomic, write_text_atomic
 from retrieval_gate.golden.agreement import Record, judged, reconcile
 from retrieval_gate.golden.decisions import Decision, NoAnswer, not_relevant_lines
 from retrieval_gate.golden.draft_entry import DraftEntry, DraftPlan, plan_draft
@@ -26,6 +31,7 @@ from retrieval_gate.golden.sittings import (
     Held,
     Ids,
     Merge,
+    Pairs,
     Prefer,
     Stale,
     Where,
@@ -38,9 +44,9 @@ from retrieval_gate.golden.sittings import (
 )
 from retrieval_gate.load.cases import load_cases, qrels_path
 from retrieval_gate.load.kb import load_kb
-from retrieval_gate.load.textfile import display, read_bytes
+from retrieval_gate.load.textfile import display, raise_if, read_bytes
 from retrieval_gate.models import CaseSet, judgements
-from retrieval_gate.score.kb_manifest import kb_manifest
+from retrieval_gate.score.kb_manifest import judged_as_is, kb_manifest
 
 BOM = "\ufeff"
 
@@ -102,9 +108,10 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
     sha_now = {card: m.sha for card, m in kb_manifest(load_kb(kb).cards).items()}
     sidecar = not_relevant_path(cases)
     side = read_not_relevant(sidecar)
-    kept: dict[tuple[str, str], set[str]] = {}
+    kept: dict[tuple[str, str], tuple[str, ...]] = {}  # a tuple, not a set: ~50 bytes a pair, not ~220
     for case, card, sha in current_not_relevant(side, sha_now=sha_now):  # a stale entry judges nothing
-        kept.setdefault((case, card), set()).add(sha)
+        if sha not in (shas := kept.get((case, card), ())):
+            kept[(case, card)] = (*shas, sha)
     held = Held(gold={c.id: judgements(c) for c in case_set.cases} if case_set else {}, not_relevant=kept)
     pool = {e.id: {c.card: c.sha for c in e.candidates} for e in draft.values()} if draft is not None else None
     ids = Ids(pool=pool) if pool is not None else Ids(cases=set(held.gold))
@@ -130,23 +137,29 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
                   stale=[s for p in parts for s in p.stale], superseded=sum(p.superseded for p in parts),
                   still_orphaned=still_orphaned)
     out.stale_file = stale_path(draft=draft_path, labels=files[0][0])
-    writes = _golden_writes(cases, fmt=fmt, merged=merged, draft=draft, out=out, labeller=labeller, date=date)
-    dropped = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant
-    if dropped & {(case, card) for case, card, _ in side} or merged.not_relevant:
-        writes.append((sidecar, _sidecar_text(sidecar, drop=dropped, add=merged.not_relevant)))
-    judged_now = parts[0].judged_now if len(parts) == 1 else set().union(*(p.judged_now for p in parts))
+    writes: list[tuple[Path, str | Iterator[str]]] = []
+    writes += _golden_writes(cases, fmt=fmt, merged=merged, draft=draft, out=out, labeller=labeller, date=date)
+    drop = _dropped(side, merged=merged)
+    if drop or merged.not_relevant:  # written as it is made: a million entries are never one string
+        writes.append((sidecar, _sidecar_chunks(sidecar, drop=drop, add=merged.not_relevant)))
+    judged_now = parts[0].judged_now if len(parts) == 1 else Pairs(pair for p in parts for pair in p.judged_now)
     if (stale_text := _stale_text(out.stale_file, new=out.stale, judged_now=judged_now)) is not None:
         writes.append((out.stale_file, stale_text))
     for path, _ in writes:
         confined(path)  # every target checked before anything is written
     for path, text in writes:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text=text)
+        if isinstance(text, str):
+            write_text_atomic(path, text=text)
+        else:
+            write_chunks_atomic(path, chunks=text)
     out.written = [p for p, _ in writes]
     # earlier sittings' set-aside judgements still wait there too, unless the golden set judges the
     # pair now (another draft's sitting, a top-up, judged it again)
-    judged_pairs = _judged_now(cases, sidecar=sidecar, sha_now=sha_now)
-    kept_stale = [o for o in read_stale(out.stale_file) if (o["case_id"], o["card_id"]) not in judged_pairs]
+    waiting = read_stale(out.stale_file)
+    judged_pairs = _judged_now(cases, sidecar=sidecar, sha_now=sha_now,
+                               among={(o["case_id"], o["card_id"]) for o in waiting}) if waiting else set()
+    kept_stale = [o for o in waiting if (o["case_id"], o["card_id"]) not in judged_pairs]
     out.stale_kept = len(kept_stale)
     if draft is not None:
         out.detect = next((e.detect for e in draft.values() if e.detect is not None), None)
@@ -165,11 +178,13 @@ def apply_labels(files: LabelFiles, *, draft: Mapping[str, DraftEntry] | None, d
 
 
 def _reconciled(files: LabelFiles, current: Sequence[Sequence[tuple[int, Record]]], *,
-                prefer_labeller: int | None) -> list[tuple[Where, Record]]:
-    """One file's current judgements with where they came from; two labellers' reconciled (a
-    third file or ``prefer_labeller`` settles their disagreements, else exit 2 naming them)."""
+                prefer_labeller: int | None) -> Iterable[tuple[Where, Record]]:
+    """One file's current judgements with where they came from (made one at a time as the merge
+    reads them); two labellers' reconciled (a third file or ``prefer_labeller`` settles their
+    disagreements, else exit 2 naming them)."""
     if len(files) == 1:
-        return [((display(files[0][0]), line), r) for line, r in current[0]]
+        shown = display(files[0][0])
+        return (((shown, line), r) for line, r in current[0])
     sets = [judged(recs) for recs in current]
     records, conflicts = reconcile(sets, prefer=prefer_labeller)
     first = display(files[0][0])
@@ -213,23 +228,59 @@ def _golden_writes(cases: Path, *, fmt: str, merged: Merge, draft: Mapping[str, 
     return writes
 
 
-def _sidecar_text(sidecar: Path, *, drop: set[tuple[str, str]], add: Sequence[Decision]) -> str:
+def _dropped(side: Sequence[tuple[str, str, str]], *, merged: Merge) -> set[tuple[str, str]]:
+    """The sidecar's pairs this merge judges again (a "not relevant" judgement replaces the pair's
+    earlier entries, a relevant grade takes them out): a set of the smaller side's pairs, the
+    sidecar's or the merge's, looked up by the other's."""
+    if not side or not (merged.not_relevant or merged.unrelevant):
+        return set()
+    if len(merged.not_relevant) + len(merged.unrelevant) <= len(side):
+        judged = {(d.case, d.card) for d in merged.not_relevant} | merged.unrelevant
+        return {(case, card) for case, card, _ in side if (case, card) in judged}
+    there = {(case, card) for case, card, _ in side}
+    return {(d.case, d.card) for d in merged.not_relevant if (d.case, d.card) in there} | (merged.unrelevant & there)
+
+
+CHUNK_LINES = 10_000
+
+
+def _sidecar_chunks(sidecar: Path, *, drop: set[tuple[str, str]], add: Sequence[Decision]) -> Iterator[str]:
     """The sidecar less its entries for ``drop`` (a pair judged again), plus ``add``; other lines
-    kept byte for byte."""
-    before = _text(sidecar) if sidecar.is_file() else ""
-    kept = []
-    for line in before.splitlines(keepends=True):
+    kept byte for byte. Made a piece at a time as it is written: the sidecar read a line at a time,
+    the new lines ``CHUNK_LINES`` at a time."""
+    ends_line = True
+    if sidecar.is_file():
         try:
-            obj = json.loads(line.lstrip(BOM))
-        except ValueError:
-            obj = None
-        if isinstance(obj, dict) and (obj.get("case"), obj.get("card")) in drop:
-            continue
-        kept.append(line)
-    return _joined("".join(kept), not_relevant_lines(add))
+            handle = open(sidecar, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise InputError(Problem(display(sidecar), None, f"cannot read: {exc.strerror}")) from None
+        with handle:
+            kept: list[str] = []
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(Problem(display(sidecar), number,
+                                             f"invalid UTF-8 (byte {exc.start + 1} of the line)")) from None
+                try:
+                    obj = json.loads(line.lstrip(BOM))
+                except ValueError:
+                    obj = None
+                if isinstance(obj, dict) and (obj.get("case"), obj.get("card")) in drop:
+                    continue
+                kept.append(line)
+                ends_line = line.endswith("\n")
+                if len(kept) >= CHUNK_LINES:
+                    yield "".join(kept)
+                    kept = []
+            yield "".join(kept)
+    if not ends_line:
+        yield "\n"
+    for start in range(0, len(add), CHUNK_LINES):
+        yield not_relevant_lines(add[start:start + CHUNK_LINES])
 
 
-def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: set[tuple[str, str]]) -> str | None:
+def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: Collection[tuple[str, str]]) -> str | None:
     """``stale.jsonl``: the earlier entries less the pairs judged again at the card's content now,
     plus the new ones (one per case, card and judged hash; the latest wins), sorted. None when
     there is nothing to write."""
@@ -243,12 +294,16 @@ def _stale_text(path: Path, *, new: Sequence[Stale], judged_now: set[tuple[str, 
     return None if text == _text(path) else text
 
 
-def _judged_now(cases: Path, *, sidecar: Path, sha_now: Mapping[str, str]) -> set[tuple[str, str]]:
-    """The (case, card) pairs the golden set judges now: its gold at any grade, and the sidecar's
-    current entries."""
-    pairs = {(case, card) for case, card, _ in current_not_relevant(read_not_relevant(sidecar), sha_now=sha_now)}
+def _judged_now(cases: Path, *, sidecar: Path, sha_now: Mapping[str, str],
+                among: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The pairs of ``among`` the golden set judges now: in its gold at any grade, or a current
+    entry of the sidecar (read a line at a time)."""
+    problems: list[Problem] = []
+    pairs = {(case, card) for case, card, sha in iter_not_relevant(sidecar, problems)
+             if (case, card) in among and judged_as_is(card, sha, sha_now)}
+    raise_if(problems)
     if cases.exists():
-        pairs |= {(c.id, card) for c in load_cases(cases).cases for card in judgements(c)}
+        pairs |= {(c.id, card) for c in load_cases(cases).cases for card in judgements(c) if (c.id, card) in among}
     return pairs
 
 
@@ -286,8 +341,16 @@ def _verify(after: CaseSet, *, cases: Path, merged: Merge, plan: DraftPlan | Non
     if wrong:
         raise OutputError(Problem(str(cases), None, f"cannot write: {len(wrong)} judgement(s) not in the golden set "
                                                     f"as read back (first: {wrong[0]})"))
-    held = {(c, d, s) for c, d, s in read_not_relevant(sidecar)}
-    if any((d.case, d.card, d.sha) not in held for d in merged.not_relevant):
+    # the new entries were written after the kept ones, in order: found in order as the sidecar is
+    # read back a line at a time (nothing of it held)
+    problems: list[Problem] = []
+    todo = iter(merged.not_relevant)
+    want = next(todo, None)
+    for entry in iter_not_relevant(sidecar, problems):
+        if want is not None and entry == (want.case, want.card, want.sha):
+            want = next(todo, None)
+    raise_if(problems)
+    if want is not None:
         raise OutputError(Problem(str(sidecar), None,
                                   "cannot write: the not-relevant entries are not there as read back"))
 

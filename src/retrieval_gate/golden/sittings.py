@@ -19,7 +19,7 @@ relevant card, in conflict when it holds relevant ones (and a relevant card for 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -143,6 +143,35 @@ class Stale:
                 "pool_sha": self.pool_sha, "judgement": d.model_dump(mode="json")}
 
 
+class Pairs:
+    """(case, card) pairs held as case → card → the grade first seen: a set of pairs without a tuple
+    per pair (a labels file of 870,000 judgements: ~45 bytes a pair, not ~95; docs/performance.md,
+    "Memory of large inputs")."""
+
+    __slots__ = ("by_case",)
+
+    def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
+        self.by_case: dict[str, dict[str, int]] = {}
+        for case, card in pairs:
+            self.by_case.setdefault(case, {}).setdefault(card, 0)
+
+    def __contains__(self, pair: object) -> bool:
+        case, card = pair  # type: ignore[misc]
+        return card in self.by_case.get(case, ())
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return ((case, card) for case, cards in self.by_case.items() for card in cards)
+
+    def __len__(self) -> int:
+        return sum(map(len, self.by_case.values()))
+
+    def __or__(self, other: Iterable[tuple[str, str]]) -> Pairs:
+        out = Pairs(self)
+        for case, card in other:
+            out.by_case.setdefault(case, {}).setdefault(card, 0)
+        return out
+
+
 @dataclass
 class Sorted:
     """One labels file's judgements sorted: the current ones (to reconcile and merge), how many
@@ -152,36 +181,56 @@ class Sorted:
     already: int = 0
     stale: list[Stale] = field(default_factory=list)
     superseded: int = 0
-    judged_now: set[tuple[str, str]] = field(default_factory=set)  # pairs judged at the content now
+    judged_now: Pairs = field(default_factory=Pairs)  # pairs judged at the content now
 
 
 def sort_file(records: Sequence[tuple[int, Record]], *, shown: str, held: Held, sha_now: Mapping[str, str],
               pool: Mapping[str, Mapping[str, str]] | None) -> Sorted:
-    """Already applied / stale / current, each judgement once (a line repeated counts once)."""
+    """Already applied / stale / current, each judgement once (a line repeated counts once).
+
+    A judgement at the card's content now is told from a repeat by its pair and grade alone (its
+    hash is the card's now), kept in ``judged_now``; only stale ones and a pair given a second
+    grade need a key of their own. ``current`` holds the records' own items, not copies."""
     out = Sorted()
-    seen: set[tuple[str | int, ...]] = set()
+    now_grades = out.judged_now.by_case
+    seen: set[tuple[str | int, ...]] = set()  # stale judgements, and a pair judged now at a second grade
+    said_none: set[str] = set()
     stale: list[Stale] = []
-    for line, r in records:
-        key = (r.case, "") if isinstance(r, NoAnswer) else (r.case, r.card, r.sha, r.grade)
-        if key in seen:
-            continue
-        seen.add(key)
+    for item in records:
+        line, r = item
         if isinstance(r, NoAnswer):
+            if r.case in said_none:
+                continue
+            said_none.add(r.case)
             if r.case in held.gold and not held.relevant(r.case):
                 out.already += 1
             else:
-                out.current.append((line, r))
+                out.current.append(item)
             continue
         now, current = sha_now.get(r.card), judged_as_is(r.card, r.sha, sha_now)
         if current:
-            out.judged_now.add((r.case, r.card))
+            cards = now_grades.setdefault(r.case, {})
+            first = cards.get(r.card)
+            if first is None:
+                cards[r.card] = r.grade
+            elif first == r.grade:
+                continue  # the same judgement again
+            elif (key := (r.case, r.card, r.sha, r.grade)) in seen:  # a second grade (strict_problems refuses it)
+                continue
+            else:
+                seen.add(key)
+        else:
+            key = (r.case, r.card, r.sha, r.grade)
+            if key in seen:
+                continue
+            seen.add(key)
         if held.holds(r):
             out.already += 1
         elif not current:
             stale.append(Stale(where=(shown, line), decision=r, kb_sha=now,
                                pool_sha=(pool or {}).get(r.case, {}).get(r.card)))
         else:
-            out.current.append((line, r))
+            out.current.append(item)
     out.stale = [s for s in stale if (s.decision.case, s.decision.card) not in out.judged_now]
     out.superseded = len(stale) - len(out.stale)
     return out
@@ -205,7 +254,7 @@ class Merge:
     already: int = 0
 
 
-def merge(records: Sequence[tuple[Where, Record]], *, held: Held, sha_now: Mapping[str, str],
+def merge(records: Iterable[tuple[Where, Record]], *, held: Held, sha_now: Mapping[str, str],
           prefer: Prefer | None) -> Merge:
     """Merge current judgements (each pair once: reconciled already) into what the golden set holds."""
     out = Merge()

@@ -1,5 +1,6 @@
-"""A total deadline for one HTTP attempt (the ``http(s)://`` retriever, ``retrieve/custom.py``; the
-OpenAI-compatible embedder, ``embed/openai.py``). A leaf: it imports nothing of the package."""
+"""A total deadline for one HTTP attempt, and the URL a message may show (``public_url``): the
+``http(s)://`` retriever (``retrieve/custom.py``), the OpenAI-compatible embedder
+(``embed/openai.py``), the store adapters. A leaf: it imports nothing of the package."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import http.client
 import socket
 import threading
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -94,3 +96,13 @@ class Deadline:
                 return self.do_open(SecureConnection, req, context=self._context)  # type: ignore[attr-defined]
 
         return urllib.request.build_opener(Http, Https)
+
+
+def public_url(url: str) -> str:
+    """The URL without credentials or query string (either may hold a secret): what a message or a
+    config record may show of an endpoint (an HTTP retriever, an embedding endpoint, a store)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))

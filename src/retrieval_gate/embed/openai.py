@@ -30,7 +30,7 @@ import numpy as np
 from retrieval_gate.embed.base import ModelIdentity
 from retrieval_gate.errors import EmbedderError
 from retrieval_gate.files import sha256_bytes
-from retrieval_gate.http_deadline import Deadline
+from retrieval_gate.http_deadline import Deadline, public_url
 
 PREFIX = "openai:"
 _MAX_ANSWER = 256 * 1024 * 1024  # bytes of one answer (2,048 vectors of 3,072 floats as JSON fit)
@@ -39,14 +39,6 @@ _MAX_ANSWER = 256 * 1024 * 1024  # bytes of one answer (2,048 vectors of 3,072 f
 def is_api_model(name: str) -> bool:
     return name.strip().lower().startswith(PREFIX)
 
-
-def _public(url: str) -> str:
-    """The URL without credentials or query string (either may hold a secret)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class _Retryable(Exception):
@@ -77,7 +69,7 @@ class OpenAIEmbedder:
         self.requests = 0  # requests sent (retries included)
 
     def identity(self) -> ModelIdentity:
-        where = _public(self.url)
+        where = public_url(self.url)
         return ModelIdentity(name=self.full_name, sha256=sha256_bytes(f"{PREFIX}{self.model}@{where}".encode()))
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -97,7 +89,7 @@ class OpenAIEmbedder:
         return (matrix / norms).astype(np.float32)
 
     def _where(self) -> str:
-        return f"model {self.full_name} at {_public(self.url)}"
+        return f"model {self.full_name} at {public_url(self.url)}"
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text

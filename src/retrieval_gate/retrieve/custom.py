@@ -43,12 +43,12 @@ from typing import Any
 
 from retrieval_gate.errors import RetrieverError
 from retrieval_gate.http_deadline import Deadline as _Deadline
+from retrieval_gate.http_deadline import public_url
 from retrieval_gate.load import boundary
 from retrieval_gate.load.runs import Run
 from retrieval_gate.models import MISSING_FROM_RUN, Case, RankedList
 from retrieval_gate.retrieve.asking import Overfetch, cards_with_scores, gather_bounded, source_identity
 from retrieval_gate.retrieve.settings import CustomSettings, HttpSettings
-from retrieval_gate.retrieve.spec import public_url
 
 
 def _as_ids(value: Any, where: str) -> list[str]:

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Literal
 
 from retrieval_gate.errors import UsageError
+from retrieval_gate.http_deadline import public_url
 
 Kind = Literal["dense", "bm25", "hybrid", "python", "http", "run", "langchain", "llamaindex", "haystack",
                "chroma", "pgvector", "qdrant"]
@@ -129,11 +130,3 @@ def parse_retriever_list(text: str) -> tuple[RetrieverSpec, ...]:
     """``parse_retrievers`` for the config's text, cached: a suite's specs are parsed once."""
     return tuple(parse_retrievers(text))
 
-
-def public_url(url: str) -> str:
-    """The URL without credentials or query string (either may hold a secret)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.errors import RetrieverError, one_line
+from retrieval_gate.http_deadline import public_url
 from retrieval_gate.load import boundary
 from retrieval_gate.retrieve.settings import ID_KEY_OPTION, StoreAdapterSettings
-from retrieval_gate.retrieve.spec import public_url
 from retrieval_gate.retrieve.stores import Row, card_of, lookup
 
 _TEXT_KEYS = ("page_content", "text", "document", "content")

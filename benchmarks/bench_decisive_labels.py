@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_pool_bias import _folder, _fusion, _rankings  # the same collection folders, runs and fusion
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "datasets" / "cranfield"
@@ -59,48 +60,6 @@ PAIRS = (  # (baseline, PR): PRs outside the pool first
     ("dense", f"dense + {INJECTED} random on top"),
     ("dense", "bm25"),
 )
-
-
-def _rankings(folder: Path, *, store: Path, retrievers: str, options: dict | None = None,
-              suite: str) -> dict[str, dict[str, tuple[list[str], list[float]]]]:
-    from retrieval_gate.evaluation.run import run_evals
-    from retrieval_gate.settings import SuiteConfig
-
-    config = SuiteConfig.model_validate({
-        "kb": str(folder), "cases": str(folder), "k": [10, 100], "metrics": ["hit"], "headline_k": 10,
-        "retriever": retrievers, "store": {"mode": "persistent", "path": str(store)}, "options": options or {}})
-    return {name: {c.id: (list(c.retrieved), list(c.retrieved_scores)) for c in res.cases}
-            for name, res in run_evals(suite_config=config, suite=suite).items()}
-
-
-def _folder(work: Path, name: str, text_of) -> Path:
-    """A BEIR folder holding the collection with each document's text replaced by ``text_of(doc)``."""
-    out = work / name
-    out.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for line in (DATA / "corpus.jsonl").read_text().splitlines():
-        doc = json.loads(line)
-        lines.append(json.dumps({"_id": doc["_id"], "title": "", "text": text_of(doc) or "(empty)"}))
-    (out / "corpus.jsonl").write_text("\n".join(lines) + "\n")
-    for name in ("queries.jsonl", "qrels.tsv"):
-        (out / name).write_bytes((DATA / name).read_bytes())
-    return out
-
-
-def _fusion(a: dict, b: dict, *, weight: float) -> dict[str, list[str]]:
-    def norm(ids, scores):
-        if not ids:
-            return {}
-        s = np.asarray(scores if scores else [len(ids) - i for i in range(len(ids))], dtype=float)
-        span = s.max() - s.min()
-        return dict(zip(ids, (s - s.min()) / span if span else np.ones_like(s), strict=True))
-
-    out = {}
-    for case in a:
-        x, y = norm(*a[case]), norm(*b.get(case, ([], [])))
-        fused = {d: weight * x.get(d, 0.0) + (1 - weight) * y.get(d, 0.0) for d in {*x, *y}}
-        out[case] = sorted(fused, key=lambda d: (-fused[d], d))
-    return out
 
 
 def systems(store: Path) -> dict[str, dict[str, list[str]]]:

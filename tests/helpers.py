@@ -50,3 +50,29 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
         main(args)
     out, err = capsys.readouterr()
     return int(info.value.code or 0), out, err
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def example_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository in ``tmp_path`` holding a copy of the examples' KB (``kb``) and golden set
+    (``cases.jsonl``), made the current folder: the labelling loop's tests work in it."""
+    import shutil
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    shutil.copytree(EXAMPLES / "kb", tmp_path / "kb")
+    shutil.copy(EXAMPLES / "cases.jsonl", tmp_path / "cases.jsonl")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def eval_bm25(capsys: pytest.CaptureFixture[str], out: str, *extra: str) -> dict:
+    """``eval`` of the example repo's suite with BM25 into ``out`` (exit 0 asserted); its results."""
+    import json
+
+    code, _, err = run_cli(["eval", "--kb", "kb", "--cases", "cases.jsonl", "--retriever", "bm25", "--out", out,
+                            *extra], capsys)
+    assert code == 0, err
+    return json.loads(Path(out).read_text())

@@ -5,31 +5,20 @@ second top-up that finds nothing left. Expected figures are counted from the fil
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.helpers import eval_bm25, example_repo, run_cli
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
-    shutil.copytree(EXAMPLES / "kb", tmp_path / "kb")
-    shutil.copy(EXAMPLES / "cases.jsonl", tmp_path / "cases.jsonl")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return example_repo(tmp_path, monkeypatch)
 
 
-def _eval(capsys, out: str, *extra: str) -> dict:
-    code, _, err = run_cli(["eval", "--kb", "kb", "--cases", "cases.jsonl", "--retriever", "bm25", "--out", out,
-                            *extra], capsys)
-    assert code == 0, err
-    return json.loads(Path(out).read_text())
+_eval = eval_bm25
 
 
 def _unjudged_by_hand(results: list[dict], *, depth: int, judged: dict[str, set[str]]) -> dict[str, set[str]]:
